@@ -1,0 +1,46 @@
+"""The ``livetable`` command: one entry point, one sub-command group per area.
+
+Each area owns its own commands in its own module; this file only mounts them,
+so the areas can grow without touching each other.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from shoe_reader.camera.cli import app as camera_app
+from shoe_reader.cli import app as shoe_app
+from table_service.cli_foundation import register as register_foundation
+from table_service.rules.baccarat import cli as baccarat_cli
+from table_service.rules.blackjack import cli as blackjack_cli
+from table_service.rules.xidach import cli as xidach_cli
+
+app = typer.Typer(
+    name="livetable",
+    help="Live-dealer table back-office.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+
+rtp_app = typer.Typer(help="Return-to-player reports from the rules code.", no_args_is_help=True)
+settle_app = typer.Typer(
+    help="Recompute rounds from their cards (JSON lines in, JSON lines out).", no_args_is_help=True
+)
+for game, module in (("baccarat", baccarat_cli), ("blackjack", blackjack_cli), ("xidach", xidach_cli)):
+    rtp_app.command(game)(module.rtp)
+    settle_app.command(game)(module.settle)
+
+app.add_typer(rtp_app, name="rtp")
+app.add_typer(settle_app, name="settle")
+app.add_typer(shoe_app, name="shoe")
+app.add_typer(camera_app, name="camera")
+
+register_foundation(app)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
