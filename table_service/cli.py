@@ -26,7 +26,8 @@ rtp_app = typer.Typer(help="Return-to-player reports from the rules code.", no_a
 settle_app = typer.Typer(
     help="Recompute rounds from their cards (JSON lines in, JSON lines out).", no_args_is_help=True
 )
-for game, module in (("baccarat", baccarat_cli), ("blackjack", blackjack_cli), ("xidach", xidach_cli)):
+_GAMES = {"baccarat": baccarat_cli, "blackjack": blackjack_cli, "xidach": xidach_cli}
+for game, module in _GAMES.items():
     rtp_app.command(game)(module.rtp)
     settle_app.command(game)(module.settle)
 

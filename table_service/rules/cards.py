@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import Enum
 
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
@@ -19,13 +18,6 @@ SUITS = "SHDC"
 
 class CardError(ValueError):
     """A card code that does not name a card of a standard 52-card deck."""
-
-
-class Suit(str, Enum):
-    SPADES = "S"
-    HEARTS = "H"
-    DIAMONDS = "D"
-    CLUBS = "C"
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -25,7 +25,7 @@ def run_jsonl(source: TextIO, sink: TextIO, handle: Handler) -> int:
             if not isinstance(request, dict):
                 raise ValueError("each line must be a JSON object")
             result = handle(request)
-        except Exception as exc:  # noqa: BLE001 - every bad line is answered, never fatal
+        except Exception as exc:  # every bad line is answered, never fatal
             errors += 1
             result = {"line": number, "error": f"{type(exc).__name__}: {exc}"}
         sink.write(json.dumps(result, separators=(",", ":"), ensure_ascii=False) + "\n")

@@ -1,4 +1,4 @@
-"""`livetable rtp baccarat` and `livetable settle baccarat` (placeholder until the rules core lands)."""
+"""`livetable rtp baccarat` and `livetable settle baccarat`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`livetable rtp blackjack` and `livetable settle blackjack` (placeholder until the rules core lands)."""
+"""`livetable rtp blackjack` and `livetable settle blackjack`."""
 
 from __future__ import annotations
 
