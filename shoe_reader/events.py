@@ -1,0 +1,147 @@
+"""Reader events: what any card reader (serial shoe or camera) reports.
+
+Readers know nothing of games; they only say what passed the reader and how the
+hardware is. The table service turns these into table commands. Every event can
+be rendered as the one JSON line the diagnostic commands print.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReaderEvent:
+    """Common fields: which reader, its own sequence number if the dialect has one,
+    when it was seen (monotonic for latency, UTC for the record) and the raw bytes."""
+
+    event: ClassVar[str] = "event"
+
+    reader_id: str
+    seq: int | None = None
+    monotonic: float = field(default_factory=time.monotonic)
+    utc: datetime = field(default_factory=_utc_now)
+    raw: bytes = b""
+
+    def to_json(self) -> dict[str, Any]:
+        """The diagnostic JSON form: ``{"event": ..., ...}`` with bytes as base64."""
+        data = asdict(self)
+        data["utc"] = self.utc.isoformat()
+        data["raw"] = base64.b64encode(self.raw).decode("ascii") if self.raw else ""
+        return {"event": self.event, **data}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CardSeen(ReaderEvent):
+    """A card passed the reader. ``card`` is the two-character code (``TD``)."""
+
+    event: ClassVar[str] = "card"
+    card: str
+    confidence: float | None = None
+    frame: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class BurnCard(ReaderEvent):
+    """A card read while the shoe itself was in burn mode."""
+
+    event: ClassVar[str] = "burn_card"
+    card: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CutCardSeen(ReaderEvent):
+    event: ClassVar[str] = "cut_card"
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnreadableCard(ReaderEvent):
+    """A card passed but could not be read (or was read with too little confidence)."""
+
+    event: ClassVar[str] = "unreadable"
+    reason: str = ""
+    confidence: float | None = None
+    frame: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShoeEmpty(ReaderEvent):
+    event: ClassVar[str] = "shoe_empty"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LidChanged(ReaderEvent):
+    event: ClassVar[str] = "lid"
+    open: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class HardwareAlarm(ReaderEvent):
+    event: ClassVar[str] = "alarm"
+    code: str
+    text: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HardwareWarning(ReaderEvent):
+    event: ClassVar[str] = "warning"
+    code: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReaderOnline(ReaderEvent):
+    """The reader is talking; ``info`` is e.g. the HLO payload (model;firmware;serial)."""
+
+    event: ClassVar[str] = "online"
+    info: str = ""
+    restarted: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReaderOffline(ReaderEvent):
+    event: ClassVar[str] = "offline"
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MissedCardSuspected(ReaderEvent):
+    """A sequence gap: frames between ``expected_seq`` and ``seq`` never arrived."""
+
+    event: ClassVar[str] = "missed_card_suspected"
+    expected_seq: int
+    missing: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnknownMessage(ReaderEvent):
+    """A message the driver could not interpret; reported, never a crash."""
+
+    event: ClassVar[str] = "unknown"
+    text: str
+
+
+EVENT_TYPES: dict[str, type[ReaderEvent]] = {
+    cls.event: cls
+    for cls in (
+        CardSeen,
+        BurnCard,
+        CutCardSeen,
+        UnreadableCard,
+        ShoeEmpty,
+        LidChanged,
+        HardwareAlarm,
+        HardwareWarning,
+        ReaderOnline,
+        ReaderOffline,
+        MissedCardSuspected,
+        UnknownMessage,
+    )
+}
