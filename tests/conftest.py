@@ -1,9 +1,18 @@
-"""Test-wide settings: Hypothesis profiles sized for a 2-core CI machine."""
+"""Test-wide fixtures: Hypothesis profiles and the two database backends.
+
+Every database test runs on SQLite and, when reachable, on PostgreSQL (a fresh database
+per test session, a fresh schema per test). With ``LIVETABLE_REQUIRE_POSTGRES=1`` (set by
+``.ci/run``) an unreachable PostgreSQL fails the run instead of skipping.
+"""
 
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -14,3 +23,86 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+PG_ADMIN_URL = os.environ.get(
+    "LIVETABLE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+
+def _require_postgres() -> bool:
+    return os.environ.get("LIVETABLE_REQUIRE_POSTGRES", "") not in ("", "0", "false")
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test session; its URL."""
+    try:
+        from sqlalchemy import create_engine, text
+
+        admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:
+        message = f"PostgreSQL unreachable at {PG_ADMIN_URL}: {exc}"
+        if _require_postgres():
+            pytest.fail(message)
+        pytest.skip(message)
+    name = f"livetable_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = PG_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}"
+    yield url
+    with admin.connect() as conn:
+        conn.execute(
+            text(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = :n AND pid <> pg_backend_pid()"
+            ),
+            {"n": name},
+        )
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+    admin.dispose()
+
+
+def _fresh_schema(database_url: str) -> str:
+    from sqlalchemy import create_engine, text
+
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    engine = create_engine(database_url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    engine.dispose()
+    return f"{database_url}?options=-csearch_path%3D{schema}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new, empty database on each backend."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'livetable.db'}"
+    return _fresh_schema(request.getfixturevalue("pg_database"))
+
+
+@pytest.fixture
+def make_runtime(tmp_path: Path, db_url: str):  # type: ignore[no-untyped-def]
+    """Build migrated Runtimes on the test's database (all closed at teardown)."""
+    from table_service.config import Settings
+    from table_service.runtime import Runtime
+
+    made: list[Runtime] = []
+
+    def factory(**overrides: object) -> Runtime:
+        values: dict[str, object] = {"data_dir": tmp_path / "data", "database_url": db_url}
+        values.update(overrides)
+        runtime = Runtime.from_settings(Settings(**values), upgrade=True)  # type: ignore[arg-type]
+        made.append(runtime)
+        return runtime
+
+    yield factory
+    for runtime in made:
+        runtime.close()
+
+
+@pytest.fixture
+def runtime(make_runtime):  # type: ignore[no-untyped-def]
+    return make_runtime()

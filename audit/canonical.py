@@ -1,0 +1,44 @@
+"""Canonical JSON (RFC 8785, JCS) for everything that is hashed or signed.
+
+Floats are refused outright rather than canonicalised: money is integer minor units and a
+float in an audit payload is always a bug, and refusing it keeps every hash reproducible
+by any JCS implementation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import rfc8785
+
+
+class NonCanonicalValue(TypeError):
+    """A value that has no place in an audit payload (float, bytes, non-string key...)."""
+
+
+def _check(value: Any, path: str) -> None:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    if isinstance(value, int):
+        if abs(value) > 2**53 - 1:
+            raise NonCanonicalValue(f"{path}: integer outside the interoperable range")
+        return
+    if isinstance(value, float):
+        raise NonCanonicalValue(f"{path}: floats are not allowed (use integer minor units)")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise NonCanonicalValue(f"{path}: object keys must be strings, got {key!r}")
+            _check(item, f"{path}.{key}")
+        return
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _check(item, f"{path}[{index}]")
+        return
+    raise NonCanonicalValue(f"{path}: {type(value).__name__} is not JSON")
+
+
+def canonical_json(value: Any) -> bytes:
+    """UTF-8 bytes of the RFC 8785 form of ``value``; raises :class:`NonCanonicalValue`."""
+    _check(value, "$")
+    return rfc8785.dumps(value)

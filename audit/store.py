@@ -1,0 +1,247 @@
+"""The event store the whole product writes through.
+
+``append`` runs inside the caller's transaction, so the events and the read-model rows
+derived from them commit together or not at all. Sequence numbers are global, gap-free
+and strictly increasing: the writer holds the database's write lock (``BEGIN IMMEDIATE``
+on SQLite, a transaction-scoped advisory lock on PostgreSQL) from reading the chain head
+until commit. Subscribers hear about events only after the commit is durable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+from sqlalchemy import event as sa_event
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from audit.chain import GENESIS_HASH, EventBody, event_hash, utc_timestamp
+from audit.merkle import MerkleFrontier
+from audit.models import AuditCheckpoint, AuditEvent
+from audit.signing import Signer, checkpoint_body
+
+log = structlog.get_logger(__name__)
+
+ADVISORY_LOCK_KEY = 0x6C697665  # "live"
+SYSTEM_TABLE = "_system"
+_PENDING = "audit_pending_events"
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    table_id: str
+    type: str
+    actor: str
+    payload: dict[str, Any] = field(default_factory=dict)
+    round_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEvent:
+    seq: int
+    table_id: str
+    round_id: str | None
+    type: str
+    actor: str
+    ts: str
+    payload: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+    @classmethod
+    def from_row(cls, row: AuditEvent) -> StoredEvent:
+        return cls(
+            seq=row.seq,
+            table_id=row.table_id,
+            round_id=row.round_id,
+            type=row.type,
+            actor=row.actor,
+            ts=row.ts,
+            payload=json.loads(row.payload),
+            prev_hash=row.prev_hash,
+            hash=row.hash,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "table_id": self.table_id,
+            "round_id": self.round_id,
+            "type": self.type,
+            "actor": self.actor,
+            "ts": self.ts,
+            "payload": self.payload,
+            "prev_hash": self.prev_hash,
+            "hash": self.hash,
+        }
+
+
+Subscriber = Callable[[list[StoredEvent]], None]
+
+
+class EventStore:
+    def __init__(
+        self,
+        signer: Signer,
+        *,
+        origin: str = "livetable",
+        checkpoint_every: int = 1000,
+        clock: Callable[[], str] = utc_timestamp,
+    ) -> None:
+        self.signer = signer
+        self.origin = origin
+        self.checkpoint_every = checkpoint_every
+        self.clock = clock
+        self._subscribers: list[Subscriber] = []
+
+    # -- publishing after commit -------------------------------------------------------
+    def attach(self, factory: sessionmaker) -> None:
+        """Deliver appended events to subscribers once (and only if) their commit lands."""
+        sa_event.listen(factory, "after_commit", self._after_commit)
+        sa_event.listen(factory, "after_soft_rollback", self._after_rollback)
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.append(subscriber)
+
+    def _after_commit(self, session: Session) -> None:
+        pending: list[StoredEvent] = session.info.pop(_PENDING, [])
+        if not pending:
+            return
+        for subscriber in self._subscribers:
+            try:
+                subscriber(pending)
+            except Exception:  # a slow or broken subscriber must never undo a commit
+                log.exception("audit.subscriber_failed")
+
+    @staticmethod
+    def _after_rollback(session: Session, _previous: Any) -> None:
+        session.info.pop(_PENDING, None)
+
+    # -- writing -------------------------------------------------------------------------
+    @staticmethod
+    def _lock(session: Session) -> None:
+        if session.get_bind().dialect.name == "postgresql":
+            session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": ADVISORY_LOCK_KEY})
+        else:  # SQLite: BEGIN IMMEDIATE already holds the write lock; make sure we began.
+            session.execute(text("SELECT 1"))
+
+    @staticmethod
+    def head(session: Session) -> tuple[int, str]:
+        row = session.execute(
+            select(AuditEvent.seq, AuditEvent.hash).order_by(AuditEvent.seq.desc()).limit(1)
+        ).first()
+        return (row[0], row[1]) if row else (0, GENESIS_HASH)
+
+    def append(self, session: Session, events: Sequence[NewEvent]) -> list[StoredEvent]:
+        """Append in the caller's transaction; the caller commits (or rolls back)."""
+        if not events:
+            return []
+        self._lock(session)
+        seq, prev = self.head(session)
+        stored: list[StoredEvent] = []
+        ts = self.clock()
+        for new in events:
+            body = EventBody(new.table_id, new.round_id, new.type, new.actor, ts, new.payload)
+            canonical = body.canonical()
+            seq += 1
+            digest = event_hash(seq, prev, canonical)
+            session.add(
+                AuditEvent(
+                    seq=seq,
+                    table_id=new.table_id,
+                    round_id=new.round_id,
+                    type=new.type,
+                    actor=new.actor,
+                    ts=ts,
+                    payload=json.dumps(new.payload, sort_keys=True, separators=(",", ":")),
+                    prev_hash=prev,
+                    hash=digest,
+                )
+            )
+            stored.append(
+                StoredEvent(
+                    seq,
+                    new.table_id,
+                    new.round_id,
+                    new.type,
+                    new.actor,
+                    ts,
+                    new.payload,
+                    prev,
+                    digest,
+                )
+            )
+            prev = digest
+        session.flush()
+        first = stored[0].seq
+        if (first - 1) // self.checkpoint_every != seq // self.checkpoint_every:
+            self._write_checkpoint(session, seq)
+        session.info.setdefault(_PENDING, []).extend(stored)
+        return stored
+
+    def checkpoint(self, session: Session) -> AuditCheckpoint | None:
+        """Sign a checkpoint at the current head now (no-op if the head is already sealed)."""
+        self._lock(session)
+        size, _ = self.head(session)
+        if size == 0:
+            return None
+        latest = self._latest_checkpoint(session)
+        if latest is not None and latest.size >= size:
+            return latest
+        return self._write_checkpoint(session, size)
+
+    @staticmethod
+    def _latest_checkpoint(session: Session) -> AuditCheckpoint | None:
+        return session.scalars(
+            select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1)
+        ).first()
+
+    def _write_checkpoint(self, session: Session, size: int) -> AuditCheckpoint:
+        latest = self._latest_checkpoint(session)
+        if latest is None:
+            frontier = MerkleFrontier()
+        else:
+            frontier = MerkleFrontier.from_json(latest.size, json.loads(latest.frontier))
+        hashes = session.scalars(
+            select(AuditEvent.hash)
+            .where(AuditEvent.seq > frontier.size, AuditEvent.seq <= size)
+            .order_by(AuditEvent.seq)
+        )
+        frontier.extend(bytes.fromhex(h) for h in hashes)
+        root = frontier.root()
+        row = AuditCheckpoint(
+            size=size,
+            origin=self.origin,
+            root_hash=root.hex(),
+            key_id=self.signer.key_id,
+            signature=self.signer.sign(checkpoint_body(self.origin, size, root)),
+            created_at=self.clock(),
+            frontier=json.dumps(frontier.to_json()),
+        )
+        session.add(row)
+        session.flush()
+        log.info("audit.checkpoint", size=size, root=root.hex()[:16])
+        return row
+
+    # -- reading -------------------------------------------------------------------------
+    @staticmethod
+    def read(
+        session: Session,
+        *,
+        after_seq: int = 0,
+        table_id: str | None = None,
+        round_id: str | None = None,
+        limit: int | None = None,
+    ) -> list[StoredEvent]:
+        query = select(AuditEvent).where(AuditEvent.seq > after_seq).order_by(AuditEvent.seq)
+        if table_id is not None:
+            query = query.where(AuditEvent.table_id == table_id)
+        if round_id is not None:
+            query = query.where(AuditEvent.round_id == round_id)
+        if limit is not None:
+            query = query.limit(limit)
+        return [StoredEvent.from_row(row) for row in session.scalars(query)]

@@ -1,0 +1,77 @@
+"""Runtime configuration: ``LIVETABLE_*`` environment variables over an optional TOML file.
+
+Precedence (highest first): constructor arguments, environment, the TOML file named by
+``LIVETABLE_CONFIG`` (or ``./livetable.toml`` when present), defaults. The embedded default
+needs no configuration at all: SQLite in ``./livetable-data``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+def _toml_file() -> Path | None:
+    named = os.environ.get("LIVETABLE_CONFIG")
+    if named:
+        return Path(named)
+    local = Path("livetable.toml")
+    return local if local.exists() else None
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LIVETABLE_", extra="ignore")
+
+    data_dir: Path = Field(Path("livetable-data"), description="Folder for SQLite and the key")
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL; default SQLite <data_dir>/livetable.db"
+    )
+    log_format: Literal["console", "json"] = "console"
+    log_level: str = "INFO"
+    checkpoint_every: int = Field(1000, ge=1, description="Sign a checkpoint every N events")
+    log_origin: str = Field("livetable", description="Origin line of signed checkpoints")
+    signing_key: str | None = Field(
+        None, description="Ed25519 private key, base64 of the 32-byte seed (overrides the file)"
+    )
+    signing_key_file: Path | None = Field(None, description="default <data_dir>/signing-key")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    table_config: Path | None = Field(None, description="Table config TOML for `serve`")
+    sqlite_busy_timeout_ms: int = 10_000
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        toml = _toml_file()
+        if toml is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
+        return tuple(sources)
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'livetable.db').resolve()}"
+
+    @property
+    def resolved_signing_key_file(self) -> Path:
+        return self.signing_key_file or self.data_dir / "signing-key"
+
+    def ensure_data_dir(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)

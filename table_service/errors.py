@@ -1,0 +1,37 @@
+"""Typed refusals. Every refused command names its reason and leaves the state unchanged.
+
+Each error carries a stable ``code`` (for API clients and the audit log) and the HTTP
+status the API answers with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Refused(Exception):
+    code = "refused"
+    status = 409
+
+    def __init__(self, reason: str, **details: Any) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.details = details
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": self.code, "reason": self.reason, **self.details}
+
+
+class NotFound(Refused):
+    code = "not_found"
+    status = 404
+
+
+class InvalidRequest(Refused):
+    code = "invalid_request"
+    status = 422
+
+
+class Conflict(Refused):
+    code = "conflict"
+    status = 409

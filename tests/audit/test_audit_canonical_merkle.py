@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from audit.canonical import NonCanonicalValue, canonical_json
+from audit.chain import GENESIS_HASH, EventBody, event_hash
+from audit.merkle import EMPTY_ROOT, MerkleFrontier, leaf_hash, merkle_root, node_hash
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def test_canonical_sorts_keys_and_strips_whitespace() -> None:
+    assert (
+        canonical_json({"b": 1, "a": [True, None, "é"]}) == '{"a":[true,null,"é"],"b":1}'.encode()
+    )
+
+
+@pytest.mark.parametrize("bad", [1.5, {"x": 0.1}, [1, 2.0], {1: "non-string key"}, b"bytes"])
+def test_canonical_refuses_floats_and_non_json(bad: object) -> None:
+    with pytest.raises(NonCanonicalValue):
+        canonical_json(bad)
+
+
+@given(json_values)
+def test_canonical_is_a_fixed_point(value: object) -> None:
+    once = canonical_json(value)
+    assert canonical_json(json.loads(once)) == once
+
+
+def _reference_mth(leaves: list[bytes]) -> bytes:
+    """RFC 9162 section 2.1.1, written recursively as in the RFC."""
+    if not leaves:
+        return hashlib.sha256(b"").digest()
+    if len(leaves) == 1:
+        return leaf_hash(leaves[0])
+    k = 1
+    while k * 2 < len(leaves):
+        k *= 2
+    return node_hash(_reference_mth(leaves[:k]), _reference_mth(leaves[k:]))
+
+
+# Test vector shared by Certificate Transparency implementations (8 leaves).
+CT_LEAVES = [
+    b"",
+    b"\x00",
+    b"\x10",
+    b"\x20\x21",
+    b"\x30\x31",
+    b"\x40\x41\x42\x43",
+    b"\x50\x51\x52\x53\x54\x55\x56\x57",
+    bytes(range(0x60, 0x70)),
+]
+
+
+def test_merkle_root_matches_the_ct_test_vector() -> None:
+    assert merkle_root(CT_LEAVES).hex() == (
+        "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328"
+    )
+    assert merkle_root([]) == EMPTY_ROOT
+    assert merkle_root(CT_LEAVES[:1]).hex() == (
+        "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d"
+    )
+
+
+@given(st.lists(st.binary(max_size=8), max_size=70), st.integers(0, 70))
+def test_frontier_equals_rfc_definition_and_resumes(leaves: list[bytes], cut: int) -> None:
+    cut = min(cut, len(leaves))
+    first = MerkleFrontier()
+    first.extend(leaves[:cut])
+    resumed = MerkleFrontier.from_json(first.size, first.to_json())
+    resumed.extend(leaves[cut:])
+    assert resumed.root() == _reference_mth(leaves)
+    assert first.root() == _reference_mth(leaves[:cut])
+
+
+def test_event_hash_binds_sequence_link_and_content() -> None:
+    body = EventBody("t1", "r1", "card_scanned", "dealer:d", "2026-01-01T00:00:00.000000Z", {})
+    base = event_hash(1, GENESIS_HASH, body.canonical())
+    assert base != event_hash(2, GENESIS_HASH, body.canonical())
+    assert base != event_hash(1, "1" * 64, body.canonical())
+    other = EventBody("t1", "r1", "card_scanned", "dealer:e", body.ts, {})
+    assert base != event_hash(1, GENESIS_HASH, other.canonical())
