@@ -7,6 +7,7 @@ by any JCS implementation.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import rfc8785
@@ -38,7 +39,25 @@ def _check(value: Any, path: str) -> None:
     raise NonCanonicalValue(f"{path}: {type(value).__name__} is not JSON")
 
 
+def _ascii_keys(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(k.isascii() and _ascii_keys(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_ascii_keys(v) for v in value)
+    return True
+
+
 def canonical_json(value: Any) -> bytes:
-    """UTF-8 bytes of the RFC 8785 form of ``value``; raises :class:`NonCanonicalValue`."""
+    """UTF-8 bytes of the RFC 8785 form of ``value``; raises :class:`NonCanonicalValue`.
+
+    Without floats and with ASCII keys, the standard library's sorted, compact, non-ASCII
+    preserving output is byte-identical to RFC 8785 (same key order, same escapes) and
+    several times faster than the pure-Python ``rfc8785`` package, which stays the
+    reference and handles the remaining cases (a property test holds the two equal).
+    """
     _check(value, "$")
+    if _ascii_keys(value):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+            "utf-8"
+        )
     return rfc8785.dumps(value)

@@ -16,7 +16,7 @@ from typing import Any
 
 import structlog
 from sqlalchemy import event as sa_event
-from sqlalchemy import select, text
+from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from audit.chain import GENESIS_HASH, EventBody, event_hash, utc_timestamp
@@ -146,22 +146,8 @@ class EventStore:
         ts = self.clock()
         for new in events:
             body = EventBody(new.table_id, new.round_id, new.type, new.actor, ts, new.payload)
-            canonical = body.canonical()
             seq += 1
-            digest = event_hash(seq, prev, canonical)
-            session.add(
-                AuditEvent(
-                    seq=seq,
-                    table_id=new.table_id,
-                    round_id=new.round_id,
-                    type=new.type,
-                    actor=new.actor,
-                    ts=ts,
-                    payload=json.dumps(new.payload, sort_keys=True, separators=(",", ":")),
-                    prev_hash=prev,
-                    hash=digest,
-                )
-            )
+            digest = event_hash(seq, prev, body.canonical())
             stored.append(
                 StoredEvent(
                     seq,
@@ -176,7 +162,24 @@ class EventStore:
                 )
             )
             prev = digest
-        session.flush()
+        # Core executemany: an order of magnitude cheaper than ORM unit-of-work per row.
+        session.execute(
+            insert(AuditEvent),
+            [
+                {
+                    "seq": e.seq,
+                    "table_id": e.table_id,
+                    "round_id": e.round_id,
+                    "type": e.type,
+                    "actor": e.actor,
+                    "ts": e.ts,
+                    "payload": json.dumps(e.payload, sort_keys=True, separators=(",", ":")),
+                    "prev_hash": e.prev_hash,
+                    "hash": e.hash,
+                }
+                for e in stored
+            ],
+        )
         first = stored[0].seq
         if (first - 1) // self.checkpoint_every != seq // self.checkpoint_every:
             self._write_checkpoint(session, seq)

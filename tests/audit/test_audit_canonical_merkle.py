@@ -33,6 +33,13 @@ def test_canonical_refuses_floats_and_non_json(bad: object) -> None:
 
 
 @given(json_values)
+def test_fast_path_equals_the_rfc8785_reference(value: object) -> None:
+    import rfc8785
+
+    assert canonical_json(value) == rfc8785.dumps(value)
+
+
+@given(json_values)
 def test_canonical_is_a_fixed_point(value: object) -> None:
     once = canonical_json(value)
     assert canonical_json(json.loads(once)) == once

@@ -1,0 +1,116 @@
+"""Authentication and roles through the HTTP API; refused requests change nothing."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import func, select
+
+from audit.models import AuditEvent
+from table_service.api.app import create_app
+from table_service.models import Principal
+from table_service.principals import add_principal, revoke_principal
+
+
+@pytest.fixture
+def setup(runtime):  # type: ignore[no-untyped-def]
+    tokens = {}
+    with runtime.sessions.begin() as session:
+        for role in ("dealer", "supervisor", "regulator", "operator", "admin"):
+            tokens[role] = add_principal(session, runtime.store, role, role, actor="test")
+        tokens["revoked"] = add_principal(session, runtime.store, "gone", "admin", actor="test")
+    with runtime.sessions.begin() as session:
+        revoke_principal(session, runtime.store, "gone", actor="test")
+    client = TestClient(create_app(runtime))
+    return runtime, client, tokens
+
+
+def _state(runtime) -> tuple[int, list[tuple[str, str | None]]]:  # type: ignore[no-untyped-def]
+    with runtime.sessions() as session:
+        events = session.scalar(select(func.count()).select_from(AuditEvent)) or 0
+        principals = [(p.name, p.revoked_at) for p in session.scalars(select(Principal))]
+    return events, sorted(principals, key=lambda p: p[0])
+
+
+def test_health_and_readiness(setup) -> None:  # type: ignore[no-untyped-def]
+    _, client, _ = setup
+    assert client.get("/healthz").json() == {"status": "ok"}
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready.json()["status"] == "ready"
+    assert client.get("/openapi.json").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({}, 401),
+        ({"Authorization": "Bearer lt_not-a-real-token"}, 401),
+        ({"Authorization": "Bearer garbage"}, 401),
+        ({"Authorization": "Basic dXNlcjpwYXNz"}, 401),
+        ("revoked", 401),
+        ("dealer", 403),
+        ("regulator", 403),
+    ],
+)
+def test_refused_requests_change_nothing(setup, headers, status: int) -> None:  # type: ignore[no-untyped-def]
+    runtime, client, tokens = setup
+    if isinstance(headers, str):
+        headers = {"Authorization": f"Bearer {tokens[headers]}"}
+    before = _state(runtime)
+    for method, path, body in (
+        ("post", "/api/v1/principals", {"name": "mallory", "role": "admin"}),
+        ("delete", "/api/v1/principals/operator", None),
+    ):
+        response = client.request(method, path, json=body, headers=headers)
+        assert response.status_code == status, response.text
+    assert _state(runtime) == before
+
+
+def test_admin_creates_and_revokes_through_the_api(setup) -> None:  # type: ignore[no-untyped-def]
+    _, client, tokens = setup
+    admin = {"Authorization": f"Bearer {tokens['admin']}"}
+    created = client.post(
+        "/api/v1/principals",
+        json={"name": "op2", "role": "operator", "table_id": "bac-1"},
+        headers=admin,
+    )
+    assert created.status_code == 201
+    new = {"Authorization": f"Bearer {created.json()['token']}"}
+    assert client.get("/api/v1/whoami", headers=new).json() == {
+        "name": "op2",
+        "role": "operator",
+        "table_id": "bac-1",
+    }
+    dup = client.post("/api/v1/principals", json={"name": "op2", "role": "operator"}, headers=admin)
+    assert dup.status_code == 409 and dup.json()["error"] == "conflict"
+    assert client.delete("/api/v1/principals/op2", headers=admin).status_code == 200
+    assert client.get("/api/v1/whoami", headers=new).status_code == 401
+    events = client.get(
+        "/api/v1/audit/events", headers={"Authorization": f"Bearer {tokens['regulator']}"}
+    ).json()
+    assert [e["type"] for e in events][-2:] == ["principal_added", "principal_revoked"]
+    assert events[-2]["actor"] == "admin:admin"
+    assert "token" not in str(events)
+
+
+def test_bad_role_in_body_is_a_validation_error(setup) -> None:  # type: ignore[no-untyped-def]
+    runtime, client, tokens = setup
+    before = _state(runtime)
+    response = client.post(
+        "/api/v1/principals",
+        json={"name": "x", "role": "king"},
+        headers={"Authorization": f"Bearer {tokens['admin']}"},
+    )
+    assert response.status_code == 422
+    assert _state(runtime) == before
+
+
+def test_readyz_reports_unmigrated_database(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from table_service.config import Settings
+    from table_service.runtime import Runtime
+
+    runtime = Runtime.from_settings(Settings(data_dir=tmp_path), upgrade=False)
+    client = TestClient(create_app(runtime))
+    response = client.get("/readyz")
+    assert response.status_code == 503 and "migrations not current" in response.json()["reason"]
+    runtime.close()
