@@ -1,17 +1,138 @@
-"""`livetable rtp xidach` and `livetable settle xidach` (placeholder until the rules core lands)."""
+"""`livetable rtp xidach` and `livetable settle xidach`."""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from table_service.rules.settle_io import run_jsonl
+from table_service.rules.xidach.errors import ProfileError
+from table_service.rules.xidach.profile import (
+    PROFILE_NAMES,
+    Profile,
+    load_profile,
+    load_profile_file,
+)
+from table_service.rules.xidach.replay import handle_line
+from table_service.rules.xidach.simulate import EdgeReport, house_edge
+
+PROFILE_HELP = f"Rule profile: {', '.join(PROFILE_NAMES)}."
+RULES_HELP = "A table's own profile file (TOML, same fields as the shipped profiles)."
 
 
-def rtp() -> None:
-    """Exact / simulated RTP report for xidach."""
-    typer.echo("xidach rtp: not implemented yet", err=True)
-    raise typer.Exit(2)
+def _load(profile: str | None, rules: Path | None) -> Profile | None:
+    try:
+        if rules is not None:
+            return load_profile_file(rules)
+        return load_profile(profile) if profile is not None else None
+    except ProfileError as exc:
+        typer.echo(f"error: {exc.reason}", err=True)
+        raise typer.Exit(2) from exc
 
 
-def settle() -> None:
-    """Settle xidach rounds from JSON lines on standard input."""
-    typer.echo("xidach settle: not implemented yet", err=True)
-    raise typer.Exit(2)
+def settle(
+    profile: str | None = typer.Option(
+        None, "--profile", "-p", help=PROFILE_HELP + " Without it, each line names its profile."
+    ),
+    rules: Path | None = typer.Option(None, "--rules", help=RULES_HELP),
+) -> None:
+    """Settle Xì Dách rounds from JSON lines on standard input (one output line per line)."""
+    chosen = _load(profile, rules)
+    run_jsonl(sys.stdin, sys.stdout, lambda request: handle_line(request, chosen))
+
+
+def rtp(
+    profile: str = typer.Option("room", "--profile", "-p", help=PROFILE_HELP),
+    rounds: int = typer.Option(200_000, "--rounds", "-n", min=2, help="Rounds to simulate."),
+    seed: int = typer.Option(2026, "--seed", "-s", help="Seed; the same seed, the same report."),
+    punters: int = typer.Option(1, "--punters", min=1, help="Punters at the table each round."),
+    workers: int = typer.Option(
+        0, "--workers", min=0, help="Processes (0: one per CPU); the result does not depend on it."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    rules: Path | None = typer.Option(None, "--rules", help=RULES_HELP),
+) -> None:
+    """Simulated house edge: the house banker against punters, both on the automatic policy."""
+    chosen = _load(profile, rules)
+    assert chosen is not None
+    if punters > chosen.max_punters:
+        typer.echo(f"error: profile {chosen.name} seats at most {chosen.max_punters}", err=True)
+        raise typer.Exit(2)
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn(f"xidach {chosen.name}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("rounds"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=as_json,
+    ) as bar:
+        task = bar.add_task("simulate", total=rounds)
+        report = house_edge(
+            chosen,
+            rounds,
+            seed,
+            punters=punters,
+            workers=workers or os.cpu_count() or 1,
+            progress=lambda done: bar.update(task, completed=done),
+        )
+    if as_json:
+        typer.echo(json.dumps(report_json(chosen, report)))
+    else:
+        _print_report(chosen, report)
+
+
+def report_json(profile: Profile, report: EdgeReport) -> dict[str, Any]:
+    return {
+        "game": "xidach",
+        "profile": profile.name,
+        "decks": profile.decks,
+        "method": "monte_carlo",
+        "rounds": report.rounds,
+        "seed": report.seed,
+        "punters": report.punters,
+        "banker": "house",
+        "policy": {
+            "punter_stands_at": profile.punter.auto_stand_at,
+            "banker_stands_at": profile.banker.auto_stand_at,
+        },
+        "bets": {
+            "main": {
+                "house_edge": round(report.house_edge, 6),
+                "rtp": round(report.rtp, 6),
+                "std_error": round(report.std_error, 6),
+                "ci95": [round(report.ci95[0], 6), round(report.ci95[1], 6)],
+                "outcomes": [
+                    {"result": k, "probability": round(v, 6)} for k, v in report.outcomes.items()
+                ],
+                "final_hands": {k: round(v, 6) for k, v in report.kinds.items()},
+            }
+        },
+    }
+
+
+def _print_report(profile: Profile, report: EdgeReport) -> None:
+    console = Console()
+    table = Table(title=f"Xì Dách '{profile.name}' — house banker, automatic policies")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("rounds (seed)", f"{report.rounds} ({report.seed})")
+    table.add_row("punters per round", str(report.punters))
+    table.add_row("decks", str(profile.decks))
+    table.add_row("house edge", f"{report.house_edge:+.4%}")
+    table.add_row("95 % CI", f"[{report.ci95[0]:+.4%}, {report.ci95[1]:+.4%}]")
+    table.add_row("RTP", f"{report.rtp:.4%}")
+    for result, share in report.outcomes.items():
+        table.add_row(f"punter hands {result}", f"{share:.4%}")
+    for kind, share in report.kinds.items():
+        table.add_row(f"final hand {kind}", f"{share:.4%}")
+    console.print(table)
