@@ -1,0 +1,313 @@
+"""The shoe reader: a serial port (anything ``serial_for_url`` opens) → reader events.
+
+One background thread owns the port: it reads, feeds the dialect's sans-I/O session,
+writes the ACK / NAK the session asks for, and hands events to the asyncio side through
+a queue. Blocking serial I/O stays off the event loop, and the thread stops promptly on
+:meth:`ShoeReader.close` (reads time out every ``read_timeout`` seconds).
+
+When the device disappears (USB unplugged, pseudo-terminal closed, socket dropped) or a
+`framed` shoe goes silent for ``offline_timeout`` seconds, the reader reports
+:class:`ReaderOffline`, closes the port and reopens it with exponential back-off
+(``reconnect_initial`` doubling up to ``reconnect_max``; back to the start once a
+connection carried valid traffic again).
+
+Lock state: :meth:`lock` / :meth:`unlock` record what the host wants and send it when
+connected; after every (re)connection that brings a shoe online (e.g. a HLO after a
+reboot, which makes the shoe forget LCK) the reader sends it again. A card read while the
+host believes the shoe locked is still delivered, preceded by a
+``HardwareWarning(code="card_while_locked")``; the table service decides what to do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+import serial
+import structlog
+
+from shoe_reader.ascii_protocol import AsciiSession
+from shoe_reader.events import ReaderEvent, ReaderOnline
+from shoe_reader.framed_session import FramedSession
+from shoe_reader.session import DialectSession, Stamp
+
+log = structlog.get_logger(__name__)
+
+Dialect = Literal["framed", "ascii"]
+DIALECTS: tuple[Dialect, ...] = ("framed", "ascii")
+
+
+class ReaderError(Exception):
+    """Base of the reader's refusals."""
+
+
+class UnknownDialectError(ReaderError, ValueError):
+    def __init__(self, dialect: str) -> None:
+        super().__init__(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
+        self.dialect = dialect
+
+
+class ReaderNotConnectedError(ReaderError):
+    """A command that only makes sense with the port open (STA) was asked while it is not."""
+
+
+class ReaderClosedError(ReaderError):
+    """The reader was closed; it cannot be started or commanded again."""
+
+
+class ReaderStateError(ReaderError):
+    """The reader was used in the wrong order (events before start, started twice)."""
+
+
+_CLOSED = object()
+
+
+class ShoeReader:
+    """Async context manager and async iterator of :class:`ReaderEvent`."""
+
+    def __init__(
+        self,
+        url: str,
+        dialect: Dialect,
+        reader_id: str,
+        baudrate: int = 9600,
+        *,
+        offline_timeout: float = 3.0,
+        read_timeout: float = 0.05,
+        reconnect_initial: float = 0.1,
+        reconnect_max: float = 5.0,
+        write_timeout: float = 1.0,
+    ) -> None:
+        if dialect not in DIALECTS:
+            raise UnknownDialectError(dialect)
+        self.url = url
+        self.dialect: Dialect = dialect
+        self.reader_id = reader_id
+        self.baudrate = baudrate
+        self.offline_timeout = offline_timeout
+        self.read_timeout = read_timeout
+        self.reconnect_initial = reconnect_initial
+        self.reconnect_max = reconnect_max
+        self.write_timeout = write_timeout
+        self.session: DialectSession = (
+            FramedSession(reader_id, offline_timeout=offline_timeout)
+            if dialect == "framed"
+            else AsciiSession(reader_id)
+        )
+        self.connections = 0
+        """How many times the port was opened (1 + reconnections)."""
+        self._lock = threading.RLock()
+        self._port: serial.SerialBase | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._closed = False
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> ShoeReader:
+        if self._closed:
+            raise ReaderClosedError("the reader was closed")
+        if self._thread is not None:
+            raise ReaderStateError("the reader is already started")
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(
+            target=self._run, name=f"shoe-reader-{self.reader_id}", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    async def close(self) -> None:
+        """Stop the I/O thread, close the port, end :meth:`events`. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop.set()
+        with self._lock:
+            port = self._port
+        if port is not None:
+            with contextlib.suppress(Exception):
+                port.cancel_read()
+        if self._thread is not None:
+            await asyncio.to_thread(self._thread.join, 5.0)
+        self._queue.put_nowait(_CLOSED)
+
+    async def __aenter__(self) -> ShoeReader:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __aiter__(self) -> AsyncIterator[ReaderEvent]:
+        return self.events()
+
+    async def events(self) -> AsyncIterator[ReaderEvent]:
+        """Every reader event in arrival order, until :meth:`close`."""
+        if self._thread is None and not self._closed:
+            raise ReaderStateError("start the reader (or use `async with`) before reading events")
+        while True:
+            item = await self._queue.get()
+            if item is _CLOSED:
+                self._queue.put_nowait(_CLOSED)  # later iterators end too
+                return
+            yield item
+
+    # ------------------------------------------------------------------ state
+    @property
+    def locked(self) -> bool | None:
+        """Lock state from the shoe's last heartbeat (None: no heartbeat yet, or ascii)."""
+        return self.session.shoe_locked
+
+    @property
+    def host_locked(self) -> bool | None:
+        """What the host last asked for with :meth:`lock` / :meth:`unlock`."""
+        return self.session.host_locked
+
+    @property
+    def online(self) -> bool:
+        return self.session.online
+
+    @property
+    def connected(self) -> bool:
+        return self._port is not None
+
+    # ------------------------------------------------------------------ commands
+    async def lock(self) -> bool:
+        """LCK: the shoe refuses to release cards. Returns whether it went on the wire now."""
+        return await self._command("LCK")
+
+    async def unlock(self) -> bool:
+        """ULK: the shoe shows its deal light. Returns whether it went on the wire now."""
+        return await self._command("ULK")
+
+    async def request_status(self) -> bool:
+        """STA: ask for an immediate heartbeat (and so a fresh :attr:`locked`)."""
+        if self.dialect == "framed" and self._port is None:
+            raise ReaderNotConnectedError(f"{self.url} is not open; STA cannot be sent")
+        return await self._command("STA")
+
+    async def _command(self, frame_type: str) -> bool:
+        if self.dialect == "ascii":
+            log.info("ascii shoe takes no commands; ignored", command=frame_type, url=self.url)
+            return False
+        return await asyncio.to_thread(self._send_command, frame_type)
+
+    def _send_command(self, frame_type: str) -> bool:
+        with self._lock:
+            frame = self.session.host_frame(frame_type)
+            port = self._port
+            if port is None:
+                log.info("shoe not connected; command kept for reconnection", command=frame_type)
+                return False
+            try:
+                port.write(frame)
+            except (serial.SerialException, OSError) as exc:
+                log.warning("command not sent", command=frame_type, error=str(exc))
+                return False
+            log.info("command sent", command=frame_type, reader_id=self.reader_id)
+            return True
+
+    # ------------------------------------------------------------------ I/O thread
+    def _emit(self, events: list[ReaderEvent]) -> None:
+        if not events or self._loop is None:
+            return
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is listening
+            self._loop.call_soon_threadsafe(self._deliver, events)
+
+    def _deliver(self, events: list[ReaderEvent]) -> None:
+        for event in events:
+            self._queue.put_nowait(event)
+
+    def _run(self) -> None:
+        attempt = 0
+        while not self._stop.is_set():
+            try:
+                port = serial.serial_for_url(
+                    self.url,
+                    baudrate=self.baudrate,
+                    timeout=self.read_timeout,
+                    write_timeout=self.write_timeout,
+                )
+            except (serial.SerialException, OSError, ValueError) as exc:
+                delay = self._backoff(attempt)
+                attempt += 1
+                log.info("shoe port not available", url=self.url, error=str(exc), retry_in=delay)
+                self._stop.wait(delay)
+                continue
+            self.connections += 1
+            log.info("shoe port open", url=self.url, connection=self.connections)
+            with self._lock:
+                self._port = port
+                self._emit(self.session.connection_made(Stamp.now()))
+            had_traffic, reason = self._pump(port)
+            with self._lock:
+                self._port = None
+                with contextlib.suppress(Exception):
+                    port.close()
+                self._emit(self.session.connection_lost(reason, Stamp.now()))
+            if self._stop.is_set():
+                break
+            attempt = 0 if had_traffic else attempt
+            delay = self._backoff(attempt)
+            attempt += 1
+            log.warning("shoe connection lost", url=self.url, reason=reason, retry_in=delay)
+            self._stop.wait(delay)
+        log.info("shoe reader stopped", url=self.url)
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.reconnect_max, self.reconnect_initial * (2 ** min(attempt, 30)))
+
+    def _pump(self, port: serial.SerialBase) -> tuple[bool, str]:
+        """Read until the device goes away or falls silent; returns (had traffic, reason)."""
+        had_traffic = False
+        while not self._stop.is_set():
+            try:
+                data = port.read(port.in_waiting or 1)
+            except (serial.SerialException, OSError) as exc:
+                return had_traffic, f"device lost: {exc}"
+            stamp = Stamp.now()
+            with self._lock:
+                if data:
+                    events, reply = self.session.receive(data, stamp)
+                    if any(isinstance(e, ReaderOnline) for e in events):
+                        had_traffic = True
+                        reply += self._reassert_lock()
+                    self._emit(events)
+                    if reply and not self._write(port, reply):
+                        return had_traffic, "device lost: write failed"
+                self._emit(self.session.poll(stamp))
+            if self.session.silent_for(stamp.monotonic) > self.offline_timeout:
+                return had_traffic, f"no heartbeat for {self.offline_timeout:g} s"
+        return had_traffic, "reader closed"
+
+    def _reassert_lock(self) -> bytes:
+        wanted = self.session.host_locked
+        if wanted is None:
+            return b""
+        return self.session.host_frame("LCK" if wanted else "ULK")
+
+    def _write(self, port: serial.SerialBase, data: bytes) -> bool:
+        try:
+            port.write(data)
+        except (serial.SerialException, OSError) as exc:
+            log.warning("write to shoe failed", url=self.url, error=str(exc))
+            return False
+        return True
+
+
+def open_reader(
+    url: str,
+    dialect: Dialect,
+    reader_id: str,
+    baudrate: int = 9600,
+    **options: Any,
+) -> ShoeReader:
+    """A reader for ``url`` (a device path or any pyserial URL); start it with ``async with``.
+
+    ``options``: ``offline_timeout`` (3 s), ``read_timeout``, ``reconnect_initial``,
+    ``reconnect_max``, ``write_timeout``.
+    """
+    return ShoeReader(url, dialect, reader_id, baudrate, **options)
