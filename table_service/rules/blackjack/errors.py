@@ -38,3 +38,7 @@ class FollowOfferError(BlackjackError):
 
 class RoundNotComplete(BlackjackError):
     """Settlement asked for before the dealer has finished."""
+
+
+class RoundInputError(BlackjackError):
+    """A settle request that does not describe a complete, possible round."""
