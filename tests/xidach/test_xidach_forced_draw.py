@@ -1,0 +1,184 @@
+"""Profile `forced-draw` (seed 003): one known-value test per rule sentence of the document."""
+
+from __future__ import annotations
+
+import pytest
+
+from table_service.rules.cards import parse_card
+from table_service.rules.xidach.actions import BANKER, Check, Deal, HandRef, Hide, Hit, Stand
+from table_service.rules.xidach.engine import (
+    apply,
+    awaiting,
+    legal_actions,
+    new_round,
+    next_card_target,
+)
+from table_service.rules.xidach.errors import ForcedDrawError, ForcedStandError, NotYourTurnError
+from table_service.rules.xidach.profile import load_profile
+from table_service.rules.xidach.state import Phase, SeatBet, Target
+from table_service.rules.xidach.view import public_view
+
+FORCED = load_profile("forced-draw")
+P1 = HandRef(1)
+
+
+def kinds(actions) -> set[str]:
+    return {type(a).__name__ for a in actions}
+
+
+def test_under_16_must_draw(dealt):
+    state = dealt("forced-draw", ["TS", "TC", "5H", "8D"])  # 15
+    with pytest.raises(ForcedDrawError):
+        apply(state, Stand(P1))
+    assert kinds(legal_actions(state, 1)) == {"Hit", "NoDecision", "Leave", "Hide"}
+
+
+@pytest.mark.parametrize("second", ["6H", "7H"])
+def test_16_or_17_may_draw_or_stand(dealt, second):
+    state = dealt("forced-draw", ["TS", "TC", second, "8D"])
+    assert {"Hit", "Stand"} <= kinds(legal_actions(state, 1))
+
+
+@pytest.mark.parametrize("second", ["8H", "9H", "KH"])
+def test_18_or_more_must_stand(dealt, second):
+    state = dealt("forced-draw", ["TS", "TC", second, "8D"])
+    with pytest.raises(ForcedStandError):
+        apply(state, Hit(P1))
+    assert "Hit" not in kinds(legal_actions(state, 1))
+
+
+def test_at_most_three_draws_then_the_hand_is_complete(play):
+    out = play(
+        "forced-draw",
+        ["2S", "TC", "3H", "8D", "2C", "3C", "4C"],  # 5 -> 7 -> 10 -> 14 with five cards
+        [{"seat": 1, "action": "hit"}] * 3 + [{"seat": "banker", "action": "stand"}],
+    )
+    hand = out["hands"][0]
+    assert (len(hand["cards"]), hand["classification"], hand["result"]) == (5, "ngu_linh", "win")
+
+
+def test_once_a_punter_stands_they_draw_no_more(dealt):
+    state = dealt("forced-draw", ["TS", "9D", "TC", "6H", "7S", "8D"], [100, 100])  # 16, 16
+    state = apply(state, Stand(HandRef(2)))  # counter-clockwise: seat 2 first
+    state = apply(apply(state, Hit(P1)), Deal(parse_card("AC")))  # 17; next round
+    assert awaiting(state) == P1  # seat 2 stood: only seat 1 is still drawing
+    with pytest.raises(NotYourTurnError):
+        apply(state, Hit(HandRef(2)))
+
+
+def test_draw_order_is_counter_clockwise_banker_last():
+    state = new_round(FORCED, [SeatBet(1, 100), SeatBet(2, 100), SeatBet(3, 100)])
+    targets = []
+    for code in ["2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S"]:
+        targets.append(next_card_target(state))
+        state = apply(state, Deal(parse_card(code)))
+    assert [t.seat for t in targets] == [3, 2, 1, None, 3, 2, 1, None]
+    assert targets[3] == Target(None, 0, False)
+    assert awaiting(state) == HandRef(3)
+
+
+def test_timeout_draws_until_over_17(play):
+    out = play(
+        "forced-draw",
+        ["TS", "TC", "7H", "8D", "AD", "2C"],  # 17 -> A (1) = 18 -> stands
+        [{"seat": 1, "action": "no_decision"}, {"seat": "banker", "action": "stand"}],
+    )
+    assert (out["hands"][0]["cards"], out["hands"][0]["total"]) == (["TS", "7H", "AD"], 18)
+    assert out["unused_cards"] == ["2C"]
+
+
+def test_timer_is_15_seconds():
+    assert (FORCED.punter.timer_s, FORCED.punter.auto_stand_at) == (15, 18)
+
+
+@pytest.mark.parametrize(
+    ("punter", "result", "returned"),
+    [(["AS", "KD"], "win", 2500), (["AS", "AD"], "win", 2500)],
+)
+def test_a_punter_natural_shows_at_once_and_wins(play, punter, result, returned):
+    out = play("forced-draw", [punter[0], "TC", punter[1], "8D"])
+    hand = out["hands"][0]
+    assert (hand["result"], hand["returned"], hand["settled_by"]) == (result, returned, "natural")
+
+
+@pytest.mark.parametrize(
+    ("punter", "result"),
+    [(["AS", "AD"], "win"), (["AS", "QD"], "push"), (["TS", "9D"], "lose")],
+)
+def test_a_banker_natural_wins_against_all_but_equal_or_higher(play, punter, result):
+    out = play("forced-draw", [punter[0], "AC", punter[1], "JC"])
+    assert (out["hands"][0]["result"], out["hands"][0]["settled_by"]) == (result, "banker_natural")
+
+
+def test_banker_checks_one_at_more_than_15_then_draws_again(play):
+    # seats 2 then 1 (counter-clockwise): seat 2 17, seat 1 bust; banker 16
+    out = play(
+        "forced-draw",
+        ["9D", "TS", "TC", "8S", "5H", "6D", "KH", "3C"],
+        [
+            {"seat": 2, "action": "stand"},
+            {"seat": 1, "action": "hit"},  # 15 + K = 25, hidden until checked
+            {"seat": "banker", "action": "check", "target": 1},
+            {"seat": "banker", "action": "hit"},  # 16 + 3 = 19
+            {"seat": "banker", "action": "stand"},
+        ],
+        [1000, 1000],
+    )
+    second, first = out["hands"]  # counter-clockwise: seat 2 first
+    assert (first["result"], first["settled_by"]) == ("lose", "check")
+    assert (second["result"], second["settled_by"]) == ("lose", "showdown")
+
+
+def test_the_banker_may_not_check_at_15(dealt):
+    state = apply(dealt("forced-draw", ["TS", "TC", "8H", "5D"]), Stand(P1))  # banker 15
+    assert kinds(legal_actions(state, BANKER)) == {"Hit", "NoDecision"}
+    state = apply(apply(state, Hit(BANKER)), Deal(parse_card("AC")))  # 16
+    assert apply(state, Check(1)).phase is Phase.SETTLED
+
+
+def test_a_bust_banker_shows_to_every_remaining_punter(play):
+    out = play(
+        "forced-draw",
+        ["9D", "TS", "TC", "8S", "5H", "6D", "KH", "KC"],
+        [
+            {"seat": 2, "action": "stand"},  # 17
+            {"seat": 1, "action": "hit"},  # bust, not checked
+            {"seat": "banker", "action": "hit"},  # 16 + K: bust
+        ],
+        [1000, 1000],
+    )
+    second, first = out["hands"]
+    assert (first["classification"], first["result"]) == ("quac", "push")
+    assert (second["result"], second["returned"]) == ("win", 2000)
+
+
+def test_privacy_hides_cards_from_spectators_until_settled(dealt):
+    state = dealt("forced-draw", ["TS", "9D", "TC", "7H", "8S", "6D"], [100, 100])
+    state = apply(state, Hide(1))
+    view = public_view(state)
+    assert [h["cards"] for h in view["hands"]] == [["TS", "7H"], ["XX", "XX"]]  # seats 2, 1
+    assert "total" not in view["hands"][1]
+    assert state.hands[1].cards == (parse_card("9D"), parse_card("8S"))  # the log keeps them
+    state = apply(apply(apply(state, Stand(HandRef(2))), Stand(P1)), Check(None))
+    assert public_view(state)["hands"][1]["cards"] == ["9D", "8S"]
+
+
+def test_privacy_flag_at_bet_time(play):
+    out = play(
+        "forced-draw",
+        ["TS", "TC", "8H", "8D"],
+        [{"seat": 1, "action": "stand"}, {"seat": "banker", "action": "stand"}],
+    )
+    assert out["hands"][0]["result"] == "push"
+    state = new_round(FORCED, [SeatBet(1, 100, hidden=True)])
+    assert state.seats[0].hidden
+
+
+def test_naturals_pay_1_5x_wins_1x(play):
+    out = play(
+        "forced-draw",
+        ["AS", "9D", "TC", "KH", "9H", "8D"],  # seat 2 Xì Dách, seat 1 18, banker 18
+        [{"seat": 1, "action": "stand"}, {"seat": "banker", "action": "stand"}],
+        [1000, 1000],
+    )
+    assert [(h["seat"], h["returned"]) for h in out["hands"]] == [(2, 2500), (1, 1000)]
