@@ -65,3 +65,21 @@ def test_bad_rules_file_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["rtp", "--rules", str(rules)])
     assert result.exit_code == 2
     assert "missing" in result.output
+
+
+def test_progress_bar_only_after_the_delay() -> None:
+    import io
+
+    from rich.console import Console
+
+    from table_service.rules.baccarat import default_paytable
+    from table_service.rules.baccarat.rtp import analyse
+
+    quiet_sink, shown_sink = io.StringIO(), io.StringIO()
+    quiet = baccarat_cli._LateProgress(Console(file=quiet_sink, force_terminal=True), delay=60)
+    shown = baccarat_cli._LateProgress(Console(file=shown_sink, force_terminal=True), delay=0)
+    for progress in (quiet, shown):
+        analyse(default_paytable(), decks=1, bet_types=("tie",), progress=progress)
+        progress.close()
+    assert quiet_sink.getvalue() == ""
+    assert "exact enumeration" in shown_sink.getvalue()

@@ -80,17 +80,13 @@ def _table(report: RtpReport, paytable: Paytable) -> Table:
         title=f"Baccarat — exact RTP, {shoe} ({report.cards} cards), paytable: {paytable.source}",
         caption=f"{report.classes} outcome classes, each settled once through settle_bet",
     )
-    for name, justify in [
-        ("Bet", "left"),
-        ("Closes after", "right"),
-        ("Outcome", "left"),
-        ("Pays", "right"),
-        ("Probability", "right"),
-        ("Exact probability", "left"),
-        ("RTP", "right"),
-        ("House edge", "right"),
-    ]:
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for name in ("Bet", "Closes after", "Outcome"):
+        table.add_column(name)
+    table.add_column("Pays", justify="right")
+    table.add_column("Probability", justify="right")
+    table.add_column("Exact probability")
+    table.add_column("RTP", justify="right")
+    table.add_column("House edge", justify="right")
     for bet, bet_report in report.bets.items():
         closes = "" if bet_report.closes_after is None else f"game {bet_report.closes_after}"
         table.add_row(

@@ -197,8 +197,9 @@ def _first_four_states(
                     for weight, flags, suits in combos
                     for g, (group_weight, group_suits) in patterns.items()
                 ]
-            values = tuple(r if r < 10 else 0 for r in rank_of)
-            by_features = states.setdefault(values, {})  # type: ignore[arg-type]
+            values = (r0 if r0 < 10 else 0, r1 if r1 < 10 else 0,
+                      r2 if r2 < 10 else 0, r3 if r3 < 10 else 0)  # fmt: skip
+            by_features = states.setdefault(values, {})
             compare = (r1 > r0) - (r1 < r0)
             for weight, (same_p, same_b, identical), suits in combos:
                 if weight <= 0:
