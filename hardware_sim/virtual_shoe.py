@@ -182,6 +182,9 @@ class VirtualShoe:
         self._next_auto_deal = 0.0
         self._next_line_fault = 0.0
         self._emptied = False
+        self._last_sent: tuple[int, _Outgoing, bytes] | None = None
+        self.honours_lock = True
+        """False makes a faulty shoe that deals while locked (the host must notice)."""
 
     # ------------------------------------------------------------------ shoe contents
     def _build_shoe(self) -> list[str]:
@@ -228,6 +231,11 @@ class VirtualShoe:
     def pty_path(self) -> str | None:
         """The current /dev/pts/N, or None while unplugged."""
         return self._link.pty_path
+
+    def idle(self) -> bool:
+        """Nothing waiting to go out and nothing waiting for an ACK."""
+        with self._lock:
+            return not self._outbox and self._in_flight is None
 
     @property
     def plugged(self) -> bool:
@@ -288,7 +296,7 @@ class VirtualShoe:
                 raise ShoeNotRunningError(
                     "the shoe is not running" if not self._running else "the shoe is rebooting"
                 )
-            if self.locked:
+            if self.locked and self.honours_lock:
                 raise ShoeLockedError("the shoe is locked by the host (betting open)")
             if self.jammed:
                 raise ShoeJammedError("a card is jammed in the shoe")
@@ -528,7 +536,7 @@ class VirtualShoe:
     def _auto_deal(self, now: float) -> None:
         assert self.rate
         self._next_auto_deal = now + 1.0 / self.rate
-        if self.locked or self.jammed or self._rebooting or not self._cards:
+        if (self.locked and self.honours_lock) or self.jammed or self._rebooting or not self._cards:
             if not self._cards and not self._emptied:
                 self._emptied = True
                 self._queue_event("EMP", "", b"[GameAlarm]<Alarm:E5 Shoe Empty>")
@@ -571,6 +579,11 @@ class VirtualShoe:
             self.naks_received += 1
             if self._in_flight is not None:
                 self._in_flight.next_retry = now  # resend at once
+            elif self._last_sent is not None and frame.payload == f"{self._last_sent[0]:03d}":
+                # Resend a rejected unacknowledged frame (HLO, HBT, ...) only while it is
+                # still the latest one, so SEQs never go backwards on the wire.
+                seq, out, data = self._last_sent
+                self._put_on_wire(seq, out, data, now)
         elif frame.type in ("LCK", "ULK"):
             self.locked = frame.type == "LCK"
             self._next_hbt = now
@@ -606,6 +619,7 @@ class VirtualShoe:
         seq = self._seq
         self._seq = next_seq(seq)
         frame = encode_frame(seq, out.type, out.payload)
+        self._last_sent = (seq, out, frame)
         if out.type in ACKABLE_TYPES:
             self._in_flight = _InFlight(
                 seq, out, frame, self.max_retransmits, now + self.retransmit_interval

@@ -201,7 +201,7 @@ class AsciiSession:
 
     def _unknown(self, msg: AsciiMessage, stamp: Stamp) -> UnknownMessage:
         self.unknown += 1
-        text = msg.raw.decode("ascii", errors="backslashreplace")
+        text = "".join(chr(b) if 0x20 <= b < 0x7F and b != 0x5C else f"\\x{b:02x}" for b in msg.raw)
         log.info("unknown ascii message", reader_id=self.reader_id, text=text)
         return self._event(UnknownMessage, stamp, msg.raw, text=text)
 

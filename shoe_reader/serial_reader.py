@@ -99,6 +99,8 @@ class ShoeReader:
         )
         self.connections = 0
         """How many times the port was opened (1 + reconnections)."""
+        self.open_failures = 0
+        """How many attempts to open the port failed (each followed by a back-off wait)."""
         self._lock = threading.RLock()
         self._port: serial.SerialBase | None = None
         self._stop = threading.Event()
@@ -234,6 +236,7 @@ class ShoeReader:
             except (serial.SerialException, OSError, ValueError) as exc:
                 delay = self._backoff(attempt)
                 attempt += 1
+                self.open_failures += 1
                 log.info("shoe port not available", url=self.url, error=str(exc), retry_in=delay)
                 self._stop.wait(delay)
                 continue

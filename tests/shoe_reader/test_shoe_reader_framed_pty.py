@@ -1,0 +1,270 @@
+"""The framed reader against the virtual shoe through a real pseudo-terminal, one test per
+fault kind: the cards delivered are the cards dealt (no duplicate, no loss) and every gap
+the protocol can see is flagged."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from hardware_sim.virtual_shoe import ShoeJammedError, ShoeLockedError
+from shoe_reader.events import (
+    CutCardSeen,
+    HardwareAlarm,
+    HardwareWarning,
+    MissedCardSuspected,
+    ReaderOffline,
+    ReaderOnline,
+    ShoeEmpty,
+    UnreadableCard,
+)
+from shoe_reader.framed_session import CARD_WHILE_LOCKED
+from table_service.rules.cards import standard_deck
+
+pytestmark = pytest.mark.timeout(60)
+
+
+async def test_clean_deal_with_cut_card(rig) -> None:
+    r = await rig(cut_depth=5)
+    codes = [c.code for c in standard_deck()][:24]
+    r.shoe.load(codes)
+    await r.online()
+    await r.deal(25)
+    await r.settled(24)
+    assert r.cards() == r.dealt_cards() == codes
+    assert r.shoe.dealt.index("CUT") == 19  # five cards behind it
+    assert len(r.of(CutCardSeen)) == 1
+    assert r.kinds().count("card") == 24
+    assert not r.of(MissedCardSuspected)
+    online = r.of(ReaderOnline)[0]
+    assert online.info == "LTSIM;1.0;SIM0001" and not online.restarted
+    assert r.reader.session.stats.acks_sent >= 25
+
+
+async def test_corrupted_frames_are_naked_and_resent(rig) -> None:
+    r = await rig()
+    await r.online()
+    for i in range(6):
+        r.shoe.corrupt_next(1, "CRD")
+        r.shoe.deal()
+        await r.settled(i + 1)
+    assert r.cards() == r.dealt_cards()
+    assert r.reader.session.stats.frames_bad >= 6
+    assert r.shoe.naks_received >= 1
+    assert not r.of(MissedCardSuspected)
+
+
+async def test_dropped_card_frames_are_retransmitted_and_delivered_once(rig) -> None:
+    r = await rig()
+    await r.online()
+    for i in range(5):
+        r.shoe.drop_next(2, "CRD")  # the frame and its first retransmission
+        r.shoe.deal()
+        await r.settled(i + 1)
+    assert r.cards() == r.dealt_cards()
+    assert not r.of(MissedCardSuspected)
+
+
+async def test_dropped_heartbeats_are_flagged_as_possible_missed_cards(rig) -> None:
+    r = await rig()
+    await r.online()
+    for i in range(3):
+        r.shoe.drop_next(1, "HBT")
+        await asyncio.sleep(0.12)  # the dropped heartbeat goes out, then the next one
+        r.shoe.deal()
+        await r.settled(i + 1)
+    assert r.cards() == r.dealt_cards()
+    gaps = r.of(MissedCardSuspected)
+    assert len(gaps) == 3 and all(g.missing == 1 for g in gaps)
+    r.assert_visible_gaps_flagged()
+
+
+async def test_duplicated_frames_are_delivered_once(rig) -> None:
+    r = await rig()
+    await r.online()
+    r.shoe.duplicate_next(10)
+    await r.deal(8)
+    await r.settled(8)
+    assert r.cards() == r.dealt_cards()
+    assert r.reader.session.stats.duplicates >= 1
+
+
+async def test_frames_dribbled_byte_by_byte(rig) -> None:
+    r = await rig()
+    await r.online()
+    r.shoe.dribble_next(10)
+    await r.deal(6)
+    await r.settled(6)
+    assert r.cards() == r.dealt_cards()
+    assert not r.of(MissedCardSuspected)
+
+
+async def test_noise_bursts_between_frames(rig) -> None:
+    r = await rig()
+    await r.online()
+    for i in range(8):
+        r.shoe.noise_next(1, "CRD")
+        r.shoe.deal()
+        await r.settled(i + 1)
+    assert r.cards() == r.dealt_cards()
+    assert r.reader.session.stats.noise_bytes + r.reader.session.stats.frames_bad > 0
+    assert not r.of(MissedCardSuspected)
+
+
+async def test_no_ack_ever_means_e9_and_a_flagged_gap(rig) -> None:
+    r = await rig()
+    await r.online()
+    await r.deal(2)
+    await r.settled(2)
+    r.shoe.drop_next(1 + r.shoe.max_retransmits, "CRD")
+    (lost,) = await r.deal(1)
+    await r.wait(lambda: r.of(HardwareAlarm), "ERR E9")
+    await r.deal(1)
+    await r.settled(3)
+    assert r.of(HardwareAlarm)[0].code == "E9"
+    dealt = r.dealt_cards()
+    assert dealt[2] == lost
+    assert r.cards() == dealt[:2] + dealt[3:]  # the lost card only, and it is flagged:
+    (gap,) = r.of(MissedCardSuspected)
+    assert gap.missing == 1
+    r.assert_visible_gaps_flagged()
+
+
+async def test_cable_pulled_and_plugged_back_reconnects_with_backoff(rig) -> None:
+    r = await rig(reader={"reconnect_initial": 0.05, "reconnect_max": 0.2})
+    await r.online()
+    await r.deal(3)
+    await r.settled(3)
+    r.shoe.unplug()
+    await r.wait(lambda: r.of(ReaderOffline), "offline after the cable was pulled")
+    assert "device lost" in r.of(ReaderOffline)[0].reason
+    await r.deal(2)  # dealt while unplugged: the shoe holds the frames
+    await asyncio.sleep(0.6)
+    failures = r.reader.open_failures
+    # Back-off: 0.05, 0.1, 0.2, 0.2, ... — a handful of attempts, not one per read timeout.
+    assert 1 <= failures <= 8
+    r.shoe.replug()
+    await r.wait(lambda: r.reader.online, "back online after replug")
+    await r.deal(2)
+    await r.settled(7)
+    assert r.cards() == r.dealt_cards()
+    assert r.reader.connections == 2
+    restarted = [e for e in r.of(ReaderOnline) if e.restarted]
+    assert len(restarted) == 1
+    kinds = r.kinds()
+    assert kinds.index("offline") < len(kinds) - 1 - kinds[::-1].index("online")
+
+
+async def test_shoe_reboot_resets_seq_and_the_lock_is_reasserted(rig) -> None:
+    r = await rig()
+    await r.online()
+    await r.deal(3)
+    await r.settled(3)
+    await r.reader.lock()
+    await r.wait(lambda: r.shoe.locked and r.reader.locked, "shoe locked")
+    r.shoe.reboot(downtime=0.1)
+    await r.wait(lambda: [e for e in r.of(ReaderOnline) if e.restarted], "HLO after reboot")
+    # The rebooted shoe forgot LCK; the reader sends it again on the HLO.
+    await r.wait(lambda: r.shoe.locked, "lock re-asserted after the reboot")
+    with pytest.raises(ShoeLockedError):
+        r.shoe.deal()
+    await r.reader.unlock()
+    await r.wait(lambda: not r.shoe.locked, "shoe unlocked")
+    await r.deal(3)
+    await r.settled(6)
+    assert r.cards() == r.dealt_cards()
+    assert not r.of(MissedCardSuspected)
+    assert [e.seq for e in r.of(ReaderOnline)] == [0, 0]
+
+
+async def test_unread_card(rig) -> None:
+    r = await rig()
+    await r.online()
+    await r.deal(2)
+    r.shoe.unread_next()
+    await r.deal(2)
+    await r.wait(lambda: len(r.cards()) == 3 and r.shoe.idle(), "three cards and one unread")
+    (unread,) = r.of(UnreadableCard)
+    assert unread.reason
+    dealt = r.dealt_cards()
+    assert r.cards() == dealt[:2] + dealt[3:]
+
+
+async def test_jam_refuses_dealing_until_cleared(rig) -> None:
+    r = await rig()
+    await r.online()
+    r.shoe.jam()
+    await r.wait(lambda: r.of(HardwareAlarm), "the jam alarm")
+    assert (r.of(HardwareAlarm)[0].code, r.of(HardwareAlarm)[0].text) == ("E7", "Card jam")
+    with pytest.raises(ShoeJammedError):
+        r.shoe.deal()
+    r.shoe.clear_jam()
+    await r.deal(2)
+    await r.settled(2)
+    assert r.cards() == r.dealt_cards()
+
+
+async def test_silent_shoe_goes_offline_and_comes_back(rig) -> None:
+    r = await rig()
+    await r.online()
+    r.shoe.freeze(duration=0.9)
+    await r.wait(lambda: r.of(ReaderOffline), "offline on heartbeat silence")
+    assert "no heartbeat" in r.of(ReaderOffline)[0].reason
+    await r.wait(lambda: r.reader.online, "online again after the freeze", timeout=5)
+    await r.deal(2)
+    await r.settled(2)
+    assert r.cards() == r.dealt_cards()
+    assert r.reader.connections >= 2  # the reader reopened the port while it was silent
+
+
+async def test_lock_unlock_status_and_card_while_locked(rig) -> None:
+    r = await rig(heartbeat=5.0)  # only STA / LCK / ULK make heartbeats here
+    await r.online()
+    assert await r.reader.request_status()
+    await r.wait(lambda: r.reader.locked is False, "a heartbeat saying unlocked")
+    assert await r.reader.lock()
+    await r.wait(lambda: r.reader.locked is True, "a heartbeat saying locked")
+    with pytest.raises(ShoeLockedError):
+        r.shoe.deal()
+    r.shoe.honours_lock = False  # a faulty shoe releases a card anyway
+    r.shoe.deal()
+    await r.settled(1)
+    warning = r.of(HardwareWarning)[0]
+    assert warning.code == CARD_WHILE_LOCKED
+    assert r.kinds().index("warning") == r.kinds().index("card") - 1
+    assert r.cards() == r.dealt_cards()
+
+
+async def test_missed_scan_is_invisible_to_the_protocol(rig) -> None:
+    r = await rig()
+    await r.online()
+    await r.deal(1)
+    assert r.shoe.deal(scan=False)
+    await r.deal(1)
+    await r.settled(2)
+    dealt = r.dealt_cards()
+    assert r.cards() == [dealt[0], dealt[2]]
+    assert not r.of(MissedCardSuspected)  # nothing on the wire: only the game can tell
+
+
+async def test_empty_shoe(rig) -> None:
+    r = await rig()
+    r.shoe.load(["AS", "KD", "TD"])
+    await r.online()
+    await r.deal(3)
+    await r.wait(lambda: r.of(ShoeEmpty), "EMP")
+    assert r.shoe.deal() is None
+    await r.settled(3)
+    assert r.cards() == ["AS", "KD", "TD"]
+    assert len(r.of(ShoeEmpty)) == 1
+
+
+async def test_random_faults_seeded(rig) -> None:
+    r = await rig(seed=11, faults="corrupt=0.15,drop=0.1,dup=0.15,dribble=0.1,noise=0.15")
+    await r.online()
+    await r.deal(40, pause=0.01)
+    await r.settled(40, timeout=20)
+    assert r.cards() == r.dealt_cards()
+    assert sum(r.shoe.faults.struck.values()) >= 10
+    r.assert_visible_gaps_flagged()
