@@ -132,6 +132,10 @@ class _FirstFour:
         self.rank_count = Counter[int]()
         for (rank, _), n in self.count.items():
             self.rank_count[rank] += n
+        self.some_card = {
+            rank: Card(rank, next(s for s in SUITS if self.count.get((rank, s), 0) > 0))
+            for rank in self.rank_count
+        }
         self._groups: dict[tuple[int, tuple[int, ...]], dict[tuple[bool, bool, bool], Any]] = {}
 
     def group(
@@ -174,12 +178,27 @@ def _first_four_states(
     """values (P1 B1 P2 B2) -> features -> [weight, representative four cards]."""
     first = _FirstFour(composition)
     ranks = sorted(first.rank_count)
+    count = first.rank_count
     states: dict[tuple[int, int, int, int], dict[Features, list[Any]]] = {}
     for index, r0 in enumerate(ranks):
         if progress is not None:
             progress(0.5 * index / len(ranks))
         for r1, r2, r3 in itertools.product(ranks, repeat=3):
             rank_of = (r0, r1, r2, r3)
+            values = (r0 if r0 < 10 else 0, r1 if r1 < 10 else 0,
+                      r2 if r2 < 10 else 0, r3 if r3 < 10 else 0)  # fmt: skip
+            by_features = states.setdefault(values, {})
+            compare = (r1 > r0) - (r1 < r0)
+            if r0 != r1 and r0 != r2 and r0 != r3 and r1 != r2 and r1 != r3 and r2 != r3:
+                # Four different ranks (most of the work): suits cannot matter.
+                weight = count[r0] * count[r1] * count[r2] * count[r3]
+                entry = by_features.get((0, 0, False, compare))
+                if entry is None:
+                    cards = tuple(first.some_card[rank] for rank in rank_of)
+                    by_features[(0, 0, False, compare)] = [weight, cards]
+                else:
+                    entry[0] += weight
+                continue
             places: dict[int, list[int]] = {}
             for place, rank in enumerate(rank_of):
                 places.setdefault(rank, []).append(place)
@@ -197,10 +216,6 @@ def _first_four_states(
                     for weight, flags, suits in combos
                     for g, (group_weight, group_suits) in patterns.items()
                 ]
-            values = (r0 if r0 < 10 else 0, r1 if r1 < 10 else 0,
-                      r2 if r2 < 10 else 0, r3 if r3 < 10 else 0)  # fmt: skip
-            by_features = states.setdefault(values, {})
-            compare = (r1 > r0) - (r1 < r0)
             for weight, (same_p, same_b, identical), suits in combos:
                 if weight <= 0:
                     continue
@@ -283,19 +298,30 @@ def outcome_classes(
         if n > 0:
             value_count[baccarat_value(card)] += n
     states = _first_four_states(composition, progress)
-    draws_cache: dict[tuple[Any, ...], dict[MainKey, list[Any]]] = {}
-    classes: dict[tuple[MainKey, Features], list[Any]] = {}
-    for index, (values, by_features) in enumerate(states.items()):
-        if progress is not None and index % 500 == 0:
-            progress(0.5 + 0.3 * index / len(states))
-        cache_key = (
+    # The draws depend only on the values dealt (as a multiset) and the two-card totals:
+    # merge the first-four states that share them before combining with the draws.
+    merged: dict[tuple[Any, ...], tuple[tuple[int, int, int, int], dict[Features, list[Any]]]] = {}
+    for values, by_features in states.items():
+        draw_key = (
             tuple(sorted(values)),
             (values[0] + values[2]) % 10,
             (values[1] + values[3]) % 10,
         )
-        draws = draws_cache.get(cache_key)
-        if draws is None:
-            draws = draws_cache[cache_key] = _draws(values, value_count, total)
+        if draw_key not in merged:
+            merged[draw_key] = (values, {f: list(e) for f, e in by_features.items()})
+            continue
+        into = merged[draw_key][1]
+        for features, (weight, cards) in by_features.items():
+            entry = into.get(features)
+            if entry is None:
+                into[features] = [weight, cards]
+            else:
+                entry[0] += weight
+    classes: dict[tuple[MainKey, Features], list[Any]] = {}
+    for index, (values, by_features) in enumerate(merged.values()):
+        if progress is not None and index % 200 == 0:
+            progress(0.5 + 0.3 * index / len(merged))
+        draws = _draws(values, value_count, total)
         for features, (weight, cards) in by_features.items():
             for main, (draw_weight, drawn) in draws.items():
                 key = (main, features)
