@@ -11,7 +11,7 @@ How the enumeration stays small:
   suits are enumerated too, so pairs, perfect pairs and four identical cards are exact
   for any composition. What the bets can see of them is kept: point values, whether
   each side's first two cards pair by rank or are the same card, whether all four are
-  the same card, and how the first two cards' ranks compare (Dragon/Tiger).
+  the same card, and how the two sides' first cards compare in rank (Dragon/Tiger).
 * Third cards matter only by point value (no bet reads their rank or suit), and the
   remaining composition by value depends only on the values already dealt, so the draws
   are enumerated by value once per value pattern and combined.
