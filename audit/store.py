@@ -123,6 +123,11 @@ class EventStore:
 
     # -- writing -------------------------------------------------------------------------
     @staticmethod
+    def lock(session: Session) -> None:
+        """Take the log's write lock now, before reading state that decides what to append."""
+        EventStore._lock(session)
+
+    @staticmethod
     def _lock(session: Session) -> None:
         if session.get_bind().dialect.name == "postgresql":
             session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": ADVISORY_LOCK_KEY})

@@ -113,11 +113,14 @@ def _admin_router() -> APIRouter:
     return router
 
 
-def create_app(runtime: Runtime, routers: Iterable[APIRouter] = ()) -> FastAPI:
+def create_app(
+    runtime: Runtime, routers: Iterable[APIRouter] = (), lifespan: Any = None
+) -> FastAPI:
     app = FastAPI(
         title="livetable",
         description="Live-dealer table back-office API",
         version="0.1.0",
+        lifespan=lifespan,
     )
     app.state.runtime = runtime
 

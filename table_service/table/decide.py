@@ -1,0 +1,696 @@
+"""Command → events, by the procedure of rules/baccarat.md. Pure: the clock comes in.
+
+``decide`` either returns the events a command produces (already checked by applying
+them to a copy of the state) or raises a typed :class:`~table_service.errors.Refused`.
+Settlement calls the rules core's ``settle_bet``, the same code as ``livetable settle``
+and the RTP report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from audit.chain import utc_timestamp
+from table_service.rules.baccarat import (
+    BetRefused,
+    outcome,
+    settle_bet,
+    split_round,
+    validate_bet,
+)
+from table_service.rules.cards import CardError, parse_card
+from table_service.table import commands as c
+from table_service.table.config import TableConfig
+from table_service.table.errors import (
+    BadCard,
+    BadResolution,
+    BettingClosed,
+    NoShoe,
+    ShoeFinished,
+    ShoeNotReady,
+    TableNotOpen,
+    TablePaused,
+    UnknownIncident,
+    WrongPhase,
+)
+from table_service.table.state import TableState, apply
+
+CHUNK = 1000
+SYSTEM = "system:rules"
+
+# Incidents a person raises: (blocking, what the rules document says to do).
+RAISABLE: dict[str, tuple[bool, str]] = {
+    "shuffle_card_dropped": (False, "rule 1: supervisor replaces the cards and re-shuffles"),
+    "multi_pull": (True, "rule 2: supervisor re-assigns the cards in shoe order"),
+    "cards_exposed": (False, "rule 4: two or more exposed cards void the round; new shoe"),
+    "card_exposed_in_shoe": (False, "rule 5: round stands; insurance-type wagers refunded"),
+    "missed_scan": (True, "rule 6: supervisor enters the missed card; positions re-arranged"),
+    "other": (True, "supervisor may pause the table and void the round; new shoe"),
+}
+
+
+@dataclass(frozen=True)
+class Draft:
+    type: str
+    payload: dict[str, Any]
+    round_id: str | None = None
+
+
+@dataclass
+class Decision:
+    """Events produced, the state they lead to, and the answer for the caller."""
+
+    state: TableState
+    drafts: list[Draft] = field(default_factory=list)
+    answer: dict[str, Any] = field(default_factory=dict)
+
+    def emit(self, event_type: str, payload: dict[str, Any], round_id: str | None = None) -> None:
+        self.state = apply(self.state, event_type, payload)
+        self.drafts.append(Draft(event_type, payload, round_id))
+
+
+def burn_value(card: str) -> int:
+    """Burn indicator: A=1, 2–9 face value, 10/J/Q/K = 10 (rules/baccarat.md)."""
+    return min(parse_card(card).rank, 10)
+
+
+def _card(code: str) -> str:
+    try:
+        return parse_card(code).code
+    except CardError as exc:
+        raise BadCard(str(exc), card=code) from exc
+
+
+def _config(state: TableState, cache: dict[int, TableConfig] = {}) -> TableConfig:  # noqa: B006
+    if state.config is None:
+        raise TableNotOpen(f"table {state.table_id} is not open")
+    key = id(state.config)
+    if key not in cache:
+        cache.clear()
+        cache[key] = TableConfig.from_snapshot(dict(state.config))
+    return cache[key]
+
+
+def _incident(
+    d: Decision,
+    kind: str,
+    *,
+    blocking: bool,
+    actor: str,
+    details: Mapping[str, Any],
+    auto_resolution: str | None = None,
+) -> str:
+    rnd = d.state.round
+    round_id = rnd.round_id if rnd is not None and rnd.active else None
+    incident_id = f"{d.state.table_id}-i{d.state.incidents_raised + 1}"
+    d.emit(
+        "incident_raised",
+        {
+            "incident_id": incident_id,
+            "kind": kind,
+            "blocking": blocking,
+            "round_id": round_id,
+            "details": dict(details),
+            "raised_by": actor,
+        },
+        round_id,
+    )
+    if auto_resolution is not None:
+        d.emit(
+            "incident_resolved",
+            {"incident_id": incident_id, "resolution": auto_resolution, "resolved_by": SYSTEM},
+            round_id,
+        )
+    return incident_id
+
+
+def decide(state: TableState, command: c.Command, *, now: datetime, actor: str) -> Decision:
+    d = Decision(state)
+    handler = _HANDLERS[type(command)]
+    handler(d, command, now, actor)
+    return d
+
+
+# -- table and shoe ------------------------------------------------------------------------
+def _open_table(d: Decision, cmd: c.OpenTable, now: datetime, actor: str) -> None:
+    rnd = d.state.round
+    if rnd is not None and rnd.active:
+        raise WrongPhase("cannot reconfigure a table while a round is in progress")
+    cmd.config.paytable  # noqa: B018 - a bad paytable is refused before anything is written
+    d.emit("table_opened", {"config": cmd.config.snapshot()})
+
+
+def _insert_shoe(d: Decision, cmd: c.InsertShoe, now: datetime, actor: str) -> None:
+    config = _config(d.state)
+    if d.state.shoe is not None:
+        raise WrongPhase("a shoe is in use; change the shoe first")
+    d.emit(
+        "shoe_inserted",
+        {
+            "shoe_no": d.state.shoes_inserted + 1,
+            "decks": config.decks,
+            "cut_card_depth": config.cut_card_depth,
+        },
+    )
+    d.answer = {"shoe_no": d.state.shoes_inserted, "next": "burn: deal the indicator card"}
+
+
+def _change_shoe(d: Decision, cmd: c.ChangeShoe, now: datetime, actor: str) -> None:
+    _config(d.state)
+    if d.state.shoe is None:
+        raise NoShoe("no shoe in use")
+    rnd = d.state.round
+    if rnd is not None and rnd.active:
+        raise WrongPhase("a round is in progress; finish or void it first")
+    d.emit("shoe_ended", {"shoe_no": d.state.shoe.shoe_no, "reason": cmd.reason})
+
+
+# -- betting ---------------------------------------------------------------------------------
+def _open_betting(d: Decision, cmd: c.OpenBetting, now: datetime, actor: str) -> None:
+    config = _config(d.state)
+    shoe = d.state.shoe
+    if shoe is None:
+        raise NoShoe("insert and burn a shoe before opening betting")
+    if not shoe.ready:
+        raise ShoeNotReady("the burn procedure is not finished", burn_remaining=shoe.burn_remaining)
+    if shoe.cut_card_drawn:
+        raise ShoeFinished("the cut card was drawn; change the shoe")
+    if d.state.paused:
+        raise TablePaused("an incident is open; a supervisor must resolve it")
+    rnd = d.state.round
+    if rnd is not None and rnd.active:
+        raise WrongPhase(f"round {rnd.round_id} is still {rnd.phase}")
+    game = shoe.games + 1
+    round_id = f"{d.state.table_id}-s{shoe.shoe_no}-g{game}"
+    closes_at = utc_timestamp(now + timedelta(seconds=config.betting_seconds))
+    d.emit(
+        "betting_opened",
+        {"round_id": round_id, "game_number": game, "closes_at": closes_at},
+        round_id,
+    )
+    d.answer = {"round_id": round_id, "game_number": game, "closes_at": closes_at}
+
+
+def _bet_refusal(exc: BetRefused | Exception) -> dict[str, Any]:
+    code = getattr(exc, "code", "refused")
+    return {"status": "refused", "error": code, "reason": getattr(exc, "reason", str(exc))}
+
+
+def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> None:
+    config = _config(d.state)
+    rnd = d.state.round
+    if rnd is None or rnd.phase != "betting":
+        raise BettingClosed("no round is open for betting")
+    if utc_timestamp(now) >= rnd.closes_at:
+        raise BettingClosed(f"betting for {rnd.round_id} closed at {rnd.closes_at}")
+    if d.state.paused:
+        raise TablePaused("an incident is open; betting is suspended")
+    balances = dict(cmd.balances)
+    accepted: list[dict[str, Any]] = []
+    answers: list[dict[str, Any]] = []
+    for bet in cmd.bets:
+        try:
+            validate_bet(bet.bet_type, bet.stake, rnd.game_number, config.paytable)
+            limits = config.limits_for(bet.bet_type)
+            if not limits.min_stake <= bet.stake <= limits.max_stake:
+                answers.append(
+                    {
+                        "key": bet.key,
+                        "status": "refused",
+                        "error": "outside_limits",
+                        "reason": f"stake {bet.stake} outside the table limits "
+                        f"{limits.min_stake}..{limits.max_stake} for {bet.bet_type}",
+                    }
+                )
+                continue
+            if balances.get(bet.account, 0) < bet.stake:
+                answers.append(
+                    {
+                        "key": bet.key,
+                        "status": "refused",
+                        "error": "insufficient_funds",
+                        "reason": f"account {bet.account} balance "
+                        f"{balances.get(bet.account, 0)} < stake {bet.stake}",
+                    }
+                )
+                continue
+        except (BetRefused, ValueError) as exc:
+            answers.append({"key": bet.key, **_bet_refusal(exc)})
+            continue
+        balances[bet.account] -= bet.stake
+        accepted.append(
+            {
+                "bet_id": bet.bet_id,
+                "key": bet.key,
+                "account": bet.account,
+                "type": bet.bet_type,
+                "stake": bet.stake,
+            }
+        )
+        answers.append({"key": bet.key, "status": "placed", "bet_id": bet.bet_id})
+    for start in range(0, len(accepted), CHUNK):
+        d.emit(
+            "bets_placed",
+            {"round_id": rnd.round_id, "bets": accepted[start : start + CHUNK]},
+            rnd.round_id,
+        )
+    d.answer = {"round_id": rnd.round_id, "results": answers}
+
+
+def _close_betting(d: Decision, cmd: c.CloseBetting, now: datetime, actor: str) -> None:
+    _config(d.state)
+    rnd = d.state.round
+    if rnd is None or rnd.phase != "betting":
+        raise WrongPhase("no round is open for betting")
+    d.emit("betting_closed", {"round_id": rnd.round_id, "reason": cmd.reason}, rnd.round_id)
+    for card in d.state.carried:
+        _deal(d, card, source="carried", reader_seq=None)
+    _maybe_finish(d)
+    d.answer = {"round_id": rnd.round_id, "next_position": _next_position(d.state)}
+
+
+def _next_position(state: TableState) -> str | None:
+    rnd = state.round
+    if rnd is None or rnd.phase != "dealing":
+        return None
+    position = rnd.next_position()
+    return position.value if position else None
+
+
+# -- cards -------------------------------------------------------------------------------------
+def _deal(d: Decision, card: str, *, source: str, reader_seq: int | None) -> None:
+    rnd = d.state.round
+    assert rnd is not None
+    position = rnd.next_position()
+    d.emit(
+        "card_dealt",
+        {
+            "round_id": rnd.round_id,
+            "card": card,
+            "index": len(rnd.cards),
+            "position": position.value if position else None,
+            "source": source,
+            "reader_seq": reader_seq,
+        },
+        rnd.round_id,
+    )
+
+
+def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) -> None:
+    _config(d.state)
+    card = _card(cmd.card)
+    shoe = d.state.shoe
+    if shoe is None:
+        d.emit("card_set_aside", {"card": card, "reason": "no_shoe", "counted": False})
+        _incident(
+            d,
+            "card_without_shoe",
+            blocking=False,
+            actor=actor,
+            details={"card": card},
+            auto_resolution="card set aside: no shoe is in use",
+        )
+        return
+    if shoe.seen.get(card, 0) + 1 > shoe.decks:
+        d.emit("card_set_aside", {"card": card, "reason": "foreign_card", "counted": False})
+        _incident(
+            d,
+            "foreign_card",
+            blocking=True,
+            actor=actor,
+            details={"card": card, "copies_before": shoe.seen.get(card, 0), "decks": shoe.decks},
+        )
+        return
+    if not shoe.ready:
+        indicator = shoe.burn_remaining is None
+        payload: dict[str, Any] = {"card": card, "indicator": indicator, "shoe_no": shoe.shoe_no}
+        if indicator:
+            payload["burn_count"] = burn_value(card)
+        d.emit("card_burnt", payload)
+        return
+    if cmd.burn_mode:
+        d.emit("card_set_aside", {"card": card, "reason": "burn_mode"})
+        return
+    rnd = d.state.round
+    if rnd is not None and rnd.phase == "betting":
+        d.emit(
+            "card_set_aside",
+            {
+                "card": card,
+                "reason": "exposed_during_betting",
+                "exposed": True,
+                "round_id": rnd.round_id,
+            },
+            rnd.round_id,
+        )
+        exposed = d.state.round.exposed  # type: ignore[union-attr]
+        if exposed >= 2:
+            _incident(
+                d,
+                "cards_exposed",
+                blocking=False,
+                actor=actor,
+                details={"count": exposed, "last_card": card},
+                auto_resolution="rule 4: round void, every stake refunded; new shoe",
+            )
+            _void(d, "two or more cards exposed before betting closed", change_shoe=True)
+        else:
+            _incident(
+                d,
+                "card_exposed",
+                blocking=False,
+                actor=actor,
+                details={"card": card},
+                auto_resolution="card set aside (burnt); a second exposed card voids",
+            )
+        return
+    if rnd is not None and rnd.phase == "dealing":
+        _deal(d, card, source="reader", reader_seq=cmd.reader_seq)
+        _maybe_finish(d)
+        return
+    if shoe.cut_card_drawn:
+        d.emit("card_set_aside", {"card": card, "reason": "after_cut_card"})
+        return
+    d.emit("card_set_aside", {"card": card, "reason": "unneeded", "carry": True})
+    _incident(
+        d,
+        "unneeded_card",
+        blocking=False,
+        actor=actor,
+        details={"card": card},
+        auto_resolution="rule 3: set aside as the first card of the next round",
+    )
+
+
+def _cut_card(d: Decision, cmd: c.CutCard, now: datetime, actor: str) -> None:
+    _config(d.state)
+    shoe = d.state.shoe
+    if shoe is None:
+        _incident(
+            d,
+            "cut_card_without_shoe",
+            blocking=False,
+            actor=actor,
+            details={},
+            auto_resolution="ignored: no shoe in use",
+        )
+        return
+    if shoe.cut_card_drawn:
+        return
+    d.emit("cut_card_drawn", {"shoe_no": shoe.shoe_no})
+    rnd = d.state.round
+    if rnd is None or not rnd.active:
+        d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": "cut card"})
+
+
+def _reader_fault(d: Decision, cmd: c.ReaderFault, now: datetime, actor: str) -> None:
+    _config(d.state)
+    details = dict(cmd.details)
+    shoe = d.state.shoe
+    rnd = d.state.round
+    if cmd.kind == "offline":
+        d.emit("reader_status", {"online": False, "detail": details.get("reason", "")})
+    if cmd.kind == "unreadable" and shoe is not None and not shoe.ready:
+        # A burn card need not be read; an unreadable indicator is burnt too and the next
+        # card is shown as the indicator instead.
+        d.emit(
+            "card_burnt",
+            {"card": None, "indicator": False, "shoe_no": shoe.shoe_no, "unreadable": True},
+        )
+        return
+    if cmd.kind == "shoe_empty":
+        _incident(
+            d,
+            "shoe_empty",
+            blocking=bool(rnd and rnd.phase == "dealing"),
+            actor=actor,
+            details=details,
+        )
+        return
+    if rnd is not None and rnd.phase == "dealing":
+        details.setdefault("index", len(rnd.cards))
+    kind = {
+        "unreadable": "unreadable_card",
+        "missed_card_suspected": "possible_missed_card",
+        "offline": "reader_offline",
+        "alarm": "hardware_alarm",
+    }.get(cmd.kind, cmd.kind)
+    _incident(d, kind, blocking=True, actor=actor, details=details)
+
+
+def _reader_online(d: Decision, cmd: c.ReaderOnline, now: datetime, actor: str) -> None:
+    if not d.state.reader_online:
+        d.emit("reader_status", {"online": True, "detail": cmd.info})
+
+
+# -- incidents ---------------------------------------------------------------------------------
+def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str) -> None:
+    _config(d.state)
+    if cmd.kind not in RAISABLE:
+        raise BadResolution(f"unknown incident kind {cmd.kind!r}", known=sorted(RAISABLE))
+    blocking, procedure = RAISABLE[cmd.kind]
+    details = {**cmd.details, "procedure": procedure}
+    rnd = d.state.round
+    if cmd.kind == "cards_exposed":
+        count = details.get("count", 1)
+        if not isinstance(count, int) or count < 1:
+            raise BadResolution("cards_exposed needs a positive integer count")
+        if count >= 2:
+            incident = _incident(
+                d,
+                cmd.kind,
+                blocking=False,
+                actor=actor,
+                details=details,
+                auto_resolution="rule 4: round void, stakes refunded; new shoe",
+            )
+            if rnd is not None and rnd.active:
+                _void(d, "two or more cards exposed", change_shoe=True)
+            elif d.state.shoe is not None:
+                d.emit(
+                    "shoe_ended",
+                    {"shoe_no": d.state.shoe.shoe_no, "reason": "cards exposed: new shoe"},
+                )
+            d.answer = {"incident_id": incident, "procedure": "round voided; new shoe required"}
+            return
+    incident = _incident(d, cmd.kind, blocking=blocking, actor=actor, details=details)
+    if cmd.kind == "card_exposed_in_shoe" and rnd is not None and rnd.active:
+        _refund_insurance(d, "card exposed in the shoe (rule 5)")
+    d.answer = {"incident_id": incident, "blocking": blocking, "procedure": procedure}
+
+
+def _refund_insurance(d: Decision, reason: str) -> None:
+    config = _config(d.state)
+    rnd = d.state.round
+    assert rnd is not None
+    refunds = [
+        {
+            "bet_id": b.bet_id,
+            "account": b.account,
+            "type": b.bet_type,
+            "stake": b.stake,
+            "returned": b.stake,
+        }
+        for b in rnd.bets.values()
+        if b.bet_type in config.insurance_bet_types
+    ]
+    for start in range(0, len(refunds), CHUNK):
+        d.emit(
+            "bets_refunded",
+            {"round_id": rnd.round_id, "refunds": refunds[start : start + CHUNK], "reason": reason},
+            rnd.round_id,
+        )
+
+
+def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor: str) -> None:
+    _config(d.state)
+    incident = d.state.incidents.get(cmd.incident_id)
+    if incident is None:
+        raise UnknownIncident(f"no open incident {cmd.incident_id!r}")
+    if not cmd.note.strip():
+        raise BadResolution("a resolution needs a note saying what was done")
+    rnd = d.state.round
+    if cmd.entered or cmd.order is not None:
+        if rnd is None or rnd.phase != "dealing":
+            raise BadResolution("cards can be entered or re-ordered only while dealing")
+        cards = list(rnd.cards)
+        entered: list[str] = []
+        if cmd.order is not None:
+            order = [_card(x) for x in cmd.order]
+            tail = cards[len(cards) - len(order) :] if order else []
+            if not order or sorted(order) != sorted(tail):
+                raise BadResolution(
+                    "the new order must be a permutation of the last cards dealt",
+                    last_cards=cards[-len(order) :] if order else [],
+                )
+            cards[len(cards) - len(order) :] = order
+        shoe = d.state.shoe
+        assert shoe is not None
+        seen = dict(shoe.seen)
+        for item in sorted(cmd.entered, key=lambda e: e.index):
+            card = _card(item.card)
+            if not 0 <= item.index <= len(cards):
+                raise BadResolution(f"index {item.index} outside 0..{len(cards)}")
+            if seen.get(card, 0) + 1 > shoe.decks:
+                raise BadCard(f"{card}: the shoe holds only {shoe.decks} of it", card=card)
+            seen[card] = seen.get(card, 0) + 1
+            cards.insert(item.index, card)
+            entered.append(card)
+        d.emit(
+            "cards_rearranged",
+            {
+                "round_id": rnd.round_id,
+                "cards": cards,
+                "entered": entered,
+                "incident_id": cmd.incident_id,
+            },
+            rnd.round_id,
+        )
+    d.emit(
+        "incident_resolved",
+        {"incident_id": cmd.incident_id, "resolution": cmd.note, "resolved_by": actor},
+        incident.round_id,
+    )
+    missed = incident.kind in ("missed_scan", "possible_missed_card")
+    if missed and d.state.round is not None and d.state.round.active:
+        _refund_insurance(d, "missed scan (rule 6)")
+    _maybe_finish(d)
+    d.answer = {"incident_id": cmd.incident_id, "next_position": _next_position(d.state)}
+
+
+def _void_round(d: Decision, cmd: c.VoidRound, now: datetime, actor: str) -> None:
+    _config(d.state)
+    rnd = d.state.round
+    if rnd is None or not rnd.active:
+        raise WrongPhase("no round in progress to void")
+    if not cmd.reason.strip():
+        raise BadResolution("voiding a round needs a reason")
+    _void(d, cmd.reason, change_shoe=cmd.change_shoe)
+    d.answer = {"round_id": rnd.round_id, "voided": True}
+
+
+def _void(d: Decision, reason: str, *, change_shoe: bool) -> None:
+    rnd = d.state.round
+    assert rnd is not None
+    refunds = [
+        {
+            "bet_id": b.bet_id,
+            "account": b.account,
+            "type": b.bet_type,
+            "stake": b.stake,
+            "returned": b.stake,
+        }
+        for b in rnd.bets.values()
+    ]
+    for start in range(0, len(refunds), CHUNK):
+        d.emit(
+            "bets_refunded",
+            {"round_id": rnd.round_id, "refunds": refunds[start : start + CHUNK], "reason": reason},
+            rnd.round_id,
+        )
+    d.emit(
+        "round_voided",
+        {"round_id": rnd.round_id, "reason": reason, "refunded": len(refunds)},
+        rnd.round_id,
+    )
+    for incident in list(d.state.incidents.values()):
+        if incident.round_id == rnd.round_id:
+            d.emit(
+                "incident_resolved",
+                {
+                    "incident_id": incident.incident_id,
+                    "resolution": f"round voided: {reason}",
+                    "resolved_by": SYSTEM,
+                },
+                rnd.round_id,
+            )
+    shoe = d.state.shoe
+    if shoe is not None and (change_shoe or shoe.cut_card_drawn):
+        d.emit(
+            "shoe_ended", {"shoe_no": shoe.shoe_no, "reason": reason if change_shoe else "cut card"}
+        )
+
+
+# -- the end of a round ----------------------------------------------------------------------
+def _maybe_finish(d: Decision) -> None:
+    rnd = d.state.round
+    if rnd is None or rnd.phase != "dealing" or d.state.paused:
+        return
+    if rnd.complete_length() is None:
+        return
+    config = _config(d.state)
+    used, extra = split_round([parse_card(x) for x in rnd.cards])
+    if extra:
+        round_cards = [x.code for x in used]
+        for card in extra:
+            d.emit(
+                "card_set_aside",
+                {
+                    "card": card.code,
+                    "reason": "unneeded",
+                    "carry": True,
+                    "counted": False,
+                    "from_round": rnd.round_id,
+                    "round_cards": round_cards,
+                },
+                rnd.round_id,
+            )
+    result = outcome(used)
+    summary = {
+        **result.to_json(),
+        "natural": result.natural,
+        "player_pair": result.player_pair,
+        "banker_pair": result.banker_pair,
+        "cards": [x.code for x in used],
+    }
+    d.emit("round_result", {"round_id": rnd.round_id, "outcome": summary}, rnd.round_id)
+    results = []
+    staked = returned = 0
+    for bet in rnd.bets.values():
+        settled = settle_bet(bet.bet_type, bet.stake, result, config.paytable)
+        staked += bet.stake
+        returned += settled.returned
+        results.append(
+            {
+                "bet_id": bet.bet_id,
+                "account": bet.account,
+                "type": bet.bet_type,
+                "stake": bet.stake,
+                "result": settled.result,
+                "returned": settled.returned,
+            }
+        )
+    for start in range(0, len(results), CHUNK):
+        d.emit(
+            "bets_settled",
+            {"round_id": rnd.round_id, "results": results[start : start + CHUNK]},
+            rnd.round_id,
+        )
+    d.emit(
+        "round_settled",
+        {"round_id": rnd.round_id, "bets": len(results), "staked": staked, "returned": returned},
+        rnd.round_id,
+    )
+    shoe = d.state.shoe
+    if shoe is not None and shoe.cut_card_drawn:
+        d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": "cut card"})
+
+
+_HANDLERS: dict[type, Any] = {
+    c.OpenTable: _open_table,
+    c.InsertShoe: _insert_shoe,
+    c.ChangeShoe: _change_shoe,
+    c.OpenBetting: _open_betting,
+    c.CloseBetting: _close_betting,
+    c.PlaceBets: _place_bets,
+    c.CardScanned: _card_scanned,
+    c.CutCard: _cut_card,
+    c.ReaderFault: _reader_fault,
+    c.ReaderOnline: _reader_online,
+    c.RaiseIncident: _raise_incident,
+    c.ResolveIncident: _resolve_incident,
+    c.VoidRound: _void_round,
+}

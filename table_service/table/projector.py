@@ -1,0 +1,298 @@
+"""Read models from events, written in the same transaction as the events themselves.
+
+Core statements with executemany keep large batches (thousands of bets) cheap. Every
+money movement asserts what it expects (a bet still open, a balance sufficient), and the
+schema's constraints back that up, so a bug can abort a transaction but never pay twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.orm import Session
+
+from audit.store import StoredEvent
+from table_service.models import Account, BetRow, IncidentRow, LedgerEntry, RoundRow
+
+
+class ProjectionError(RuntimeError):
+    """The read models disagree with an event: the transaction must not commit."""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _move_money(session: Session, deltas: dict[str, int], seq: int) -> None:
+    """Apply balance changes; a debit that would go below zero aborts the transaction."""
+    for account, delta in deltas.items():
+        if delta == 0:
+            continue
+        result = session.execute(
+            update(Account)
+            .where(Account.account_id == account, Account.balance + delta >= 0)
+            .values(balance=Account.balance + delta, updated_seq=seq)
+        )
+        if result.rowcount != 1:
+            if delta > 0:
+                session.execute(
+                    insert(Account).values(account_id=account, balance=delta, updated_seq=seq)
+                )
+            else:
+                raise ProjectionError(f"account {account}: debit {delta} exceeds the balance")
+
+
+def balances(session: Session, accounts: Iterable[str]) -> dict[str, int]:
+    wanted = sorted(set(accounts))
+    found: dict[str, int] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        query = select(Account.account_id, Account.balance).where(Account.account_id.in_(chunk))
+        if session.get_bind().dialect.name == "postgresql":
+            query = query.with_for_update()
+        found.update(dict(session.execute(query).tuples().all()))
+    return found
+
+
+def project(session: Session, events: Iterable[StoredEvent]) -> None:
+    for event in events:
+        handler = _HANDLERS.get(event.type)
+        if handler is not None:
+            handler(session, event)
+
+
+def _betting_opened(session: Session, e: StoredEvent) -> None:
+    p = e.payload
+    shoe_no = int(p["round_id"].rsplit("-s", 1)[1].split("-g")[0])
+    session.execute(
+        insert(RoundRow).values(
+            round_id=p["round_id"],
+            table_id=e.table_id,
+            shoe_no=shoe_no,
+            game_number=p["game_number"],
+            phase="betting",
+            closes_at=p["closes_at"],
+            cards="[]",
+            opened_seq=e.seq,
+        )
+    )
+
+
+def _round_phase(phase: str, **extra: Any) -> Any:
+    def handler(session: Session, e: StoredEvent) -> None:
+        values: dict[str, Any] = {"phase": phase}
+        for column, key in extra.items():
+            values[column] = e.payload.get(key)
+        if phase in ("settled", "voided"):
+            values["closed_seq"] = e.seq
+        session.execute(
+            update(RoundRow).where(RoundRow.round_id == e.payload["round_id"]).values(**values)
+        )
+
+    return handler
+
+
+def _cards(session: Session, round_id: str) -> list[str]:
+    raw = session.scalar(select(RoundRow.cards).where(RoundRow.round_id == round_id))
+    return json.loads(raw) if raw else []
+
+
+def _card_dealt(session: Session, e: StoredEvent) -> None:
+    p = e.payload
+    cards = [*_cards(session, p["round_id"]), p["card"]]
+    session.execute(
+        update(RoundRow).where(RoundRow.round_id == p["round_id"]).values(cards=_dumps(cards))
+    )
+
+
+def _cards_rearranged(session: Session, e: StoredEvent) -> None:
+    p = e.payload
+    session.execute(
+        update(RoundRow).where(RoundRow.round_id == p["round_id"]).values(cards=_dumps(p["cards"]))
+    )
+
+
+def _card_set_aside(session: Session, e: StoredEvent) -> None:
+    p = e.payload
+    if p.get("from_round"):
+        session.execute(
+            update(RoundRow)
+            .where(RoundRow.round_id == p["from_round"])
+            .values(cards=_dumps(p["round_cards"]))
+        )
+
+
+def _round_result(session: Session, e: StoredEvent) -> None:
+    p = e.payload
+    session.execute(
+        update(RoundRow)
+        .where(RoundRow.round_id == p["round_id"])
+        .values(phase="result", outcome=_dumps(p["outcome"]))
+    )
+
+
+def _bets_placed(session: Session, e: StoredEvent) -> None:
+    bets = e.payload["bets"]
+    deltas: dict[str, int] = defaultdict(int)
+    for b in bets:
+        deltas[b["account"]] -= b["stake"]
+    _move_money(session, deltas, e.seq)
+    session.execute(
+        insert(BetRow),
+        [
+            {
+                "bet_id": b["bet_id"],
+                "idempotency_key": b["key"],
+                "table_id": e.table_id,
+                "round_id": e.payload["round_id"],
+                "account_id": b["account"],
+                "bet_type": b["type"],
+                "stake": b["stake"],
+                "status": "open",
+                "placed_seq": e.seq,
+            }
+            for b in bets
+        ],
+    )
+    session.execute(
+        insert(LedgerEntry),
+        [
+            {
+                "account_id": b["account"],
+                "amount": -b["stake"],
+                "kind": "stake",
+                "bet_id": b["bet_id"],
+                "seq": e.seq,
+            }
+            for b in bets
+        ],
+    )
+
+
+def _close_bets(key: str, status: str) -> Any:
+    def handler(session: Session, e: StoredEvent) -> None:
+        items = e.payload[key]
+        if not items:
+            return
+        bets = BetRow.__table__
+        result = session.connection().execute(  # Core executemany, not ORM bulk-by-PK
+            update(bets)
+            .where(bets.c.bet_id == bindparam("b_id"), bets.c.status == "open")
+            .values(
+                status=status,
+                result=bindparam("b_result"),
+                returned=bindparam("b_returned"),
+                closed_seq=e.seq,
+            ),
+            [
+                {
+                    "b_id": i["bet_id"],
+                    "b_result": i.get("result", "refunded"),
+                    "b_returned": i["returned"],
+                }
+                for i in items
+            ],
+        )
+        if result.rowcount not in (-1, len(items)):
+            raise ProjectionError(f"{len(items)} bets to close, {result.rowcount} were open")
+        deltas: dict[str, int] = defaultdict(int)
+        for i in items:
+            deltas[i["account"]] += i["returned"]
+        _move_money(session, deltas, e.seq)
+        session.execute(
+            insert(LedgerEntry),
+            [
+                {
+                    "account_id": i["account"],
+                    "amount": i["returned"],
+                    "kind": "return",
+                    "bet_id": i["bet_id"],
+                    "seq": e.seq,
+                }
+                for i in items
+            ],
+        )
+
+    return handler
+
+
+def _incident_raised(session: Session, e: StoredEvent) -> None:
+    p = e.payload
+    session.execute(
+        insert(IncidentRow).values(
+            incident_id=p["incident_id"],
+            table_id=e.table_id,
+            round_id=p.get("round_id"),
+            kind=p["kind"],
+            blocking=bool(p["blocking"]),
+            status="open",
+            details=_dumps(p.get("details", {})),
+            raised_by=p.get("raised_by") or e.actor,
+            raised_seq=e.seq,
+        )
+    )
+
+
+def _incident_resolved(session: Session, e: StoredEvent) -> None:
+    p = e.payload
+    session.execute(
+        update(IncidentRow)
+        .where(IncidentRow.incident_id == p["incident_id"])
+        .values(
+            status="resolved",
+            resolution=p["resolution"],
+            resolved_by=p.get("resolved_by") or e.actor,
+            resolved_seq=e.seq,
+        )
+    )
+
+
+def _account_credited(session: Session, e: StoredEvent) -> None:
+    p = e.payload
+    _move_money(session, {p["account"]: p["amount"]}, e.seq)
+    session.execute(
+        insert(LedgerEntry).values(
+            account_id=p["account"],
+            amount=p["amount"],
+            kind="credit",
+            reference=p["reference"],
+            seq=e.seq,
+        )
+    )
+
+
+def _account_debited(session: Session, e: StoredEvent) -> None:
+    p = e.payload
+    _move_money(session, {p["account"]: -p["amount"]}, e.seq)
+    session.execute(
+        insert(LedgerEntry).values(
+            account_id=p["account"],
+            amount=-p["amount"],
+            kind="debit",
+            reference=p["reference"],
+            seq=e.seq,
+        )
+    )
+
+
+_HANDLERS = {
+    "betting_opened": _betting_opened,
+    "betting_closed": _round_phase("dealing"),
+    "card_dealt": _card_dealt,
+    "cards_rearranged": _cards_rearranged,
+    "card_set_aside": _card_set_aside,
+    "round_result": _round_result,
+    "round_settled": _round_phase("settled"),
+    "round_voided": _round_phase("voided", void_reason="reason"),
+    "bets_placed": _bets_placed,
+    "bets_settled": _close_bets("results", "settled"),
+    "bets_refunded": _close_bets("refunds", "refunded"),
+    "incident_raised": _incident_raised,
+    "incident_resolved": _incident_resolved,
+    "account_credited": _account_credited,
+    "account_debited": _account_debited,
+}

@@ -1,0 +1,364 @@
+"""One table as a running service: one writer, a durable log, read models, timers, reader.
+
+Commands for a table are serialised by an asyncio lock and run in a worker thread (the
+database API is synchronous), so tables proceed side by side while no two commands ever
+race on one round. Each command is one database transaction: the global log lock, the
+inputs it needs (balances, idempotency keys), the decision, the events, the read models,
+commit. Only after the commit does the in-memory state move and anything get published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from audit.store import EventStore, NewEvent, StoredEvent
+from table_service.models import BetRow
+from table_service.runtime import Runtime
+from table_service.table import commands as c
+from table_service.table.config import TableConfig
+from table_service.table.decide import decide
+from table_service.table.errors import IdempotencyConflict, UnknownTable
+from table_service.table.projector import balances, project
+from table_service.table.state import TableState, fold
+
+log = structlog.get_logger(__name__)
+
+Clock = Callable[[], datetime]
+Listener = Callable[["TableService", list[StoredEvent]], None]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _parse_ts(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a command did: the caller's answer and the events it appended."""
+
+    answer: dict[str, Any]
+    events: list[StoredEvent]
+
+
+class TableService:
+    def __init__(
+        self,
+        runtime: Runtime,
+        config: TableConfig,
+        *,
+        clock: Clock = utc_now,
+        reader_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.config = config
+        self.table_id = config.table_id
+        self.clock = clock
+        self.state = TableState(self.table_id)
+        self.listeners: list[Listener] = []
+        self.reader: Any = None
+        self.reader_options = reader_options or {}
+        self._lock = asyncio.Lock()
+        self._close_task: asyncio.Task[None] | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def load(self) -> None:
+        """Rebuild the state from the log: the same fold after a crash as in any replay."""
+        with self.runtime.sessions() as session:
+            events = EventStore.read(session, table_id=self.table_id)
+        self.state = fold(TableState(self.table_id), ((e.type, e.payload, e.seq) for e in events))
+        log.info(
+            "table.loaded",
+            table_id=self.table_id,
+            events=len(events),
+            round=self.state.round.round_id if self.state.round else None,
+        )
+
+    async def start(self, *, with_reader: bool = True) -> None:
+        await asyncio.to_thread(self.load)
+        if self.state.config != self.config.snapshot():
+            rnd = self.state.round
+            if rnd is None or not rnd.active:
+                await self.execute(c.OpenTable(self.config), actor="system:config")
+            else:
+                log.warning(
+                    "table.config_deferred",
+                    table_id=self.table_id,
+                    reason="round in progress; the recorded configuration stays",
+                )
+        self._after_commit_effects(resync=True)
+        if with_reader and self.config.shoe is not None:
+            self._reader_task = asyncio.create_task(self._pump_reader())
+
+    async def stop(self) -> None:
+        for task in (self._close_task, self._reader_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        if self.reader is not None:
+            await self.reader.close()
+
+    # -- commands ----------------------------------------------------------------------------
+    async def execute(self, command: c.Command, *, actor: str) -> Outcome:
+        async with self._lock:
+            outcome = await asyncio.to_thread(self._execute_sync, command, actor)
+            if outcome.events:
+                self._after_commit_effects()
+                for listener in self.listeners:
+                    try:
+                        listener(self, outcome.events)
+                    except Exception:
+                        log.exception("table.listener_failed")
+            return outcome
+
+    def _execute_sync(self, command: c.Command, actor: str) -> Outcome:
+        structlog.contextvars.bind_contextvars(table_id=self.table_id)
+        store = self.runtime.store
+        with self.runtime.sessions.begin() as session:
+            store.lock(session)
+            plan: list[dict[str, Any] | None] = []
+            if isinstance(command, c.PlaceBets):
+                command, plan = self._prepare_bets(session, command, actor)
+            decision = decide(self.state, command, now=self.clock(), actor=actor)
+            stored = store.append(
+                session,
+                [
+                    NewEvent(self.table_id, d.type, actor, d.payload, d.round_id)
+                    for d in decision.drafts
+                ],
+            )
+            project(session, stored)
+        new_state = decision.state
+        if stored:
+            new_state = replace(new_state, last_seq=stored[-1].seq)
+        self.state = new_state
+        answer = decision.answer
+        if plan:
+            fresh = iter(answer.get("results", []))
+            results = [item or next(fresh) for item in plan]
+            for item in results:  # answer with the caller's own keys, not the scoped ones
+                item["key"] = item["key"].split("|", 1)[-1]
+            answer = {**answer, "results": results}
+        return Outcome(answer, stored)
+
+    def _prepare_bets(
+        self, session: Session, command: c.PlaceBets, actor: str
+    ) -> tuple[c.PlaceBets, list[dict[str, Any] | None]]:
+        """Namespace idempotency keys per operator; answer retries from the database.
+
+        Returns the fresh bets to decide on and, per requested bet in order, either the
+        answer already known (a retry or a conflict) or None (decided now).
+        """
+        scoped = [replace(b, key=f"{actor}|{b.key}") for b in command.bets]
+        keys = [b.key for b in scoped]
+        existing: dict[str, BetRow] = {}
+        for start in range(0, len(keys), 500):
+            rows = session.scalars(
+                select(BetRow).where(BetRow.idempotency_key.in_(keys[start : start + 500]))
+            )
+            existing.update({r.idempotency_key: r for r in rows})
+        fresh: list[c.BetRequest] = []
+        answers: list[dict[str, Any] | None] = []
+        seen: dict[str, c.BetRequest] = {}
+        for bet in scoped:
+            outer_key = bet.key.split("|", 1)[1]
+            row = existing.get(bet.key)
+            first = seen.get(bet.key)
+            if row is not None:
+                same = (row.account_id, row.bet_type, row.stake) == (
+                    bet.account,
+                    bet.bet_type,
+                    bet.stake,
+                )
+                answers.append(
+                    {
+                        "key": outer_key,
+                        "status": "duplicate",
+                        "bet_id": row.bet_id,
+                        "bet_status": row.status,
+                        "round_id": row.round_id,
+                    }
+                    if same
+                    else {
+                        "key": outer_key,
+                        "status": "refused",
+                        "error": IdempotencyConflict.code,
+                        "reason": "idempotency key reused for a different bet",
+                    }
+                )
+            elif first is not None:
+                same = (first.account, first.bet_type, first.stake) == (
+                    bet.account,
+                    bet.bet_type,
+                    bet.stake,
+                )
+                answers.append(
+                    {"key": outer_key, "status": "duplicate", "bet_id": first.bet_id}
+                    if same
+                    else {
+                        "key": outer_key,
+                        "status": "refused",
+                        "error": IdempotencyConflict.code,
+                        "reason": "idempotency key used twice in one request",
+                    }
+                )
+            else:
+                seen[bet.key] = bet
+                fresh.append(bet)
+                answers.append(None)
+        accounts = {b.account for b in fresh}
+        return c.PlaceBets(tuple(fresh), balances(session, accounts)), answers
+
+    # -- effects after a commit ---------------------------------------------------------------
+    def _after_commit_effects(self, *, resync: bool = False) -> None:
+        rnd = self.state.round
+        betting = rnd is not None and rnd.phase == "betting"
+        if betting and (self._close_task is None or self._close_task.done()):
+            self._close_task = asyncio.create_task(self._close_at(rnd.round_id, rnd.closes_at))
+        task = self._close_task
+        stale = not betting and task is not None and not task.done()
+        if stale and task is not asyncio.current_task():
+            task.cancel()  # type: ignore[union-attr]
+        if self.reader is not None:
+            want_locked = betting
+            if resync or self.reader.host_locked != want_locked:
+                task = asyncio.create_task(self._set_lock(want_locked))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+
+    async def _set_lock(self, locked: bool) -> None:
+        try:
+            if locked:
+                await self.reader.lock()
+            else:
+                await self.reader.unlock()
+        except Exception:
+            log.warning("table.shoe_lock_failed", locked=locked, exc_info=True)
+
+    async def _close_at(self, round_id: str, closes_at: str) -> None:
+        delay = (_parse_ts(closes_at) - self.clock()).total_seconds()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        rnd = self.state.round
+        if rnd is None or rnd.round_id != round_id or rnd.phase != "betting":
+            return
+        try:
+            await self.execute(c.CloseBetting("countdown"), actor="system:timer")
+        except Exception:
+            log.exception("table.auto_close_failed", round_id=round_id)
+
+    # -- the shoe reader ----------------------------------------------------------------------
+    async def _pump_reader(self) -> None:
+        from shoe_reader.serial_reader import open_reader
+
+        shoe = self.config.shoe
+        assert shoe is not None
+        reader_id = f"{self.table_id}-shoe"
+        while True:
+            try:
+                async with open_reader(
+                    shoe.port, shoe.dialect, reader_id, shoe.baud, **self.reader_options
+                ) as reader:
+                    self.reader = reader
+                    self._after_commit_effects(resync=True)
+                    async for event in reader.events():
+                        await self.on_reader_event(event, actor=f"reader:{reader_id}")
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("table.reader_failed", port=shoe.port)
+                await asyncio.sleep(1.0)
+
+    async def on_reader_event(self, event: Any, *, actor: str) -> Outcome | None:
+        command = reader_command(event)
+        if command is None:
+            log.info("table.reader_event", reader_event=event.event)
+            return None
+        started = time.perf_counter()
+        try:
+            outcome = await self.execute(command, actor=actor)
+        except Exception as exc:
+            log.warning("table.reader_command_refused", reader_event=event.event, error=str(exc))
+            return None
+        log.debug("table.reader_command", ms=round((time.perf_counter() - started) * 1000, 2))
+        return outcome
+
+
+def reader_command(event: Any) -> c.Command | None:
+    """Reader event → table command. Readers know nothing of games; this is where the
+    table decides what a reader's report means."""
+    kind = event.event
+    if kind == "card":
+        return c.CardScanned(event.card, event.seq)
+    if kind == "burn_card":
+        return c.CardScanned(event.card, event.seq, burn_mode=True)
+    if kind == "cut_card":
+        return c.CutCard()
+    if kind == "unreadable":
+        return c.ReaderFault("unreadable", {"reason": getattr(event, "reason", "")})
+    if kind == "missed_card_suspected":
+        return c.ReaderFault(
+            "missed_card_suspected",
+            {"expected_seq": event.expected_seq, "missing": event.missing, "seq": event.seq},
+        )
+    if kind == "offline":
+        return c.ReaderFault("offline", {"reason": event.reason})
+    if kind == "online":
+        return c.ReaderOnline(event.info)
+    if kind == "alarm":
+        return c.ReaderFault("alarm", {"code": event.code, "text": event.text})
+    if kind == "shoe_empty":
+        return c.ReaderFault("shoe_empty", {})
+    return None
+
+
+def new_bet_id() -> str:
+    return uuid.uuid4().hex
+
+
+class TableManager:
+    """All tables of this process, by id."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        configs: list[TableConfig],
+        *,
+        clock: Clock = utc_now,
+        reader_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.tables = {
+            cfg.table_id: TableService(runtime, cfg, clock=clock, reader_options=reader_options)
+            for cfg in configs
+        }
+
+    def get(self, table_id: str) -> TableService:
+        try:
+            return self.tables[table_id]
+        except KeyError:
+            raise UnknownTable(f"no table {table_id!r}", known=sorted(self.tables)) from None
+
+    async def start(self, *, with_readers: bool = True) -> None:
+        for table in self.tables.values():
+            await table.start(with_reader=with_readers)
+
+    async def stop(self) -> None:
+        for table in self.tables.values():
+            await table.stop()
