@@ -176,15 +176,29 @@ def audit_export(out: Path = typer.Option(..., help="Output file (JSON lines)"))
 def serve(
     host: str | None = typer.Option(None, help="Bind address (default from settings)"),
     port: int | None = typer.Option(None, help="Port (default from settings)"),
+    tables: Path | None = typer.Option(
+        None, "--tables", help="Table configuration TOML (default: LIVETABLE_TABLE_CONFIG)"
+    ),
 ) -> None:
-    """Run the API (migrating the database first)."""
+    """Run the table service and API on the configured tables and shoes (migrates first)."""
     import uvicorn
 
-    from table_service.api.app import create_app
+    from table_service.table.api import build_app
+    from table_service.table.config import ConfigError, load_tables
 
     runtime = _runtime(upgrade=True)
-    app = create_app(runtime)
     settings = runtime.settings
+    path = tables or settings.table_config
+    configs = []
+    if path is not None:
+        try:
+            configs = load_tables(path)
+        except ConfigError as exc:
+            err.print(f"[red]table configuration:[/red] {exc}")
+            raise typer.Exit(2) from exc
+    else:
+        err.print("no table configuration (--tables or LIVETABLE_TABLE_CONFIG): API only")
+    app = build_app(runtime, configs)
     uvicorn.run(app, host=host or settings.host, port=port or settings.port, log_config=None)
 
 
