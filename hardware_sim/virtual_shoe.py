@@ -6,7 +6,8 @@ shoe produces. It runs its own thread, so it works from synchronous and async co
 
 Behaviour of the `framed` shoe (specs/shoe-serial-protocol.md):
 
-* ``HLO`` with SEQ 000 whenever a host connects (opens the port) and after a reboot;
+* ``HLO`` with SEQ 000 whenever a host connects (opens the port: as soon as it sends its
+  first frame, or after ``HOST_SETTLE`` seconds) and after a reboot;
 * ``HBT`` every ``heartbeat`` seconds with ``L`` / ``U``, and at once on ``STA``, ``LCK``
   and ``ULK``;
 * one acknowledged frame (CRD / CUT / UNR / EMP) in flight at a time: it is retransmitted
@@ -56,6 +57,8 @@ log = structlog.get_logger(__name__)
 
 Dialect = Literal["framed", "ascii"]
 CUT = "CUT"
+HOST_SETTLE = 0.2
+"""Seconds after a host opens the port before the shoe talks, unless the host speaks first."""
 
 
 class ShoeError(Exception):
@@ -183,6 +186,7 @@ class VirtualShoe:
         self._next_line_fault = 0.0
         self._emptied = False
         self._last_sent: tuple[int, _Outgoing, bytes] | None = None
+        self._greet_at: float | None = None
         self.honours_lock = True
         """False makes a faulty shoe that deals while locked (the host must notice)."""
 
@@ -481,6 +485,8 @@ class VirtualShoe:
             candidates.append(self._next_hbt - now)
         if self.rate:
             candidates.append(self._next_auto_deal - now)
+        if self._greet_at is not None:
+            candidates.append(self._greet_at - now)
         return min(candidates)
 
     def _tick(self, now: float) -> None:
@@ -492,8 +498,11 @@ class VirtualShoe:
             self.jammed = False
             self._unjam_at = None
         self._check_host(now)
+        awake = now >= self._quiet_until and not self._rebooting
         if self._host_up:
             data = self._link.read()
+            if data and self._greet_at is not None and awake:
+                self._greet(now)  # the host spoke: it is past its port set-up, say HLO
             if data:
                 self._on_host_bytes(data, now)
         if now < self._quiet_until:
@@ -501,8 +510,12 @@ class VirtualShoe:
         if self._rebooting:
             self._rebooting = False
             self._seq = 0
-            if self._host_up:
+            if self._host_up and self._greet_at is None:
                 self._hello(now)
+        if self._greet_at is not None:
+            if now < self._greet_at:
+                return
+            self._greet(now)
         if self.rate and now >= self._next_auto_deal and self._host_up:
             self._auto_deal(now)  # the dealer waits for the reader to be there
         if self._host_up:
@@ -517,11 +530,17 @@ class VirtualShoe:
             self.hosts_connected += 1
             self._host_parser.reset()
             log.info("host connected", device=self.device_path)
-            if now >= self._quiet_until and not self._rebooting:
-                self._hello(now)
+            # Not at once: a host flushes its input while it sets the port up (pyserial
+            # does), which would swallow the HLO. Greet when it first speaks, or soon.
+            self._greet_at = now + HOST_SETTLE
         else:
             log.info("host disconnected", device=self.device_path)
+            self._greet_at = None
             self._requeue_in_flight()
+
+    def _greet(self, now: float) -> None:
+        self._greet_at = None
+        self._hello(now)
 
     def _hello(self, now: float) -> None:
         """HLO: SEQ restarts at 000; whatever was unacknowledged goes again after it."""

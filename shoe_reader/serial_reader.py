@@ -245,7 +245,12 @@ class ShoeReader:
             with self._lock:
                 self._port = port
                 self._emit(self.session.connection_made(Stamp.now()))
-            had_traffic, reason = self._pump(port)
+                # Ask for a heartbeat at once: a live shoe proves itself without waiting.
+                hello = self.session.host_frame("STA") if self.dialect == "framed" else b""
+            if hello and not self._write(port, hello):
+                had_traffic, reason = False, "device lost: write failed"
+            else:
+                had_traffic, reason = self._pump(port)
             with self._lock:
                 self._port = None
                 with contextlib.suppress(Exception):
