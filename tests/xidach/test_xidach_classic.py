@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from table_service.rules.cards import parse_card
 from table_service.rules.xidach.actions import BANKER, Check, Deal, HandRef, Hit, Stand
-from table_service.rules.xidach.engine import apply, awaiting, legal_actions
+from table_service.rules.xidach.engine import apply, awaiting, legal_actions, new_round
 from table_service.rules.xidach.errors import (
     ActionNotAllowedError,
     CheckNotAllowedError,
@@ -17,8 +18,8 @@ from table_service.rules.xidach.errors import (
     HitOn21Error,
     NotYourTurnError,
 )
-from table_service.rules.xidach.profile import load_profile, load_profile_file
-from table_service.rules.xidach.state import Phase
+from table_service.rules.xidach.profile import load_profile, load_profile_file, profile_from_dict
+from table_service.rules.xidach.state import Phase, SeatBet
 
 CLASSIC = load_profile("classic")
 P1, P2 = HandRef(1), HandRef(2)
@@ -197,3 +198,24 @@ def test_wins_pay_1x_and_naturals_1_5x(play):
         [1000, 1000],
     )
     assert [h["returned"] for h in out["hands"]] == [2500, 2000]
+
+
+def test_the_banker_is_refused_a_hit_on_21_too(dealt):
+    state = apply(dealt("classic", ["TS", "AC", "9H", "5D"]), Stand(P1))  # banker A+5
+    state = apply(apply(state, Hit(BANKER)), Deal(parse_card("6C")))  # Ace as 10: 21
+    assert state.banker.value(CLASSIC).total == 21
+    with pytest.raises(HitOn21Error):
+        apply(state, Hit(BANKER))
+    assert apply(state, Stand(BANKER)).phase is Phase.SETTLED
+
+
+def test_a_profile_may_forbid_drawing_after_a_check(dealt):
+    data = tomllib.loads(Path("table_service/rules/xidach/profiles/classic.toml").read_text())
+    data["banker"]["draw_after_check"] = False
+    strict = profile_from_dict(data)
+    state = new_round(strict, [SeatBet(1, 100), SeatBet(2, 100)])
+    for code in ["TS", "9D", "TC", "7H", "8S", "5D"]:
+        state = apply(state, Deal(parse_card(code)))
+    state = apply(apply(apply(state, Stand(P1)), Stand(P2)), Check(1))
+    with pytest.raises(ActionNotAllowedError):
+        apply(state, Hit(BANKER))

@@ -366,6 +366,9 @@ def _banker_decision(state: RoundState, action: Action) -> RoundState:
         case Hit():
             rules = profile.banker
             _check_may_hit(len(state.banker.cards), value.total, profile, rules.must_stand_from)
+            checked = any(h.result and h.result.basis is Basis.CHECK for h in state.hands)
+            if checked and not rules.draw_after_check:
+                raise ActionNotAllowedError(f"profile {profile.name}: no draw after a check")
             return replace(state, queue=(Target(None, 0, True),))
         case Stand():
             if value.total < profile.banker.must_draw_below:
@@ -449,7 +452,8 @@ def _progress(state: RoundState) -> RoundState:
                 banker = replace(state.banker, revealed=True)
                 state = replace(state, phase=Phase.BANKER, turn=None, banker=banker)
                 continue
-            state = replace(state, turn=turn)
+            if turn != state.turn:
+                state = replace(state, turn=turn)
             hand = state.hands[turn]
             if not hand.auto:
                 return state
@@ -492,7 +496,7 @@ def _banker_progress(state: RoundState) -> RoundState:
         return replace(state, phase=Phase.SETTLED)
     value = state.banker.value(profile)
     rules = profile.banker
-    if not _may_hit(len(state.banker.cards), value.total, profile, 22) or value.is_natural:
+    if value.kind is Kind.QUAC or len(state.banker.cards) >= profile.max_cards or value.is_natural:
         return _showdown(state, Basis.SHOWDOWN)  # bust, five cards or a natural: all show
     if state.banker.auto:
         if value.total < rules.auto_stand_at and _may_hit(
