@@ -1,0 +1,111 @@
+"""`livetable shoe sim` and `livetable shoe read` as separate processes, as a technician
+runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from shoe_reader.events import EVENT_TYPES
+
+pytestmark = pytest.mark.timeout(60)
+
+LIVETABLE = [sys.executable, "-m", "table_service.cli", "shoe"]
+SHOE = [sys.executable, "-c", "from shoe_reader.cli import app; app()"]  # faster start-up
+
+
+def first_line(proc: subprocess.Popen[str], timeout: float = 15.0) -> str:
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "the simulator printed no device path"
+    return proc.stdout.readline().strip()
+
+
+@pytest.fixture
+def sim_factory() -> Iterator:  # type: ignore[type-arg]
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> tuple[subprocess.Popen[str], str]:
+        proc = subprocess.Popen(
+            [*SHOE, "sim", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        procs.append(proc)
+        return proc, first_line(proc)
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(5)
+
+
+def read_events(path: str, *args: str) -> list[dict]:  # type: ignore[type-arg]
+    out = subprocess.run(
+        [*LIVETABLE, "read", "--port", path, "--duration", "20", *args],  # the real entry point
+        capture_output=True,
+        text=True,
+        timeout=40,
+        check=True,
+    )
+    return [json.loads(line) for line in out.stdout.splitlines()]
+
+
+def test_framed_sim_and_read(sim_factory) -> None:  # type: ignore[no-untyped-def]
+    proc, path = sim_factory("--dialect", "framed", "--seed", "4", "--rate", "20")
+    assert os.path.realpath(path).startswith("/dev/pts/")
+    events = read_events(path, "--dialect", "framed", "--count", "6")
+    assert [e["event"] for e in events] == ["online"] + ["card"] * 5
+    assert events[0]["info"] == "LTSIM;1.0;SIM0001"
+    for e in events[1:]:
+        assert len(e["card"]) == 2 and e["reader_id"] == "shoe"
+        assert e["raw"] and e["utc"].endswith("+00:00")
+    seqs = [e["seq"] for e in events[1:]]
+    assert seqs == sorted(seqs) and len(set(seqs)) == 5 and seqs[0] >= 1
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(10) == 0
+    assert not os.path.lexists(path)
+
+
+def test_ascii_sim_driven_from_stdin(sim_factory) -> None:  # type: ignore[no-untyped-def]
+    proc, path = sim_factory("--dialect", "ascii", "--seed", "1")
+    reader = subprocess.Popen(
+        [*SHOE, "read", "--port", path, "--dialect", "ascii", "--count", "5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert json.loads(first_line(reader))["event"] == "online"
+        assert proc.stdin is not None
+        proc.stdin.write("deal 2\nburn on\ndeal\nwarn 3\n")
+        proc.stdin.flush()
+        out, _ = reader.communicate(timeout=20)
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [e["event"] for e in events] == ["card", "card", "burn_card", "warning"]
+    assert events[3]["code"] == "W0x03"
+    assert all(e["event"] in EVENT_TYPES for e in events)
+    proc.stdin.write("quit\n")
+    proc.stdin.flush()
+    assert proc.wait(10) == 0
+
+
+def test_bad_fault_spec_is_refused() -> None:
+    out = subprocess.run(
+        [*SHOE, "sim", "--faults", "flood=0.5"], capture_output=True, text=True, timeout=30
+    )
+    assert out.returncode == 2
+    assert "unknown fault" in out.stderr
