@@ -11,11 +11,15 @@ When the device disappears (USB unplugged, pseudo-terminal closed, socket droppe
 (``reconnect_initial`` doubling up to ``reconnect_max``; back to the start once a
 connection carried valid traffic again).
 
-Lock state: :meth:`lock` / :meth:`unlock` record what the host wants and send it when
-connected; after every (re)connection that brings a shoe online (e.g. a HLO after a
-reboot, which makes the shoe forget LCK) the reader sends it again. A card read while the
-host believes the shoe locked is still delivered, preceded by a
-``HardwareWarning(code="card_while_locked")``; the table service decides what to do.
+Closing the reader emits a last :class:`ReaderOffline` (reason ``reader closed``) if the
+shoe was online, then ends :meth:`ShoeReader.events`.
+
+Commands return whether the frame went on the wire now; none of them raises because
+the shoe is away. :meth:`ShoeReader.lock` / :meth:`ShoeReader.unlock` record what the
+host wants and send it when connected; after every (re)connection that brings a shoe
+online (e.g. a HLO after a reboot, which makes the shoe forget LCK) the reader sends it
+again. A card read while the host believes the shoe locked is still delivered, preceded
+by a ``HardwareWarning(code="card_while_locked")``; the table service decides what to do.
 """
 
 from __future__ import annotations
@@ -48,10 +52,6 @@ class UnknownDialectError(ReaderError, ValueError):
     def __init__(self, dialect: str) -> None:
         super().__init__(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
         self.dialect = dialect
-
-
-class ReaderNotConnectedError(ReaderError):
-    """A command that only makes sense with the port open (STA) was asked while it is not."""
 
 
 class ReaderClosedError(ReaderError):
@@ -186,9 +186,11 @@ class ShoeReader:
         return await self._command("ULK")
 
     async def request_status(self) -> bool:
-        """STA: ask for an immediate heartbeat (and so a fresh :attr:`locked`)."""
-        if self.dialect == "framed" and self._port is None:
-            raise ReaderNotConnectedError(f"{self.url} is not open; STA cannot be sent")
+        """STA: ask for an immediate heartbeat (and so a fresh :attr:`locked`). Returns
+        False when the port is not open (the reader sends STA itself on every connection)."""
+        if self._port is None:
+            log.info("shoe not connected; STA not sent", url=self.url)
+            return False
         return await self._command("STA")
 
     async def _command(self, frame_type: str) -> bool:
