@@ -11,7 +11,6 @@ waits either for a card (``next_card_target``) or for a decision (``awaiting``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from table_service.rules.cards import Card
 from table_service.rules.xidach.actions import (
@@ -61,6 +60,7 @@ from table_service.rules.xidach.state import (
     SeatBet,
     TableLimits,
     Target,
+    evolve,
 )
 
 # ---------------------------------------------------------------------------- setup
@@ -259,23 +259,23 @@ def _deal(state: RoundState, card: Card) -> RoundState:
     target, queue = state.queue[0], state.queue[1:]
     dealt = (*state.dealt, card)
     if target.is_banker:
-        banker = replace(state.banker, cards=(*state.banker.cards, card))
-        return replace(state, banker=banker, queue=queue, dealt=dealt)
+        banker = evolve(state.banker, cards=(*state.banker.cards, card))
+        return evolve(state, banker=banker, queue=queue, dealt=dealt)
     index = _hand_index(state, HandRef(target.seat or 0, target.hand))
     hand = state.hands[index]
-    hand = replace(hand, cards=(*hand.cards, card))
+    hand = evolve(hand, cards=(*hand.cards, card))
     profile = state.profile
     if (
         hand.result is None
         and profile.punter.bust_loses_at_once
         and hand.value(profile).kind is Kind.QUAC
     ):
-        hand = replace(hand, result=HandResult(Result.LOSE, 0, Basis.BUST, None))
+        hand = evolve(hand, result=HandResult(Result.LOSE, 0, Basis.BUST, None))
     hands = _put(state.hands, index, hand)
     turn = state.turn
     if state.phase is Phase.PUNTERS and profile.turn_style == "rounds" and not queue:
         turn = _next_open(hands, profile, index + 1)  # one card per turn, then pass on
-    return replace(state, hands=hands, queue=queue, dealt=dealt, turn=turn)
+    return evolve(state, hands=hands, queue=queue, dealt=dealt, turn=turn)
 
 
 def _punter_timeout(state: RoundState, ref: HandRef) -> RoundState:
@@ -285,7 +285,7 @@ def _punter_timeout(state: RoundState, ref: HandRef) -> RoundState:
     hand = state.hands[index]
     if hand_done(hand, state.profile):
         raise ActionNotAllowedError(f"{ref} is already complete")
-    return replace(state, hands=_put(state.hands, index, replace(hand, auto=True)))
+    return evolve(state, hands=_put(state.hands, index, evolve(hand, auto=True)))
 
 
 def _punter_decision(state: RoundState, action: Action) -> RoundState:
@@ -306,30 +306,30 @@ def _punter_decision(state: RoundState, action: Action) -> RoundState:
     match action:
         case Hit():
             _check_may_hit(len(hand.cards), total, profile, profile.punter.must_stand_from)
-            return replace(state, queue=(Target(ref.seat, ref.hand, True),))
+            return evolve(state, queue=(Target(ref.seat, ref.hand, True),))
         case Stand():
             if total < profile.punter.must_draw_below:
                 raise ForcedDrawError(
                     f"{ref} has {total}: a punter may stand only at "
                     f"{profile.punter.must_draw_below} or more"
                 )
-            hands = _put(state.hands, index, replace(hand, stood=True))
+            hands = _put(state.hands, index, evolve(hand, stood=True))
             turn = _next_open(hands, profile, index + 1)
-            return replace(state, hands=hands, turn=turn)
+            return evolve(state, hands=hands, turn=turn)
         case Double():
             if len(hand.cards) != 2:
                 raise ActionNotAllowedError(f"{ref}: double only on the first two cards")
             _check_may_hit(len(hand.cards), total, profile, profile.punter.must_stand_from)
-            hand = replace(hand, doubled=True, stake=hand.stake * 2)
+            hand = evolve(hand, doubled=True, stake=hand.stake * 2)
             hands = _put(state.hands, index, hand)
-            return replace(state, hands=hands, queue=(Target(ref.seat, ref.hand, True),))
+            return evolve(state, hands=hands, queue=(Target(ref.seat, ref.hand, True),))
         case Split():
             return _split(state, index, hand)
         case Surrender():
             if len(hand.cards) != 2 or hand.from_split:
                 raise ActionNotAllowedError(f"{ref}: surrender only on the first two dealt cards")
             result = HandResult(Result.HALF_REFUND, hand.stake // 2, Basis.SURRENDER, None)
-            return replace(state, hands=_put(state.hands, index, replace(hand, result=result)))
+            return evolve(state, hands=_put(state.hands, index, evolve(hand, result=result)))
     raise ActionNotAllowedError(f"not a punter action: {action!r}")
 
 
@@ -342,10 +342,10 @@ def _split(state: RoundState, index: int, hand: Hand) -> RoundState:
     left = Hand(hand.seat, 1, hand.cards[:1], hand.stake, from_split=True)
     right = Hand(hand.seat, 2, hand.cards[1:], hand.stake, from_split=True)
     hands = (*state.hands[:index], left, right, *state.hands[index + 1 :])
-    seats = tuple(replace(s, has_split=True) if s.seat == hand.seat else s for s in state.seats)
+    seats = tuple(evolve(s, has_split=True) if s.seat == hand.seat else s for s in state.seats)
     # one more card to each hand, left then right; the left hand is then played first
     queue = (Target(hand.seat, 1, True), Target(hand.seat, 2, True))
-    return replace(state, hands=hands, seats=seats, queue=queue, turn=index)
+    return evolve(state, hands=hands, seats=seats, queue=queue, turn=index)
 
 
 def _check_may_hit(n_cards: int, total: int, profile: Profile, must_stand_from: int) -> None:
@@ -369,7 +369,7 @@ def _banker_decision(state: RoundState, action: Action) -> RoundState:
             checked = any(h.result and h.result.basis is Basis.CHECK for h in state.hands)
             if checked and not rules.draw_after_check:
                 raise ActionNotAllowedError(f"profile {profile.name}: no draw after a check")
-            return replace(state, queue=(Target(None, 0, True),))
+            return evolve(state, queue=(Target(None, 0, True),))
         case Stand():
             if value.total < profile.banker.must_draw_below:
                 raise ForcedDrawError(
@@ -392,7 +392,7 @@ def _banker_decision(state: RoundState, action: Action) -> RoundState:
                 raise ActionNotAllowedError(f"seat {seat} is already settled")
             return _settle_where(state, lambda h: h.seat == seat, value, Basis.CHECK)
         case NoDecision():
-            return replace(state, banker=replace(state.banker, auto=True))
+            return evolve(state, banker=evolve(state.banker, auto=True))
     raise ActionNotAllowedError(f"not a banker action: {action!r}")
 
 
@@ -401,28 +401,28 @@ def _leave(state: RoundState, who: int | str) -> RoundState:
         if not state.banker.seated:
             raise ActionNotAllowedError("the house banker does not leave the table")
         if state.phase is Phase.BANKER:  # already revealed: the system plays the hand out
-            return replace(state, banker=replace(state.banker, left=True, auto=True))
-        banker = replace(state.banker, left=True)
+            return evolve(state, banker=evolve(state.banker, left=True, auto=True))
+        banker = evolve(state.banker, left=True)
         hands = tuple(
-            replace(h, result=HandResult(Result.WIN, h.stake * 2, Basis.BANKER_LEFT, None))
+            evolve(h, result=HandResult(Result.WIN, h.stake * 2, Basis.BANKER_LEFT, None))
             if h.result is None
             else h
             for h in state.hands
         )
-        return replace(state, banker=banker, hands=hands, queue=(), phase=Phase.SETTLED)
+        return evolve(state, banker=banker, hands=hands, queue=(), phase=Phase.SETTLED)
     if not isinstance(who, int):
         raise UnknownSeatError(f"who leaves: a seat number or 'banker', got {who!r}")
     seat = state.seat(who)
     if seat.left:
         raise ActionNotAllowedError(f"seat {who} has already left")
-    seats = tuple(replace(s, left=True) if s.seat == who else s for s in state.seats)
+    seats = tuple(evolve(s, left=True) if s.seat == who else s for s in state.seats)
     if state.phase is Phase.BANKER:  # after the reveal the hands stand as they are
-        return replace(state, seats=seats)
+        return evolve(state, seats=seats)
     lost = HandResult(Result.LOSE, 0, Basis.LEFT, None)
     hands = tuple(
-        replace(h, result=lost) if h.seat == who and h.result is None else h for h in state.hands
+        evolve(h, result=lost) if h.seat == who and h.result is None else h for h in state.hands
     )
-    return replace(state, seats=seats, hands=hands)
+    return evolve(state, seats=seats, hands=hands)
 
 
 def _hide(state: RoundState, number: int) -> RoundState:
@@ -431,8 +431,8 @@ def _hide(state: RoundState, number: int) -> RoundState:
     seat = state.seat(number)
     if seat.hidden:
         raise ActionNotAllowedError(f"seat {number} is already hidden")
-    seats = tuple(replace(s, hidden=True) if s.seat == number else s for s in state.seats)
-    return replace(state, seats=seats)
+    seats = tuple(evolve(s, hidden=True) if s.seat == number else s for s in state.seats)
+    return evolve(state, seats=seats)
 
 
 # ---------------------------------------------------------------------------- progress
@@ -449,11 +449,11 @@ def _progress(state: RoundState) -> RoundState:
             if turn is None or hand_done(state.hands[turn], profile):
                 turn = _next_open(state.hands, profile, 0 if turn is None else turn + 1)
             if turn is None:
-                banker = replace(state.banker, revealed=True)
-                state = replace(state, phase=Phase.BANKER, turn=None, banker=banker)
+                banker = evolve(state.banker, revealed=True)
+                state = evolve(state, phase=Phase.BANKER, turn=None, banker=banker)
                 continue
             if turn != state.turn:
-                state = replace(state, turn=turn)
+                state = evolve(state, turn=turn)
             hand = state.hands[turn]
             if not hand.auto:
                 return state
@@ -469,13 +469,13 @@ def _after_deal(state: RoundState) -> RoundState:
     profile = state.profile
     banker_value = state.banker.value(profile)
     if is_pair_natural(state.banker.cards) and profile.banker.natural_ends_round:
-        state = replace(state, banker=replace(state.banker, revealed=True))
+        state = evolve(state, banker=evolve(state.banker, revealed=True))
         return _showdown(state, Basis.BANKER_NATURAL)
     if profile.punter.natural_settles_at_once:
         state = _settle_where(
             state, lambda h: h.value(profile).is_natural, banker_value, Basis.NATURAL
         )
-    return replace(state, phase=Phase.PUNTERS, turn=None)
+    return evolve(state, phase=Phase.PUNTERS, turn=None)
 
 
 def _auto_punter(state: RoundState, index: int, hand: Hand) -> RoundState:
@@ -485,15 +485,15 @@ def _auto_punter(state: RoundState, index: int, hand: Hand) -> RoundState:
     if total < profile.punter.auto_stand_at and _may_hit(
         len(hand.cards), total, profile, profile.punter.must_stand_from
     ):
-        return replace(state, queue=(Target(hand.seat, hand.index, True),))
-    hands = _put(state.hands, index, replace(hand, stood=True))
-    return replace(state, hands=hands, turn=_next_open(hands, profile, index + 1))
+        return evolve(state, queue=(Target(hand.seat, hand.index, True),))
+    hands = _put(state.hands, index, evolve(hand, stood=True))
+    return evolve(state, hands=hands, turn=_next_open(hands, profile, index + 1))
 
 
 def _banker_progress(state: RoundState) -> RoundState:
     profile = state.profile
     if all(h.result is not None for h in state.hands):
-        return replace(state, phase=Phase.SETTLED)
+        return evolve(state, phase=Phase.SETTLED)
     value = state.banker.value(profile)
     rules = profile.banker
     if value.kind is Kind.QUAC or len(state.banker.cards) >= profile.max_cards or value.is_natural:
@@ -502,7 +502,7 @@ def _banker_progress(state: RoundState) -> RoundState:
         if value.total < rules.auto_stand_at and _may_hit(
             len(state.banker.cards), value.total, profile, rules.must_stand_from
         ):
-            return replace(state, queue=(Target(None, 0, True),))
+            return evolve(state, queue=(Target(None, 0, True),))
         return _showdown(state, Basis.SHOWDOWN)
     return state
 
@@ -538,22 +538,24 @@ def payout(stake: int, value: HandValue, result: Result, profile: Profile) -> in
 def _showdown(state: RoundState, basis: Basis) -> RoundState:
     value = state.banker.value(state.profile)
     state = _settle_where(state, lambda h: True, value, basis)
-    return replace(state, phase=Phase.SETTLED, queue=())
+    return evolve(state, phase=Phase.SETTLED, queue=())
 
 
 def _settle_where(
     state: RoundState, which: Callable[[Hand], bool], banker_value: HandValue, basis: Basis
 ) -> RoundState:
     profile = state.profile
+    if not any(h.result is None and which(h) for h in state.hands):
+        return state
     hands = []
     for h in state.hands:
         if h.result is None and which(h):
             value = h.value(profile)
             result = Result(compare(value, banker_value, profile).value)
             returned = payout(h.stake, value, result, profile)
-            h = replace(h, result=HandResult(result, returned, basis, banker_value))
+            h = evolve(h, result=HandResult(result, returned, basis, banker_value))
         hands.append(h)
-    return replace(state, hands=tuple(hands))
+    return evolve(state, hands=tuple(hands))
 
 
 # ---------------------------------------------------------------------------- helpers

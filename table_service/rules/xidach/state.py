@@ -8,12 +8,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any, TypeVar
 
 from table_service.rules.cards import Card
 from table_service.rules.xidach.actions import HandRef
 from table_service.rules.xidach.errors import UnknownSeatError
 from table_service.rules.xidach.hands import HandValue, classify
 from table_service.rules.xidach.profile import Profile
+
+_T = TypeVar("_T")
+_new = object.__new__
+_set = object.__setattr__
+
+
+def evolve(obj: _T, **changes: Any) -> _T:
+    """A copy of a frozen slots dataclass with ``changes`` applied.
+
+    ``dataclasses.replace`` re-runs the generated ``__init__`` through keyword
+    arguments; the engine evolves a state a dozen times per card, and the simulated
+    house edge plays hundreds of thousands of rounds, so this copies the slots directly
+    (an unknown field still raises ``AttributeError``).
+    """
+    cls = type(obj)
+    new = _new(cls)
+    for name in cls.__slots__:  # type: ignore[attr-defined]
+        _set(new, name, getattr(obj, name))
+    for name, value in changes.items():  # slots only: an unknown name raises AttributeError
+        _set(new, name, value)
+    return new
 
 
 class Phase(StrEnum):
