@@ -84,14 +84,23 @@ def _card(code: str) -> str:
         raise BadCard(str(exc), card=code) from exc
 
 
-def _config(state: TableState, cache: dict[int, TableConfig] = {}) -> TableConfig:  # noqa: B006
+_CONFIG_CACHE: list[tuple[Mapping[str, Any], TableConfig]] = []
+
+
+def _config(state: TableState) -> TableConfig:
+    """The parsed configuration recorded in the state (parsed once per recorded snapshot).
+
+    The cache holds the snapshot itself, so an identity match can never be a recycled id.
+    """
     if state.config is None:
         raise TableNotOpen(f"table {state.table_id} is not open")
-    key = id(state.config)
-    if key not in cache:
-        cache.clear()
-        cache[key] = TableConfig.from_snapshot(dict(state.config))
-    return cache[key]
+    for snapshot, config in _CONFIG_CACHE:
+        if snapshot is state.config:
+            return config
+    config = TableConfig.from_snapshot(dict(state.config))
+    _CONFIG_CACHE.insert(0, (state.config, config))
+    del _CONFIG_CACHE[16:]
+    return config
 
 
 def _incident(

@@ -54,7 +54,7 @@ def balances(session: Session, accounts: Iterable[str]) -> dict[str, int]:
         query = select(Account.account_id, Account.balance).where(Account.account_id.in_(chunk))
         if session.get_bind().dialect.name == "postgresql":
             query = query.with_for_update()
-        found.update(dict(session.execute(query).tuples().all()))
+        found.update({account: balance for account, balance in session.execute(query)})
     return found
 
 
