@@ -23,9 +23,13 @@ from table_service.rules.xidach.engine import apply, awaiting, new_round, next_c
 from table_service.rules.xidach.errors import (
     ActionNotAllowedError,
     BankrollError,
+    CardAwaitedError,
     ForcedDrawError,
     ForcedStandError,
+    NoCardAwaitedError,
+    NotACardError,
     NotYourTurnError,
+    RoundOverError,
     RoundSetupError,
 )
 from table_service.rules.xidach.profile import load_profile
@@ -393,3 +397,18 @@ def test_surrender_only_as_the_first_decision(dealt):
     state = apply(apply(state, Hit(P1)), Deal(parse_card("2C")))
     with pytest.raises(ActionNotAllowedError):
         apply(state, Surrender(P1))
+
+
+def test_refusals_are_typed_and_leave_the_state_unchanged(dealt):
+    state = dealt("room", ["TS", "TC", "9H"])
+    with pytest.raises(NotACardError):
+        apply(state, Deal("7D"))  # type: ignore[arg-type]
+    with pytest.raises(CardAwaitedError):
+        apply(state, Stand(P1))
+    full = apply(state, Deal(parse_card("7D")))
+    with pytest.raises(NoCardAwaitedError):
+        apply(full, Deal(parse_card("2D")))
+    assert full.dealt == tuple(parse_card(c) for c in ["TS", "TC", "9H", "7D"])
+    done = apply(apply(full, Stand(P1)), Stand(BANKER))
+    with pytest.raises(RoundOverError):
+        apply(done, Hit(BANKER))

@@ -40,6 +40,7 @@ from table_service.rules.xidach.errors import (
     HitOn21Error,
     MaxCardsError,
     NoCardAwaitedError,
+    NotACardError,
     NotYourTurnError,
     RoundOverError,
     RoundSetupError,
@@ -249,6 +250,8 @@ def apply(state: RoundState, action: Action) -> RoundState:
 
 
 def _deal(state: RoundState, card: Card) -> RoundState:
+    if not isinstance(card, Card):
+        raise NotACardError(f"a dealt card must be a Card, got {card!r}")
     if not state.queue:
         raise NoCardAwaitedError(f"no card is owed now; awaiting a decision by {awaiting(state)}")
     if state.dealt.count(card) >= state.profile.decks:

@@ -44,6 +44,10 @@ class NoCardAwaitedError(XiDachError):
     """A card was dealt while the round waits for a decision, not a card."""
 
 
+class NotACardError(XiDachError):
+    """Something other than a card was dealt."""
+
+
 class DuplicateCardError(XiDachError):
     """A card appeared more often than the profile's decks contain it."""
 
