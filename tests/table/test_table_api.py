@@ -345,3 +345,50 @@ def test_stream_resumes_without_gaps_and_public_view_hides_money(table: Table) -
     ):
         ws.receive_json()
     assert closed.value.code == 4401
+
+
+def test_tables_run_side_by_side(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    runtime = make_runtime()
+    with runtime.sessions.begin() as session:
+        tokens = {
+            r: add_principal(session, runtime.store, r, r, actor="t")
+            for r in ("supervisor", "dealer", "operator")
+        }
+    configs = [TableConfig(table_id=f"bac-{n}", betting_seconds=60) for n in (1, 2, 3)]
+    with TestClient(build_app(runtime, configs)) as client:
+        headers = {r: {"Authorization": f"Bearer {t}"} for r, t in tokens.items()}
+
+        def post(path: str, role: str, body: Any = None) -> dict:
+            response = client.post(f"/api/v1{path}", json=body, headers=headers[role])
+            assert response.status_code == 200, response.text
+            return response.json()
+
+        post("/accounts/m/credit", "operator", {"amount": 10_000, "reference": "d"})
+
+        def play(table_id: str) -> None:
+            post(f"/tables/{table_id}/shoe", "supervisor")
+            for card in ("AS", "KH"):
+                post(f"/tables/{table_id}/cards", "supervisor", {"card": card})
+            post(f"/tables/{table_id}/betting/open", "dealer")
+            post(
+                f"/tables/{table_id}/bets",
+                "operator",
+                {"bets": [{"key": table_id, "account": "m", "type": "player", "stake": 1000}]},
+            )
+            post(f"/tables/{table_id}/betting/close", "dealer")
+            for card in ("9S", "2H", "KD", "5C"):
+                post(f"/tables/{table_id}/cards", "supervisor", {"card": card})
+
+        threads = [threading.Thread(target=play, args=(c.table_id,)) for c in configs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        states = [
+            client.get(f"/api/v1/tables/{c.table_id}", headers=headers["dealer"]).json()
+            for c in configs
+        ]
+        assert [s["round"]["phase"] for s in states] == ["settled"] * 3
+        balance = client.get("/api/v1/accounts/m", headers=headers["operator"]).json()
+        assert balance["balance"] == 10_000 + 3 * 1000
+    _ledger_ok(runtime)
