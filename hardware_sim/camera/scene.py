@@ -1,0 +1,203 @@
+"""Camera frames: a card face placed on a table and photographed badly.
+
+A scene is a table background, a card warped into it under perspective and
+rotation, a drop shadow, then what a real camera adds: uneven light, blur,
+sensor noise, JPEG compression, and sometimes a hand or chip in the way. The
+degradation *levels* are named so benchmarks and tests report per level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from hardware_sim.camera.faces import FACE_H, FACE_W
+
+FRAME_W = 1280
+FRAME_H = 720
+
+BACKGROUNDS = ("felt", "dark", "wood", "light", "grey")
+
+
+@dataclass(frozen=True)
+class Degradation:
+    """How badly one frame is taken; every field is an upper bound sampled per frame."""
+
+    name: str
+    rotation_deg: float
+    perspective: float
+    blur_sigma: float
+    noise_sigma: float
+    jpeg_quality: int
+    gradient: float
+    occlusion: float
+    card_width: tuple[int, int]
+
+
+LEVELS: dict[str, Degradation] = {
+    "studio": Degradation("studio", 3, 0.01, 0.0, 1.5, 95, 0.05, 0.0, (300, 340)),
+    "clean": Degradation("clean", 5, 0.02, 0.3, 2.0, 92, 0.1, 0.0, (230, 300)),
+    "mild": Degradation("mild", 10, 0.04, 0.7, 4.0, 80, 0.2, 0.0, (200, 280)),
+    "moderate": Degradation("moderate", 15, 0.06, 1.0, 6.0, 65, 0.35, 0.3, (180, 260)),
+    "harsh": Degradation("harsh", 15, 0.08, 1.5, 9.0, 45, 0.5, 0.5, (160, 220)),
+}
+
+
+def background(
+    kind: str, rng: np.random.Generator, size: tuple[int, int] = (FRAME_W, FRAME_H)
+) -> np.ndarray:
+    """A table surface: green felt, dark cloth, light wood, or a light grey/beige top."""
+    w, h = size
+    base = {
+        "felt": (40, 110, 30),
+        "dark": (40, 30, 25),
+        "wood": (110, 160, 200),
+        "light": (190, 205, 215),
+        "grey": (175, 175, 170),
+    }[kind]
+    img = np.empty((h, w, 3), np.float32)
+    img[:] = base
+    # Low-frequency texture (cloth weave / wood grain) plus fine grain.
+    coarse = rng.normal(0, 1, (h // 16 + 1, w // 16 + 1)).astype(np.float32)
+    coarse = cv2.resize(coarse, (w, h), interpolation=cv2.INTER_CUBIC)
+    img += coarse[..., None] * (6 if kind != "dark" else 3)
+    if kind == "wood":
+        grain = np.sin(np.linspace(0, 60, h, dtype=np.float32) + coarse[:, :1].ravel() * 2)
+        img += (grain[:, None, None] * 12).astype(np.float32)
+    img += rng.standard_normal((h, w, 1), dtype=np.float32) * 3
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def _face_alpha(radius_frac: float) -> np.ndarray:
+    """The card outline with rounded corners, as a 0..255 mask the size of a face."""
+    alpha = np.zeros((FACE_H, FACE_W), np.uint8)
+    r = round(radius_frac * FACE_W)
+    cv2.rectangle(alpha, (r, 0), (FACE_W - 1 - r, FACE_H - 1), 255, -1)
+    cv2.rectangle(alpha, (0, r), (FACE_W - 1, FACE_H - 1 - r), 255, -1)
+    for cx, cy in (
+        (r, r),
+        (FACE_W - 1 - r, r),
+        (r, FACE_H - 1 - r),
+        (FACE_W - 1 - r, FACE_H - 1 - r),
+    ):
+        cv2.circle(alpha, (cx, cy), r, 255, -1, cv2.LINE_AA)
+    return alpha
+
+
+_ALPHA = _face_alpha(0.06)
+
+
+def card_quad(
+    rng: np.random.Generator,
+    level: Degradation,
+    centre: tuple[float, float] | None = None,
+    angle_deg: float | None = None,
+    width: float | None = None,
+) -> np.ndarray:
+    """Where the four face corners land in the frame (TL, TR, BR, BL), float32 4x2."""
+    w = width if width is not None else rng.uniform(*level.card_width)
+    h = w * FACE_H / FACE_W
+    if angle_deg is None:
+        angle_deg = rng.uniform(-level.rotation_deg, level.rotation_deg)
+    if centre is None:
+        margin = h / 2 + 20
+        centre = (rng.uniform(margin, FRAME_W - margin), rng.uniform(margin, FRAME_H - margin))
+    a = np.deg2rad(angle_deg)
+    rot = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    corners = np.array([(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)])
+    pts = corners @ rot.T + np.asarray(centre)
+    pts += rng.uniform(-level.perspective, level.perspective, (4, 2)) * w
+    return pts.astype(np.float32)
+
+
+def place_card(frame: np.ndarray, face: np.ndarray, quad: np.ndarray, shadow: bool = True) -> None:
+    """Warp ``face`` onto ``frame`` (in place) so its corners land on ``quad``."""
+    src = np.array([(0, 0), (FACE_W, 0), (FACE_W, FACE_H), (0, FACE_H)], np.float32)
+    x0, y0 = np.floor(quad.min(axis=0)).astype(int) - 12
+    x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + 12
+    x0, y0 = max(x0, 0), max(y0, 0)
+    x1, y1 = min(x1, frame.shape[1]), min(y1, frame.shape[0])
+    if x1 <= x0 or y1 <= y0:
+        return
+    local = quad - np.array([x0, y0], np.float32)
+    m = cv2.getPerspectiveTransform(src, local)
+    size = (x1 - x0, y1 - y0)
+    warped = cv2.warpPerspective(face, m, size, flags=cv2.INTER_AREA)
+    alpha = cv2.warpPerspective(_ALPHA, m, size, flags=cv2.INTER_LINEAR).astype(np.float32) / 255
+    roi = frame[y0:y1, x0:x1].astype(np.float32)
+    if shadow:
+        sh = cv2.GaussianBlur(alpha, (0, 0), 4)
+        sh = np.roll(sh, (3, 4), axis=(0, 1))
+        roi *= 1 - 0.35 * sh[..., None]
+    a = alpha[..., None]
+    frame[y0:y1, x0:x1] = (roi * (1 - a) + warped.astype(np.float32) * a).astype(np.uint8)
+
+
+def occlude(frame: np.ndarray, quad: np.ndarray, rng: np.random.Generator, amount: float) -> None:
+    """A fingertip or chip over part of the card, never over both corner indices."""
+    # Pick a spot on the card: an edge middle or one non-index corner, or one index corner.
+    spots = [
+        (0.5, 0.0), (1.0, 0.5), (0.5, 1.0), (0.0, 0.5), (1.0, 0.0), (0.0, 1.0), (0.5, 0.5),
+        (0.1, 0.12), (0.9, 0.88),
+    ]  # fmt: skip
+    u, v = spots[rng.integers(len(spots))]
+    tl, tr, br, bl = quad
+    p = (1 - v) * ((1 - u) * tl + u * tr) + v * ((1 - u) * bl + u * br)
+    card_w = float(np.linalg.norm(tr - tl))
+    axes = (
+        int(card_w * amount * rng.uniform(0.6, 1.0)),
+        int(card_w * amount * rng.uniform(0.3, 0.6)),
+    )
+    colour = [(120, 150, 200), (60, 80, 140), (30, 30, 160), (20, 20, 20)][rng.integers(4)]
+    cv2.ellipse(
+        frame,
+        (int(p[0]), int(p[1])),
+        axes,
+        float(rng.uniform(0, 180)),
+        0,
+        360,
+        colour,
+        -1,
+        cv2.LINE_AA,
+    )
+
+
+def degrade(frame: np.ndarray, level: Degradation, rng: np.random.Generator) -> np.ndarray:
+    """Uneven light, lens blur, sensor noise and JPEG compression, in camera order."""
+    h, w = frame.shape[:2]
+    img = frame.astype(np.float32)
+    if level.gradient > 0:
+        g = rng.uniform(0, level.gradient)
+        ang = rng.uniform(0, 2 * np.pi)
+        xs = np.linspace(-1, 1, w, dtype=np.float32)[None, :]
+        ys = np.linspace(-1, 1, h, dtype=np.float32)[:, None]
+        ramp = np.cos(ang) * xs + np.sin(ang) * ys
+        img *= (1 - g * 0.5 + g * 0.5 * ramp)[..., None]
+    if level.blur_sigma > 0:
+        sigma = rng.uniform(0.3, 1.0) * level.blur_sigma
+        img = cv2.GaussianBlur(img, (0, 0), sigma)
+    if level.noise_sigma > 0:
+        img += rng.standard_normal(img.shape, dtype=np.float32) * level.noise_sigma
+    out = np.clip(img, 0, 255).astype(np.uint8)
+    if level.jpeg_quality < 100:
+        _ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, level.jpeg_quality])
+        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return out
+
+
+def photograph(
+    face: np.ndarray,
+    level: Degradation,
+    rng: np.random.Generator,
+    backdrop: str | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One camera frame of ``face`` on a table; returns the frame and the card's corner quad."""
+    kind = backdrop or BACKGROUNDS[rng.integers(len(BACKGROUNDS))]
+    frame = background(kind, rng)
+    quad = card_quad(rng, level)
+    place_card(frame, face, quad)
+    if level.occlusion > 0 and rng.random() < level.occlusion:
+        occlude(frame, quad, rng, 0.35)
+    return degrade(frame, level, rng), quad

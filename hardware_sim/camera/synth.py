@@ -1,0 +1,51 @@
+"""Data sets from the synthetic camera: calibration photographs and test frames.
+
+A calibration set is what a studio would produce with its own camera: one
+photograph per face, card flat under good light (the ``studio`` level), saved
+as ``AS.png`` … ``KC.png``. Test frames come from the same renderer at the
+named degradation levels, with the truth kept alongside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from hardware_sim.camera.faces import CardDesign, all_codes, render_face
+from hardware_sim.camera.scene import LEVELS, Degradation, photograph
+
+
+def write_calibration_set(design: CardDesign, folder: Path, seed: int = 0) -> list[Path]:
+    """Photograph every face of ``design`` once, as a studio would, into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    paths = []
+    for code in all_codes():
+        frame, _ = photograph(render_face(code, design), LEVELS["studio"], rng)
+        path = folder / f"{code}.png"
+        cv2.imwrite(str(path), frame)
+        paths.append(path)
+    return paths
+
+
+@dataclass(frozen=True)
+class Shot:
+    """One test frame and the card it shows."""
+
+    card: str
+    frame: np.ndarray
+    quad: np.ndarray
+
+
+def shots(design: CardDesign, level: Degradation, count: int, seed: int = 0) -> Iterator[Shot]:
+    """``count`` frames of random faces of ``design`` taken at ``level``."""
+    rng = np.random.default_rng(seed)
+    codes = all_codes()
+    for _ in range(count):
+        code = codes[rng.integers(len(codes))]
+        frame, quad = photograph(render_face(code, design), level, rng)
+        yield Shot(code, frame, quad)
