@@ -253,6 +253,8 @@ class VirtualShoe:
         with self._lock:
             if self._thread is not None:
                 return self
+            if self._wake_r < 0:
+                raise ShoeNotRunningError("this shoe was stopped; create a new one")
             self._link.open()
             self._running = True
             now = time.monotonic()
@@ -462,7 +464,10 @@ class VirtualShoe:
                 if not self._running:
                     break
                 now = time.monotonic()
-                self._tick(now)
+                try:
+                    self._tick(now)
+                except Exception:  # a simulator bug must not silently kill the shoe
+                    log.exception("virtual shoe tick failed")
                 timeout = self._next_wakeup(now)
                 fd = self._link.fileno() if self._host_up else None
             poller = select.poll()

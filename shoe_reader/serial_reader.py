@@ -252,7 +252,11 @@ class ShoeReader:
             if hello and not self._write(port, hello):
                 had_traffic, reason = False, "device lost: write failed"
             else:
-                had_traffic, reason = self._pump(port)
+                try:
+                    had_traffic, reason = self._pump(port)
+                except Exception as exc:  # a driver bug must not leave a dead reader behind
+                    log.exception("shoe reader failed; reconnecting", url=self.url)
+                    had_traffic, reason = False, f"reader error: {exc!r}"
             with self._lock:
                 self._port = None
                 with contextlib.suppress(Exception):

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from hardware_sim.virtual_shoe import ShoeNotRunningError
 from shoe_reader.ascii_protocol import NEW_GAME
 from shoe_reader.events import (
     BurnCard,
@@ -133,3 +134,18 @@ async def test_ascii_commands_are_no_ops(rig) -> None:
     await r.deal(1)
     await until_lines(r, 1)
     assert not r.of(HardwareWarning)  # no lock belief in a dialect without a lock
+
+
+async def test_ascii_shoe_reboot_loses_only_what_it_had_not_sent(rig) -> None:
+    r = await rig("ascii", outage=0.1)
+    await r.online()
+    await r.deal(2)
+    await until_lines(r, 2)
+    r.shoe.reboot(downtime=0.15)
+    with pytest.raises(ShoeNotRunningError):
+        r.shoe.deal()
+    await r.wait(lambda: not r.shoe._rebooting, "the reboot to finish")
+    await r.deal(2)
+    await until_lines(r, 4)
+    assert [e.card for e in r.of(CardSeen)] == r.dealt_cards()
+    assert_intact_lines_delivered_once(r)

@@ -268,3 +268,29 @@ async def test_random_faults_seeded(rig) -> None:
     assert r.cards() == r.dealt_cards()
     assert sum(r.shoe.faults.struck.values()) >= 10
     r.assert_visible_gaps_flagged()
+
+
+async def test_seq_wraps_999_to_000_through_the_pty(rig) -> None:
+    r = await rig(decks=20, cut_depth=0)
+    await r.online()
+    while len(r.shoe.transmissions) < 1010:
+        await r.deal(100)
+        await r.settled(len(r.shoe.dealt), timeout=20)
+    seqs = [t.seq for t in r.shoe.transmissions]
+    assert 999 in seqs and seqs.index(999) < len(seqs) - 1
+    assert seqs[seqs.index(999) + 1] == 0
+    assert r.cards() == r.dealt_cards()
+    assert not r.of(MissedCardSuspected)
+    assert len(r.of(ReaderOnline)) == 1
+
+
+async def test_random_line_faults_unplug_the_cable_and_the_reader_follows(rig) -> None:
+    r = await rig(faults="unplug=1.0", outage=0.2)
+    await r.online()
+    await r.deal(2)
+    await r.wait(lambda: r.of(ReaderOffline), "a random cable pull", timeout=5)
+    await r.wait(lambda: len(r.of(ReaderOnline)) >= 2, "back after the outage", timeout=5)
+    assert r.shoe.faults.struck["unplug"] >= 1
+    await r.deal(2)
+    await r.wait(lambda: len(r.cards()) == 4, "all four cards", timeout=5)
+    assert r.cards() == r.dealt_cards()
