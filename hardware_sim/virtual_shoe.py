@@ -157,8 +157,8 @@ class VirtualShoe:
         self._wire_rng = random.Random(None if seed is None else seed + 2)
         self._link = PtyLink(link_path)
         self._lock = threading.RLock()
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
+        self._wake_r = self._wake_w = -1  # a pipe that wakes the shoe's thread, from start()
+        self._stopped = False
         self._thread: threading.Thread | None = None
         self._running = False
         self._cards: deque[str] = deque(self._build_shoe())
@@ -253,8 +253,10 @@ class VirtualShoe:
         with self._lock:
             if self._thread is not None:
                 return self
-            if self._wake_r < 0:
+            if self._stopped:
                 raise ShoeNotRunningError("this shoe was stopped; create a new one")
+            self._wake_r, self._wake_w = os.pipe()
+            os.set_blocking(self._wake_r, False)
             self._link.open()
             self._running = True
             now = time.monotonic()
@@ -268,6 +270,7 @@ class VirtualShoe:
     def stop(self) -> None:
         with self._lock:
             self._running = False
+            self._stopped = True
             thread, self._thread = self._thread, None
         self._wake()
         if thread is not None:

@@ -301,3 +301,16 @@ def test_forced_faults_target_a_frame_type_and_random_ones_are_seeded() -> None:
     draws = [a.strikes("noise") for _ in range(50)]
     assert draws == [b.strikes("noise") for _ in range(50)]
     assert 10 < sum(draws) < 40
+
+
+def test_a_stopped_shoe_cannot_be_restarted_and_leaves_no_device() -> None:
+    vs = VirtualShoe(seed=1).start()
+    path = vs.device_path
+    assert os.path.lexists(path)
+    vs.stop()
+    vs.stop()  # idempotent
+    assert not os.path.lexists(path)
+    with pytest.raises(ShoeNotRunningError):
+        vs.start()
+    with pytest.raises(ShoeNotRunningError):
+        vs.deal()
