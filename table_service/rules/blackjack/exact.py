@@ -181,6 +181,7 @@ class ExactSolver:
             )
             numerators = falling_by_value[_VALUE_ROWS, seqs.taken].prod(axis=1)
             falling = np.cumprod(np.concatenate(([1.0], sum(remaining) - steps)))
+            falling[falling <= 0] = np.inf  # longer than the shoe: impossible, numerator is 0
             prob = seqs.weight * numerators / falling[seqs.length]
             dist = np.bincount(seqs.outcome, weights=prob, minlength=N_OUTCOMES)
             self._dist[key] = dist
@@ -220,6 +221,8 @@ class ExactSolver:
         return value
 
     def hit(self, kind: str, up: int, remaining: Counts, hard: int, ace: bool) -> float:
+        if not any(remaining):
+            return float("-inf")  # an empty shoe (only in tiny test shoes): no card to take
         return sum(
             p * self.play_on(kind, up, rest, hard + v, ace or v == 1)
             for v, p, rest in self._draws(remaining)
@@ -227,6 +230,8 @@ class ExactSolver:
 
     def double(self, kind: str, up: int, remaining: Counts, hard: int, ace: bool) -> float:
         doubled = "split_double" if kind == "split" else "double"
+        if not any(remaining):
+            return float("-inf")
         value = 0.0
         for v, p, rest in self._draws(remaining):
             h, a = hard + v, ace or v == 1
@@ -271,10 +276,45 @@ class ExactSolver:
         if a == b:
             values["split"] = 2 * self.split_hand(up, a, remaining)
         if rules.surrender and up in rules.surrender_dealer_values:
-            facts = HandFacts(points, surrendered=True)
-            outs = hand_outcomes(facts, DealerFacts(17), rules)
-            values["surrender"] = float(sum(o.factor - 1 for o in outs))
+            values["surrender"] = self.surrender_value(points)
         return values
+
+    def move_values(
+        self, up: int, hand: tuple[int, ...], split_pair: int | None, allowed: set[str]
+    ) -> dict[str, float]:
+        """Values of the ``allowed`` moves for a hand in play: the solver as a player.
+
+        ``hand`` holds the hand's card values (for a split hand, the pair card first);
+        ``split_pair`` is set for a split hand, whose sibling's first card is also
+        out of the shoe. Used to drive the live round code with the solver's
+        strategy (Monte-Carlo and game-tree cross-checks).
+        """
+        remaining = _remove(self.shoe, up)
+        for value in (*hand, *([split_pair] if split_pair else [])):
+            remaining = _remove(remaining, value)
+        if split_pair is None and len(hand) == 2 and "split" in allowed:
+            return {
+                k: v
+                for k, v in self.options(up, hand[0], hand[1], remaining).items()
+                if k in allowed
+            }
+        kind = "split" if split_pair else "main"
+        hard, ace = sum(hand), 1 in hand
+        points = hard + 10 if ace and hard <= 11 else hard
+        values: dict[str, float] = {}
+        if "stand" in allowed:
+            values["stand"] = self.stand(kind, up, remaining, points)
+        if "hit" in allowed and points < 21:
+            values["hit"] = self.hit(kind, up, remaining, hard, ace)
+        if "double" in allowed:
+            values["double"] = self.double(kind, up, remaining, hard, ace)
+        if "surrender" in allowed:
+            values["surrender"] = self.surrender_value(points)
+        return values
+
+    def surrender_value(self, points: int) -> float:
+        outs = hand_outcomes(HandFacts(points, surrendered=True), DealerFacts(17), self.rules)
+        return float(sum(o.factor - 1 for o in outs))
 
 
 def _initial_hands(shoe: Counts) -> Iterator[tuple[int, int, int, float, Counts]]:
