@@ -371,6 +371,13 @@ async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, vie
         if item is not None:
             await websocket.send_json(item)
 
+    async def until_disconnect() -> None:
+        # A client that goes away while the table is quiet must end this handler too,
+        # or it waits on the queue forever (and holds up the server's shutdown).
+        while (await websocket.receive())["type"] != "websocket.disconnect":
+            pass
+
+    gone = asyncio.create_task(until_disconnect())
     try:
         while True:
             batch = await asyncio.to_thread(read_after, last)
@@ -380,7 +387,12 @@ async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, vie
             if len(batch) < 1000:
                 break
         while True:
-            event = await queue.get()
+            getter = asyncio.ensure_future(queue.get())
+            await asyncio.wait({getter, gone}, return_when=asyncio.FIRST_COMPLETED)
+            if not getter.done():
+                getter.cancel()
+                return
+            event = getter.result()
             if event is None:
                 await websocket.close(code=4408, reason="too far behind; resume from your seq")
                 return
@@ -391,6 +403,7 @@ async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, vie
     except WebSocketDisconnect:
         pass
     finally:
+        gone.cancel()
         hub.unsubscribe(table_id, queue)
 
 
@@ -410,11 +423,19 @@ def build_app(
         hub = StreamHub(asyncio.get_running_loop())
         runtime.store.subscribe(hub.publish)
         app.state.hub = hub
+        publisher = None
+        if runtime.settings.nats_url:
+            from table_service.table.nats_stream import JetStreamPublisher
+
+            publisher = JetStreamPublisher(runtime, runtime.settings.nats_url)
+            await publisher.start()
         await manager.start(with_readers=with_readers)
         try:
             yield
         finally:
             await manager.stop()
+            if publisher is not None:
+                await publisher.stop()
 
     app = create_app(runtime, routers=[table_router()], lifespan=lifespan)
     app.state.tables = manager
