@@ -1,0 +1,559 @@
+"""The demo's people: a dealer who sometimes makes mistakes, a supervisor, and players.
+
+Every action goes through the real paths: cards leave the virtual shoe and reach the
+table only through the serial reader; dealing, incidents, resolutions and bets are HTTP
+requests with each bot's own token. The bots know what a person at the table would know
+(the dealer knows which card slipped past the reader) and nothing the table did not say.
+
+The dealer's mistakes are the ones the rules document has procedures for:
+
+* ``exposed_card``: a card comes out while betting is open. The table locks the shoe
+  (LCK) when betting opens; a real shoe's lock is a deal light and cannot stop a hand, so
+  for that one pull the virtual shoe is told to ignore its lock (``honours_lock=False``).
+  The reader reports the card; the table sets it aside (rule 4, one card).
+* ``double_exposure``: two cards come out that way: the table voids the round, refunds
+  every stake, and ends the shoe (rule 4).
+* ``missed_scan``: a card leaves the shoe without passing the reader
+  (``deal(scan=False)``); the dealer reports it (rule 6) and the supervisor enters it at
+  its index, which puts the cards back in their shoe-order positions.
+* ``unneeded_card``: one card more than the round took, pulled after it settled; the
+  table sets it aside as the next round's first card (rule 3).
+
+The cut card is not a mistake: it comes out of the shoe where it was placed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from hardware_sim.virtual_shoe import CUT, ShoeLockedError
+from table_service.demo.client import ApiClient, ApiError
+from table_service.demo.feed import Event, TableFeed
+from table_service.demo.roundlog import RoundLog, card_text
+from table_service.demo.shoestack import Pull, ShoeStack
+
+log = structlog.get_logger(__name__)
+
+MISTAKE_KINDS = ("exposed_card", "missed_scan", "unneeded_card", "double_exposure")
+READER_TIMEOUT = 10.0
+"""Seconds a card may take from the shoe, over the serial line, to a committed event."""
+LOCK_WAIT = 5.0
+"""Seconds the dealer waits for the deal light (the table's ULK) before giving up."""
+
+CARD_EVENTS = ("card_burnt", "card_dealt", "card_set_aside")
+
+
+def plain(code: str) -> str:
+    return card_text(code).plain
+
+
+class MistakeBag:
+    """Whether the dealer errs this round, and how.
+
+    With probability ``rate`` a round gets one mistake, drawn from a seeded bag holding
+    each kind once (refilled when empty), so every kind comes up before any repeats.
+    """
+
+    def __init__(self, rate: float, rng: random.Random) -> None:
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"mistake rate must be within 0..1, got {rate}")
+        self.rate = rate
+        self.rng = rng
+        self._bag: list[str] = []
+
+    def draw(self) -> str | None:
+        if self.rate == 0 or self.rng.random() >= self.rate:
+            return None
+        if not self._bag:
+            self._bag = list(MISTAKE_KINDS)
+            self.rng.shuffle(self._bag)
+        return self._bag.pop()
+
+
+def consumes(card: str, event: Event) -> bool:
+    """Is this the table's record of the card the reader just delivered?"""
+    if not str(event.get("actor", "")).startswith("reader:"):
+        return False
+    kind = event["type"]
+    if card == CUT:
+        return kind in ("cut_card_drawn", "shoe_ended", "incident_raised")
+    return kind in CARD_EVENTS and event["payload"].get("card") == card
+
+
+@dataclass
+class TableView:
+    """What the dealer console shows (GET /tables/{id})."""
+
+    data: dict[str, Any]
+
+    @property
+    def round(self) -> dict[str, Any] | None:
+        return self.data.get("round")
+
+    @property
+    def shoe(self) -> dict[str, Any] | None:
+        return self.data.get("shoe")
+
+    @property
+    def paused(self) -> bool:
+        return bool(self.data.get("paused"))
+
+    @property
+    def last_seq(self) -> int:
+        return int(self.data.get("last_seq", 0))
+
+    def round_phase(self, round_id: str) -> str | None:
+        rnd = self.round
+        return rnd["phase"] if rnd and rnd["round_id"] == round_id else None
+
+
+@dataclass
+class Table:
+    """The table as the bots reach it: its id, the stream, and the log they narrate to."""
+
+    table_id: str
+    feed: TableFeed
+    log: RoundLog
+
+    async def view(self, api: ApiClient, *, at_least_seq: int = 0) -> TableView:
+        """The console's view, at least as new as an event the caller has seen."""
+        deadline = time.monotonic() + 5.0
+        while True:
+            view = TableView(await api.get(f"/tables/{self.table_id}"))
+            if view.last_seq >= at_least_seq or time.monotonic() > deadline:
+                return view
+            await asyncio.sleep(0.01)
+
+    async def wait(
+        self,
+        predicate: Callable[[Event], bool],
+        *,
+        after_seq: int,
+        timeout: float,
+        what: str,
+    ) -> Event:
+        return await self.feed.wait_for(predicate, after_seq=after_seq, timeout=timeout, what=what)
+
+
+# -- supervisor ------------------------------------------------------------------------------
+class SupervisorBot:
+    """Inserts shoes and applies the rules' procedure to every incident left open."""
+
+    def __init__(self, api: ApiClient, table: Table) -> None:
+        self.api = api
+        self.table = table
+        self.t = table.table_id
+        self._wake = asyncio.Event()
+        self._handled: set[str] = set()
+        self.resolved: list[tuple[str, str]] = []
+
+    def on_event(self, event: Event) -> None:
+        if event["type"] == "incident_raised":
+            self._wake.set()
+
+    async def run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            await asyncio.sleep(0.05)  # let an auto-resolution in the same command land
+            try:
+                await self.review()
+            except ApiError as exc:
+                log.warning("demo.supervisor_refused", code=exc.code, reason=exc.reason)
+                self._wake.set()
+                await asyncio.sleep(0.5)
+
+    async def review(self) -> None:
+        view = await self.table.view(self.api, at_least_seq=self.table.feed.last_seq)
+        for incident in view.data["incidents"]:
+            if incident["incident_id"] not in self._handled:
+                await self.resolve(incident, view)
+
+    async def resolve(self, incident: dict[str, Any], view: TableView) -> None:
+        incident_id, kind = incident["incident_id"], incident["kind"]
+        details = incident.get("details", {})
+        rnd = view.round
+        dealing = rnd is not None and rnd["phase"] == "dealing"
+        path = f"/tables/{self.t}/incidents/{incident_id}/resolve"
+        self._handled.add(incident_id)
+        if kind == "missed_scan" and dealing and details.get("card"):
+            card, index = details["card"], int(details["index"])
+            self.table.log.note(
+                "supervisor",
+                f"rule 6: enters the missed card {plain(card)} by hand at index {index}",
+                rnd["round_id"] if rnd else None,
+            )
+            body = {
+                "note": f"missed card {card} entered at index {index}; cards re-arranged "
+                "to their shoe-order positions",
+                "entered": [{"card": card, "index": index}],
+            }
+            await self.api.post(path, body)
+        elif kind == "reader_offline":
+            await self._reader_back()
+            await self.api.post(path, {"note": "reader back online; table checked"})
+        elif dealing and kind in ("unreadable_card", "possible_missed_card", "shoe_empty"):
+            self.table.log.note(
+                "supervisor",
+                f"{kind}: the round's cards cannot be trusted; voids the round",
+                rnd["round_id"] if rnd else None,
+            )
+            await self.void(f"{kind}: round cards uncertain")
+        else:
+            await self.api.post(path, {"note": f"{kind}: checked at the table, nothing to do"})
+        self.resolved.append((incident_id, kind))
+
+    async def _reader_back(self, timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            view = await self.table.view(self.api)
+            if view.data.get("reader_online"):
+                return
+            await asyncio.sleep(0.2)
+
+    async def insert_shoe(self) -> dict[str, Any]:
+        return await self.api.post(f"/tables/{self.t}/shoe")
+
+    async def void(self, reason: str, *, change_shoe: bool = True) -> None:
+        await self.api.post(
+            f"/tables/{self.t}/round/void", {"reason": reason, "change_shoe": change_shoe}
+        )
+
+    async def void_active(self, reason: str) -> bool:
+        """Void a round left in progress (a stopped or restarted demo), refunding stakes."""
+        view = await self.table.view(self.api)
+        rnd = view.round
+        if rnd is None or rnd["phase"] not in ("betting", "dealing", "result"):
+            return False
+        await self.void(reason)
+        return True
+
+    async def recover(self) -> None:
+        """Bring a table left by an earlier run to a clean start for a new physical shoe."""
+        if await self.void_active("demo restarted: the round was interrupted"):
+            self.table.log.note("supervisor", "voided the round an earlier run left open")
+        view = await self.table.view(self.api)
+        for incident in view.data["incidents"]:
+            await self.api.post(
+                f"/tables/{self.t}/incidents/{incident['incident_id']}/resolve",
+                {"note": "demo restarted: cleared before the new session"},
+            )
+            self._handled.add(incident["incident_id"])
+        view = await self.table.view(self.api)
+        if view.shoe is not None:
+            await self.api.post(
+                f"/tables/{self.t}/shoe/change", {"reason": "demo restarted: new physical shoe"}
+            )
+
+
+# -- players ---------------------------------------------------------------------------------
+BET_MENU: tuple[tuple[str, int], ...] = (
+    ("player", 8),
+    ("banker", 8),
+    ("banker_no_commission", 2),
+    ("tie", 3),
+    ("player_pair", 2),
+    ("banker_pair", 2),
+    ("any_pair", 1),
+    ("lucky6", 1),
+    ("dragon", 1),
+    ("tiger", 1),
+    ("player_dragon_bonus", 1),
+    ("banker_dragon_bonus", 1),
+    ("big", 1),
+    ("small", 1),
+)
+STAKES = (100, 200, 500, 1_000, 2_000, 5_000)
+WELCOME_CREDIT = 200_000
+TOP_UP_BELOW = 20_000
+
+
+@dataclass
+class PlayerStats:
+    requests: int = 0
+    placed: int = 0
+    refused: int = 0
+    credited: int = 0
+    refusals: list[str] = field(default_factory=list)
+
+
+class PlayerBots:
+    """Players betting through the operator API, one request per player per round."""
+
+    def __init__(self, api: ApiClient, table: Table, count: int, rng: random.Random) -> None:
+        self.api = api
+        self.table = table
+        self.accounts = [f"demo-player-{i}" for i in range(1, count + 1)]
+        self.rng = rng
+        self.stats = PlayerStats()
+        self._types = [t for t, _ in BET_MENU]
+        self._weights = [w for _, w in BET_MENU]
+
+    async def fund(self) -> None:
+        """A welcome credit once per account (a retried reference is a no-op)."""
+        for account in self.accounts:
+            answer = await self.api.post(
+                f"/accounts/{account}/credit",
+                {"amount": WELCOME_CREDIT, "reference": f"demo-welcome-{account}"},
+            )
+            if not answer["duplicate"]:
+                self.stats.credited += WELCOME_CREDIT
+
+    async def bet_round(self, round_id: str, window: float) -> None:
+        jobs = [
+            self._bet(account, round_id, self.rng.uniform(0.05, 0.4) * window)
+            for account in self.accounts
+        ]
+        await asyncio.gather(*jobs)
+
+    async def _bet(self, account: str, round_id: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        try:
+            balance = (await self.api.get(f"/accounts/{account}"))["balance"]
+            if balance < TOP_UP_BELOW:
+                await self.api.post(
+                    f"/accounts/{account}/credit",
+                    {"amount": WELCOME_CREDIT, "reference": f"demo-topup-{round_id}-{account}"},
+                )
+                self.stats.credited += WELCOME_CREDIT
+            count = self.rng.randint(1, 3)
+            types = self.rng.choices(self._types, self._weights, k=count)
+            bets = [
+                {
+                    "key": f"{round_id}/{account}/{i}",
+                    "account": account,
+                    "type": bet_type,
+                    "stake": self.rng.choice(STAKES),
+                }
+                for i, bet_type in enumerate(types)
+            ]
+            self.stats.requests += 1
+            answer = await self.api.post(f"/tables/{self.table.table_id}/bets", {"bets": bets})
+        except ApiError as exc:
+            self.stats.refused += 1
+            self.table.log.note("players", f"{account}: refused: {exc.reason}", round_id)
+            return
+        placed = []
+        for bet, result in zip(bets, answer["results"], strict=True):
+            if result["status"] == "placed":
+                self.stats.placed += 1
+                placed.append(f"{bet['type']} {bet['stake']:,}")
+            else:
+                self.stats.refused += 1
+                self.stats.refusals.append(result.get("error", "refused"))
+                placed.append(f"{bet['type']} refused ({result.get('reason')})")
+        self.table.log.note("players", f"{account}: " + ", ".join(placed), round_id)
+
+
+# -- dealer ----------------------------------------------------------------------------------
+class DealerBot:
+    def __init__(
+        self,
+        api: ApiClient,
+        table: Table,
+        stack: ShoeStack,
+        supervisor: SupervisorBot,
+        players: PlayerBots,
+        rng: random.Random,
+        betting_seconds: float,
+    ) -> None:
+        self.api = api
+        self.table = table
+        self.t = table.table_id
+        self.stack = stack
+        self.supervisor = supervisor
+        self.players = players
+        self.rng = rng
+        self.betting_seconds = betting_seconds
+        self.mistakes: list[tuple[str, str]] = []
+
+    def note(self, message: str, round_id: str | None = None) -> None:
+        self.table.log.note("dealer", message, round_id)
+
+    # -- the hand on the shoe ----------------------------------------------------------------
+    async def _take(self, *, scan: bool = True, bypass_lock: bool = False) -> Pull:
+        device = self.stack.device
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                if bypass_lock:
+                    device.honours_lock = False
+                return self.stack.pull(scan=scan)
+            except ShoeLockedError:
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(0.02)  # the deal light is still off: wait for ULK
+            finally:
+                device.honours_lock = True
+
+    async def pull(self, *, bypass_lock: bool = False) -> tuple[Pull, Event]:
+        """One card out past the reader; returns it with the table's record of it."""
+        mark = self.table.feed.last_seq
+        taken = await self._take(bypass_lock=bypass_lock)
+        event = await self.table.wait(
+            lambda e: consumes(taken.card, e),
+            after_seq=mark,
+            timeout=READER_TIMEOUT,
+            what=f"table record of {taken.card} from the reader",
+        )
+        return taken, event
+
+    async def _until(self, check: Callable[[TableView], bool], timeout: float = 30.0) -> TableView:
+        deadline = time.monotonic() + timeout
+        while True:
+            view = await self.table.view(self.api, at_least_seq=self.table.feed.last_seq)
+            if check(view) or time.monotonic() > deadline:
+                return view
+            await asyncio.sleep(0.05)
+
+    # -- shoe --------------------------------------------------------------------------------
+    async def ensure_shoe(self) -> None:
+        view = await self.table.view(self.api)
+        if view.shoe is None:
+            await self._until_unlocked()
+            removed = self.stack.discard_rest()
+            if removed:
+                self.note(
+                    f"shoe change: takes the {removed} cards left in the old shoe out "
+                    "(not scanned) and loads a freshly shuffled shoe"
+                )
+            await self.supervisor.insert_shoe()
+            view = await self.table.view(self.api)
+        assert view.shoe is not None
+        while not view.shoe["ready"]:
+            _, event = await self.pull()
+            view = await self.table.view(self.api, at_least_seq=event["seq"])
+            if view.shoe is None:
+                return await self.ensure_shoe()
+
+    async def _until_unlocked(self) -> None:
+        deadline = time.monotonic() + LOCK_WAIT
+        while self.stack.device.locked and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
+    # -- a round -----------------------------------------------------------------------------
+    async def play_round(self, mistake: str | None) -> str:
+        await self.ensure_shoe()
+        opened = await self.api.post(f"/tables/{self.t}/betting/open")
+        round_id, mark = opened["round_id"], opened["seq"]
+        if mistake is not None:
+            self.mistakes.append((round_id, mistake))
+        bets = asyncio.create_task(self.players.bet_round(round_id, self.betting_seconds))
+        try:
+            if mistake in ("exposed_card", "double_exposure"):
+                await asyncio.sleep(self.betting_seconds * 0.5)  # after the players bet
+                await self.expose(round_id, 2 if mistake == "double_exposure" else 1)
+            end = await self.table.wait(
+                lambda e: (
+                    e.get("round_id") == round_id
+                    and e["type"] in ("betting_closed", "round_voided")
+                ),
+                after_seq=mark,
+                timeout=self.betting_seconds + 15,
+                what=f"end of betting for {round_id}",
+            )
+        finally:
+            await bets
+        if end["type"] == "betting_closed":
+            await self.deal_round(round_id, mistake)
+        await self.table.wait(
+            lambda e: (
+                e.get("round_id") == round_id and e["type"] in ("round_settled", "round_voided")
+            ),
+            after_seq=mark,
+            timeout=60,
+            what=f"settlement of {round_id}",
+        )
+        if mistake == "unneeded_card":
+            await self.extra_card(round_id)
+        return round_id
+
+    async def expose(self, round_id: str, count: int) -> None:
+        for n in range(count):
+            self.note(
+                "mistake: a card slips out while betting is open (the shoe's lock is only "
+                "a deal light; the virtual shoe ignores it for this pull)"
+                if n == 0
+                else "mistake again: a second card comes out before betting closed",
+                round_id,
+            )
+            taken, event = await self.pull(bypass_lock=True)
+            if event["type"] == "card_dealt":
+                self.note(f"too late: betting had closed, {plain(taken.card)} was dealt", round_id)
+                return
+            view = await self.table.view(self.api, at_least_seq=event["seq"])
+            if view.round_phase(round_id) != "betting":
+                return
+
+    async def deal_round(self, round_id: str, mistake: str | None) -> None:
+        miss_at = self.rng.randint(0, 3) if mistake == "missed_scan" else None
+        while True:
+            view = await self.table.view(self.api, at_least_seq=self.table.feed.last_seq)
+            if view.round_phase(round_id) != "dealing":
+                return
+            if view.paused:
+                await self._until(lambda v: not v.paused)
+                continue
+            rnd = view.round
+            assert rnd is not None
+            if rnd["next_position"] is None:
+                await asyncio.sleep(0.05)
+                continue
+            index = len(rnd["cards"])
+            if miss_at is not None and index >= miss_at and self.stack.peek() != CUT:
+                miss_at = None
+                await self.missed_scan(round_id, index)
+                continue
+            taken, _ = await self.pull()
+            if taken.card == CUT:
+                self.note(
+                    "the cut card comes out; this round is finished normally, then the shoe ends",
+                    round_id,
+                )
+
+    async def missed_scan(self, round_id: str, index: int) -> None:
+        taken = await self._take(scan=False)
+        self.note(
+            f"mistake: {plain(taken.card)} leaves the shoe without passing the reader "
+            f"(it belongs at index {index} of the round)",
+            round_id,
+        )
+        if index <= 2 and self.stack.peek() != CUT:
+            # Only among the first four cards, which every round takes: the next card
+            # cannot complete the round in its wrong position before anyone notices.
+            follower, _ = await self.pull()
+            self.note(
+                f"the next card {plain(follower.card)} lands in the missed card's position; "
+                "the dealer notices and calls the supervisor",
+                round_id,
+            )
+        else:
+            self.note("the dealer notices at once and calls the supervisor", round_id)
+        answer = await self.api.post(
+            f"/tables/{self.t}/incidents",
+            {"kind": "missed_scan", "details": {"index": index, "card": taken.card}},
+        )
+        incident_id = answer["incident_id"]
+        await self.table.wait(
+            lambda e: (
+                e["type"] == "incident_resolved" and e["payload"].get("incident_id") == incident_id
+            ),
+            after_seq=answer["seq"],
+            timeout=30,
+            what=f"resolution of {incident_id}",
+        )
+
+    async def extra_card(self, round_id: str) -> None:
+        view = await self.table.view(self.api, at_least_seq=self.table.feed.last_seq)
+        if view.shoe is None or view.shoe["cut_card_drawn"] or self.stack.peek() == CUT:
+            self.note("(no extra card now: the shoe is ending)", round_id)
+            return
+        self.note("mistake: pulls one card more than the round needed", round_id)
+        await self.pull()

@@ -1,0 +1,116 @@
+"""``livetable demo``: the whole product on this machine, with bots and a live round log."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from table_service.config import Settings
+from table_service.demo.run import DemoError, DemoOptions, DemoReport, run_demo
+from table_service.demo.shoestack import ShoeStack
+from table_service.logs import configure_logging
+
+
+def demo(
+    port: int = typer.Option(8000, help="API port on --host (0: any free port)"),
+    host: str = typer.Option("127.0.0.1", help="API bind address"),
+    data_dir: Path | None = typer.Option(
+        None, help="Data folder (SQLite, signing key, bot tokens); default ./livetable-data"
+    ),
+    rounds: int = typer.Option(0, min=0, help="Rounds to play; 0 = until Ctrl-C"),
+    seed: int | None = typer.Option(None, help="Seed for shoes, bets and mistakes"),
+    betting_seconds: float = typer.Option(5.0, min=0.5, max=600, help="Betting countdown"),
+    mistakes: float = typer.Option(
+        0.25, min=0.0, max=1.0, help="Share of rounds in which the dealer makes a mistake"
+    ),
+    players: int = typer.Option(3, min=1, max=50, help="Player bots"),
+    cut_after: int = typer.Option(
+        60, min=20, help="The cut card comes out after this many cards of each shoe"
+    ),
+    decks: int = typer.Option(8, min=6, max=8, help="Decks per shoe"),
+    log_level: str = typer.Option(
+        "ERROR", help="Level of the service's own log on stderr (WARNING, INFO: more detail)"
+    ),
+) -> None:
+    """Run a live baccarat table on a simulated shoe, with dealer, supervisor and player bots.
+
+    SQLite in the data folder, a virtual framed shoe on a pseudo-terminal read by the real
+    serial reader, the table service and API on http://HOST:PORT; the round log shows
+    every round's bets, cards, outcome and payouts, and every incident with its procedure.
+    """
+    configure_logging(Settings().log_format, log_level)
+    try:
+        ShoeStack.check_cut_after(decks, cut_after)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--cut-after") from exc
+    console = Console(highlight=False)
+    options = DemoOptions(
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        rounds=rounds,
+        seed=seed,
+        betting_seconds=betting_seconds,
+        mistakes=mistakes,
+        players=players,
+        cut_after=cut_after,
+        decks=decks,
+    )
+
+    async def main() -> DemoReport:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def on_signal() -> None:
+            console.print("\n[bold]stopping…[/bold] (Ctrl-C again to force)")
+            stop.set()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal)
+        return await run_demo(options, console, stop=stop)
+
+    try:
+        report = asyncio.run(main())
+    except DemoError as exc:
+        console.print(f"[red]demo:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    _summary(console, report)
+
+
+def _summary(console: Console, report: DemoReport) -> None:
+    totals = report.totals
+    console.rule("[bold]demo finished")
+    console.print(
+        f"{report.rounds_played} rounds played: {totals.rounds_settled} settled, "
+        f"{totals.rounds_voided} voided · outcomes "
+        + ", ".join(f"{k} {v}" for k, v in sorted(totals.outcomes.items()))
+    )
+    console.print(
+        f"bets: {report.bets_placed} placed, {report.bets_refused} refused · staked "
+        f"{totals.staked:,}, returned {totals.returned:,} on settled rounds"
+    )
+    kinds: dict[str, int] = {}
+    for kind in totals.incidents.values():
+        kinds[kind] = kinds.get(kind, 0) + 1
+    open_ids = sorted(set(totals.incidents) - set(totals.resolved))
+    console.print(
+        f"incidents: {len(totals.incidents)} raised ("
+        + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+        + f"), {len(open_ids)} left open"
+    )
+    if report.mistakes:
+        console.print(
+            "dealer mistakes: " + ", ".join(f"{kind} in {rid}" for rid, kind in report.mistakes)
+        )
+    if report.interrupted_round_voided:
+        console.print("the round in progress at Ctrl-C was voided and its stakes refunded")
+    console.print(
+        f"seed {report.seed} · data in {report.data_dir} · check the log with "
+        "[bold]livetable audit verify[/bold]"
+    )

@@ -1,0 +1,329 @@
+"""The live round log: the table's own event stream, rendered for a person watching.
+
+Everything printed about the table comes from the stream (what the table recorded), so
+the log cannot claim something that did not happen. The bots add their own narration
+(``note``), marked as such, to say what they did and why (a deliberate mistake, a
+procedure applied). The console is the caller's: the CLI passes the terminal's.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from table_service.rules.baccarat import next_position
+from table_service.rules.cards import parse_card
+
+SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+LABEL_STYLES = {
+    "round": "bold white",
+    "betting": "cyan",
+    "bets": "cyan",
+    "card": "white",
+    "burn": "dim",
+    "shoe": "magenta",
+    "cut": "bold magenta",
+    "result": "bold green",
+    "settled": "green",
+    "void": "bold red",
+    "incident": "bold yellow",
+    "resolved": "yellow",
+    "aside": "yellow",
+    "rearrange": "yellow",
+    "reader": "blue",
+    "table": "blue",
+    "dealer": "italic dim",
+    "supervisor": "italic dim",
+    "players": "italic dim",
+    "demo": "bold blue",
+}
+
+
+def card_text(code: str | None) -> Text:
+    if not code:
+        return Text("??", style="dim")
+    rank, suit = code[0], code[1]
+    style = "bold red" if suit in "HD" else "bold"
+    return Text(("10" if rank == "T" else rank) + SUIT_SYMBOLS.get(suit, suit), style=style)
+
+
+def positions(cards: list[str]) -> list[str]:
+    """Positions of a round's cards in shoe order (P1, B1, P2, B2, then P3 / B3)."""
+    parsed = [parse_card(c) for c in cards]
+    labels = []
+    for i in range(len(parsed)):
+        position = next_position(parsed[:i])
+        labels.append(position.value if position else "extra")
+    return labels
+
+
+def money(amount: int) -> str:
+    return f"{amount:,}"
+
+
+def _short_round(round_id: str | None) -> str:
+    if not round_id:
+        return ""
+    shoe_game = round_id.rsplit("-s", 1)[-1]  # bac-1-s2-g7 -> 2-g7
+    return "s" + shoe_game.replace("-g", "·g")
+
+
+@dataclass
+class RoundStats:
+    bets: int = 0
+    staked: int = 0
+    accounts: set[str] = field(default_factory=set)
+    refunded: int = 0
+    refunds: int = 0
+
+
+@dataclass
+class LogTotals:
+    rounds_settled: int = 0
+    rounds_voided: int = 0
+    staked: int = 0
+    returned: int = 0
+    incidents: dict[str, str] = field(default_factory=dict)
+    resolved: dict[str, str] = field(default_factory=dict)
+    outcomes: Counter[str] = field(default_factory=Counter)
+    lines: int = 0
+
+
+class RoundLog:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.totals = LogTotals()
+        self._rounds: dict[str, RoundStats] = {}
+        self._burn_left: int | None = None
+        self._burnt = 0
+        self._round_active = False
+        self._current_round: str | None = None
+
+    # -- output ------------------------------------------------------------------------------
+    def _line(self, ts: str | None, round_id: str | None, label: str, body: Text | str) -> None:
+        clock = (ts or datetime.now(UTC).isoformat())[11:19]
+        line = Text(clock + " ", style="dim")
+        line.append(f"{_short_round(round_id):<7}", style="cyan")
+        line.append(f"{label:<11}", style=LABEL_STYLES.get(label, "white"))
+        line.append(body if isinstance(body, Text) else Text(body))
+        self.console.print(line, highlight=False, soft_wrap=True)
+        self.totals.lines += 1
+
+    def note(self, who: str, message: str, round_id: str | None = None) -> None:
+        """A bot's own words: what it did and why (not a table event)."""
+        self._line(None, round_id, who, Text(f"▸ {message}", style="italic"))
+
+    def banner(self, message: str) -> None:
+        self._line(None, None, "demo", Text(message, style="bold"))
+
+    # -- events ------------------------------------------------------------------------------
+    def on_event(self, event: dict[str, Any]) -> None:
+        handler = getattr(self, f"_on_{event['type']}", None)
+        if handler is not None:
+            handler(event, event["payload"])
+
+    def _stats(self, round_id: str) -> RoundStats:
+        return self._rounds.setdefault(round_id, RoundStats())
+
+    def _on_table_opened(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        cfg = p["config"]
+        self._line(
+            e["ts"],
+            None,
+            "table",
+            f"table {e['table_id']} opened: {cfg['decks']} decks, "
+            f"betting {cfg['betting_ms'] / 1000:g} s, stakes {money(cfg['limits']['min_stake'])}"
+            f"..{money(cfg['limits']['max_stake'])}",
+        )
+
+    def _on_reader_status(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        state = "online" if p["online"] else "OFFLINE"
+        detail = f" ({p['detail']})" if p.get("detail") else ""
+        self._line(e["ts"], None, "reader", f"shoe reader {state}{detail}")
+
+    def _on_shoe_inserted(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self._burn_left, self._burnt = None, 0
+        self._line(
+            e["ts"],
+            None,
+            "shoe",
+            f"shoe {p['shoe_no']} inserted ({p['decks']} decks); burn: the first card shown "
+            "is the indicator",
+        )
+
+    def _on_card_burnt(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self._burnt += 1
+        if p.get("indicator"):
+            self._burn_left = int(p["burn_count"])
+            body = Text("indicator ")
+            body.append(card_text(p["card"]))
+            body.append(f" → {self._burn_left} more card(s) burnt face down")
+            self._line(e["ts"], None, "burn", body)
+        elif self._burn_left is not None:
+            self._burn_left -= 1
+        if self._burn_left == 0:
+            self._line(e["ts"], None, "burn", f"burn complete ({self._burnt} cards); shoe ready")
+            self._burn_left = None
+
+    def _on_betting_opened(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self._round_active = True
+        self._current_round = p["round_id"]
+        self.console.rule(
+            Text(f" round {p['round_id']} · game {p['game_number']} ", style="bold"),
+            style="dim",
+        )
+        self._line(e["ts"], p["round_id"], "betting", f"open until {p['closes_at'][11:19]} UTC")
+
+    def _on_bets_placed(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        stats = self._stats(p["round_id"])
+        for bet in p["bets"]:
+            stats.bets += 1
+            stats.staked += bet["stake"]
+            stats.accounts.add(bet["account"])
+
+    def _on_betting_closed(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        stats = self._stats(p["round_id"])
+        self._line(
+            e["ts"],
+            p["round_id"],
+            "bets",
+            f"betting closed ({p.get('reason', '')}): {stats.bets} bets from "
+            f"{len(stats.accounts)} players, {money(stats.staked)} staked",
+        )
+
+    def _on_card_dealt(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        body = Text(f"{p['position'] or '—':<3} ")
+        body.append(card_text(p["card"]))
+        if p.get("source") == "carried":
+            body.append("  (set aside last round: the first card of this one)", style="yellow")
+        self._line(e["ts"], p["round_id"], "card", body)
+
+    def _on_card_set_aside(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        reason = p.get("reason")
+        body = card_text(p["card"])
+        texts = {
+            "exposed_during_betting": " exposed while betting was open: set aside (burnt)",
+            "unneeded": " not needed by the rules: set aside as the next round's first card",
+            "after_cut_card": " drawn after the cut card: set aside",
+            "foreign_card": " is foreign to this shoe: set aside",
+            "no_shoe": " read with no shoe in use: set aside",
+            "burn_mode": " burnt from the shoe's burn mode",
+        }
+        body.append(texts.get(str(reason), f" set aside ({reason})"))
+        self._line(e["ts"], e.get("round_id") or p.get("round_id"), "aside", body)
+
+    def _on_cards_rearranged(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        body = Text("in shoe order: ")
+        for label, code in zip(positions(p["cards"]), p["cards"], strict=True):
+            body.append(f"{label} ")
+            body.append(card_text(code))
+            body.append("  ")
+        if p.get("entered"):
+            body.append("(entered by hand: ")
+            for code in p["entered"]:
+                body.append(card_text(code))
+            body.append(")")
+        self._line(e["ts"], p["round_id"], "rearrange", body)
+
+    def _on_cut_card_drawn(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        when = "this round completes, then" if self._round_active else "now:"
+        self._line(
+            e["ts"],
+            e.get("round_id") or (self._current_round if self._round_active else None),
+            "cut",
+            f"CUT CARD drawn from shoe {p['shoe_no']}: {when} the shoe ends",
+        )
+
+    def _on_round_result(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        o = p["outcome"]
+        player, banker = o["player"], o["banker"]
+        winner = o["winner"]
+        headline = {
+            "player": f"PLAYER wins {player['total']}–{banker['total']}",
+            "banker": f"BANKER wins {banker['total']}–{player['total']}",
+            "tie": f"TIE {player['total']}–{banker['total']}",
+        }.get(winner, winner)
+        body = Text(headline, style="bold")
+        body.append("   P ")
+        for code in player["cards"]:
+            body.append(card_text(code))
+            body.append(" ")
+        body.append(" B ")
+        for code in banker["cards"]:
+            body.append(card_text(code))
+            body.append(" ")
+        flags = [
+            name
+            for name, on in (
+                ("natural", o.get("natural")),
+                ("player pair", o.get("player_pair")),
+                ("banker pair", o.get("banker_pair")),
+            )
+            if on
+        ]
+        if flags:
+            body.append(" (" + ", ".join(flags) + ")", style="cyan")
+        self.totals.outcomes[winner] += 1
+        self._line(e["ts"], p["round_id"], "result", body)
+
+    def _on_round_settled(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self._round_active = False
+        staked, returned = p["staked"], p["returned"]
+        self.totals.rounds_settled += 1
+        self.totals.staked += staked
+        self.totals.returned += returned
+        self._line(
+            e["ts"],
+            p["round_id"],
+            "settled",
+            f"{p['bets']} bets settled: staked {money(staked)}, returned {money(returned)} "
+            f"(house {'+' if staked >= returned else '−'}{money(abs(staked - returned))})",
+        )
+
+    def _on_bets_refunded(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        stats = self._stats(p["round_id"])
+        stats.refunds += len(p["refunds"])
+        stats.refunded += sum(r["returned"] for r in p["refunds"])
+
+    def _on_round_voided(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self._round_active = False
+        stats = self._stats(p["round_id"])
+        self.totals.rounds_voided += 1
+        self._line(
+            e["ts"],
+            p["round_id"],
+            "void",
+            f"ROUND VOID ({p['reason']}): {stats.refunds} stakes refunded, "
+            f"{money(stats.refunded)} in total",
+        )
+
+    def _on_incident_raised(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self.totals.incidents[p["incident_id"]] = p["kind"]
+        details = dict(p.get("details", {}))
+        procedure = details.pop("procedure", None)
+        body = Text(f"⚠ {p['incident_id']} {p['kind']}", style="bold yellow")
+        body.append(" [blocking: table paused]" if p["blocking"] else "", style="red")
+        body.append(f" raised by {p.get('raised_by') or e['actor']}")
+        if details:
+            body.append(" " + ", ".join(f"{k}={v}" for k, v in details.items()), style="dim")
+        if procedure:
+            body.append(f" — {procedure}")
+        self._line(e["ts"], p.get("round_id"), "incident", body)
+
+    def _on_incident_resolved(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        by = p.get("resolved_by") or e["actor"]
+        self.totals.resolved[p["incident_id"]] = by
+        self._line(
+            e["ts"],
+            e.get("round_id"),
+            "resolved",
+            f"✔ {p['incident_id']} by {by}: {p['resolution']}",
+        )
+
+    def _on_shoe_ended(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self._line(e["ts"], None, "shoe", f"shoe {p['shoe_no']} ended: {p['reason']}")

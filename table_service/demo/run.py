@@ -1,0 +1,280 @@
+"""The demo, wired together: shoe, reader, table service, API server, bots, round log.
+
+Start-up order follows the data: the virtual shoe on its pseudo-terminal first, then the
+API server (whose table service opens the real serial reader on the shoe's device path),
+then the stream follower and the bots. Shut-down runs the other way: bots, a void of any
+round left half-played (so no stake stays open), the server (which closes the reader),
+and the shoe last, so the reader never sees its shoe vanish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+import uvicorn
+from rich.console import Console
+
+from audit.store import EventStore
+from hardware_sim.virtual_shoe import VirtualShoe
+from table_service.config import Settings
+from table_service.demo.bots import DealerBot, MistakeBag, PlayerBots, SupervisorBot, Table
+from table_service.demo.client import ApiClient
+from table_service.demo.credentials import TOKENS_FILE, ensure_principals
+from table_service.demo.feed import TableFeed
+from table_service.demo.roundlog import LogTotals, RoundLog
+from table_service.demo.shoestack import ShoeStack, SupplyExhausted
+from table_service.runtime import Runtime
+from table_service.table.api import build_app
+from table_service.table.config import ShoeConfig, TableConfig
+
+log = structlog.get_logger(__name__)
+
+SHOES_UNBOUNDED = 100
+"""Shoes prepared when the demo runs until stopped (about a thousand rounds)."""
+
+
+class DemoError(RuntimeError):
+    """The demo could not start (port taken, reader not coming online, ...)."""
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    data_dir: Path | None = None
+    rounds: int = 0
+    seed: int | None = None
+    betting_seconds: float = 5.0
+    mistakes: float = 0.25
+    players: int = 3
+    cut_after: int = 60
+    decks: int = 8
+    table_id: str = "bac-1"
+    pause: float = 1.0
+    heartbeat: float = 0.5
+
+
+@dataclass
+class DemoReport:
+    seed: int
+    base_url: str
+    data_dir: Path
+    database_url: str
+    rounds_played: int = 0
+    stopped_by: str = "rounds"
+    mistakes: list[tuple[str, str]] = field(default_factory=list)
+    totals: LogTotals = field(default_factory=LogTotals)
+    bets_placed: int = 0
+    bets_refused: int = 0
+    interrupted_round_voided: bool = False
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handlers: the demo decides what Ctrl-C does."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise DemoError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+async def _wait_started(server: _Server, task: asyncio.Task[None], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if task.done():
+            raise DemoError(f"the API server stopped during start-up: {task.exception()!r}")
+        if time.monotonic() > deadline:
+            raise DemoError("the API server did not start")
+        await asyncio.sleep(0.02)
+
+
+async def run_demo(
+    options: DemoOptions, console: Console, *, stop: asyncio.Event | None = None
+) -> DemoReport:
+    """Run until ``options.rounds`` rounds are played (0: until ``stop`` is set)."""
+    stop = stop or asyncio.Event()
+    seed = options.seed if options.seed is not None else random.SystemRandom().randrange(10**6)
+    settings = Settings(data_dir=options.data_dir) if options.data_dir else Settings()
+    runtime = await asyncio.to_thread(Runtime.from_settings, settings, upgrade=True)
+    shoes = options.rounds + 2 if options.rounds else SHOES_UNBOUNDED
+    device = VirtualShoe("framed", decks=options.decks, seed=seed, heartbeat=options.heartbeat)
+    stack = ShoeStack(
+        device, decks=options.decks, seed=seed, cut_after=options.cut_after, shoes=shoes
+    )
+    sock = _bind(options.host, options.port)
+    port = sock.getsockname()[1]
+    base_url = f"http://{options.host}:{port}"
+    report = DemoReport(seed, base_url, settings.data_dir, settings.resolved_database_url)
+    principals = await asyncio.to_thread(
+        ensure_principals, runtime, settings.data_dir, options.table_id
+    )
+    with runtime.sessions() as session:
+        session_start_seq = EventStore.head(session)[0]
+    device.start()
+    config = TableConfig(
+        table_id=options.table_id,
+        decks=options.decks,
+        cut_card_depth=options.decks * 52 - options.cut_after,
+        betting_seconds=options.betting_seconds,
+        shoe=ShoeConfig(port=device.device_path, dialect="framed"),
+    )
+    app = build_app(runtime, [config])
+    server = _Server(
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            log_config=None,
+            lifespan="on",
+            timeout_keep_alive=30,
+            timeout_graceful_shutdown=5,
+        )
+    )
+    server_task = asyncio.create_task(server.serve(sockets=[sock]), name="api-server")
+    roundlog = RoundLog(console)
+    report.totals = roundlog.totals
+    clients: list[ApiClient] = []
+    tasks: list[asyncio.Task[object]] = []
+    feed: TableFeed | None = None
+    supervisor: SupervisorBot | None = None
+    try:
+        await _wait_started(server, server_task)
+        dealer_api, supervisor_api, operator_api = (
+            ApiClient(base_url, principals[role].token)
+            for role in ("dealer", "supervisor", "operator")
+        )
+        clients += [dealer_api, supervisor_api, operator_api]
+        _banner(roundlog, options, report, device, settings, seed)
+        feed = TableFeed(
+            base_url.replace("http://", "ws://"),
+            options.table_id,
+            principals["supervisor"].token,
+            after_seq=session_start_seq,
+        )
+        feed.listeners.append(roundlog.on_event)
+        table = Table(options.table_id, feed, roundlog)
+        supervisor = SupervisorBot(supervisor_api, table)
+        feed.listeners.append(supervisor.on_event)
+        feed.start()
+        await asyncio.wait_for(feed.connected.wait(), 15)
+        await _reader_online(table, supervisor_api)
+        await supervisor.recover()
+        tasks.append(asyncio.create_task(supervisor.run(), name="supervisor"))
+        rng = random.Random(seed)
+        players = PlayerBots(operator_api, table, options.players, random.Random(rng.random()))
+        await players.fund()
+        dealer = DealerBot(
+            dealer_api,
+            table,
+            stack,
+            supervisor,
+            players,
+            random.Random(rng.random()),
+            options.betting_seconds,
+        )
+        bag = MistakeBag(options.mistakes, random.Random(rng.random()))
+
+        async def rounds() -> None:
+            while options.rounds == 0 or report.rounds_played < options.rounds:
+                await dealer.play_round(bag.draw())
+                report.rounds_played += 1
+                await asyncio.sleep(options.pause)
+
+        play = asyncio.create_task(rounds(), name="rounds")
+        stopping = asyncio.create_task(stop.wait(), name="stop")
+        done, _ = await asyncio.wait(
+            {play, stopping, server_task}, return_when=asyncio.FIRST_COMPLETED
+        )
+        stopping.cancel()
+        if play in done:
+            error = play.exception()
+            if isinstance(error, SupplyExhausted):
+                report.stopped_by = "supply"
+                roundlog.banner(f"stopping: {error}")
+            elif error is not None:
+                raise error
+        else:
+            report.stopped_by = "interrupt" if stop.is_set() else "server"
+            play.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await play
+        report.mistakes = list(dealer.mistakes)
+        report.bets_placed = players.stats.placed
+        report.bets_refused = players.stats.refused
+        if not server_task.done():
+            report.interrupted_round_voided = await supervisor.void_active(
+                "demo stopped mid-round: every stake refunded"
+            )
+            await asyncio.sleep(0.2)  # let the log print the void's events
+        return report
+    finally:
+        for task in tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if feed is not None:
+            await feed.close()
+        for client in clients:
+            await client.close()
+        server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(server_task, 15)
+        sock.close()
+        device.stop()
+        runtime.close()
+
+
+async def _reader_online(table: Table, api: ApiClient, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        view = await table.view(api)
+        if view.data.get("reader_online"):
+            return
+        await asyncio.sleep(0.1)
+    raise DemoError(f"the shoe reader did not come online within {timeout:g} s")
+
+
+def _banner(
+    roundlog: RoundLog,
+    options: DemoOptions,
+    report: DemoReport,
+    device: VirtualShoe,
+    settings: Settings,
+    seed: int,
+) -> None:
+    ws = report.base_url.replace("http://", "ws://")
+    roundlog.banner(f"livetable demo · table {options.table_id} · seed {seed}")
+    roundlog.banner(f"API     {report.base_url}  (OpenAPI docs at {report.base_url}/docs)")
+    roundlog.banner(f"stream  {ws}/api/v1/public/tables/{options.table_id}/stream")
+    roundlog.banner(
+        f"shoe    virtual framed shoe on {device.pty_path} ({device.device_path}), "
+        "read by the serial reader"
+    )
+    roundlog.banner(
+        f"data    {report.database_url}; bot tokens in {settings.data_dir / TOKENS_FILE}"
+    )
+    roundlog.banner(
+        f"rounds  {options.rounds or 'until Ctrl-C'} · betting {options.betting_seconds:g} s · "
+        f"{options.players} players · mistakes {options.mistakes:.0%} of rounds · "
+        f"cut card after {options.cut_after} cards"
+    )
