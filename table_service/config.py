@@ -47,6 +47,9 @@ class Settings(BaseSettings):
     port: int = 8000
     table_config: Path | None = Field(None, description="Table config TOML for `serve`")
     sqlite_busy_timeout_ms: int = 10_000
+    nats_url: str | None = Field(
+        None, description="Also publish the stream to NATS JetStream at this URL"
+    )
 
     @classmethod
     def settings_customise_sources(
