@@ -149,6 +149,22 @@ def check_face(cal: Calibration, code: str, found: list[CornerIndex]) -> str:
     return ""
 
 
+class RoiError(ValueError):
+    """The region of interest does not fit in the camera's frames."""
+
+
+def parse_roi(text: str) -> tuple[int, int, int, int]:
+    """``x,y,w,h`` in frame pixels. Raises :class:`RoiError`."""
+    parts = text.replace(" ", "").split(",")
+    try:
+        x, y, w, h = (int(p) for p in parts)
+    except ValueError:
+        raise RoiError(f"region must be x,y,w,h in pixels, got {text!r}") from None
+    if x < 0 or y < 0 or w < 16 or h < 16:
+        raise RoiError(f"region {text!r} must start inside the frame and be at least 16x16")
+    return x, y, w, h
+
+
 class Recognizer:
     """Locate, straighten and read the card in a region of interest of each frame."""
 
@@ -166,6 +182,10 @@ class Recognizer:
         image = frame
         if self.roi is not None:
             x, y, w, h = self.roi
+            if x + w > frame.shape[1] or y + h > frame.shape[0]:
+                raise RoiError(
+                    f"region {x},{y},{w},{h} does not fit a {frame.shape[1]}x{frame.shape[0]} frame"
+                )
             image = frame[y : y + h, x : x + w]
         outline = self.locator.find(image)
         if outline.quad is None:

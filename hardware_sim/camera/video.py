@@ -1,0 +1,129 @@
+"""A camera over the mouth of a shoe: cards sliding out, one after another.
+
+Each card starts hidden under the shoe, slides out across the camera's region
+of interest (partly under the shoe at first, then whole, then crossing the
+far edge of the region), and is lifted away by the dealer; the table is empty
+for a few frames before the next card. The light and the table are fixed for
+the whole video, as in a studio; sensor noise, motion blur and compression
+change from frame to frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from hardware_sim.camera.faces import FACE_H, FACE_W, CardDesign, render_face
+from hardware_sim.camera.scene import FRAME_H, FRAME_W, background, place_card
+
+SHOE_MOUTH_X = 360
+ROI = (SHOE_MOUTH_X + 10, 110, 820, 500)
+"""The region a technician would set for this camera: the table in front of the shoe."""
+
+
+@dataclass(frozen=True)
+class SlidingVideo:
+    cards: tuple[str, ...]
+    frames: list[np.ndarray]
+    spans: list[tuple[int, int]]  # first and last frame in which each card is in view
+    roi: tuple[int, int, int, int] = ROI
+
+
+def _draw_shoe(frame: np.ndarray) -> None:
+    """The shoe body to the left of the mouth (drawn over the card still inside it)."""
+    top, bottom = 150, 590
+    cv2.rectangle(frame, (0, top), (SHOE_MOUTH_X, bottom), (30, 32, 38), -1)
+    cv2.rectangle(frame, (SHOE_MOUTH_X - 24, top), (SHOE_MOUTH_X, bottom), (55, 60, 70), -1)
+    cv2.line(frame, (SHOE_MOUTH_X, top), (SHOE_MOUTH_X, bottom), (90, 95, 105), 2)
+
+
+class _Camera:
+    """Fixed studio light and a bank of sensor-noise fields, applied to each frame.
+
+    Drawing fresh Gaussian noise for a 1280x720 frame costs more than the rest
+    of the frame; a few pre-drawn fields picked at random keep consecutive
+    frames independent at a fraction of the cost.
+    """
+
+    def __init__(self, rng: np.random.Generator, banks: int = 6) -> None:
+        self.rng = rng
+        xs = np.linspace(-1, 1, FRAME_W, dtype=np.float32)[None, :]
+        ys = np.linspace(-1, 1, FRAME_H, dtype=np.float32)[:, None]
+        light = 1.0 - 0.12 * (0.6 * xs + 0.4 * ys)
+        self.light = np.repeat(light[..., None], 3, axis=2)
+        self.noise = [
+            (rng.standard_normal((FRAME_H, FRAME_W, 3), dtype=np.float32) * 3.0).astype(np.int16)
+            for _ in range(banks)
+        ]
+
+    def shoot(self, frame: np.ndarray, blur: int) -> np.ndarray:
+        img = cv2.multiply(frame, self.light, dtype=cv2.CV_8U)
+        if blur > 1:
+            img = cv2.blur(img, (blur, 1))  # motion along the slide
+        img = cv2.GaussianBlur(img, (0, 0), 0.6)
+        img = cv2.add(img, self.noise[int(self.rng.integers(len(self.noise)))], dtype=cv2.CV_8U)
+        _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 80])
+        return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+def sliding_cards(
+    cards: list[str],
+    design: CardDesign,
+    seed: int = 0,
+    table: str = "felt",
+    gap: tuple[int, int] = (5, 9),
+    speed: tuple[float, float] = (28.0, 40.0),
+) -> SlidingVideo:
+    """Render the video of ``cards`` dealt one by one out of the shoe."""
+    rng = np.random.default_rng(seed)
+    base = background(table, rng)
+    camera = _Camera(rng)
+    frames: list[np.ndarray] = []
+    spans: list[tuple[int, int]] = []
+    for code in cards:
+        face = render_face(code, design)
+        # Landscape: the card leaves the shoe long side first, with a little twist.
+        long_ = rng.uniform(270, 300)
+        short = long_ * FACE_W / FACE_H
+        cy = rng.uniform(ROI[1] + short / 2 + 25, ROI[1] + ROI[3] - short / 2 - 25)
+        angle = np.deg2rad(rng.choice([90.0, -90.0]) + rng.uniform(-6, 6))
+        v = rng.uniform(*speed)
+        x = SHOE_MOUTH_X - long_ / 2  # centre: card wholly under the shoe
+        w = long_
+        first = len(frames)
+        rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+        hs, hl = short / 2, long_ / 2
+        corners = np.array([(-hs, -hl), (hs, -hl), (hs, hl), (-hs, hl)])  # the portrait face
+        while x - w / 2 < ROI[0] + ROI[2] + 10:
+            x += v
+            quad = (corners @ rot.T + np.array([x, cy])).astype(np.float32)
+            frame = base.copy()
+            place_card(frame, face, quad)
+            _draw_shoe(frame)
+            frames.append(camera.shoot(frame, int(v / 8)))
+        spans.append((first, len(frames) - 1))
+        for _ in range(int(rng.integers(gap[0], gap[1] + 1))):  # lifted away; table empty
+            frame = base.copy()
+            _draw_shoe(frame)
+            frames.append(camera.shoot(frame, 0))
+    return SlidingVideo(tuple(cards), frames, spans)
+
+
+def write_video(frames: list[np.ndarray], path: Path, fps: float = 25.0) -> None:
+    """Write frames as an MJPG ``.avi`` (or numbered images if ``path`` is a folder)."""
+    if path.suffix == "":
+        path.mkdir(parents=True, exist_ok=True)
+        for i, frame in enumerate(frames):
+            cv2.imwrite(str(path / f"frame_{i:05d}.jpg"), frame, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        return
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), fps, (FRAME_W, FRAME_H))
+    if not writer.isOpened():
+        raise OSError(f"cannot write video {path}")
+    try:
+        for frame in frames:
+            writer.write(frame)
+    finally:
+        writer.release()

@@ -1,0 +1,91 @@
+"""Where frames come from: a camera, a video file or stream, or a folder of images."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import numpy as np
+import structlog
+
+log = structlog.get_logger(__name__)
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+_STREAM_SCHEMES = ("rtsp://", "rtsps://", "http://", "https://", "udp://", "tcp://")
+
+
+class FrameSourceError(Exception):
+    """A source that cannot be opened; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class FrameSource:
+    """Numbered frames, in order; ``description`` names the source for the log and events."""
+
+    description: str = ""
+
+    def frames(self) -> Iterator[tuple[int, np.ndarray]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the device or file."""
+
+
+class FolderSource(FrameSource):
+    """Every image in a folder, in file-name order (a recorded session, or test frames)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.files = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        if not self.files:
+            raise FrameSourceError(f"no images in {folder}")
+        self.description = f"folder:{folder}"
+
+    def frames(self) -> Iterator[tuple[int, np.ndarray]]:
+        for i, path in enumerate(self.files):
+            image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+            if image is None:
+                log.warning("unreadable image skipped", file=str(path))
+                continue
+            yield i, image
+
+
+class CaptureSource(FrameSource):
+    """``cv2.VideoCapture``: a device index, a video file, or an RTSP/HTTP URL."""
+
+    def __init__(self, target: int | str) -> None:
+        self.capture = cv2.VideoCapture(target)
+        if not self.capture.isOpened():
+            self.capture.release()
+            raise FrameSourceError(f"cannot open video source {target!r}")
+        self.description = f"capture:{target}"
+
+    def frames(self) -> Iterator[tuple[int, np.ndarray]]:
+        i = 0
+        while True:
+            ok, frame = self.capture.read()
+            if not ok or frame is None:
+                return
+            yield i, frame
+            i += 1
+
+    def close(self) -> None:
+        self.capture.release()
+
+
+def open_source(spec: str) -> FrameSource:
+    """A source from its command-line form: ``0`` (device), a file, a folder or a URL."""
+    text = spec.strip()
+    if text.isdigit():
+        return CaptureSource(int(text))
+    if text.lower().startswith(_STREAM_SCHEMES):
+        return CaptureSource(text)
+    path = Path(text)
+    if path.is_dir():
+        return FolderSource(path)
+    if not path.exists():
+        raise FrameSourceError(f"no such file, folder or device: {spec}")
+    return CaptureSource(str(path))

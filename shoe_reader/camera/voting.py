@@ -1,0 +1,132 @@
+"""Temporal voting: many frames of one card become exactly one reader event.
+
+A card sliding out of the shoe is in view for a dozen frames or more: first
+half hidden, then whole, then leaving. Each frame's read is a vote; the pass
+ends when the region has been empty for a few frames, and only then is the
+card reported — once — as the clear winner of the confident votes, or as an
+unreadable card for the supervisor to enter by hand. A card left lying in the
+region is reported as soon as its votes are settled, and not again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import structlog
+
+from shoe_reader.camera.recognize import FrameRead
+from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class VotingRules:
+    """When a pass yields a card, and when it yields an unreadable card."""
+
+    min_confidence: float = 0.5  # a frame's read below this is not a vote
+    min_votes: int = 3  # confident frames needed for a card
+    min_share: float = 0.8  # the winner's share of the confident votes
+    gap_frames: int = 3  # empty frames that end a pass
+    min_present_frames: int = 3  # shorter glimpses are not a card pass
+    settle_votes: int = 12  # a card lying still is reported after this many votes
+
+
+@dataclass
+class _Pass:
+    first_frame: int
+    present_frames: int = 0
+    absent_run: int = 0
+    emitted: bool = False
+    votes: Counter[str] = field(default_factory=Counter)
+    confidence_sum: Counter[str] = field(default_factory=Counter)
+    best: dict[str, tuple[float, int]] = field(default_factory=dict)
+    reasons: Counter[str] = field(default_factory=Counter)
+    best_rejected: float = 0.0
+
+
+class Voter:
+    """Folds per-frame reads into reader events; feed frames in order, then ``finish``."""
+
+    def __init__(self, reader_id: str, rules: VotingRules | None = None) -> None:
+        self.reader_id = reader_id
+        self.rules = rules or VotingRules()
+        self._pass: _Pass | None = None
+
+    def feed(self, frame: int, seen: FrameRead) -> list[ReaderEvent]:
+        p = self._pass
+        if not seen.present:
+            if p is None:
+                return []
+            p.absent_run += 1
+            if p.absent_run >= self.rules.gap_frames:
+                return self._close()
+            return []
+        if p is None:
+            p = self._pass = _Pass(first_frame=frame)
+        p.absent_run = 0
+        p.present_frames += 1
+        read = seen.read
+        if read is None:
+            p.reasons[seen.why or "card not whole in view"] += 1
+            return []
+        if read.code is None or read.confidence < self.rules.min_confidence:
+            p.reasons[read.reason or f"low confidence read {read.code}"] += 1
+            p.best_rejected = max(p.best_rejected, read.confidence)
+            return []
+        code = read.code
+        p.votes[code] += 1
+        p.confidence_sum[code] += read.confidence
+        if code not in p.best or read.confidence > p.best[code][0]:
+            p.best[code] = (read.confidence, frame)
+        if not p.emitted and p.votes[code] >= self.rules.settle_votes:
+            event = self._decide(p)
+            if isinstance(event, CardSeen):
+                p.emitted = True
+                return [event]
+        return []
+
+    def finish(self) -> list[ReaderEvent]:
+        """The stream ended: close a pass still open."""
+        return self._close() if self._pass is not None else []
+
+    def _close(self) -> list[ReaderEvent]:
+        p = self._pass
+        self._pass = None
+        if p is None or p.emitted:
+            return []
+        if p.present_frames < self.rules.min_present_frames and not p.votes:
+            log.debug("glimpse ignored", frame=p.first_frame, frames=p.present_frames)
+            return []
+        return [self._decide(p)]
+
+    def _decide(self, p: _Pass) -> CardSeen | UnreadableCard:
+        total = sum(p.votes.values())
+        if total == 0:
+            why = p.reasons.most_common(1)[0][0] if p.reasons else "no read"
+            return UnreadableCard(
+                reader_id=self.reader_id,
+                reason=f"no confident read in {p.present_frames} frames ({why})",
+                confidence=round(p.best_rejected, 3),
+                frame=p.first_frame,
+            )
+        code, n = p.votes.most_common(1)[0]
+        share = n / total
+        confidence, frame = p.best[code]
+        if n >= self.rules.min_votes and share >= self.rules.min_share:
+            mean = p.confidence_sum[code] / n
+            return CardSeen(
+                reader_id=self.reader_id,
+                card=code,
+                confidence=round(mean * share, 3),
+                frame=frame,
+            )
+        tally = ", ".join(f"{c}x{k}" for c, k in p.votes.most_common(4))
+        why = "conflicting reads" if len(p.votes) > 1 else "too few confident reads"
+        return UnreadableCard(
+            reader_id=self.reader_id,
+            reason=f"{why} in {p.present_frames} frames: {tally}",
+            confidence=round(share * confidence, 3),
+            frame=frame,
+        )
