@@ -412,3 +412,8 @@ def test_refusals_are_typed_and_leave_the_state_unchanged(dealt):
     done = apply(apply(full, Stand(P1)), Stand(BANKER))
     with pytest.raises(RoundOverError):
         apply(done, Hit(BANKER))
+
+
+def test_natural_payout_fractions_are_rounded_down(play):
+    out = play("room", ["AS", "TC", "KH", "7D"], stakes=[101])
+    assert out["hands"][0]["returned"] == 101 + 151  # 1.5 × 101 = 151.5, rounded down
