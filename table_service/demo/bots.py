@@ -182,7 +182,6 @@ class SupervisorBot:
         rnd = view.round
         dealing = rnd is not None and rnd["phase"] == "dealing"
         path = f"/tables/{self.t}/incidents/{incident_id}/resolve"
-        self._handled.add(incident_id)
         if kind == "missed_scan" and dealing and details.get("card"):
             card, index = details["card"], int(details["index"])
             self.table.log.note(
@@ -208,6 +207,7 @@ class SupervisorBot:
             await self.void(f"{kind}: round cards uncertain")
         else:
             await self.api.post(path, {"note": f"{kind}: checked at the table, nothing to do"})
+        self._handled.add(incident_id)
         self.resolved.append((incident_id, kind))
 
     async def _reader_back(self, timeout: float = 15.0) -> None:
@@ -441,6 +441,7 @@ class DealerBot:
     # -- a round -----------------------------------------------------------------------------
     async def play_round(self, mistake: str | None) -> str:
         await self.ensure_shoe()
+        await self._until(lambda v: not v.paused, timeout=60)  # a supervisor is on it
         opened = await self.api.post(f"/tables/{self.t}/betting/open")
         round_id, mark = opened["round_id"], opened["seq"]
         if mistake is not None:

@@ -108,7 +108,7 @@ class RoundLog:
     def _line(self, ts: str | None, round_id: str | None, label: str, body: Text | str) -> None:
         clock = (ts or datetime.now(UTC).isoformat())[11:19]
         line = Text(clock + " ", style="dim")
-        line.append(f"{_short_round(round_id):<7}", style="cyan")
+        line.append(f"{_short_round(round_id):<8}", style="cyan")
         line.append(f"{label:<11}", style=LABEL_STYLES.get(label, "white"))
         line.append(body if isinstance(body, Text) else Text(body))
         self.console.print(line, highlight=False, soft_wrap=True)
