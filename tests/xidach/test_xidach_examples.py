@@ -1,4 +1,4 @@
-"""The README's settle examples (one per profile), replayed through the CLI so the docs stay true."""
+"""The README settle examples, one per profile, replayed through the CLI: the docs stay true."""
 
 from __future__ import annotations
 
