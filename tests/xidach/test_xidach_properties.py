@@ -92,6 +92,8 @@ def play_randomly(
             assert actor is not None, "the engine awaits neither a card nor a decision"
             key = BANKER if actor == BANKER else actor.seat
             options = [a for a in legal_actions(state, key) if _belongs(a, actor)]
+            if state.banker.seated and actor != BANKER:  # a seated banker may walk out
+                options += [a for a in legal_actions(state, BANKER) if isinstance(a, Leave)]
             assert options, f"no legal action for {actor}"
             action = data.draw(st.sampled_from(options))
         state = apply(state, action)
