@@ -75,6 +75,7 @@ class DemoReport:
     bets_placed: int = 0
     bets_refused: int = 0
     interrupted_round_voided: bool = False
+    checkpoint_size: int | None = None
 
 
 class _Server(uvicorn.Server):
@@ -241,7 +242,20 @@ async def run_demo(
             await asyncio.wait_for(server_task, 15)
         sock.close()
         device.stop()
-        runtime.close()
+        try:
+            checkpoint = await asyncio.to_thread(_seal, runtime)
+            if checkpoint is not None:
+                report.checkpoint_size = checkpoint
+                roundlog.banner(f"audit log sealed: signed checkpoint at event {checkpoint}")
+        finally:
+            runtime.close()
+
+
+def _seal(runtime: Runtime) -> int | None:
+    """Sign a checkpoint at the head, so everything this session logged is under a signature."""
+    with runtime.sessions.begin() as session:
+        checkpoint = runtime.store.checkpoint(session)
+        return checkpoint.size if checkpoint is not None else None
 
 
 async def _reader_online(table: Table, api: ApiClient, timeout: float = 20.0) -> None:

@@ -184,6 +184,8 @@ async def test_demo_plays_rounds_with_every_mistake_and_keeps_the_books(clean_en
     verify = _audit_verify(data_dir)
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert "OK" in verify.stdout
+    assert "1 signed checkpoints verified" in verify.stdout  # the demo sealed its log
+    assert report.checkpoint_size == events[-1].seq
 
     # The round log told the story: every outcome, the void, the cut card, the incidents.
     headlines = sum(text.count(w) for w in ("PLAYER wins", "BANKER wins", "TIE "))
