@@ -156,3 +156,33 @@ def test_rtp_json_for_a_single_deck_table(tmp_path: Path) -> None:
     assert report["bets"]["insurance"]["rtp_exact"] == "16/17"
     assert report["chart"]["pair A"]["A"] == "split"
     assert "99.54 %" in report["comparison"]
+
+
+def test_declared_insurance_bet_names_its_line_and_is_checked() -> None:
+    request = {
+        "seats": [
+            {
+                "seat": 2,
+                "bets": [
+                    {"id": "m", "type": "main", "stake": 1000},
+                    {"id": "ins", "type": "insurance", "stake": 500},
+                ],
+            }
+        ],
+        "cards": ["TS", "AD", "9H", "7C"],
+        "decisions": [
+            {"seat": 2, "hand": 1, "action": "insurance"},
+            {"seat": 2, "hand": 1, "action": "stand"},
+        ],
+    }
+    no_decision = dict(request, decisions=[{"seat": 2, "hand": 1, "action": "stand"}])
+    wrong_stake = json.loads(json.dumps(request))
+    wrong_stake["seats"][0]["bets"][1]["stake"] = 400
+    out = settle_lines(json.dumps(request), json.dumps(no_decision), json.dumps(wrong_stake))
+    assert out[0]["bets"][1] == {
+        "id": "ins", "type": "insurance", "seat": 2, "hand": None, "part": "insurance",
+        "stake": 500, "result": "lose", "returned": 0, "reason": "no dealer blackjack",
+    }  # fmt: skip
+    assert out[0]["seats"][0]["hands"][0]["result"] == "win"  # 19 v dealer A 7 = soft 18
+    assert "without an insurance decision" in out[1]["error"]
+    assert "half the main bet (500), got 400" in out[2]["error"]

@@ -29,7 +29,7 @@ from table_service.rules.blackjack.round_state import (
     next_card_target,
 )
 from table_service.rules.blackjack.settle_request import handle
-from table_service.rules.blackjack.settlement import settle
+from table_service.rules.blackjack.settlement import settle, void_refunds
 from table_service.rules.cards import standard_deck
 
 RULES = BlackjackRules()
@@ -202,3 +202,12 @@ def test_settle_command_replays_the_live_round(played: Played) -> None:
         (b.bet_id, b.type, b.part, b.stake, b.result.value, b.returned) for b in live
     ]  # fmt: skip
     assert out["unused_cards"] == []
+
+
+@settings(max_examples=100)
+@given(rounds())
+def test_void_refunds_every_settled_stake_exactly_once(played: Played) -> None:
+    settled = [(b.bet_id, b.type, b.hand, b.part, b.stake) for b in settle(played.state).bets]
+    void = void_refunds(played.state)
+    assert [(b.bet_id, b.type, b.hand, b.part, b.stake) for b in void.bets] == settled
+    assert all(b.returned == b.stake and b.result.value == "push" for b in void.bets)

@@ -21,6 +21,7 @@ from table_service.rules.blackjack.settlement import (
     Result,
     hand_outcomes,
     settle,
+    void_refunds,
 )
 
 RULES = BlackjackRules()
@@ -195,3 +196,15 @@ def test_settle_refuses_an_unfinished_round(table) -> None:
 def test_settlement_table_rows(hand: HandFacts, dealer: DealerFacts, expected) -> None:
     got = [(o.result, o.factor) for o in hand_outcomes(hand, dealer, RULES)]
     assert got == expected
+
+
+def test_void_mid_round_refunds_stakes_placed_so_far(table) -> None:
+    state = table.deal(table.start(pairs=[SideBet("p1", 1, 100)]), "8S 9D 8H")
+    state = table.deal(table.do(state, 1, 1, "split"), "3C")
+    state = table.do(state, 1, 1, "double")  # server fails before the double card
+    assert [(b.bet_id, b.hand, b.part, b.returned) for b in void_refunds(state).bets] == [
+        ("m1", 1, "original", 1000),
+        ("m1", 1, "double", 1000),
+        ("m1", 2, "split", 1000),
+        ("p1", None, "pair", 100),
+    ]

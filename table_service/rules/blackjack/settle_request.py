@@ -41,13 +41,14 @@ def _int(value: Any, what: str) -> int:
 
 def _parse_seats(
     request: dict[str, Any],
-) -> tuple[list[SeatBet], list[SideBet], list[BehindBet]]:
+) -> tuple[list[SeatBet], list[SideBet], list[BehindBet], dict[int, tuple[str, int]]]:
     seats = request.get("seats")
     if not isinstance(seats, list) or not seats:
         raise RoundInputError("'seats' must be a non-empty list")
     mains: list[SeatBet] = []
     pairs: list[SideBet] = []
     behind: list[BehindBet] = []
+    insurance: dict[int, tuple[str, int]] = {}
     for entry in seats:
         if not isinstance(entry, dict):
             raise RoundInputError("each seat must be an object")
@@ -70,11 +71,16 @@ def _parse_seats(
                 pairs.append(SideBet(bet_id, number, stake))
             elif kind == "behind":
                 behind.append(BehindBet(bet_id, number, stake))
+            elif kind == "insurance" and number not in insurance:
+                insurance[number] = (bet_id, stake)
             else:
-                raise RoundInputError(f"bet {bet_id!r}: unknown type {kind!r} (main, pair, behind)")
+                raise RoundInputError(
+                    f"bet {bet_id!r}: unknown or repeated type {kind!r} "
+                    "(main, pair, behind, insurance)"
+                )
         if main_count != 1:
             raise RoundInputError(f"seat {number} needs exactly one main bet, got {main_count}")
-    return mains, pairs, behind
+    return mains, pairs, behind, insurance
 
 
 def _parse_decision(entry: Any) -> Decision | FollowAnswer:
@@ -94,13 +100,15 @@ def _parse_decision(entry: Any) -> Decision | FollowAnswer:
     )
 
 
-def play_round(request: dict[str, Any], rules: BlackjackRules) -> tuple[RoundState, list[str]]:
+def play_round(
+    request: dict[str, Any], rules: BlackjackRules
+) -> tuple[RoundState, list[str], dict[int, tuple[str, int]]]:
     """Fold cards and decisions through the round; returns the final state and unused cards.
 
     A follow offer left unanswered when the round must go on is answered ``timeout``
     (the 5 s window closed); a missing player decision or card is an error.
     """
-    mains, pairs, behind = _parse_seats(request)
+    mains, pairs, behind, insurance = _parse_seats(request)
     state = new_round(rules, mains, pairs, behind)
     codes = request.get("cards")
     if not isinstance(codes, list):
@@ -131,7 +139,16 @@ def play_round(request: dict[str, Any], rules: BlackjackRules) -> tuple[RoundSta
         state = apply(state, decisions.popleft())
     if decisions:
         raise RoundInputError(f"{len(decisions)} decision(s) after the round was complete")
-    return state, [c.code for c in cards]
+    for seat in state.seats:
+        declared = insurance.get(seat.number)
+        if declared and not seat.insured:
+            raise RoundInputError(f"insurance bet {declared[0]!r} without an insurance decision")
+        if declared and declared[1] != seat.insurance_stake:
+            raise RoundInputError(
+                f"insurance bet {declared[0]!r}: stake must be half the main bet "
+                f"({seat.insurance_stake}), got {declared[1]}"
+            )
+    return state, [c.code for c in cards], insurance
 
 
 def _classification(hand: Hand) -> str:
@@ -146,8 +163,13 @@ def _classification(hand: Hand) -> str:
 
 
 def handle(request: dict[str, Any], rules: BlackjackRules) -> dict[str, Any]:
-    state, unused = play_round(request, rules)
+    state, unused, insurance = play_round(request, rules)
     settlement = settle(state)
+    main_result = {
+        (b.seat, b.hand): b.result.value
+        for b in settlement.bets
+        if b.type == "main" and b.part in ("original", "split")
+    }
     dealer_total = state.dealer_total
     dealer_class = (
         "blackjack"
@@ -176,6 +198,7 @@ def handle(request: dict[str, Any], rules: BlackjackRules) -> dict[str, Any]:
                     "total": hand.total.points,
                     "classification": _classification(hand),
                     "doubled": hand.doubled,
+                    "result": main_result[(seat.number, i + 1)],
                 }
                 for i, hand in enumerate(seat.hands)
             ],
@@ -185,7 +208,9 @@ def handle(request: dict[str, Any], rules: BlackjackRules) -> dict[str, Any]:
     out["unused_cards"] = unused
     out["bets"] = [
         {
-            "id": b.bet_id,
+            "id": insurance[b.seat][0]
+            if b.type == "insurance" and b.seat in insurance
+            else b.bet_id,
             "type": b.type,
             "seat": b.seat,
             "hand": b.hand,

@@ -211,3 +211,57 @@ def settle(state: RoundState) -> Settlement:
                 for o in hand_outcomes(f, dealer, rules):
                     add(bet.id, "behind", seat.number, i + 1, bet.stake, o)
     return Settlement(tuple(lines), removed_seats(state))
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedStake:
+    bet_id: str
+    type: str
+    seat: int
+    hand: int | None
+    part: str
+    stake: int
+
+
+def placed_stakes(state: RoundState) -> tuple[PlacedStake, ...]:
+    """Every stake on the table now, in settlement order (any phase of the round)."""
+    stakes: list[PlacedStake] = []
+    for seat in state.seats:
+        for i, hand in enumerate(seat.hands):
+            base = "split" if i == 1 else "original"
+            stakes.append(PlacedStake(seat.bet_id, "main", seat.number, i + 1, base, seat.stake))
+            if hand.doubled:
+                stakes.append(
+                    PlacedStake(seat.bet_id, "main", seat.number, i + 1, "double", seat.stake)
+                )
+        if seat.insured:
+            stakes.append(
+                PlacedStake(
+                    seat.bet_id, "insurance", seat.number, None, "insurance", seat.insurance_stake
+                )
+            )
+        for pair in state.pairs:
+            if pair.seat == seat.number:
+                stakes.append(PlacedStake(pair.id, "pair", seat.number, None, "pair", pair.stake))
+        for bet in state.behind:
+            if bet.seat != seat.number:
+                continue
+            for i in bet.hands:
+                part = "split" if i == 1 else "original"
+                stakes.append(PlacedStake(bet.id, "behind", seat.number, i + 1, part, bet.stake))
+                if i in bet.doubled:
+                    stakes.append(
+                        PlacedStake(bet.id, "behind", seat.number, i + 1, "double", bet.stake)
+                    )
+    return tuple(stakes)
+
+
+def void_refunds(state: RoundState, reason: str = "round void") -> Settlement:
+    """A void round (server failure, misdeal): every stake placed is returned, exactly once."""
+    return Settlement(
+        tuple(
+            BetResult(s.bet_id, s.type, s.seat, s.hand, s.part, s.stake, PUSH, s.stake, reason)
+            for s in placed_stakes(state)
+        ),
+        (),
+    )
