@@ -19,6 +19,7 @@ from table_service.rules.blackjack.errors import RulesConfigError
 from table_service.rules.blackjack.exact import (
     BUST_POINTS,
     ExactSolver,
+    _same_rank_share,
     insurance_report,
     pair_report,
     solve_main,
@@ -170,7 +171,15 @@ def test_dealer_hitting_soft_17_costs_the_player() -> None:
     s17 = solve_main(RULES, suit).expectation
     h17 = solve_main(replace(RULES, dealer_hits_soft_17=True), suit).expectation
     six_five = solve_main(replace(RULES, blackjack_pays=Fraction(6, 5)), suit).expectation
-    assert h17 < s17 and six_five < s17
+    rank_split = solve_main(replace(RULES, split_ten_values=False), suit).expectation
+    assert h17 < s17 and six_five < s17 and rank_split <= s17
+
+
+def test_same_rank_share_of_two_ten_values() -> None:
+    # two decks' eight tens (T, J, Q, K x 2), dealer shows one of them: 3 same-rank pairs of 21
+    assert _same_rank_share(8, up_is_ten=True) == pytest.approx(1 / 7)
+    assert _same_rank_share(8, up_is_ten=False) == pytest.approx(1 / 7)  # 4 pairs of 28
+    assert _same_rank_share(4, up_is_ten=False) == 0
 
 
 def test_pair_and_insurance_exact_values() -> None:

@@ -46,7 +46,6 @@ Counts = tuple[int, ...]  # cards left per value: index 0 = Ace, 1..8 = 2..9, 9 
 N_OUTCOMES = 7  # dealer 17, 18, 19, 20, 21, bust, blackjack
 BUST_POINTS = 22
 KINDS = ("main", "double", "split", "split_double", "blackjack")
-ACTIONS = ("stand", "hit", "double", "split", "surrender")
 _VALUE_ROWS = np.arange(10)[None, :]
 
 
@@ -336,11 +335,17 @@ def _initial_hands(shoe: Counts) -> Iterator[tuple[int, int, int, float, Counts]
                 yield up, a, b, p_up * p_a * p_b * weight, _remove(after_a, b)
 
 
-def _same_rank_share(rules: BlackjackRules, remaining_tens: int) -> float:
-    """Of two ten-value cards, the share that are the same rank (T-T, J-J, ...)."""
-    del rules
-    per_rank = (remaining_tens + 2) / 4  # the two dealt tens come from four equal ranks
-    return (per_rank - 1) / (4 * per_rank - 1)
+def _same_rank_share(shoe_tens: int, up_is_ten: bool) -> float:
+    """Of the player's two ten-value cards, the share of the same rank (T-T, J-J, ...).
+
+    Needed only for tables that split ten-values by rank: the value-level composition
+    does not see ranks, but the four ten ranks are equally represented in the shoe.
+    """
+    r = shoe_tens / 4
+    if not up_is_ten:
+        return (r - 1) / (4 * r - 1)
+    same = 4 * r * (r - 1) * (r - 2) + 12 * r * r * (r - 1)
+    return same / (4 * r * (4 * r - 1) * (4 * r - 2))
 
 
 @dataclass(frozen=True)
@@ -384,7 +389,7 @@ def solve_main(rules: BlackjackRules, shoe: Counts | None = None) -> MainGameRep
         values = solver.options(up, a, b, rest)
         best = max(values.values())
         if a == b == 10 and not rules.split_ten_values:
-            share = _same_rank_share(rules, rest[9])
+            share = _same_rank_share(solver.shoe[9], up == 10)
             without = max(v for k, v in values.items() if k != "split")
             best = share * best + (1 - share) * without
         total += prob * best
