@@ -54,7 +54,9 @@ def _side_json(report: SideBetReport) -> dict[str, Any]:
         "rtp": round(float(report.rtp), 6),
         "rtp_exact": str(report.rtp),
         "outcomes": [
-            {"result": r, "pays": float(pays) if r != "lose" else -1, "probability": str(p)}
+            {"result": r, "pays": float(pays), "probability": str(p)}
+            if r != "lose"
+            else {"result": r, "probability": str(p)}
             for r, pays, p in report.outcomes
         ],
     }
