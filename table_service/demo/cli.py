@@ -16,8 +16,12 @@ from table_service.logs import configure_logging
 
 
 def demo(
-    port: int = typer.Option(8000, help="API port on --host (0: any free port)"),
-    host: str = typer.Option("127.0.0.1", help="API bind address"),
+    port: int | None = typer.Option(
+        None, help="API port (default LIVETABLE_PORT or 8000; 0: any free port)"
+    ),
+    host: str | None = typer.Option(
+        None, help="API bind address (default LIVETABLE_HOST or 127.0.0.1)"
+    ),
     data_dir: Path | None = typer.Option(
         None, help="Data folder (SQLite, signing key, bot tokens); default ./livetable-data"
     ),
@@ -38,19 +42,22 @@ def demo(
 ) -> None:
     """Run a live baccarat table on a simulated shoe, with dealer, supervisor and player bots.
 
-    SQLite in the data folder, a virtual framed shoe on a pseudo-terminal read by the real
-    serial reader, the table service and API on http://HOST:PORT; the round log shows
-    every round's bets, cards, outcome and payouts, and every incident with its procedure.
+    Everything runs here: SQLite in the data folder; a virtual framed shoe on a pseudo-terminal,
+    read by the real serial reader; the table service and its API on http://HOST:PORT.
+
+    The round log shows every round's bets, cards, outcome and payouts, and every incident
+    with the procedure applied. Ctrl-C voids a round in play (stakes refunded) and stops.
     """
-    configure_logging(Settings().log_format, log_level)
+    settings = Settings()
+    configure_logging(settings.log_format, log_level)
     try:
         ShoeStack.check_cut_after(decks, cut_after)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--cut-after") from exc
     console = Console(highlight=False)
     options = DemoOptions(
-        host=host,
-        port=port,
+        host=host or settings.host,
+        port=settings.port if port is None else port,
         data_dir=data_dir,
         rounds=rounds,
         seed=seed,

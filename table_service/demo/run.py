@@ -115,6 +115,16 @@ async def run_demo(
     """Run until ``options.rounds`` rounds are played (0: until ``stop`` is set)."""
     stop = stop or asyncio.Event()
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(10**6)
+    sock = _bind(options.host, options.port)  # first: a taken port fails before anything starts
+    try:
+        return await _run(options, console, stop, seed, sock)
+    finally:
+        sock.close()
+
+
+async def _run(
+    options: DemoOptions, console: Console, stop: asyncio.Event, seed: int, sock: socket.socket
+) -> DemoReport:
     settings = Settings(data_dir=options.data_dir) if options.data_dir else Settings()
     runtime = await asyncio.to_thread(Runtime.from_settings, settings, upgrade=True)
     shoes = options.rounds + 2 if options.rounds else SHOES_UNBOUNDED
@@ -122,7 +132,6 @@ async def run_demo(
     stack = ShoeStack(
         device, decks=options.decks, seed=seed, cut_after=options.cut_after, shoes=shoes
     )
-    sock = _bind(options.host, options.port)
     port = sock.getsockname()[1]
     base_url = f"http://{options.host}:{port}"
     report = DemoReport(seed, base_url, settings.data_dir, settings.resolved_database_url)
@@ -240,7 +249,6 @@ async def run_demo(
         server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.wait_for(server_task, 15)
-        sock.close()
         device.stop()
         try:
             checkpoint = await asyncio.to_thread(_seal, runtime)

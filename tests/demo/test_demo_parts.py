@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import random
+import socket
 from collections import Counter
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from table_service.config import Settings
 from table_service.demo.bots import MISTAKE_KINDS, MistakeBag, consumes
 from table_service.demo.credentials import TOKENS_FILE, ensure_principals
 from table_service.demo.roundlog import RoundLog, positions
+from table_service.demo.run import DemoError, DemoOptions, run_demo
 from table_service.demo.shoestack import ShoeStack, SupplyExhausted
 from table_service.models import Principal
 from table_service.principals import authenticate
@@ -219,3 +221,14 @@ def test_bot_principals_are_reused_and_replaced_when_their_tokens_are_lost(
             assert authenticate(s, second["supervisor"].token) is not None
     finally:
         runtime.close()
+
+
+# -- start-up --------------------------------------------------------------------------------
+async def test_a_taken_port_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        options = DemoOptions(port=taken.getsockname()[1], data_dir=tmp_path / "data")
+        with pytest.raises(DemoError, match="cannot listen on"):
+            await run_demo(options, Console(file=io.StringIO()))
+    assert not (tmp_path / "data").exists()

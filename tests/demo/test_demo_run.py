@@ -40,7 +40,7 @@ def _options(data_dir: Path, **overrides: object) -> DemoOptions:
         "data_dir": data_dir,
         "rounds": ROUNDS,
         "seed": SEED,
-        "betting_seconds": 1.0,
+        "betting_seconds": 1.5,
         "mistakes": 1.0,
         "players": 3,
         "cut_after": 20,
