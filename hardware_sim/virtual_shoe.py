@@ -486,16 +486,22 @@ class VirtualShoe:
         log.info("virtual shoe stopped")
 
     def _next_wakeup(self, now: float) -> float:
-        candidates = [0.02]  # link changes are polled; POLLHUP cannot be waited for cheaply
-        if self._in_flight is not None:
-            candidates.append(self._in_flight.next_retry - now)
-        if self.dialect == "framed":
-            candidates.append(self._next_hbt - now)
-        if self.rate:
-            candidates.append(self._next_auto_deal - now)
+        """Seconds until something is due. Only timers that can fire count: a heartbeat that
+        is overdue because no host listens must not turn the loop into a busy spin."""
+        poll_link = 0.02  # link changes are polled; POLLHUP cannot be waited for cheaply
+        if not self._host_up or self._rebooting or now < self._quiet_until:
+            return poll_link
+        candidates = [poll_link]
         if self._greet_at is not None:
             candidates.append(self._greet_at - now)
-        return min(candidates)
+        else:
+            if self._in_flight is not None:
+                candidates.append(self._in_flight.next_retry - now)
+            elif self.dialect == "framed":
+                candidates.append(self._next_hbt - now)
+            if self.rate:
+                candidates.append(self._next_auto_deal - now)
+        return max(0.0, min(candidates))
 
     def _tick(self, now: float) -> None:
         self._line_faults(now)

@@ -143,6 +143,8 @@ def read(
     log_level: str = typer.Option("WARNING", help="Log level (logs go to stderr)."),
 ) -> None:
     """Print one JSON line per reader event (the technician's diagnostic tool)."""
+    if not port.strip():
+        raise typer.BadParameter("give a device path or a pyserial URL", param_hint="--port")
     configure_logging(level=log_level)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_read(port, dialect.value, baud, reader_id, offline_timeout, count, duration))

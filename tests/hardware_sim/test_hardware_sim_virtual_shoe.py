@@ -314,3 +314,12 @@ def test_a_stopped_shoe_cannot_be_restarted_and_leaves_no_device() -> None:
         vs.start()
     with pytest.raises(ShoeNotRunningError):
         vs.deal()
+
+
+def test_a_shoe_nobody_listens_to_does_not_spin() -> None:
+    """Overdue heartbeats and deals wait for a host; they must not make a busy loop."""
+    with VirtualShoe(seed=1, rate=5.0, heartbeat=0.01):
+        t0 = time.process_time()
+        time.sleep(0.5)
+        used = time.process_time() - t0
+    assert used < 0.25, f"{used:.3f} s of CPU in 0.5 s with no host"
