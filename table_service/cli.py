@@ -11,6 +11,7 @@ import typer
 from shoe_reader.camera.cli import app as camera_app
 from shoe_reader.cli import app as shoe_app
 from table_service.cli_foundation import register as register_foundation
+from table_service.demo.cli import demo
 from table_service.rules.baccarat import cli as baccarat_cli
 from table_service.rules.blackjack import cli as blackjack_cli
 from table_service.rules.xidach import cli as xidach_cli
@@ -37,6 +38,7 @@ app.add_typer(shoe_app, name="shoe")
 app.add_typer(camera_app, name="camera")
 
 register_foundation(app)
+app.command("demo")(demo)
 
 
 def main() -> None:
