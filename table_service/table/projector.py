@@ -28,22 +28,43 @@ def _dumps(value: Any) -> str:
 
 
 def _move_money(session: Session, deltas: dict[str, int], seq: int) -> None:
-    """Apply balance changes; a debit that would go below zero aborts the transaction."""
-    for account, delta in deltas.items():
-        if delta == 0:
-            continue
-        result = session.execute(
-            update(Account)
-            .where(Account.account_id == account, Account.balance + delta >= 0)
-            .values(balance=Account.balance + delta, updated_seq=seq)
+    """Apply balance changes; a debit that would go below zero aborts the transaction.
+
+    One read of the balances and one executemany per kind of write, not a statement per
+    account: a settlement touches thousands of accounts. The caller holds the log's write
+    lock, so nothing moves between the read and the writes; the guard in the UPDATE and
+    the schema's CHECK stay as the backstop.
+    """
+    moves = {account: delta for account, delta in deltas.items() if delta != 0}
+    if not moves:
+        return
+    known = balances(session, moves)
+    short = {a: d for a, d in moves.items() if d < 0 and known.get(a, 0) + d < 0}
+    if short:
+        account, delta = next(iter(short.items()))
+        raise ProjectionError(f"account {account}: debit {delta} exceeds the balance")
+    accounts = Account.__table__
+    conn = session.connection()
+    existing = [{"a_id": a, "a_delta": d} for a, d in moves.items() if a in known]
+    if existing:
+        result = conn.execute(
+            update(accounts)
+            .where(
+                accounts.c.account_id == bindparam("a_id"),
+                accounts.c.balance + bindparam("a_delta") >= 0,
+            )
+            .values(balance=accounts.c.balance + bindparam("a_delta"), updated_seq=seq),
+            existing,
         )
-        if result.rowcount != 1:
-            if delta > 0:
-                session.execute(
-                    insert(Account).values(account_id=account, balance=delta, updated_seq=seq)
-                )
-            else:
-                raise ProjectionError(f"account {account}: debit {delta} exceeds the balance")
+        if result.rowcount not in (-1, len(existing)):
+            raise ProjectionError(f"{len(existing)} balances to move, {result.rowcount} moved")
+    new = [
+        {"account_id": a, "balance": d, "updated_seq": seq}
+        for a, d in moves.items()
+        if a not in known
+    ]
+    if new:
+        conn.execute(insert(accounts), new)
 
 
 def balances(session: Session, accounts: Iterable[str]) -> dict[str, int]:
@@ -141,8 +162,8 @@ def _bets_placed(session: Session, e: StoredEvent) -> None:
     for b in bets:
         deltas[b["account"]] -= b["stake"]
     _move_money(session, deltas, e.seq)
-    session.execute(
-        insert(BetRow),
+    session.connection().execute(
+        insert(BetRow.__table__),
         [
             {
                 "bet_id": b["bet_id"],
@@ -158,8 +179,8 @@ def _bets_placed(session: Session, e: StoredEvent) -> None:
             for b in bets
         ],
     )
-    session.execute(
-        insert(LedgerEntry),
+    session.connection().execute(
+        insert(LedgerEntry.__table__),
         [
             {
                 "account_id": b["account"],
@@ -203,8 +224,8 @@ def _close_bets(key: str, status: str) -> Any:
         for i in items:
             deltas[i["account"]] += i["returned"]
         _move_money(session, deltas, e.seq)
-        session.execute(
-            insert(LedgerEntry),
+        session.connection().execute(
+            insert(LedgerEntry.__table__),
             [
                 {
                     "account_id": i["account"],
