@@ -321,3 +321,12 @@ def test_typed_errors_for_wrong_turn_and_unexpected_cards(table) -> None:
 def test_round_setup_refusals(seats, pairs, match: str) -> None:
     with pytest.raises(RoundSetupError, match=match):
         new_round(BlackjackRules(), seats, pairs)
+
+
+def test_unknown_moves_and_answers_are_typed_refusals(table) -> None:
+    state = table.deal(table.start(behind=[BehindBet("b1", 1, 10)]), "8S 6D 8H")
+    with pytest.raises(IllegalDecision, match="unknown decision"):
+        apply(state, Decision(1, 1, "fold"))  # type: ignore[arg-type]
+    state = table.do(state, 1, 1, "split")
+    with pytest.raises(FollowOfferError, match="unknown follow answer"):
+        apply(state, FollowAnswer("b1", "maybe"))  # type: ignore[arg-type]

@@ -455,7 +455,10 @@ def _decide(state: RoundState, decision: Decision) -> RoundState:
     hand = seat.hands[hand_i]
     if hand.needs_card(state.rules):
         raise IllegalDecision(f"seat {seat.number} hand {hand_i + 1} is waiting for a card")
-    move = Move(decision.move)
+    try:
+        move = Move(decision.move)
+    except ValueError:
+        raise IllegalDecision(f"unknown decision {decision.move!r}") from None
     reason = _refusal(state, seat, hand_i, move)
     if reason is not None:
         raise IllegalDecision(f"{move.value} refused: {reason}")
@@ -497,8 +500,12 @@ def _follow(state: RoundState, answer: FollowAnswer) -> RoundState:
     offer = next((o for o in state.offers if o.bet_id == answer.bet_id), None)
     if offer is None:
         raise FollowOfferError(f"no open follow offer for bet {answer.bet_id!r}")
+    try:
+        accepted = Answer(answer.answer) is Answer.ACCEPT
+    except ValueError:
+        raise FollowOfferError(f"unknown follow answer {answer.answer!r}") from None
     offers = tuple(o for o in state.offers if o is not offer)
-    if Answer(answer.answer) is not Answer.ACCEPT:
+    if not accepted:
         return replace(state, offers=offers)
     behind = []
     for bet in state.behind:
