@@ -417,3 +417,10 @@ def test_refusals_are_typed_and_leave_the_state_unchanged(dealt):
 def test_natural_payout_fractions_are_rounded_down(play):
     out = play("room", ["AS", "TC", "KH", "7D"], stakes=[101])
     assert out["hands"][0]["returned"] == 101 + 151  # 1.5 × 101 = 151.5, rounded down
+
+
+def test_the_banker_reveals_the_face_down_card_at_the_banker_turn(dealt):
+    state = dealt("room", ["TS", "4C", "9H", "7D"])
+    assert public_view(state)["banker"]["cards"] == ["XX", "7D"]
+    state = apply(state, Stand(P1))
+    assert public_view(state)["banker"]["cards"] == ["4C", "7D"]
