@@ -114,6 +114,7 @@ async def run_demo(
 ) -> DemoReport:
     """Run until ``options.rounds`` rounds are played (0: until ``stop`` is set)."""
     stop = stop or asyncio.Event()
+    ShoeStack.check_cut_after(options.decks, options.cut_after)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(10**6)
     sock = _bind(options.host, options.port)  # first: a taken port fails before anything starts
     try:
@@ -127,11 +128,30 @@ async def _run(
 ) -> DemoReport:
     settings = Settings(data_dir=options.data_dir) if options.data_dir else Settings()
     runtime = await asyncio.to_thread(Runtime.from_settings, settings, upgrade=True)
-    shoes = options.rounds + 2 if options.rounds else SHOES_UNBOUNDED
-    device = VirtualShoe("framed", decks=options.decks, seed=seed, heartbeat=options.heartbeat)
-    stack = ShoeStack(
-        device, decks=options.decks, seed=seed, cut_after=options.cut_after, shoes=shoes
-    )
+    report: DemoReport | None = None
+    try:
+        report = await _run_with(runtime, settings, options, console, stop, seed, sock)
+        return report
+    finally:
+        try:
+            checkpoint = await asyncio.to_thread(_seal, runtime)
+            if report is not None:
+                report.checkpoint_size = checkpoint
+            if checkpoint is not None:
+                console.print(f"audit log sealed: signed checkpoint at event {checkpoint}")
+        finally:
+            runtime.close()
+
+
+async def _run_with(
+    runtime: Runtime,
+    settings: Settings,
+    options: DemoOptions,
+    console: Console,
+    stop: asyncio.Event,
+    seed: int,
+    sock: socket.socket,
+) -> DemoReport:
     port = sock.getsockname()[1]
     base_url = f"http://{options.host}:{port}"
     report = DemoReport(seed, base_url, settings.data_dir, settings.resolved_database_url)
@@ -140,6 +160,11 @@ async def _run(
     )
     with runtime.sessions() as session:
         session_start_seq = EventStore.head(session)[0]
+    shoes = options.rounds + 2 if options.rounds else SHOES_UNBOUNDED
+    device = VirtualShoe("framed", decks=options.decks, seed=seed, heartbeat=options.heartbeat)
+    stack = ShoeStack(
+        device, decks=options.decks, seed=seed, cut_after=options.cut_after, shoes=shoes
+    )
     device.start()
     config = TableConfig(
         table_id=options.table_id,
@@ -216,13 +241,13 @@ async def _run(
             {play, stopping, server_task}, return_when=asyncio.FIRST_COMPLETED
         )
         stopping.cancel()
+        error: BaseException | None = None
         if play in done:
             error = play.exception()
             if isinstance(error, SupplyExhausted):
                 report.stopped_by = "supply"
                 roundlog.banner(f"stopping: {error}")
-            elif error is not None:
-                raise error
+                error = None
         else:
             report.stopped_by = "interrupt" if stop.is_set() else "server"
             play.cancel()
@@ -232,10 +257,15 @@ async def _run(
         report.bets_placed = players.stats.placed
         report.bets_refused = players.stats.refused
         if not server_task.done():
+            # Whatever stopped the bots, no stake stays open: the round in play is voided.
             report.interrupted_round_voided = await supervisor.void_active(
                 "demo stopped mid-round: every stake refunded"
+                if error is None
+                else f"demo failed mid-round ({type(error).__name__}): every stake refunded"
             )
             await asyncio.sleep(0.2)  # let the log print the void's events
+        if error is not None:
+            raise error
         return report
     finally:
         for task in tasks:
@@ -250,13 +280,6 @@ async def _run(
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.wait_for(server_task, 15)
         device.stop()
-        try:
-            checkpoint = await asyncio.to_thread(_seal, runtime)
-            if checkpoint is not None:
-                report.checkpoint_size = checkpoint
-                roundlog.banner(f"audit log sealed: signed checkpoint at event {checkpoint}")
-        finally:
-            runtime.close()
 
 
 def _seal(runtime: Runtime) -> int | None:
