@@ -57,6 +57,10 @@ log = structlog.get_logger(__name__)
 
 Dialect = Literal["framed", "ascii"]
 CUT = "CUT"
+TRANSMISSION_HISTORY = 100_000
+"""Transmissions remembered: past twice this many, the oldest half is forgotten (a
+long-running simulator must not grow forever). A list, not a deque: tests iterate it
+while the shoe's thread appends."""
 HOST_SETTLE = 0.2
 """Seconds after a host opens the port before the shoe talks, unless the host speaks first."""
 
@@ -382,6 +386,10 @@ class VirtualShoe:
         self._queue_event("LID", "C", None)
 
     # ------------------------------------------------------------------ faults on demand
+    def set_faults(self, faults: str | FaultSpec | None) -> None:
+        """Replace the random fault spec (e.g. ``"corrupt=0.1,drop=0.05"``; None: no faults)."""
+        self.faults.spec = faults if isinstance(faults, FaultSpec) else parse_fault_spec(faults)
+
     def corrupt_next(self, count: int = 1, frame_type: str | None = None) -> None:
         self.faults.force("corrupt", count, frame_type)
 
@@ -688,6 +696,8 @@ class VirtualShoe:
         self.transmissions.append(
             Transmission(seq, kind, out.payload, self._epoch, fate, data, time.monotonic())
         )
+        if len(self.transmissions) > 2 * TRANSMISSION_HISTORY:
+            del self.transmissions[:TRANSMISSION_HISTORY]
 
     def _corrupt(self, data: bytes) -> bytes:
         """Alter one byte so that the damage is always detectable by the host: inside the

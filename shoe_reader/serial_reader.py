@@ -147,7 +147,9 @@ class ShoeReader:
         return self.events()
 
     async def events(self) -> AsyncIterator[ReaderEvent]:
-        """Every reader event in arrival order, until :meth:`close`."""
+        """Every reader event in arrival order, until :meth:`close`. Meant for one consumer
+        (two would share the events between them); events wait in an unbounded queue, so a
+        slow consumer delays them but never loses one."""
         if self._thread is None and not self._closed:
             raise ReaderStateError("start the reader (or use `async with`) before reading events")
         while True:
