@@ -1,0 +1,211 @@
+"""Scan-to-subscriber latency of a live table, next to the cost of one durable commit.
+
+Run: ``python benchmarks/table_latency.py [--cards N] [--db URL]``. A framed virtual shoe
+on a pseudo-terminal, the real serial reader, the table service with its one writer and
+the stream hub that feeds WebSocket clients. For each card dealt in a round, the time from
+the shoe writing the CRD frame's last byte to a stream subscriber receiving the matching
+``card_dealt`` event (parsed, acknowledged, decided, appended to the hash-chained log,
+projected, committed durably, published). The yardstick is a minimal durable transaction
+(one row, commit) on the same database. Goal: p50 latency <= 3x the commit's p50.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+# Run as a script, this folder leads sys.path, and benchmarks/shoe_reader.py would stand in
+# for the shoe_reader package the virtual shoe and the reader import.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, create_engine, insert, text  # noqa: E402
+
+from audit.store import StoredEvent  # noqa: E402
+from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe  # noqa: E402
+from table_service.config import Settings  # noqa: E402
+from table_service.logs import configure_logging  # noqa: E402
+from table_service.runtime import Runtime  # noqa: E402
+from table_service.table import commands as c  # noqa: E402
+from table_service.table.config import ShoeConfig, TableConfig  # noqa: E402
+from table_service.table.service import TableService  # noqa: E402
+from table_service.table.stream import StreamHub  # noqa: E402
+
+ACTOR = "bench:latency"
+TABLE = "bench-latency"
+
+
+@contextmanager
+def database(db: str | None) -> Iterator[Runtime]:
+    """A migrated runtime: SQLite in a temp dir, or a fresh schema on a PostgreSQL URL."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if db is None or db.startswith("sqlite"):
+            runtime = Runtime.from_settings(
+                Settings(data_dir=Path(tmp), database_url=db), upgrade=True
+            )
+            try:
+                yield runtime
+            finally:
+                runtime.close()
+            return
+        schema = f"bench_{uuid.uuid4().hex[:8]}"
+        admin = create_engine(db, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        sep = "&" if "?" in db else "?"
+        settings = Settings(
+            data_dir=Path(tmp), database_url=f"{db}{sep}options=-csearch_path%3D{schema}"
+        )
+        runtime = Runtime.from_settings(settings, upgrade=True)
+        try:
+            yield runtime
+        finally:
+            runtime.close()
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            admin.dispose()
+
+
+def commit_cost(runtime: Runtime, samples: int) -> list[float]:
+    """Seconds per minimal durable transaction: one small row inserted, committed."""
+    meta = MetaData()
+    scratch = Table(
+        f"bench_commit_{uuid.uuid4().hex[:8]}",
+        meta,
+        Column("id", Integer, primary_key=True),
+        Column("value", BigInteger),
+    )
+    meta.create_all(runtime.engine)
+    times = []
+    for i in range(samples):
+        start = time.perf_counter()
+        with runtime.engine.begin() as conn:
+            conn.execute(insert(scratch).values(id=i, value=i))
+        times.append(time.perf_counter() - start)
+    meta.drop_all(runtime.engine)
+    return times
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+async def synced(service: TableService, event: StoredEvent) -> None:
+    """Subscribers hear of a commit before the writer's in-memory state moves on."""
+    while service.state.last_seq < event.seq:
+        await asyncio.sleep(0.001)
+
+
+class Bench:
+    def __init__(self, runtime: Runtime, shoe: VirtualShoe) -> None:
+        self.runtime = runtime
+        self.shoe = shoe
+        self.from_frame: list[float] = []
+        self.from_deal: list[float] = []
+
+    async def next_event(self, wanted: str) -> StoredEvent:
+        while True:
+            event = await asyncio.wait_for(self.queue.get(), 10)
+            assert event is not None, "subscriber dropped"
+            if event.type == wanted:
+                return event
+
+    async def deal(self) -> tuple[str, float]:
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                card = self.shoe.deal()
+                return str(card), time.monotonic()
+            except ShoeLockedError:
+                assert time.monotonic() < deadline, "shoe stayed locked"
+                await asyncio.sleep(0.002)
+
+    def frame_sent(self, card: str) -> float:
+        for tx in reversed(self.shoe.transmissions):
+            if tx.type == "CRD" and tx.payload == card and tx.reached_host:
+                return tx.sent
+        raise AssertionError(f"no CRD frame for {card}")
+
+    async def run(self, cards: int) -> None:
+        hub = StreamHub(asyncio.get_running_loop())
+        self.runtime.store.subscribe(hub.publish)
+        self.queue = hub.subscribe(TABLE)
+        config = TableConfig(
+            table_id=TABLE,
+            betting_seconds=600,
+            shoe=ShoeConfig(port=self.shoe.device_path, dialect="framed"),
+        )
+        service = TableService(self.runtime, config)
+        await service.start(with_reader=True)
+        while not (service.reader is not None and self.shoe.host_connected):
+            await asyncio.sleep(0.01)
+        await service.execute(c.InsertShoe(), actor=ACTOR)
+        while not service.state.shoe.ready:  # type: ignore[union-attr]
+            await self.deal()
+            await synced(service, await self.next_event("card_burnt"))
+        while len(self.from_frame) < cards:
+            await service.execute(c.OpenBetting(), actor=ACTOR)
+            await service.execute(c.CloseBetting(), actor=ACTOR)
+            while True:
+                rnd = service.state.round
+                assert rnd is not None
+                if rnd.phase != "dealing" or rnd.next_position() is None:
+                    break
+                card, dealt_at = await self.deal()
+                event = await self.next_event("card_dealt")
+                received = time.monotonic()
+                assert event.payload["card"] == card, (event.payload, card)
+                self.from_frame.append(received - self.frame_sent(card))
+                self.from_deal.append(received - dealt_at)
+                await synced(service, event)
+                await asyncio.sleep(0.01)  # a dealer's hand is slower than this
+        await service.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cards", type=int, default=300)
+    parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
+    args = parser.parse_args()
+    configure_logging(level="WARNING")
+    with database(args.db) as runtime:
+        backend = runtime.engine.dialect.name
+        commits = commit_cost(runtime, 300)
+        shoe = VirtualShoe("framed", decks=8, seed=11, cut_depth=52).start()
+        try:
+            bench = Bench(runtime, shoe)
+            asyncio.run(bench.run(args.cards))
+        finally:
+            shoe.stop()
+        commits += commit_cost(runtime, 300)
+    ms = 1000.0
+    commit_p50 = statistics.median(commits)
+    p50, p99 = statistics.median(bench.from_frame), percentile(bench.from_frame, 0.99)
+    print(f"backend                   {backend}")
+    print(f"cards                     {len(bench.from_frame)}")
+    print(
+        f"CRD frame -> subscriber   p50 {p50 * ms:7.2f} ms   p99 {p99 * ms:7.2f} ms   "
+        f"max {max(bench.from_frame) * ms:7.2f} ms"
+    )
+    print(
+        f"deal() -> subscriber      p50 {statistics.median(bench.from_deal) * ms:7.2f} ms   "
+        f"p99 {percentile(bench.from_deal, 0.99) * ms:7.2f} ms"
+    )
+    print(
+        f"durable commit (1 row)    p50 {commit_p50 * ms:7.2f} ms   "
+        f"p99 {percentile(commits, 0.99) * ms:7.2f} ms"
+    )
+    print(f"ratio p50 latency/commit  {p50 / commit_p50:7.2f} x  (goal <= 3x)")
+
+
+if __name__ == "__main__":
+    main()
