@@ -373,6 +373,7 @@ class DealerBot:
         self.rng = rng
         self.betting_seconds = betting_seconds
         self.mistakes: list[tuple[str, str]] = []
+        """(round id, kind) of every mistake actually made (not merely planned)."""
 
     def note(self, message: str, round_id: str | None = None) -> None:
         self.table.log.note("dealer", message, round_id)
@@ -444,8 +445,6 @@ class DealerBot:
         await self._until(lambda v: not v.paused, timeout=60)  # a supervisor is on it
         opened = await self.api.post(f"/tables/{self.t}/betting/open")
         round_id, mark = opened["round_id"], opened["seq"]
-        if mistake is not None:
-            self.mistakes.append((round_id, mistake))
         bets = asyncio.create_task(self.players.bet_round(round_id, self.betting_seconds))
         try:
             if mistake in ("exposed_card", "double_exposure"):
@@ -477,6 +476,7 @@ class DealerBot:
         return round_id
 
     async def expose(self, round_id: str, count: int) -> None:
+        exposed = 0
         for n in range(count):
             self.note(
                 "mistake: a card slips out while betting is open (the shoe's lock is only "
@@ -488,10 +488,13 @@ class DealerBot:
             taken, event = await self.pull(bypass_lock=True)
             if event["type"] == "card_dealt":
                 self.note(f"too late: betting had closed, {plain(taken.card)} was dealt", round_id)
-                return
+                break
+            exposed += 1
             view = await self.table.view(self.api, at_least_seq=event["seq"])
             if view.round_phase(round_id) != "betting":
-                return
+                break
+        if exposed:
+            self.mistakes.append((round_id, "double_exposure" if exposed > 1 else "exposed_card"))
 
     async def deal_round(self, round_id: str, mistake: str | None) -> None:
         miss_at = self.rng.randint(0, 3) if mistake == "missed_scan" else None
@@ -521,6 +524,7 @@ class DealerBot:
 
     async def missed_scan(self, round_id: str, index: int) -> None:
         taken = await self._take(scan=False)
+        self.mistakes.append((round_id, "missed_scan"))
         self.note(
             f"mistake: {plain(taken.card)} leaves the shoe without passing the reader "
             f"(it belongs at index {index} of the round)",
@@ -558,3 +562,4 @@ class DealerBot:
             return
         self.note("mistake: pulls one card more than the round needed", round_id)
         await self.pull()
+        self.mistakes.append((round_id, "unneeded_card"))
