@@ -241,7 +241,8 @@ class ShoeReader:
                 delay = self._backoff(attempt)
                 attempt += 1
                 self.open_failures += 1
-                log.info("shoe port not available", url=self.url, error=str(exc), retry_in=delay)
+                report = log.warning if attempt == 1 else log.info  # once per outage is enough
+                report("shoe port not available", url=self.url, error=str(exc), retry_in=delay)
                 self._stop.wait(delay)
                 continue
             self.connections += 1
