@@ -18,6 +18,8 @@ from sqlalchemy.orm import Session
 from audit.store import StoredEvent
 from table_service.models import Account, BetRow, IncidentRow, LedgerEntry, RoundRow
 
+_ROUNDS = RoundRow.__table__  # Core statements: no ORM bulk-update bookkeeping per card
+
 
 class ProjectionError(RuntimeError):
     """The read models disagree with an event: the transaction must not commit."""
@@ -110,23 +112,23 @@ def _round_phase(phase: str, **extra: Any) -> Any:
             values[column] = e.payload.get(key)
         if phase in ("settled", "voided"):
             values["closed_seq"] = e.seq
-        session.execute(
-            update(RoundRow).where(RoundRow.round_id == e.payload["round_id"]).values(**values)
+        session.connection().execute(
+            update(_ROUNDS).where(_ROUNDS.c.round_id == e.payload["round_id"]).values(**values)
         )
 
     return handler
 
 
 def _cards(session: Session, round_id: str) -> list[str]:
-    raw = session.scalar(select(RoundRow.cards).where(RoundRow.round_id == round_id))
+    raw = session.connection().scalar(select(_ROUNDS.c.cards).where(_ROUNDS.c.round_id == round_id))
     return json.loads(raw) if raw else []
 
 
 def _card_dealt(session: Session, e: StoredEvent) -> None:
     p = e.payload
     cards = [*_cards(session, p["round_id"]), p["card"]]
-    session.execute(
-        update(RoundRow).where(RoundRow.round_id == p["round_id"]).values(cards=_dumps(cards))
+    session.connection().execute(
+        update(_ROUNDS).where(_ROUNDS.c.round_id == p["round_id"]).values(cards=_dumps(cards))
     )
 
 
