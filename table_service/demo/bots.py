@@ -477,15 +477,18 @@ class DealerBot:
 
     async def expose(self, round_id: str, count: int) -> None:
         exposed = 0
-        for n in range(count):
+        while exposed < count:
             self.note(
                 "mistake: a card slips out while betting is open (the shoe's lock is only "
                 "a deal light; the virtual shoe ignores it for this pull)"
-                if n == 0
+                if exposed == 0
                 else "mistake again: a second card comes out before betting closed",
                 round_id,
             )
             taken, event = await self.pull(bypass_lock=True)
+            if taken.card == CUT:
+                self.note("it was the cut card: no card exposed, the shoe ends after this round")
+                continue
             if event["type"] == "card_dealt":
                 self.note(f"too late: betting had closed, {plain(taken.card)} was dealt", round_id)
                 break
