@@ -2,9 +2,7 @@
 
 ``livetable shoe sim`` puts a virtual shoe on a pseudo-terminal and prints its device
 path on the first line of stdout, then runs until stopped (Ctrl-C / SIGTERM). Lines on
-stdin drive it by hand: ``deal [N]``, ``noscan``, ``lock-ignore``, ``unread``, ``jam``,
-``clear``, ``unplug``, ``replug``, ``reboot``, ``freeze``, ``burn on|off``, ``game``,
-``warn N``, ``lid open|closed``, ``quit``.
+stdin drive it by hand (see the command's help).
 
 ``livetable shoe read`` opens a port (a device path or any pyserial URL) and prints one
 JSON line per reader event; logs go to stderr, so stdout stays machine-readable.
@@ -53,7 +51,12 @@ def sim(
     link: str | None = typer.Option(None, help="Path of the device symlink to create."),
     log_level: str = typer.Option("INFO", help="Log level (logs go to stderr)."),
 ) -> None:
-    """Run a virtual shoe on a pseudo-terminal; prints its device path, then runs."""
+    """Run a virtual shoe on a pseudo-terminal; prints its device path, then runs.
+
+    Stop it with Ctrl-C or SIGTERM. Commands on stdin, one a line: deal [N], noscan,
+    unread, jam, clear, unplug, replug, reboot, freeze, burn on|off, game, warn N,
+    lid open|closed, quit.
+    """
     configure_logging(level=log_level)
     try:
         spec = parse_fault_spec(faults)

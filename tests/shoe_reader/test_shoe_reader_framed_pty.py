@@ -13,6 +13,7 @@ from shoe_reader.events import (
     CutCardSeen,
     HardwareAlarm,
     HardwareWarning,
+    LidChanged,
     MissedCardSuspected,
     ReaderOffline,
     ReaderOnline,
@@ -294,3 +295,12 @@ async def test_random_line_faults_unplug_the_cable_and_the_reader_follows(rig) -
     await r.deal(2)
     await r.wait(lambda: len(r.cards()) == 4, "all four cards", timeout=5)
     assert r.cards() == r.dealt_cards()
+
+
+async def test_lid_opened_and_closed(rig) -> None:
+    r = await rig()
+    await r.online()
+    r.shoe.open_lid()
+    r.shoe.close_lid()
+    await r.wait(lambda: len(r.of(LidChanged)) == 2, "two lid events")
+    assert [e.open for e in r.of(LidChanged)] == [True, False]
