@@ -187,6 +187,12 @@ class FramedSession:
             self.stats.acks_sent += 1
 
         if frame.type == "HLO":
+            if self._last_seq == frame.seq and self._recent.get(frame.seq) == (
+                "HLO",
+                frame.payload,
+            ):
+                self.stats.duplicates += 1  # the same hello resent (we NAKed a damaged copy)
+                return
             self._restart(frame, stamp, events)
             return
         if not self._track_seq(frame, stamp, events):

@@ -139,6 +139,16 @@ def test_hello_resets_the_seq() -> None:
     assert isinstance(events[0], ReaderOnline) and events[0].restarted
 
 
+def test_a_resent_hello_is_not_a_second_restart() -> None:
+    s = FramedSession("r")
+    hlo = encode_frame(0, "HLO", "x")
+    events, _ = feed(s, hlo, hlo)
+    assert kinds(events) == ["online"]
+    events, _ = feed(s, encode_frame(1, "HBT", "U"), hlo)  # after other frames: a real restart
+    assert kinds(events) == ["online"]
+    assert isinstance(events[0], ReaderOnline) and events[0].restarted
+
+
 def test_same_seq_with_other_content_is_a_restart_never_a_duplicate() -> None:
     s = FramedSession("r")
     feed(s, encode_frame(0, "HLO", "x"), encode_frame(1, "CRD", "AS"), encode_frame(2, "CRD", "2S"))
