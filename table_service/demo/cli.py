@@ -106,10 +106,11 @@ def _summary(console: Console, report: DemoReport) -> None:
     for kind in totals.incidents.values():
         kinds[kind] = kinds.get(kind, 0) + 1
     open_ids = sorted(set(totals.incidents) - set(totals.resolved))
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
     console.print(
-        f"incidents: {len(totals.incidents)} raised ("
-        + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
-        + f"), {len(open_ids)} left open"
+        f"incidents: {len(totals.incidents)} raised"
+        + (f" ({detail})" if detail else "")
+        + f", {len(open_ids)} left open"
     )
     if report.mistakes:
         console.print(
