@@ -80,6 +80,7 @@ class ShoeReader:
         reconnect_initial: float = 0.1,
         reconnect_max: float = 5.0,
         write_timeout: float = 1.0,
+        exclusive: bool = True,
     ) -> None:
         if dialect not in DIALECTS:
             raise UnknownDialectError(dialect)
@@ -92,6 +93,8 @@ class ShoeReader:
         self.reconnect_initial = reconnect_initial
         self.reconnect_max = reconnect_max
         self.write_timeout = write_timeout
+        self.exclusive = exclusive
+        """Lock the port (flock) so a second reader cannot open it and steal bytes."""
         self.session: DialectSession = (
             FramedSession(reader_id, offline_timeout=offline_timeout)
             if dialect == "framed"
@@ -236,6 +239,7 @@ class ShoeReader:
                     baudrate=self.baudrate,
                     timeout=self.read_timeout,
                     write_timeout=self.write_timeout,
+                    exclusive=self.exclusive,
                 )
             except (serial.SerialException, OSError, ValueError) as exc:
                 delay = self._backoff(attempt)
@@ -325,6 +329,7 @@ def open_reader(
     """A reader for ``url`` (a device path or any pyserial URL); start it with ``async with``.
 
     ``options``: ``offline_timeout`` (3 s), ``read_timeout``, ``reconnect_initial``,
-    ``reconnect_max``, ``write_timeout``.
+    ``reconnect_max``, ``write_timeout``, ``exclusive`` (True: a second reader of the
+    same device cannot open it, rather than silently sharing its bytes).
     """
     return ShoeReader(url, dialect, reader_id, baudrate, **options)

@@ -21,6 +21,7 @@ from shoe_reader.events import (
     UnreadableCard,
 )
 from shoe_reader.framed_session import CARD_WHILE_LOCKED
+from shoe_reader.serial_reader import open_reader
 from table_service.rules.cards import standard_deck
 
 pytestmark = pytest.mark.timeout(60)
@@ -304,3 +305,16 @@ async def test_lid_opened_and_closed(rig) -> None:
     r.shoe.close_lid()
     await r.wait(lambda: len(r.of(LidChanged)) == 2, "two lid events")
     assert [e.open for e in r.of(LidChanged)] == [True, False]
+
+
+async def test_a_second_reader_cannot_steal_the_port(rig) -> None:
+    r = await rig()
+    await r.online()
+    async with open_reader(
+        r.shoe.device_path, "framed", "intruder", reconnect_initial=0.05
+    ) as other:
+        await r.wait(lambda: other.open_failures >= 1, "the second reader to be refused")
+        assert not other.connected
+    await r.deal(2)
+    await r.settled(2)
+    assert r.cards() == r.dealt_cards()
