@@ -9,6 +9,7 @@ degradation *levels* are named so benchmarks and tests report per level.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -68,6 +69,21 @@ def background(
         img += (grain[:, None, None] * 12).astype(np.float32)
     img += rng.standard_normal((h, w, 1), dtype=np.float32) * 3
     return np.clip(img, 0, 255).astype(np.uint8)
+
+
+@lru_cache(maxsize=32)
+def _table(kind: str, variant: int) -> np.ndarray:
+    """A few fixed table surfaces per kind, so data sets need not redraw the cloth each frame."""
+    frame = background(kind, np.random.default_rng(1000 + variant))
+    frame.flags.writeable = False
+    return frame
+
+
+@lru_cache(maxsize=1)
+def _noise_fields() -> tuple[np.ndarray, ...]:
+    """Unit Gaussian sensor-noise fields, drawn once (drawing them per frame dominates the cost)."""
+    rng = np.random.default_rng(99)
+    return tuple(rng.standard_normal((FRAME_H, FRAME_W, 3), dtype=np.float32) for _ in range(4))
 
 
 def _face_alpha(radius_frac: float) -> np.ndarray:
@@ -167,24 +183,29 @@ def occlude(frame: np.ndarray, quad: np.ndarray, rng: np.random.Generator, amoun
 def degrade(frame: np.ndarray, level: Degradation, rng: np.random.Generator) -> np.ndarray:
     """Uneven light, lens blur, sensor noise and JPEG compression, in camera order."""
     h, w = frame.shape[:2]
-    img = frame.astype(np.float32)
+    img = frame
     if level.gradient > 0:
         g = rng.uniform(0, level.gradient)
         ang = rng.uniform(0, 2 * np.pi)
         xs = np.linspace(-1, 1, w, dtype=np.float32)[None, :]
         ys = np.linspace(-1, 1, h, dtype=np.float32)[:, None]
-        ramp = np.cos(ang) * xs + np.sin(ang) * ys
-        img *= (1 - g * 0.5 + g * 0.5 * ramp)[..., None]
+        ramp = 1 - g * 0.5 + g * 0.5 * (np.cos(ang) * xs + np.sin(ang) * ys)
+        img = cv2.multiply(img, cv2.merge([ramp, ramp, ramp]), dtype=cv2.CV_8U)
     if level.blur_sigma > 0:
-        sigma = rng.uniform(0.3, 1.0) * level.blur_sigma
-        img = cv2.GaussianBlur(img, (0, 0), sigma)
+        img = cv2.GaussianBlur(img, (0, 0), rng.uniform(0.3, 1.0) * level.blur_sigma)
     if level.noise_sigma > 0:
-        img += rng.standard_normal(img.shape, dtype=np.float32) * level.noise_sigma
-    out = np.clip(img, 0, 255).astype(np.uint8)
+        if img.shape == (FRAME_H, FRAME_W, 3):
+            field = _noise_fields()[int(rng.integers(4))]
+            shift = int(rng.integers(FRAME_H))
+            noise = np.concatenate([field[shift:], field[:shift]]) if shift else field
+        else:
+            noise = rng.standard_normal(img.shape, dtype=np.float32)
+        img = cv2.scaleAdd(noise, level.noise_sigma, img.astype(np.float32))
+        img = np.clip(img, 0, 255).astype(np.uint8)
     if level.jpeg_quality < 100:
-        _ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, level.jpeg_quality])
-        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    return out
+        _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, level.jpeg_quality])
+        img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return img
 
 
 def photograph(
@@ -195,7 +216,7 @@ def photograph(
 ) -> tuple[np.ndarray, np.ndarray]:
     """One camera frame of ``face`` on a table; returns the frame and the card's corner quad."""
     kind = backdrop or BACKGROUNDS[rng.integers(len(BACKGROUNDS))]
-    frame = background(kind, rng)
+    frame = _table(kind, int(rng.integers(3))).copy()
     quad = card_quad(rng, level)
     place_card(frame, face, quad)
     if level.occlusion > 0 and rng.random() < level.occlusion:

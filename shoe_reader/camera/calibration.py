@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,7 +123,7 @@ class Calibration:
                 )
         except CalibrationError:
             raise
-        except (OSError, ValueError, KeyError, EOFError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
             raise CalibrationError(f"cannot read calibration {path}: {exc}") from exc
         missing = [r for r in RANKS if r not in set(cal.ranks)] + [
             s for s in SUITS if s not in set(cal.suits)

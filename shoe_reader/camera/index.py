@@ -17,7 +17,7 @@ import numpy as np
 
 from shoe_reader.camera.locate import CARD_H, CARD_W
 
-GLYPH = 24
+GLYPH = 32
 """Side of the square a glyph is normalised to before comparison."""
 
 # The corner window, in card pixels: wide enough for any usual index, narrow
@@ -58,8 +58,7 @@ def _shape_vector(mask: np.ndarray) -> np.ndarray:
     square = np.zeros((side, side), np.float32)
     y0, x0 = (side - h) // 2, (side - w) // 2
     square[y0 : y0 + h, x0 : x0 + w] = mask
-    small = cv2.resize(square, (GLYPH, GLYPH), interpolation=cv2.INTER_AREA)
-    small = cv2.GaussianBlur(small, (3, 3), 0).ravel()
+    small = cv2.resize(square, (GLYPH, GLYPH), interpolation=cv2.INTER_AREA).ravel()
     small -= small.mean()
     norm = float(np.linalg.norm(small))
     if norm < 1e-6:

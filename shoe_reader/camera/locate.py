@@ -172,7 +172,10 @@ class Locator:
             cv2.bitwise_not(edges), connectivity=4
         )
         min_area = self.min_card_fraction * h * w
-        floor = float(np.median(gray[::4, ::4])) + self.min_contrast
+        # Paper must be brighter than the table: the table is what the region's
+        # border shows (a region is drawn around the place cards pass, not on them).
+        border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
+        floor = float(np.median(border)) + self.min_contrast
         present = False
         why = "no card in view"
         best: tuple[float, np.ndarray] | None = None

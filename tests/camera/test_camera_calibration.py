@@ -1,0 +1,128 @@
+"""Calibration from the studio's photographs: every unusable face is reported, with why."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from hardware_sim.camera.faces import render_blank
+from hardware_sim.camera.scene import LEVELS, photograph
+from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
+from shoe_reader.camera.index import GLYPH
+from table_service.rules.cards import RANKS, SUITS
+
+from .conftest import HELDOUT
+
+
+@pytest.fixture
+def photos(heldout_photos: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "photos"
+    shutil.copytree(heldout_photos, folder)
+    return folder
+
+
+def test_a_full_deck_calibrates_every_face_from_both_corners(
+    heldout_calibration: Calibration,
+) -> None:
+    cal = heldout_calibration
+    assert set(cal.cards) == {r + s for r in RANKS for s in SUITS}
+    assert len(cal.cards) >= 100  # both corner indices of (nearly) every face
+    assert cal.rank_vectors.shape == cal.suit_vectors.shape == (len(cal.cards), GLYPH * GLYPH)
+    assert 0.68 < cal.aspect < 0.75
+    # Red suits were photographed in red ink, black suits not.
+    assert cal.suit_colour("H")[0] > cal.suit_colour("S")[0] + 0.3
+    assert cal.suit_colour("D")[0] > cal.suit_colour("C")[0] + 0.3
+
+
+def test_calibration_survives_a_round_trip(
+    heldout_calibration: Calibration, tmp_path: Path
+) -> None:
+    path = tmp_path / "cal.npz"
+    heldout_calibration.save(path)
+    again = Calibration.load(path)
+    assert again.cards == heldout_calibration.cards
+    assert np.array_equal(again.rank_vectors, heldout_calibration.rank_vectors)
+    assert again.aspect == heldout_calibration.aspect
+    assert not (tmp_path / "cal.npz.tmp").exists()
+
+
+@pytest.mark.parametrize("content", [b"", b"not a calibration", b"PK\x03\x04broken zip"])
+def test_a_file_that_is_not_a_calibration_is_refused(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "bad.npz"
+    path.write_bytes(content)
+    with pytest.raises(CalibrationError):
+        Calibration.load(path)
+
+
+def test_every_unusable_face_is_reported_and_the_calibration_refused(photos: Path) -> None:
+    (photos / "7H.png").unlink()  # missing
+    (photos / "QC.png").write_bytes(b"\x89PNG garbage")  # unreadable
+    rng = np.random.default_rng(0)
+    blank, _ = photograph(render_blank(HELDOUT), LEVELS["studio"], rng)
+    cv2.imwrite(str(photos / "2D.png"), blank)  # a face with no index
+    cv2.imwrite(str(photos / "5S.png"), np.full((720, 1280, 3), 90, np.uint8))  # no card
+    shutil.copy(photos / "AS.png", photos / "joker.png")  # not a card name
+    # Two photographs swapped: each shows the other card.
+    (photos / "KD.png").rename(photos / "tmp.png")
+    (photos / "KS.png").rename(photos / "KD.png")
+    (photos / "tmp.png").rename(photos / "KS.png")
+
+    with pytest.raises(CalibrationError) as info:
+        calibrate(photos)
+    reasons = {p.file: p.reason for p in info.value.problems}
+    assert "no photograph" in reasons["7H.png"]
+    assert "not a readable image" in reasons["QC.png"]
+    assert "corner" in reasons["2D.png"]
+    assert "no whole card" in reasons["5S.png"]
+    assert "not a card code" in reasons["joker.png"]
+    assert "misnamed" in reasons["KD.png"] and "misnamed" in reasons["KS.png"]
+    assert "suit S, not D" in reasons["KD.png"]
+    assert len(reasons) == 7
+
+
+def test_allow_missing_keeps_the_usable_faces(photos: Path) -> None:
+    (photos / "7H.png").unlink()
+    cal, problems = calibrate(photos, allow_missing=True)
+    assert [p.card for p in problems] == ["7H"]
+    assert "7H" not in cal.cards and "7S" in cal.cards
+
+
+def test_a_rank_with_no_usable_face_cannot_be_allowed(photos: Path) -> None:
+    for suit in SUITS:
+        (photos / f"9{suit}.png").unlink()
+    with pytest.raises(CalibrationError, match="no usable photograph for 9"):
+        calibrate(photos, allow_missing=True)
+
+
+def livetable(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real command, in its own process (logs to stderr, results to stdout)."""
+    cmd = [sys.executable, "-m", "table_service.cli", "camera", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_cli_calibrate_writes_the_file_and_reports_problems(photos: Path, tmp_path: Path) -> None:
+    out = tmp_path / "deck.npz"
+    (photos / "JH.png").unlink()
+    refused = livetable("calibrate", "--images", str(photos), "--out", str(out))
+    assert refused.returncode == 1
+    assert "JH.png: no photograph of this face" in refused.stderr
+    assert not out.exists()
+    allowed = livetable("calibrate", "--images", str(photos), "--out", str(out), "--allow-missing")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "calibrated 51 faces" in allowed.stdout
+    assert "JH.png: no photograph of this face" in allowed.stderr
+    assert "JH" not in Calibration.load(out).cards
+
+
+def test_cli_calibrate_refuses_a_missing_folder(tmp_path: Path) -> None:
+    result = livetable(
+        "calibrate", "--images", str(tmp_path / "nope"), "--out", str(tmp_path / "x.npz")
+    )
+    assert result.returncode == 1
+    assert "not a folder" in result.stderr

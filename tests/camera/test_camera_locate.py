@@ -1,0 +1,95 @@
+"""Finding the card: light and dark tables, gradients, rounded and hidden corners."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hardware_sim.camera.faces import DESIGNS, render_face
+from hardware_sim.camera.scene import BACKGROUNDS, LEVELS, background, photograph, place_card
+from shoe_reader.camera.locate import CARD_H, CARD_W, Locator, _to_quad, straighten
+
+
+def corner_error(found: np.ndarray, truth: np.ndarray) -> float:
+    """Largest corner distance, for the best starting corner (a card has two upright readings)."""
+    return min(
+        float(np.linalg.norm(np.roll(found, k, axis=0) - truth, axis=1).max()) for k in range(4)
+    )
+
+
+@pytest.mark.parametrize("table", BACKGROUNDS)
+def test_the_card_outline_is_found_on_every_table(table: str) -> None:
+    rng = np.random.default_rng(len(table))
+    locator = Locator()
+    for _ in range(3):
+        frame, quad = photograph(render_face("KD", DESIGNS["classic"]), LEVELS["mild"], rng, table)
+        outline = locator.find(frame)
+        assert outline.present
+        assert outline.quad is not None, outline.why
+        assert corner_error(outline.quad, quad) < 4.0
+
+
+def test_an_empty_table_shows_no_card() -> None:
+    rng = np.random.default_rng(0)
+    for table in BACKGROUNDS:
+        assert Locator().find(background(table, rng)).present is False
+
+
+def test_a_card_cut_by_the_region_edge_is_present_but_not_whole() -> None:
+    rng = np.random.default_rng(1)
+    frame = background("felt", rng)
+    quad = np.array([(-100, 200), (150, 200), (150, 550), (-100, 550)], np.float32)
+    place_card(frame, render_face("4S", DESIGNS["classic"]), quad)
+    outline = Locator().find(frame)
+    assert outline.present
+    assert outline.quad is None
+    assert "edge" in outline.why
+
+
+def test_a_square_object_is_not_a_card() -> None:
+    rng = np.random.default_rng(2)
+    frame = background("dark", rng)
+    frame[200:450, 400:650] = 240  # a white square tile
+    outline = Locator().find(frame)
+    assert outline.present and outline.quad is None
+    assert "aspect" in outline.why
+
+
+def test_straightening_gives_an_upright_portrait_card() -> None:
+    rng = np.random.default_rng(3)
+    frame, _ = photograph(render_face("AS", DESIGNS["classic"]), LEVELS["clean"], rng, "felt")
+    outline = Locator().find(frame)
+    assert outline.quad is not None
+    card = straighten(frame, outline.quad)
+    assert card.shape == (CARD_H, CARD_W, 3)
+    # The ace's big pip is dark at the centre; the margins are paper.
+    assert card[CARD_H // 2, CARD_W // 2].mean() < 100
+    assert card[CARD_H // 2, 8].mean() > 150
+
+
+@settings(max_examples=60)
+@given(
+    w=st.floats(60, 300),
+    ratio=st.floats(0.6, 1.6),
+    angle=st.floats(-np.pi, np.pi),
+    corner=st.integers(0, 3),
+    cut=st.floats(0.05, 0.25),
+)
+def test_a_clipped_corner_is_recovered(
+    w: float, ratio: float, angle: float, corner: int, cut: float
+) -> None:
+    """A finger over one corner leaves a pentagon; extending its sides restores the corner."""
+    h = w * ratio
+    rect = np.array([(0, 0), (w, 0), (w, h), (0, h)])
+    a, b = rect[corner - 1], rect[(corner + 1) % 4]
+    c = rect[corner]
+    side = min(w, h) * cut
+    p1 = c + (a - c) / np.linalg.norm(a - c) * side
+    p2 = c + (b - c) / np.linalg.norm(b - c) * side
+    poly = np.concatenate([rect[:corner], [p1, p2], rect[corner + 1 :]])
+    rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    quad = _to_quad((poly @ rot.T).reshape(-1, 1, 2))
+    assert quad is not None
+    assert corner_error(quad, rect @ rot.T) < 1e-6 * max(w, h) + 1e-6

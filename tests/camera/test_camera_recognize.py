@@ -1,0 +1,113 @@
+"""Recognition on generated frames of the test-only deck (calibrated, never tuned on)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hardware_sim.camera.faces import DESIGNS, all_codes, render_blank, render_face, render_joker
+from hardware_sim.camera.scene import LEVELS, photograph
+from hardware_sim.camera.synth import shots
+from shoe_reader.camera.calibration import Calibration
+from shoe_reader.camera.recognize import Recognizer, RoiError, parse_roi
+
+from .conftest import HELDOUT
+
+MIN_CONFIDENCE = 0.5
+
+# Frames per level are few to keep CI fast; benchmarks/camera.py measures on many more.
+# (The clean level is covered face by face in test_every_face_of_the_deck_is_read.)
+ACCURACY = {"mild": 0.95, "moderate": 0.85}
+
+
+def _confident(rec: Recognizer, frame: np.ndarray) -> str | None:
+    seen = rec.read_frame(frame)
+    if seen.read is None or seen.read.code is None or seen.read.confidence < MIN_CONFIDENCE:
+        return None
+    return seen.read.code
+
+
+@pytest.mark.parametrize("level", list(ACCURACY))
+def test_heldout_deck_is_read_accurately_with_no_confident_misread(
+    heldout_calibration: Calibration, level: str
+) -> None:
+    rec = Recognizer(heldout_calibration)
+    data = list(shots(HELDOUT, LEVELS[level], 20, seed=100 + len(level)))
+    reads = [(s.card, _confident(rec, s.frame)) for s in data]
+    misreads = [(truth, got) for truth, got in reads if got is not None and got != truth]
+    assert misreads == []
+    correct = sum(truth == got for truth, got in reads)
+    assert correct / len(reads) >= ACCURACY[level]
+
+
+def test_harsh_frames_may_be_rejected_but_are_never_misread(
+    heldout_calibration: Calibration,
+) -> None:
+    rec = Recognizer(heldout_calibration)
+    reads = [(s.card, _confident(rec, s.frame)) for s in shots(HELDOUT, LEVELS["harsh"], 16, 7)]
+    assert [(t, g) for t, g in reads if g is not None and g != t] == []
+
+
+def test_every_face_of_the_deck_is_read(heldout_calibration: Calibration) -> None:
+    rec = Recognizer(heldout_calibration)
+    rng = np.random.default_rng(3)
+    wrong = {}
+    for code in all_codes():
+        frame, _ = photograph(render_face(code, HELDOUT), LEVELS["clean"], rng)
+        got = _confident(rec, frame)
+        if got != code:
+            wrong[code] = got
+    assert wrong == {}
+
+
+@pytest.mark.parametrize("kind", ["other deck", "joker", "blank"])
+def test_a_face_the_calibration_does_not_know_is_rejected(
+    heldout_calibration: Calibration, kind: str
+) -> None:
+    rec = Recognizer(heldout_calibration)
+    rng = np.random.default_rng(9)
+    for i in range(5):
+        if kind == "other deck":
+            face = render_face(all_codes()[i * 6], DESIGNS["foreign"])
+        elif kind == "joker":
+            face = render_joker(HELDOUT)
+        else:
+            face = render_blank(HELDOUT)
+        frame, _ = photograph(face, LEVELS["clean"], rng)
+        seen = rec.read_frame(frame)
+        assert seen.present
+        assert seen.read is not None  # the card was found and straightened…
+        assert seen.read.code is None or seen.read.confidence < MIN_CONFIDENCE  # …but not read
+        assert seen.read.reason
+
+
+def test_the_region_of_interest_limits_where_the_card_is_looked_for(
+    heldout_calibration: Calibration,
+) -> None:
+    rng = np.random.default_rng(4)
+    frame, quad = photograph(render_face("9C", HELDOUT), LEVELS["clean"], rng)
+    x0, y0 = quad.min(axis=0).astype(int) - 20
+    x1, y1 = quad.max(axis=0).astype(int) + 20
+    x0, y0 = max(x0, 0), max(y0, 0)
+    inside = Recognizer(heldout_calibration, roi=(x0, y0, x1 - x0, y1 - y0)).read_frame(frame)
+    assert inside.read is not None and inside.read.code == "9C"
+    # A region beside the card sees no card at all.
+    other_x = 0 if x0 > 640 else 1280 - 300
+    away = Recognizer(heldout_calibration, roi=(other_x, 0, 300, 720)).read_frame(frame)
+    assert away.read is None
+
+
+def test_a_region_outside_the_frame_is_refused(heldout_calibration: Calibration) -> None:
+    frame = np.zeros((720, 1280, 3), np.uint8)
+    with pytest.raises(RoiError):
+        Recognizer(heldout_calibration, roi=(1200, 0, 200, 200)).read_frame(frame)
+
+
+@pytest.mark.parametrize("text", ["1,2,3", "a,b,c,d", "-1,0,100,100", "0,0,4,4", ""])
+def test_bad_regions_are_refused(text: str) -> None:
+    with pytest.raises(RoiError):
+        parse_roi(text)
+
+
+def test_a_region_parses() -> None:
+    assert parse_roi(" 10, 20,300,400") == (10, 20, 300, 400)

@@ -1,0 +1,125 @@
+"""The camera reader end to end: a video of cards sliding out of a shoe, through
+``livetable camera read``, gives one event per card, in order, and nothing else."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from hardware_sim.camera.faces import DESIGNS, render_joker
+from hardware_sim.camera.video import SlidingVideo, sliding_cards, write_video
+from shoe_reader.camera.calibration import Calibration
+from shoe_reader.camera.reader import CameraReader
+from shoe_reader.camera.recognize import Recognizer
+from shoe_reader.camera.source import CaptureSource, FolderSource, FrameSourceError, open_source
+from shoe_reader.events import CardSeen, ReaderOffline, ReaderOnline, UnreadableCard
+
+from .conftest import HELDOUT
+
+DEAL = ["AS", "TD", "7H", "QC", "2D", "KH"]
+
+
+@pytest.fixture(scope="module")
+def video() -> SlidingVideo:
+    return sliding_cards(DEAL, HELDOUT, seed=5, table="wood")
+
+
+@pytest.fixture(scope="module")
+def video_file(video: SlidingVideo, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("video") / "shoe.avi"
+    write_video(video.frames, path)
+    return path
+
+
+def test_one_card_event_per_card_in_the_sliding_video(
+    video: SlidingVideo, video_file: Path, heldout_calibration: Calibration
+) -> None:
+    reader = CameraReader(
+        CaptureSource(str(video_file)), Recognizer(heldout_calibration, roi=video.roi), "cam-7"
+    )
+    events = list(reader.events())
+    assert isinstance(events[0], ReaderOnline)
+    assert isinstance(events[-1], ReaderOffline)
+    cards = events[1:-1]
+    assert all(isinstance(e, CardSeen) for e in cards), [e.to_json() for e in cards]
+    assert [e.card for e in cards] == DEAL
+    # Each event names a frame in which that card was in view.
+    for event, (first, last) in zip(cards, video.spans, strict=True):
+        assert first <= event.frame <= last
+        assert event.confidence >= 0.5
+        assert event.reader_id == "cam-7"
+    assert reader.frames_read == len(video.frames)
+
+
+def test_cli_read_prints_one_json_line_per_event(
+    video: SlidingVideo, video_file: Path, heldout_calibration_file: Path
+) -> None:
+    x, y, w, h = video.roi
+    cmd = [sys.executable, "-m", "table_service.cli", "camera", "read", "--source", str(video_file)]
+    cmd += ["--calibration", str(heldout_calibration_file), "--roi", f"{x},{y},{w},{h}"]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["event"] for line in lines] == ["online"] + ["card"] * len(DEAL) + ["offline"]
+    assert [line["card"] for line in lines[1:-1]] == DEAL
+    assert all(isinstance(line["frame"], int) for line in lines[1:-1])
+    assert all(0.5 <= line["confidence"] <= 1.0 for line in lines[1:-1])
+
+
+def test_a_stray_card_from_another_deck_becomes_an_unreadable_event(
+    heldout_calibration: Calibration, tmp_path: Path
+) -> None:
+    deal = ["9S", "4D", "JC"]
+    clip = sliding_cards(deal, HELDOUT, seed=8, table="light")
+    stray = sliding_cards(["6H"], DESIGNS["foreign"], seed=9, table="light")
+    frames = clip.frames[: clip.spans[1][0]] + stray.frames + clip.frames[clip.spans[1][0] :]
+    folder = tmp_path / "frames"
+    write_video(frames, folder)
+    reader = CameraReader(FolderSource(folder), Recognizer(heldout_calibration, roi=clip.roi))
+    events = [e for e in reader.events() if isinstance(e, CardSeen | UnreadableCard)]
+    assert [getattr(e, "card", "unreadable") for e in events] == ["9S", "unreadable", "4D", "JC"]
+    assert events[1].reason
+
+
+def test_a_joker_sliding_out_is_unreadable_not_a_card(
+    heldout_calibration: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hardware_sim.camera.video as video_module
+
+    monkeypatch.setattr(video_module, "render_face", lambda code, design: render_joker(design))
+    clip = video_module.sliding_cards(["AS"], HELDOUT, seed=2, table="felt")
+    recognizer = Recognizer(heldout_calibration, roi=clip.roi)
+
+    class Frames(FolderSource):
+        def __init__(self) -> None:
+            self.description = "memory"
+
+        def frames(self):  # type: ignore[override]
+            yield from enumerate(clip.frames)
+
+    events = [e for e in CameraReader(Frames(), recognizer).events()]
+    assert [e.event for e in events] == ["online", "unreadable", "offline"]
+
+
+def test_sources_that_cannot_be_opened_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(FrameSourceError, match="no such file"):
+        open_source(str(tmp_path / "missing.avi"))
+    with pytest.raises(FrameSourceError, match="no images"):
+        open_source(str(tmp_path))
+    (tmp_path / "notes.txt").write_text("not a video")
+    with pytest.raises(FrameSourceError, match="cannot open"):
+        open_source(str(tmp_path / "notes.txt"))
+
+
+def test_a_folder_source_reads_images_in_name_order(tmp_path: Path) -> None:
+    for name, value in [("b.png", 20), ("a.png", 10), ("c.jpg", 30)]:
+        cv2.imwrite(str(tmp_path / name), np.full((8, 8, 3), value, np.uint8))
+    (tmp_path / "broken.png").write_bytes(b"nope")
+    frames = list(open_source(str(tmp_path)).frames())
+    assert [(i, int(f[0, 0, 0])) for i, f in frames] == [(0, 10), (1, 20), (3, 30)]

@@ -1,0 +1,147 @@
+"""Temporal voting: one event per card pass, never two, never a guess."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shoe_reader.camera.recognize import CardRead, FrameRead
+from shoe_reader.camera.voting import Voter, VotingRules
+from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
+
+EMPTY = FrameRead(present=False, read=None, why="no card in view")
+PARTIAL = FrameRead(present=True, read=None, why="card touches the edge of the region")
+
+
+def seen(code: str | None, confidence: float = 0.9, reason: str = "") -> FrameRead:
+    return FrameRead(present=True, read=CardRead(code, confidence, reason))
+
+
+def run(frames: list[FrameRead], rules: VotingRules | None = None) -> list[ReaderEvent]:
+    voter = Voter("cam-1", rules)
+    events: list[ReaderEvent] = []
+    for i, f in enumerate(frames):
+        events += voter.feed(i, f)
+    return events + voter.finish()
+
+
+def test_a_sliding_card_yields_one_card_event_with_its_best_frame() -> None:
+    frames = [EMPTY] * 2 + [PARTIAL] * 4 + [seen("QH", 0.7)] * 3 + [seen("QH", 0.95)]
+    frames += [seen("QH", 0.8)] * 2 + [PARTIAL] * 3 + [EMPTY] * 5
+    events = run(frames)
+    assert len(events) == 1
+    card = events[0]
+    assert isinstance(card, CardSeen)
+    assert card.card == "QH"
+    assert card.frame == 9
+    assert card.reader_id == "cam-1"
+    assert 0.7 < card.confidence <= 0.95
+    assert card.to_json()["event"] == "card"
+
+
+def test_the_event_comes_when_the_card_has_left() -> None:
+    voter = Voter("cam")
+    frames = [seen("7S")] * 5 + [EMPTY, EMPTY]
+    assert [e for i, f in enumerate(frames) for e in voter.feed(i, f)] == []
+    assert len(voter.feed(7, EMPTY)) == 1  # the third empty frame closes the pass
+
+
+def test_a_short_dropout_inside_a_pass_does_not_split_it() -> None:
+    frames = [seen("5D")] * 4 + [EMPTY, EMPTY] + [seen("5D")] * 4 + [EMPTY] * 3
+    events = run(frames)
+    assert [e.card for e in events if isinstance(e, CardSeen)] == ["5D"]
+
+
+def test_two_passes_two_events() -> None:
+    frames = [seen("5D")] * 4 + [EMPTY] * 3 + [seen("KC")] * 4 + [EMPTY] * 3
+    assert [getattr(e, "card", None) for e in run(frames)] == ["5D", "KC"]
+
+
+def test_only_low_confidence_reads_give_an_unreadable_card_not_a_guess() -> None:
+    frames = [seen("8H", 0.3)] * 10 + [EMPTY] * 3
+    events = run(frames)
+    assert len(events) == 1
+    assert isinstance(events[0], UnreadableCard)
+    assert "no confident read in 10 frames" in events[0].reason
+    assert events[0].confidence == 0.3
+    assert events[0].to_json()["event"] == "unreadable"
+
+
+def test_conflicting_confident_reads_give_an_unreadable_card() -> None:
+    frames = [seen("8H")] * 4 + [seen("8D")] * 3 + [EMPTY] * 3
+    (event,) = run(frames)
+    assert isinstance(event, UnreadableCard)
+    assert "conflicting reads" in event.reason
+    assert "8Hx4" in event.reason and "8Dx3" in event.reason
+
+
+def test_a_clear_majority_outvotes_a_stray_misread() -> None:
+    frames = [seen("8H")] * 9 + [seen("8D")] + [EMPTY] * 3
+    (event,) = run(frames)
+    assert isinstance(event, CardSeen)
+    assert event.card == "8H"
+    assert event.confidence < 0.9  # the stray vote costs confidence
+
+
+def test_too_few_votes_is_not_enough() -> None:
+    frames = [PARTIAL] * 6 + [seen("2C")] * 2 + [EMPTY] * 3
+    (event,) = run(frames)
+    assert isinstance(event, UnreadableCard)
+    assert "too few confident reads" in event.reason
+
+
+def test_a_glimpse_of_one_or_two_frames_is_ignored() -> None:
+    assert run([EMPTY, PARTIAL, PARTIAL, EMPTY, EMPTY, EMPTY, EMPTY]) == []
+
+
+def test_a_card_lying_still_is_reported_once_without_waiting_for_it_to_leave() -> None:
+    voter = Voter("cam", VotingRules(settle_votes=5))
+    out = [e for i in range(40) for e in voter.feed(i, seen("JS"))]
+    assert [e.card for e in out if isinstance(e, CardSeen)] == ["JS"]
+    assert out[0].frame == 0
+    assert [e for i in range(40, 45) for e in voter.feed(i, EMPTY)] == []
+    assert voter.finish() == []
+
+
+def test_the_end_of_the_stream_closes_an_open_pass() -> None:
+    voter = Voter("cam")
+    for i in range(5):
+        assert voter.feed(i, seen("AD")) == []
+    (event,) = voter.finish()
+    assert isinstance(event, CardSeen) and event.card == "AD"
+
+
+CODES = ["AS", "TD", "7H", "QC", "2D", "KH"]
+
+
+@st.composite
+def passes(draw: st.DrawFn) -> tuple[list[FrameRead], list[str]]:
+    """Card passes separated by gaps; inside a pass, partial frames, dropouts shorter than
+    the gap, low-confidence misreads and at most one confident misread per five good reads."""
+    frames: list[FrameRead] = []
+    truth: list[str] = []
+    for _ in range(draw(st.integers(0, 5))):
+        code = draw(st.sampled_from(CODES))
+        truth.append(code)
+        frames += [PARTIAL] * draw(st.integers(0, 6))
+        good = draw(st.integers(4, 20))
+        stray = draw(st.integers(0, good // 5))
+        body = [seen(code, draw(st.floats(0.5, 1.0)))] * good + [seen("9S", 0.9)] * stray
+        body += [seen("3C", draw(st.floats(0.0, 0.49))) for _ in range(draw(st.integers(0, 6)))]
+        body += [EMPTY] * draw(st.integers(0, 2))
+        body = draw(st.permutations(body))
+        frames += [seen(code), *body, seen(code)]
+        frames += [PARTIAL] * draw(st.integers(0, 6))
+        frames += [EMPTY] * draw(st.integers(3, 8))
+    return frames, truth
+
+
+@settings(max_examples=100)
+@given(passes())
+def test_exactly_one_event_per_pass_and_it_is_the_card(
+    case: tuple[list[FrameRead], list[str]],
+) -> None:
+    frames, truth = case
+    events = run(frames)
+    assert [e.card for e in events if isinstance(e, CardSeen)] == truth
+    assert len(events) == len(truth)
