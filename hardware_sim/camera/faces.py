@@ -117,6 +117,28 @@ DESIGNS: dict[str, CardDesign] = {
     ),
 }
 
+TEST_ONLY_DESIGNS: dict[str, CardDesign] = {
+    # Used only to measure the recognizer (tests and benchmarks), never to tune
+    # it: another font, other inks, another paper and another index layout than
+    # any design above. It is calibrated from its photographs like any deck.
+    "heldout": CardDesign(
+        name="heldout",
+        font=cv2.FONT_HERSHEY_COMPLEX,
+        thickness=4,
+        paper=(232, 240, 240),
+        red=(70, 10, 185),
+        black=(85, 45, 15),
+        index_x=0.085,
+        index_y=0.07,
+        rank_height=0.078,
+        suit_size=0.062,
+        suit_gap=0.025,
+        suit_style="slim",
+        court_fill=(210, 190, 160),
+        court_line=(20, 70, 20),
+    ),
+}
+
 
 def _suit_polygons(
     suit: str, style: str

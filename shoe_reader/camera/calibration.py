@@ -13,6 +13,7 @@ import io
 import json
 import zipfile
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import cv2
@@ -61,16 +62,20 @@ class Calibration:
     colours: np.ndarray  # (n, 2) suit ink colour of each sample
     aspect: float  # card width / height as photographed
 
-    @property
+    @cached_property
     def ranks(self) -> np.ndarray:
         return np.array([c[0] for c in self.cards])
 
-    @property
+    @cached_property
     def suits(self) -> np.ndarray:
         return np.array([c[1] for c in self.cards])
 
+    @cached_property
+    def _suit_colours(self) -> dict[str, np.ndarray]:
+        return {s: self.colours[self.suits == s].mean(axis=0) for s in set(self.suits)}
+
     def suit_colour(self, suit: str) -> np.ndarray:
-        return self.colours[self.suits == suit].mean(axis=0)
+        return self._suit_colours[suit]
 
     def without(self, card: str) -> Calibration:
         """The same calibration minus one face's samples (for leave-one-out checks)."""

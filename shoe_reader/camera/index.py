@@ -113,21 +113,28 @@ def read_corner(card: np.ndarray) -> CornerIndex:
     suit_ids = rows[-1]
     if len(rank_ids) > 4 or len(suit_ids) > 2:
         raise NoIndex("corner is cluttered")
-    rank = _glyph(labels, stats, rank_ids)
-    suit = _glyph(labels, stats, suit_ids)
-    suit_mask = np.isin(labels, suit_ids)
+    rank = _glyph(labels, n, stats, rank_ids)
+    suit = _glyph(labels, n, stats, suit_ids)
+    suit_mask = _members(labels, n, suit_ids)
     paper = window[~on]
     ink_px = window[suit_mask & (ink >= np.percentile(ink[suit_mask], 50))]
     colour = _ink_colour(ink_px, paper)
     return CornerIndex(rank=rank, suit=suit, colour=colour)
 
 
-def _glyph(labels: np.ndarray, stats: np.ndarray, ids: list[int]) -> Glyph:
+def _members(labels: np.ndarray, n: int, ids: list[int]) -> np.ndarray:
+    """Mask of the pixels whose label is in ``ids`` (a lookup table: faster than ``isin``)."""
+    table = np.zeros(n, bool)
+    table[ids] = True
+    return table[labels]
+
+
+def _glyph(labels: np.ndarray, n: int, stats: np.ndarray, ids: list[int]) -> Glyph:
     x0 = min(int(stats[i, cv2.CC_STAT_LEFT]) for i in ids)
     y0 = min(int(stats[i, cv2.CC_STAT_TOP]) for i in ids)
     x1 = max(int(stats[i, cv2.CC_STAT_LEFT] + stats[i, cv2.CC_STAT_WIDTH]) for i in ids)
     y1 = max(int(stats[i, cv2.CC_STAT_TOP] + stats[i, cv2.CC_STAT_HEIGHT]) for i in ids)
-    mask = np.isin(labels[y0:y1, x0:x1], ids).astype(np.float32)
+    mask = _members(labels[y0:y1, x0:x1], n, ids).astype(np.float32)
     return Glyph(vector=_shape_vector(mask), box=(x0 + _X0, y0 + _Y0, x1 - x0, y1 - y0))
 
 

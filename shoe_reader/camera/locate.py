@@ -18,6 +18,9 @@ CARD_W = 200
 CARD_H = 280
 """Size of the straightened face the index is read from (portrait, 5:7)."""
 
+_NOTHING = "no card in view"
+_AT_EDGE = "card touches the edge of the region"
+
 _DST = np.array([(0, 0), (CARD_W - 1, 0), (CARD_W - 1, CARD_H - 1), (0, CARD_H - 1)], np.float32)
 
 
@@ -167,33 +170,86 @@ class Locator:
         gray = cv2.GaussianBlur(gray, (3, 3), 0)
         edges = cv2.Canny(gray, self.edge_low, self.edge_high)
         edges = cv2.dilate(edges, self._kernel)
+        outline = self._search(gray, edges, coarse=True)
+        if outline.quad is None and outline.why != _AT_EDGE:
+            # Something card-like but not a card: look again region by region at
+            # full detail before giving up (blurred frames can merge blocks).
+            outline = self._search(gray, edges, coarse=False)
+        if outline.quad is None:
+            return outline
+        quad = (outline.quad + 0.5) / s - 0.5  # pixel centres at the small scale to full scale
+        return Outline(present=True, quad=quad.astype(np.float32))
+
+    def _search(self, gray: np.ndarray, edges: np.ndarray, coarse: bool) -> Outline:
+        """The largest card-shaped bright region between edges (quad at the edge map's scale)."""
         h, w = gray.shape
-        _n, labels, stats, _ = cv2.connectedComponentsWithStats(
-            cv2.bitwise_not(edges), connectivity=4
-        )
-        min_area = self.min_card_fraction * h * w
+        f = 2 if coarse else 1
+        if coarse:
+            # Regions are labelled at half scale, which halves the cost: a 2x2
+            # block is closed when two or more of its pixels are edge (the dilated
+            # edges are three pixels thick, so no outline gets a hole), and open
+            # otherwise, so narrow strips of paper beside the index stay connected.
+            # Each candidate's outline is then traced back at full scale.
+            free = cv2.resize(edges, (w // 2, h // 2), interpolation=cv2.INTER_AREA) < 100
+        else:
+            free = edges == 0
+        _n, labels, stats, _ = cv2.connectedComponentsWithStats(free.view(np.uint8), connectivity=4)
+        qh, qw = free.shape
+        min_area = self.min_card_fraction * qh * qw
         # Paper must be brighter than the table: the table is what the region's
         # border shows (a region is drawn around the place cards pass, not on them).
         border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
         floor = float(np.median(border)) + self.min_contrast
         present = False
-        why = "no card in view"
+        why = _NOTHING
         best: tuple[float, np.ndarray] | None = None
-        for i in np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= min_area):
-            if i == 0:
-                continue
+        big = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= min_area)
+        big = big[big != 0]
+        x0, y0 = stats[big, cv2.CC_STAT_LEFT], stats[big, cv2.CC_STAT_TOP]
+        x1 = x0 + stats[big, cv2.CC_STAT_WIDTH]
+        y1 = y0 + stats[big, cv2.CC_STAT_HEIGHT]
+        inner = (x0 > 1) & (y0 > 1) & (x1 < qw - 1) & (y1 < qh - 1)
+        # Regions inside the view first: a whole card is one of them, and the
+        # large regions of table reaching the edges need not be looked at.
+        for i in np.concatenate([big[inner], big[~inner]]):
             x, y, bw, bh, _area = (int(v) for v in stats[i])
-            region = labels[y : y + bh, x : x + bw] == i
-            if float(gray[y : y + bh, x : x + bw][region].mean()) < floor:
+            touches = not (x > 1 and y > 1 and x + bw < qw - 1 and y + bh < qh - 1)
+            if touches and (present or best is not None):
+                continue  # only needed to tell "a card is coming" from "nothing"
+            region = (labels[y : y + bh, x : x + bw] == i).view(np.uint8)
+            tone = cv2.mean(gray[f * y : f * (y + bh) : f, f * x : f * (x + bw) : f], region)[0]
+            if tone < floor:
                 continue  # a patch of table between texture edges, not paper
             present = True
-            if x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
-                why = "card touches the edge of the region"
+            if touches:
+                why = _AT_EDGE
                 continue
-            contours, _ = cv2.findContours(
-                region.astype(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE
-            )
-            contour = max(contours, key=cv2.contourArea) + np.array([x, y])
+            if coarse:
+                # Back to full scale: label the exact regions in this block's box
+                # (a little larger) and keep the one that covers most of the block
+                # region, so blocks merged across a blurred edge come apart again.
+                X, Y = max(2 * x - 4, 0), max(2 * y - 4, 0)
+                X1, Y1 = min(2 * (x + bw) + 4, w), min(2 * (y + bh) + 4, h)
+                exact = (edges[Y:Y1, X:X1] == 0).view(np.uint8)
+                _m, sub, sub_stats, _ = cv2.connectedComponentsWithStats(exact, connectivity=4)
+                hint = np.zeros_like(exact)
+                hint[2 * y - Y : 2 * (y + bh) - Y, 2 * x - X : 2 * (x + bw) - X] = cv2.resize(
+                    region, (2 * bw, 2 * bh), interpolation=cv2.INTER_NEAREST
+                )
+                votes = np.bincount(sub[hint > 0], minlength=_m)
+                votes[0] = 0
+                j = int(np.argmax(votes))
+                sx, sy, sw, sh = (int(v) for v in sub_stats[j, :4])
+                if sx == 0 or sy == 0 or sx + sw >= X1 - X or sy + sh >= Y1 - Y:
+                    why = "region spills out of its box"
+                    continue  # the exact region is larger: let the exact search decide
+                crop = (sub == j).view(np.uint8)
+            else:
+                X, Y, crop = x, y, region
+            contours, _ = cv2.findContours(crop, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+            if not contours:
+                continue
+            contour = max(contours, key=cv2.contourArea) + np.array([X, Y])
             hull = cv2.convexHull(contour)
             peri = cv2.arcLength(hull, True)
             poly = cv2.approxPolyDP(hull, 0.02 * peri, True)
@@ -216,8 +272,7 @@ class Locator:
                 best = (qarea, _refine(quad, contour.reshape(-1, 2).astype(np.float32), self.grow))
         if best is None:
             return Outline(present=present, why=why)
-        quad = (best[1] + 0.5) / s - 0.5  # pixel centres at the small scale to full scale
-        return Outline(present=True, quad=quad.astype(np.float32))
+        return Outline(present=True, quad=best[1])
 
 
 def straighten(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
