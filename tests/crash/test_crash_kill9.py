@@ -506,10 +506,6 @@ def _principals(runtime: Runtime) -> dict[str, str]:
 
 
 def test_kill9_at_random_points_keeps_the_ledger(tmp_path: Path, db_url: str) -> None:
-    if not db_url.startswith("sqlite") and not os.environ.get("LIVETABLE_CRASH_POSTGRES"):
-        # Each restart costs a full interpreter start (~2.5 s idle); twenty of them per
-        # backend would double this test's share of CI. The PostgreSQL run is opt-in.
-        pytest.skip("set LIVETABLE_CRASH_POSTGRES=1 to also kill -9 a PostgreSQL-backed server")
     data_dir = tmp_path / "data"
     env = {
         **os.environ,
