@@ -27,7 +27,7 @@ from table_service.models import BetRow
 from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
-from table_service.table.decide import decide
+from table_service.table.decide import Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
 from table_service.table.projector import balances, project
 from table_service.table.state import TableState, fold
@@ -135,7 +135,14 @@ class TableService:
             plan: list[dict[str, Any] | None] = []
             if isinstance(command, c.PlaceBets):
                 command, plan = self._prepare_bets(session, command, actor)
-            decision = decide(self.state, command, now=self.clock(), actor=actor)
+            if plan and not command.bets:
+                # Every bet of the request is known already (a retry after a lost answer: a
+                # crash, a timeout). Answer from the database in any phase, so the operator
+                # learns its bet ids even once the betting window has closed.
+                known = next((p["round_id"] for p in plan if p and "round_id" in p), None)
+                decision = Decision(self.state, answer={"round_id": known})
+            else:
+                decision = decide(self.state, command, now=self.clock(), actor=actor)
             stored = store.append(
                 session,
                 [
