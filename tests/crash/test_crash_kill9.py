@@ -141,6 +141,7 @@ class Driver:
         self.plan = self._plan()
         self.kills: list[str] = []
         self.pending_bets: list[dict[str, Any]] = []
+        self.requests: dict[str, list[dict[str, Any]]] = {}  # round -> its bets request
         self.pending_credits: list[str] = []
         self.bets_done: set[str] = set()  # rounds whose bets were sent
         self.round_base: dict[str, list[str]] = {}  # cards in the round before dealing
@@ -366,14 +367,38 @@ class Driver:
                 self.ledger.acked_bets[item["key"]] = bet
 
     def send_bets(self, bets: list[dict[str, Any]], *, retry: bool = False) -> None:
+        self.requests[bets[0]["key"].rsplit("-b", 1)[0]] = bets
         response = self.call("operator", "POST", f"/tables/{TABLE}/bets", json={"bets": bets})
         if response.status_code == 200:
             self.record(bets, response.json())
         else:
-            # Betting closed while the server was down: the retry is refused; whatever the
-            # first attempt committed is in the log and counted by the ledger check.
+            # Betting closed while the server was down and the first attempt never
+            # committed: the retry is refused as a whole, and none of its bets exist.
             assert retry and response.status_code == 409, response.text
+            assert response.json()["error"] == "betting_closed"
+            assert not [b for b in bets if b["key"] in self.ledger.acked_bets]
+            with self.runtime.sessions() as s:
+                keys = [k.split("|", 1)[1] for k in s.scalars(select(BetRow.idempotency_key))]
+            assert not {b["key"] for b in bets} & set(keys)
         self.pending_bets = []
+
+    def late_retry(self, round_id: str) -> None:
+        """The operator retries a round's request after its window closed: same answers."""
+        bets = self.requests.pop(round_id, None)
+        if bets is None:
+            return
+        response = self.call("operator", "POST", f"/tables/{TABLE}/bets", json={"bets": bets})
+        acked = [b for b in bets if b["key"] in self.ledger.acked_bets]
+        if response.status_code == 409:
+            assert not acked, response.text
+            return
+        assert response.status_code == 200, response.text
+        for item in response.json()["results"]:
+            if item["status"] == "duplicate":
+                assert self.ledger.acked_bets[item["key"]]["bet_id"] == item["bet_id"]
+            else:
+                assert item["status"] == "refused" and item["key"] not in self.ledger.acked_bets
+        self.paths["late_retry"] += 1
 
     # -- the round loop -------------------------------------------------------------------
     def deal(self) -> str:
@@ -413,6 +438,8 @@ class Driver:
                 self.wait_seen(shoe["cards_seen"])
             return
         if rnd is None or rnd["phase"] in ("settled", "voided"):
+            if rnd is not None:
+                self.late_retry(rnd["round_id"])
             if self.due("between"):
                 self.kill_now("between")
                 return
@@ -434,6 +461,7 @@ class Driver:
                 bets = self.make_bets(round_id)
                 if self.due("bets_mid"):
                     self.pending_bets = bets
+                    self.requests[round_id] = bets
                     response = self.kill_during(
                         "bets_mid",
                         lambda: self.call(
@@ -547,4 +575,5 @@ shoe = {{ port = "{shoe.device_path}", dialect = "framed" }}
     assert len(driver.kills) >= 20
     assert set(driver.kills) == set(KINDS), driver.kills
     assert driver.paths["void"] >= 1 and driver.paths["resume"] >= 1, driver.paths
+    assert driver.paths["late_retry"] >= 5, driver.paths
     assert driver.ledger.acked_bets
