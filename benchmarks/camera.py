@@ -36,6 +36,7 @@ from shoe_reader.camera.reader import CameraReader
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.source import FrameSource
 from shoe_reader.events import CardSeen, UnreadableCard
+from table_service.logs import configure_logging
 
 MIN_CONFIDENCE = 0.5
 READ_LEVELS = ("clean", "mild", "moderate", "harsh")
@@ -139,6 +140,7 @@ def main() -> None:
     parser.add_argument("--designs", default="classic,casino,jumbo,heldout")
     parser.add_argument("--seed", type=int, default=2024)
     args = parser.parse_args()
+    configure_logging(level="WARNING")  # logs to stderr; the figures alone on stdout
     cv2.setNumThreads(1)
     all_designs = {**DESIGNS, **TEST_ONLY_DESIGNS}
     print(f"OpenCV {cv2.__version__}, cv2.setNumThreads(1), {args.frames} frames per level\n")

@@ -45,4 +45,5 @@ class CameraReader:
         finally:
             self.source.close()
         log.info("camera source ended", frames=self.frames_read, source=self.source.description)
-        yield ReaderOffline(reader_id=self.reader_id, reason="end of video source")
+        reason = "camera stopped delivering frames" if self.source.live else "end of recording"
+        yield ReaderOffline(reader_id=self.reader_id, reason=reason)

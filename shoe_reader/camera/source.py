@@ -27,6 +27,7 @@ class FrameSource:
     """Numbered frames, in order; ``description`` names the source for the log and events."""
 
     description: str = ""
+    live: bool = False  # a camera or stream (its end is a fault), not a recording
 
     def frames(self) -> Iterator[tuple[int, np.ndarray]]:
         raise NotImplementedError
@@ -56,7 +57,8 @@ class FolderSource(FrameSource):
 class CaptureSource(FrameSource):
     """``cv2.VideoCapture``: a device index, a video file, or an RTSP/HTTP URL."""
 
-    def __init__(self, target: int | str) -> None:
+    def __init__(self, target: int | str, live: bool = False) -> None:
+        self.live = live
         self.capture = cv2.VideoCapture(target)
         if not self.capture.isOpened():
             self.capture.release()
@@ -80,9 +82,9 @@ def open_source(spec: str) -> FrameSource:
     """A source from its command-line form: ``0`` (device), a file, a folder or a URL."""
     text = spec.strip()
     if text.isdigit():
-        return CaptureSource(int(text))
+        return CaptureSource(int(text), live=True)
     if text.lower().startswith(_STREAM_SCHEMES):
-        return CaptureSource(text)
+        return CaptureSource(text, live=True)
     path = Path(text)
     if path.is_dir():
         return FolderSource(path)
