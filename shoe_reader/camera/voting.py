@@ -5,7 +5,9 @@ half hidden, then whole, then leaving. Each frame's read is a vote; the pass
 ends when the region has been empty for a few frames, and only then is the
 card reported — once — as the clear winner of the confident votes, or as an
 unreadable card for the supervisor to enter by hand. A card left lying in the
-region is reported as soon as its votes are settled, and not again.
+region is reported as soon as its votes are settled, and not again; if it is
+replaced by another card before the region empties, the new card is reported
+once its own votes are settled.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ class _Pass:
     present_frames: int = 0
     absent_run: int = 0
     emitted: bool = False
+    emitted_card: str = ""
+    run_code: str = ""  # the current unbroken run of confident reads of one card
+    run_length: int = 0
+    run_confidence: float = 0.0
+    run_best: tuple[float, int] = (0.0, 0)
     votes: Counter[str] = field(default_factory=Counter)
     confidence_sum: Counter[str] = field(default_factory=Counter)
     best: dict[str, tuple[float, int]] = field(default_factory=dict)
@@ -76,6 +83,12 @@ class Voter:
             p.best_rejected = max(p.best_rejected, read.confidence)
             return []
         code = read.code
+        if code != p.run_code:
+            p.run_code, p.run_length, p.run_confidence, p.run_best = code, 0, 0.0, (0.0, frame)
+        p.run_length += 1
+        p.run_confidence += read.confidence
+        if read.confidence > p.run_best[0]:
+            p.run_best = (read.confidence, frame)
         p.votes[code] += 1
         p.confidence_sum[code] += read.confidence
         if code not in p.best or read.confidence > p.best[code][0]:
@@ -84,7 +97,22 @@ class Voter:
             event = self._decide(p)
             if isinstance(event, CardSeen):
                 p.emitted = True
+                p.emitted_card = event.card
                 return [event]
+        elif p.emitted and code != p.emitted_card and p.run_length >= self.rules.settle_votes:
+            # The card that was reported has been swapped for another without
+            # the region ever emptying: an unbroken run of confident reads of a
+            # new card reports it (stray misreads never form such a run).
+            p.emitted_card = code
+            _conf, best_frame = p.run_best
+            return [
+                CardSeen(
+                    reader_id=self.reader_id,
+                    card=code,
+                    confidence=round(p.run_confidence / p.run_length, 3),
+                    frame=best_frame,
+                )
+            ]
         return []
 
     def finish(self) -> list[ReaderEvent]:

@@ -145,3 +145,18 @@ def test_exactly_one_event_per_pass_and_it_is_the_card(
     events = run(frames)
     assert [e.card for e in events if isinstance(e, CardSeen)] == truth
     assert len(events) == len(truth)
+
+
+def test_a_settled_card_swapped_for_another_reports_the_new_card_once() -> None:
+    voter = Voter("cam", VotingRules(settle_votes=5))
+    frames = [seen("JS")] * 20 + [seen("4H")] * 20 + [EMPTY] * 5
+    out = [e for i, f in enumerate(frames) for e in voter.feed(i, f)] + voter.finish()
+    assert [(e.card, e.frame) for e in out if isinstance(e, CardSeen)] == [("JS", 0), ("4H", 20)]
+    assert len(out) == 2
+
+
+def test_stray_misreads_of_a_settled_card_do_not_report_a_second_card() -> None:
+    voter = Voter("cam", VotingRules(settle_votes=5))
+    frames = ([seen("JS")] * 4 + [seen("JC", 0.6)]) * 12 + [EMPTY] * 5
+    out = [e for i, f in enumerate(frames) for e in voter.feed(i, f)] + voter.finish()
+    assert [e.card for e in out] == ["JS"]
