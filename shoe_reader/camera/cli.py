@@ -65,6 +65,9 @@ def read(
         max=1.0,
         help="Per-frame confidence that counts as a vote.",
     ),
+    reconnect: int = typer.Option(
+        10, "--reconnect", min=0, help="Attempts to reopen a live camera or stream that drops."
+    ),
 ) -> None:
     """Print one JSON line per reader event seen by the camera (logs go to stderr)."""
     configure_logging()
@@ -87,6 +90,7 @@ def read(
         Recognizer(cal, roi=region),
         reader_id=reader_id,
         rules=VotingRules(min_confidence=min_confidence),
+        reconnect=reconnect,
     )
     try:
         for event in reader.events():

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 import structlog
 
@@ -14,12 +15,18 @@ from shoe_reader.events import ReaderEvent, ReaderOffline, ReaderOnline
 log = structlog.get_logger(__name__)
 
 
+STOPPED = "camera stopped delivering frames"
+
+
 class CameraReader:
     """Runs every frame of a source through the recognizer and the voting.
 
     Reports ``online`` when the source opens and ``offline`` when it stops
     delivering frames (end of file, camera unplugged), so the table service
-    sees a camera exactly as it sees a serial shoe.
+    sees a camera exactly as it sees a serial shoe. A live camera or stream
+    that drops is reopened (``reconnect`` attempts, waits doubling from
+    ``reconnect_delay`` seconds up to a minute) and reported ``online`` again
+    with ``restarted`` set; a card in view when it dropped ends its pass there.
     """
 
     def __init__(
@@ -28,7 +35,13 @@ class CameraReader:
         recognizer: Recognizer,
         reader_id: str = "camera",
         rules: VotingRules | None = None,
+        reconnect: int = 0,
+        reconnect_delay: float = 1.0,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        self.reconnect = reconnect
+        self.reconnect_delay = reconnect_delay
+        self._sleep = sleep
         self.source = source
         self.recognizer = recognizer
         self.reader_id = reader_id
@@ -38,12 +51,35 @@ class CameraReader:
     def events(self) -> Iterator[ReaderEvent]:
         yield ReaderOnline(reader_id=self.reader_id, info=self.source.description)
         try:
-            for index, frame in self.source.frames():
-                self.frames_read += 1
-                yield from self.voter.feed(index, self.recognizer.read_frame(frame))
-            yield from self.voter.finish()
+            while True:
+                for index, frame in self.source.frames():
+                    self.frames_read += 1
+                    yield from self.voter.feed(index, self.recognizer.read_frame(frame))
+                yield from self.voter.finish()
+                if not self.source.live:
+                    break
+                log.warning(
+                    "camera stopped", frames=self.frames_read, source=self.source.description
+                )
+                yield ReaderOffline(
+                    reader_id=self.reader_id, reason="camera stopped delivering frames"
+                )
+                if not self._reopen():
+                    return
+                yield ReaderOnline(
+                    reader_id=self.reader_id, info=self.source.description, restarted=True
+                )
         finally:
             self.source.close()
-        log.info("camera source ended", frames=self.frames_read, source=self.source.description)
-        reason = "camera stopped delivering frames" if self.source.live else "end of recording"
-        yield ReaderOffline(reader_id=self.reader_id, reason=reason)
+        log.info("recording ended", frames=self.frames_read, source=self.source.description)
+        yield ReaderOffline(reader_id=self.reader_id, reason="end of recording")
+
+    def _reopen(self) -> bool:
+        delay = self.reconnect_delay
+        for attempt in range(1, self.reconnect + 1):
+            self._sleep(delay)
+            if self.source.reopen():
+                log.info("camera back", attempt=attempt, source=self.source.description)
+                return True
+            delay = min(delay * 2, 60.0)
+        return False

@@ -35,6 +35,10 @@ class FrameSource:
     def close(self) -> None:
         """Release the device or file."""
 
+    def reopen(self) -> bool:
+        """Try to get frames flowing again after a live source stopped; False if not."""
+        return False
+
 
 class FolderSource(FrameSource):
     """Every image in a folder, in file-name order (a recorded session, or test frames)."""
@@ -59,23 +63,29 @@ class CaptureSource(FrameSource):
 
     def __init__(self, target: int | str, live: bool = False) -> None:
         self.live = live
+        self.target = target
         self.capture = cv2.VideoCapture(target)
         if not self.capture.isOpened():
             self.capture.release()
             raise FrameSourceError(f"cannot open video source {target!r}")
         self.description = f"capture:{target}"
+        self._next = 0  # frame numbers run on across reconnections
 
     def frames(self) -> Iterator[tuple[int, np.ndarray]]:
-        i = 0
         while True:
             ok, frame = self.capture.read()
             if not ok or frame is None:
                 return
-            yield i, frame
-            i += 1
+            yield self._next, frame
+            self._next += 1
 
     def close(self) -> None:
         self.capture.release()
+
+    def reopen(self) -> bool:
+        self.capture.release()
+        self.capture = cv2.VideoCapture(self.target)
+        return bool(self.capture.isOpened())
 
 
 def open_source(spec: str) -> FrameSource:

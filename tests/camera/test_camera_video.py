@@ -17,7 +17,13 @@ from hardware_sim.camera.video import SlidingVideo, sliding_cards, write_video
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.reader import CameraReader
 from shoe_reader.camera.recognize import Recognizer
-from shoe_reader.camera.source import CaptureSource, FolderSource, FrameSourceError, open_source
+from shoe_reader.camera.source import (
+    CaptureSource,
+    FolderSource,
+    FrameSource,
+    FrameSourceError,
+    open_source,
+)
 from shoe_reader.events import CardSeen, ReaderOffline, ReaderOnline, UnreadableCard
 
 from .conftest import HELDOUT
@@ -123,3 +129,62 @@ def test_a_folder_source_reads_images_in_name_order(tmp_path: Path) -> None:
     (tmp_path / "broken.png").write_bytes(b"nope")
     frames = list(open_source(str(tmp_path)).frames())
     assert [(i, int(f[0, 0, 0])) for i, f in frames] == [(0, 10), (1, 20), (3, 30)]
+
+
+class _FlakyCamera(FrameSource):
+    """A live camera that delivers a few frames, drops, and comes back ``comebacks`` times."""
+
+    live = True
+    description = "flaky"
+
+    def __init__(self, sessions: list[list[np.ndarray]], comebacks: int) -> None:
+        self.sessions = sessions
+        self.comebacks = comebacks
+        self.session = 0
+        self.next = 0
+        self.closed = False
+
+    def frames(self):  # type: ignore[no-untyped-def]
+        for frame in self.sessions[self.session]:
+            yield self.next, frame
+            self.next += 1
+
+    def reopen(self) -> bool:
+        if self.comebacks == 0:
+            return False
+        self.comebacks -= 1
+        self.session += 1
+        return True
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_live_camera_that_drops_is_reported_offline_then_reopened(
+    video: SlidingVideo, heldout_calibration: Calibration
+) -> None:
+    first, second = video.spans[0], video.spans[1]
+    sessions = [video.frames[: first[1] + 4], video.frames[second[0] - 2 : second[1] + 4]]
+    camera = _FlakyCamera(sessions, comebacks=1)
+    waits: list[float] = []
+    reader = CameraReader(
+        camera,
+        Recognizer(heldout_calibration, roi=video.roi),
+        reconnect=3,
+        reconnect_delay=0.5,
+        sleep=waits.append,
+    )
+    events = list(reader.events())
+    assert [(e.event, getattr(e, "card", None)) for e in events] == [
+        ("online", None),
+        ("card", DEAL[0]),
+        ("offline", None),
+        ("online", None),
+        ("card", DEAL[1]),
+        ("offline", None),
+    ]
+    assert events[3].restarted is True
+    assert events[2].reason == events[5].reason == "camera stopped delivering frames"
+    assert events[4].frame > len(sessions[0])  # frame numbers run on across the drop
+    assert waits == [0.5, 0.5, 1.0, 2.0]  # one wait to come back, then three failing attempts
+    assert camera.closed
