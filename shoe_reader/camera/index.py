@@ -15,15 +15,15 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from shoe_reader.camera.locate import CARD_H, CARD_W
+from shoe_reader.camera.locate import CORNER_H, CORNER_W
 
 GLYPH = 32
 """Side of the square a glyph is normalised to before comparison."""
 
 # The corner window, in card pixels: wide enough for any usual index, narrow
 # enough that the pip columns and court frames cross its edge.
-_X0, _X1 = 3, round(0.27 * CARD_W)
-_Y0, _Y1 = 3, round(0.36 * CARD_H)
+_X0, _X1 = 3, CORNER_W
+_Y0, _Y1 = 3, CORNER_H
 _MIN_BLOB = 10
 _MIN_INK_CONTRAST = 45.0
 
@@ -67,7 +67,7 @@ def _shape_vector(mask: np.ndarray) -> np.ndarray:
 
 
 def read_corner(card: np.ndarray) -> CornerIndex:
-    """The index in the top-left corner of a straightened ``CARD_H x CARD_W`` face."""
+    """The index in the top-left corner of a straightened face (or of its corner alone)."""
     window = card[_Y0:_Y1, _X0:_X1]
     ink = 255 - window.min(axis=2) if window.ndim == 3 else 255 - window
     ink = np.ascontiguousarray(ink)

@@ -275,6 +275,22 @@ class Locator:
         return Outline(present=True, quad=best[1])
 
 
+CORNER_W = round(0.27 * CARD_W)
+CORNER_H = round(0.36 * CARD_H)
+"""The part of a straightened card that holds a corner index (and a margin)."""
+
+
+def straighten_corner(image: np.ndarray, quad: np.ndarray, turned: bool) -> np.ndarray:
+    """Only the index corner of the straightened card (``turned``: the opposite one, upright).
+
+    Warping the two corners alone is a fifth of the work of the whole face,
+    and the face between them is never read.
+    """
+    src = np.roll(quad, 2, axis=0) if turned else quad
+    m = cv2.getPerspectiveTransform(src.astype(np.float32), _DST)
+    return cv2.warpPerspective(image, m, (CORNER_W, CORNER_H), flags=cv2.INTER_LINEAR)
+
+
 def straighten(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
     """Warp the card at ``quad`` to a ``CARD_H x CARD_W`` portrait face."""
     m = cv2.getPerspectiveTransform(quad.astype(np.float32), _DST)

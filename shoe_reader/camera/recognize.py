@@ -11,13 +11,14 @@ rather than forced onto the nearest template.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.index import CornerIndex, NoIndex, corners, read_corner
-from shoe_reader.camera.locate import Locator, straighten
+from shoe_reader.camera.locate import Locator, straighten_corner
 from table_service.rules.cards import RANKS, SUITS
 
 # A part's confidence: how far its best correlation is above SCORE_FLOOR,
@@ -144,8 +145,17 @@ def combine(reads: list[CardRead]) -> CardRead:
 
 def read_card(cal: Calibration, card: np.ndarray) -> CardRead:
     """Read a straightened card from both its corner indices."""
+    return _read_corners(cal, iter(corners(card)))
+
+
+def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardRead:
+    """Read the card at ``quad`` in ``image``, warping only the corners it reads."""
+    return _read_corners(cal, (straighten_corner(image, quad, turned) for turned in (False, True)))
+
+
+def _read_corners(cal: Calibration, corner_images: Iterator[np.ndarray]) -> CardRead:
     reads: list[CardRead] = []
-    for corner in corners(card):
+    for corner in corner_images:
         try:
             reads.append(read_index(cal, read_corner(corner)))
         except NoIndex as exc:
@@ -208,5 +218,4 @@ class Recognizer:
         outline = self.locator.find(image)
         if outline.quad is None:
             return FrameRead(outline.present, None, outline.why)
-        card = straighten(image, outline.quad)
-        return FrameRead(True, read_card(self.calibration, card))
+        return FrameRead(True, read_outline(self.calibration, image, outline.quad))
