@@ -19,6 +19,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy import insert, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from audit.canonical import canonical_json
 from audit.chain import GENESIS_HASH, EventBody, event_hash, utc_timestamp
 from audit.merkle import MerkleFrontier
 from audit.models import AuditCheckpoint, AuditEvent
@@ -152,10 +153,13 @@ class EventStore:
         seq, prev = self.head(session)
         stored: list[StoredEvent] = []
         ts = self.clock()
+        payload_texts: list[str] = []
         for new in events:
             body = EventBody(new.table_id, new.round_id, new.type, new.actor, ts, new.payload)
             seq += 1
-            digest = event_hash(seq, prev, body.canonical())
+            payload_bytes = canonical_json(new.payload)
+            payload_texts.append(payload_bytes.decode("utf-8"))
+            digest = event_hash(seq, prev, body.canonical(payload_bytes))
             stored.append(
                 StoredEvent(
                     seq,
@@ -182,11 +186,11 @@ class EventStore:
                     "type": e.type,
                     "actor": e.actor,
                     "ts": e.ts,
-                    "payload": json.dumps(e.payload, sort_keys=True, separators=(",", ":")),
+                    "payload": text,
                     "prev_hash": e.prev_hash,
                     "hash": e.hash,
                 }
-                for e in stored
+                for e, text in zip(stored, payload_texts, strict=True)
             ],
         )
         first = stored[0].seq

@@ -71,6 +71,24 @@ class Decision:
         self.state = apply(self.state, event_type, payload)
         self.drafts.append(Draft(event_type, payload, round_id))
 
+    def emit_chunks(
+        self,
+        event_type: str,
+        key: str,
+        items: list[dict[str, Any]],
+        fields: dict[str, Any],
+        round_id: str | None,
+    ) -> None:
+        """Large lists (bets) go into the log in chunks of ``CHUNK``; the state applies them
+        as one event, which is the same state (the bet handlers are set operations) without
+        copying the round's bets once per chunk."""
+        if not items:
+            return
+        self.state = apply(self.state, event_type, {**fields, key: items})
+        for start in range(0, len(items), CHUNK):
+            chunk = {**fields, key: items[start : start + CHUNK]}
+            self.drafts.append(Draft(event_type, chunk, round_id))
+
 
 def burn_value(card: str) -> int:
     """Burn indicator: A=1, 2–9 face value, 10/J/Q/K = 10 (rules/baccarat.md)."""
@@ -260,12 +278,7 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
             }
         )
         answers.append({"key": bet.key, "status": "placed", "bet_id": bet.bet_id})
-    for start in range(0, len(accepted), CHUNK):
-        d.emit(
-            "bets_placed",
-            {"round_id": rnd.round_id, "bets": accepted[start : start + CHUNK]},
-            rnd.round_id,
-        )
+    d.emit_chunks("bets_placed", "bets", accepted, {"round_id": rnd.round_id}, rnd.round_id)
     d.answer = {"round_id": rnd.round_id, "results": answers}
 
 
@@ -506,12 +519,13 @@ def _refund_insurance(d: Decision, reason: str) -> None:
         for b in rnd.bets.values()
         if b.bet_type in config.insurance_bet_types
     ]
-    for start in range(0, len(refunds), CHUNK):
-        d.emit(
-            "bets_refunded",
-            {"round_id": rnd.round_id, "refunds": refunds[start : start + CHUNK], "reason": reason},
-            rnd.round_id,
-        )
+    d.emit_chunks(
+        "bets_refunded",
+        "refunds",
+        refunds,
+        {"round_id": rnd.round_id, "reason": reason},
+        rnd.round_id,
+    )
 
 
 def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor: str) -> None:
@@ -594,12 +608,13 @@ def _void(d: Decision, reason: str, *, change_shoe: bool) -> None:
         }
         for b in rnd.bets.values()
     ]
-    for start in range(0, len(refunds), CHUNK):
-        d.emit(
-            "bets_refunded",
-            {"round_id": rnd.round_id, "refunds": refunds[start : start + CHUNK], "reason": reason},
-            rnd.round_id,
-        )
+    d.emit_chunks(
+        "bets_refunded",
+        "refunds",
+        refunds,
+        {"round_id": rnd.round_id, "reason": reason},
+        rnd.round_id,
+    )
     d.emit(
         "round_voided",
         {"round_id": rnd.round_id, "reason": reason, "refunded": len(refunds)},
@@ -672,12 +687,7 @@ def _maybe_finish(d: Decision) -> None:
                 "returned": settled.returned,
             }
         )
-    for start in range(0, len(results), CHUNK):
-        d.emit(
-            "bets_settled",
-            {"round_id": rnd.round_id, "results": results[start : start + CHUNK]},
-            rnd.round_id,
-        )
+    d.emit_chunks("bets_settled", "results", results, {"round_id": rnd.round_id}, rnd.round_id)
     d.emit(
         "round_settled",
         {"round_id": rnd.round_id, "bets": len(results), "staked": staked, "returned": returned},

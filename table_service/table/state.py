@@ -180,9 +180,34 @@ def apply(
     return handler(state, payload) if handler else state
 
 
+_LIST_KEYS = {"bets_placed": "bets", "bets_settled": "results", "bets_refunded": "refunds"}
+
+
 def fold(state: TableState, events: Iterable[tuple[str, Mapping[str, Any], int]]) -> TableState:
+    """Apply events in order. Consecutive chunks of one bet event (a 100k-bet round is
+    logged as 100 of them) are applied together: the same state, without copying the
+    round's bets once per chunk."""
+    pending: tuple[str, dict[str, Any], int] | None = None
     for event_type, payload, seq in events:
+        key = _LIST_KEYS.get(event_type)
+        if (
+            pending is not None
+            and key is not None
+            and pending[0] == event_type
+            and pending[1].get("round_id") == payload.get("round_id")
+        ):
+            pending[1][key].extend(payload[key])
+            pending = (event_type, pending[1], seq)
+            continue
+        if pending is not None:
+            state = apply(state, *pending)
+            pending = None
+        if key is not None:
+            pending = (event_type, {**payload, key: list(payload[key])}, seq)
+            continue
         state = apply(state, event_type, payload, seq)
+    if pending is not None:
+        state = apply(state, *pending)
     return state
 
 

@@ -98,3 +98,25 @@ def test_event_hash_binds_sequence_link_and_content() -> None:
     assert base != event_hash(1, "1" * 64, body.canonical())
     other = EventBody("t1", "r1", "card_scanned", "dealer:e", body.ts, {})
     assert base != event_hash(1, GENESIS_HASH, other.canonical())
+
+
+@given(json_values, st.text(max_size=12), st.none() | st.text(max_size=8), st.text(max_size=8))
+def test_event_body_splice_equals_the_reference(
+    payload: object, actor: str, round_id: str | None, event_type: str
+) -> None:
+    import rfc8785
+
+    body = EventBody(
+        "t1", round_id, event_type, actor, "2026-01-01T00:00:00.000000Z", {"p": payload}
+    )
+    reference = rfc8785.dumps(
+        {
+            "actor": actor,
+            "payload": {"p": payload},
+            "round_id": round_id,
+            "table_id": "t1",
+            "ts": body.ts,
+            "type": event_type,
+        }
+    )
+    assert body.canonical() == reference
