@@ -16,7 +16,7 @@ from typing import Any
 
 import structlog
 from sqlalchemy import event as sa_event
-from sqlalchemy import insert, select, text
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from audit.canonical import canonical_json
@@ -30,6 +30,7 @@ log = structlog.get_logger(__name__)
 ADVISORY_LOCK_KEY = 0x6C697665  # "live"
 SYSTEM_TABLE = "_system"
 _PENDING = "audit_pending_events"
+_LOCKED = "audit_locked_transaction"
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,17 +131,21 @@ class EventStore:
 
     @staticmethod
     def _lock(session: Session) -> None:
-        if session.get_bind().dialect.name == "postgresql":
-            session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": ADVISORY_LOCK_KEY})
-        else:  # SQLite: BEGIN IMMEDIATE already holds the write lock; make sure we began.
-            session.execute(text("SELECT 1"))
+        """Once per transaction: PostgreSQL's advisory lock; on SQLite, beginning the
+        transaction (``BEGIN IMMEDIATE``) is the lock, so only make sure it has begun."""
+        connection = session.connection()  # begins the transaction if it has not begun
+        transaction = session.get_transaction()
+        if session.info.get(_LOCKED) is transaction:
+            return
+        if connection.dialect.name == "postgresql":
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_KEY})")
+        session.info[_LOCKED] = transaction
 
     @staticmethod
     def head(session: Session) -> tuple[int, str]:
-        events = AuditEvent.__table__
         row = (
             session.connection()
-            .execute(select(events.c.seq, events.c.hash).order_by(events.c.seq.desc()).limit(1))
+            .exec_driver_sql("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1")
             .first()
         )
         return (row[0], row[1]) if row else (0, GENESIS_HASH)
@@ -174,22 +179,14 @@ class EventStore:
                 )
             )
             prev = digest
-        # Core executemany on the table (not the ORM entity, which takes the ORM bulk path):
-        # an order of magnitude cheaper than ORM unit-of-work per row.
-        session.connection().execute(
-            insert(AuditEvent.__table__),
+        # Fixed SQL straight to the driver: appends are the hot path of every command.
+        connection = session.connection()
+        marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+        connection.exec_driver_sql(
+            "INSERT INTO audit_events (seq, table_id, round_id, type, actor, ts, payload,"
+            f" prev_hash, hash) VALUES ({', '.join([marker] * 9)})",
             [
-                {
-                    "seq": e.seq,
-                    "table_id": e.table_id,
-                    "round_id": e.round_id,
-                    "type": e.type,
-                    "actor": e.actor,
-                    "ts": e.ts,
-                    "payload": text,
-                    "prev_hash": e.prev_hash,
-                    "hash": e.hash,
-                }
+                (e.seq, e.table_id, e.round_id, e.type, e.actor, e.ts, text, e.prev_hash, e.hash)
                 for e, text in zip(stored, payload_texts, strict=True)
             ],
         )

@@ -138,11 +138,20 @@ def _cards(session: Session, round_id: str) -> list[str]:
     return json.loads(raw) if raw else []
 
 
+ROUND_CARDS = "projector_round_cards"
+
+
 def _card_dealt(session: Session, e: StoredEvent) -> None:
+    """The round's cards after this command, when the service says what they are (it has
+    just computed them); otherwise read, append, write."""
     p = e.payload
-    cards = [*_cards(session, p["round_id"]), p["card"]]
-    session.connection().execute(
-        update(_ROUNDS).where(_ROUNDS.c.round_id == p["round_id"]).values(cards=_dumps(cards))
+    known = session.info.get(ROUND_CARDS)
+    if known is not None and known[0] == p["round_id"]:
+        cards = list(known[1])
+    else:
+        cards = [*_cards(session, p["round_id"]), p["card"]]
+    _executemany(
+        session, "UPDATE rounds SET cards = ? WHERE round_id = ?", [(_dumps(cards), p["round_id"])]
     )
 
 

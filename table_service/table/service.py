@@ -29,7 +29,7 @@ from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.decide import Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
-from table_service.table.projector import balances, project
+from table_service.table.projector import ROUND_CARDS, balances, project
 from table_service.table.state import TableState, fold
 
 log = structlog.get_logger(__name__)
@@ -150,6 +150,8 @@ class TableService:
                     for d in decision.drafts
                 ],
             )
+            rnd = decision.state.round
+            session.info[ROUND_CARDS] = (rnd.round_id, rnd.cards) if rnd is not None else None
             project(session, stored)
         new_state = decision.state
         if stored:
