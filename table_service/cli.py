@@ -42,6 +42,16 @@ app.command("demo")(demo)
 
 
 def main() -> None:
+    """Logs go to standard error from the start, so commands whose standard output is data
+    (``settle``, ``shoe read``, ``camera read``) never mix a log line into it."""
+    from table_service.config import Settings
+    from table_service.logs import configure_logging
+
+    try:
+        settings = Settings()
+        configure_logging(settings.log_format, settings.log_level)
+    except ValueError:
+        configure_logging()
     app()
 
 

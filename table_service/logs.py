@@ -14,6 +14,26 @@ import structlog
 _configured = False
 
 
+class _StderrLogger(structlog.PrintLogger):
+    """Writes to whatever ``sys.stderr`` is at the time of the call, so a logger cached
+    under a test runner that swaps the stream never writes to a closed one."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    def msg(self, message: str) -> None:  # type: ignore[override]
+        stream = sys.stderr
+        stream.write(message + "\n")
+        stream.flush()
+
+    log = debug = info = warn = warning = err = error = critical = exception = fatal = msg
+
+
+class _StderrLoggerFactory:
+    def __call__(self, *args: object) -> _StderrLogger:
+        return _StderrLogger()
+
+
 def configure_logging(fmt: str = "console", level: str = "INFO") -> None:
     """JSON lines for production (``fmt="json"``), a readable console otherwise."""
     global _configured
@@ -35,7 +55,7 @@ def configure_logging(fmt: str = "console", level: str = "INFO") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=_StderrLoggerFactory(),
         cache_logger_on_first_use=True,
     )
     logging.basicConfig(level=numeric, stream=sys.stderr, format="%(name)s %(message)s")
