@@ -19,11 +19,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import structlog
-from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from audit.store import EventStore, NewEvent, StoredEvent
-from table_service.models import BetRow
 from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
@@ -176,17 +174,26 @@ class TableService:
         """
         scoped = [replace(b, key=f"{actor}|{b.key}") for b in command.bets]
         keys = [b.key for b in scoped]
-        existing: dict[str, BetRow] = {}
-        if session.get_bind().dialect.name == "postgresql":
-            # psycopg prepares a statement after a few runs and PostgreSQL may then keep a
-            # generic plan made while the bets table was small: a sequential scan per lookup
-            # that grows with the table (1.2 s per 500 keys at 50k bets). Plan each one.
-            session.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))
-        for start in range(0, len(keys), 500):
-            rows = session.scalars(
-                select(BetRow).where(BetRow.idempotency_key.in_(keys[start : start + 500]))
+        existing: dict[str, Any] = {}
+        connection = session.connection()
+        columns = "bet_id, idempotency_key, account_id, bet_type, stake, status, round_id"
+        if connection.dialect.name == "postgresql":
+            # One statement with an array parameter, planned for its actual values (a
+            # generic plan made while the table was small would scan it sequentially).
+            connection.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
+            rows = connection.exec_driver_sql(
+                f"SELECT {columns} FROM bets WHERE idempotency_key = ANY(%s)", (keys,)
             )
             existing.update({r.idempotency_key: r for r in rows})
+        else:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                rows = connection.exec_driver_sql(
+                    f"SELECT {columns} FROM bets WHERE idempotency_key IN "
+                    f"({', '.join('?' * len(chunk))})",
+                    tuple(chunk),
+                )
+                existing.update({r.idempotency_key: r for r in rows})
         fresh: list[c.BetRequest] = []
         answers: list[dict[str, Any] | None] = []
         seen: dict[str, c.BetRequest] = {}
