@@ -12,22 +12,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import socket
-import tempfile
 import threading
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 import httpx
 import uvicorn
-from sqlalchemy import create_engine, text
 
-from table_service.config import Settings
 from table_service.logs import configure_logging
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
+from table_service.scratch import scratch_runtime
 from table_service.table import commands as c
 from table_service.table.api import build_app
 from table_service.table.config import StakeLimits, TableConfig
@@ -37,37 +31,6 @@ from table_service.table.wallet import Transfer, transfer
 ACTOR = "bench:intake"
 ACCOUNTS = 1000
 BET_TYPES = ("player", "banker", "tie", "player_pair", "banker_pair", "big", "small")
-
-
-@contextmanager
-def database(db: str | None) -> Iterator[Runtime]:
-    """A migrated runtime: SQLite in a temp dir, or a fresh schema on a PostgreSQL URL."""
-    with tempfile.TemporaryDirectory() as tmp:
-        if db is None or db.startswith("sqlite"):
-            runtime = Runtime.from_settings(
-                Settings(data_dir=Path(tmp), database_url=db), upgrade=True
-            )
-            try:
-                yield runtime
-            finally:
-                runtime.close()
-            return
-        schema = f"bench_{uuid.uuid4().hex[:8]}"
-        admin = create_engine(db, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-        sep = "&" if "?" in db else "?"
-        settings = Settings(
-            data_dir=Path(tmp), database_url=f"{db}{sep}options=-csearch_path%3D{schema}"
-        )
-        runtime = Runtime.from_settings(settings, upgrade=True)
-        try:
-            yield runtime
-        finally:
-            runtime.close()
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-            admin.dispose()
 
 
 def table_config(table_id: str, batch: int) -> TableConfig:
@@ -173,7 +136,7 @@ def main() -> None:
     parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
     args = parser.parse_args()
     configure_logging(level="WARNING")
-    with database(args.db) as runtime:
+    with scratch_runtime(args.db) as runtime:
         fund(runtime)
         service_rate = asyncio.run(through_service(runtime, args.bets, args.batch))
         http_rate = through_http(runtime, args.bets, args.batch)

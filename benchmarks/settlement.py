@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
-from sqlalchemy import BigInteger, Column, MetaData, String, Table, create_engine, insert, text
+from sqlalchemy import BigInteger, Column, MetaData, String, Table, insert
 
-from table_service.config import Settings
 from table_service.logs import configure_logging
 from table_service.runtime import Runtime
+from table_service.scratch import scratch_runtime
 from table_service.table import commands as c
 from table_service.table.config import StakeLimits, TableConfig
 from table_service.table.service import TableService, new_bet_id
@@ -31,36 +27,6 @@ from table_service.table.wallet import Transfer, transfer
 ACTOR = "bench:settlement"
 ACCOUNTS = 1000
 BET_TYPES = ("player", "banker", "tie", "player_pair", "banker_pair", "big", "small")
-
-
-@contextmanager
-def database(db: str | None) -> Iterator[Runtime]:
-    """A migrated runtime: SQLite in a temp dir, or a fresh schema on a PostgreSQL URL."""
-    with tempfile.TemporaryDirectory() as tmp:
-        if db is None or db.startswith("sqlite"):
-            runtime = Runtime.from_settings(
-                Settings(data_dir=Path(tmp), database_url=db), upgrade=True
-            )
-            try:
-                yield runtime
-            finally:
-                runtime.close()
-            return
-        schema = f"bench_{uuid.uuid4().hex[:8]}"
-        admin = create_engine(db, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-        sep = "&" if "?" in db else "?"
-        url = f"{db}{sep}options=-csearch_path%3D{schema}"
-        settings = Settings(data_dir=Path(tmp), database_url=url)
-        runtime = Runtime.from_settings(settings, upgrade=True)
-        try:
-            yield runtime
-        finally:
-            runtime.close()
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-            admin.dispose()
 
 
 def raw_insert(runtime: Runtime, rows: int) -> float:
@@ -185,7 +151,7 @@ def main() -> None:
     parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
     args = parser.parse_args()
     configure_logging(level="WARNING")
-    with database(args.db) as runtime:
+    with scratch_runtime(args.db) as runtime:
         backend = runtime.engine.dialect.name
         placing, settling, events = asyncio.run(settle_round(runtime, args.bets))
         raw = raw_insert(runtime, args.bets)

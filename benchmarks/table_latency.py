@@ -15,11 +15,8 @@ import argparse
 import asyncio
 import statistics
 import sys
-import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 # Run as a script, this folder leads sys.path, and benchmarks/shoe_reader.py would stand in
@@ -27,13 +24,13 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
-from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, create_engine, insert, text  # noqa: E402
+from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, insert  # noqa: E402
 
 from audit.store import StoredEvent  # noqa: E402
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe  # noqa: E402
-from table_service.config import Settings  # noqa: E402
 from table_service.logs import configure_logging  # noqa: E402
 from table_service.runtime import Runtime  # noqa: E402
+from table_service.scratch import scratch_runtime  # noqa: E402
 from table_service.table import commands as c  # noqa: E402
 from table_service.table.config import ShoeConfig, TableConfig  # noqa: E402
 from table_service.table.service import TableService  # noqa: E402
@@ -41,37 +38,6 @@ from table_service.table.stream import StreamHub  # noqa: E402
 
 ACTOR = "bench:latency"
 TABLE = "bench-latency"
-
-
-@contextmanager
-def database(db: str | None) -> Iterator[Runtime]:
-    """A migrated runtime: SQLite in a temp dir, or a fresh schema on a PostgreSQL URL."""
-    with tempfile.TemporaryDirectory() as tmp:
-        if db is None or db.startswith("sqlite"):
-            runtime = Runtime.from_settings(
-                Settings(data_dir=Path(tmp), database_url=db), upgrade=True
-            )
-            try:
-                yield runtime
-            finally:
-                runtime.close()
-            return
-        schema = f"bench_{uuid.uuid4().hex[:8]}"
-        admin = create_engine(db, isolation_level="AUTOCOMMIT")
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-        sep = "&" if "?" in db else "?"
-        settings = Settings(
-            data_dir=Path(tmp), database_url=f"{db}{sep}options=-csearch_path%3D{schema}"
-        )
-        runtime = Runtime.from_settings(settings, upgrade=True)
-        try:
-            yield runtime
-        finally:
-            runtime.close()
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-            admin.dispose()
 
 
 def commit_cost(runtime: Runtime, samples: int) -> list[float]:
@@ -177,7 +143,7 @@ def main() -> None:
     parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
     args = parser.parse_args()
     configure_logging(level="WARNING")
-    with database(args.db) as runtime:
+    with scratch_runtime(args.db) as runtime:
         backend = runtime.engine.dialect.name
         commits = commit_cost(runtime, 300)
         shoe = VirtualShoe("framed", decks=8, seed=11, cut_depth=52).start()
