@@ -8,7 +8,7 @@ and the RTP report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -504,8 +504,9 @@ def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str
     d.answer = {"incident_id": incident, "blocking": blocking, "procedure": procedure}
 
 
-def _refund_insurance(d: Decision, reason: str) -> None:
-    config = _config(d.state)
+def _refund(d: Decision, reason: str, bet_types: Container[str] | None = None) -> int:
+    """Refund the round's open bets (of ``bet_types`` only, if given), each exactly once:
+    a refunded bet leaves the round's open bets with the event. Returns how many."""
     rnd = d.state.round
     assert rnd is not None
     refunds = [
@@ -517,7 +518,7 @@ def _refund_insurance(d: Decision, reason: str) -> None:
             "returned": b.stake,
         }
         for b in rnd.bets.values()
-        if b.bet_type in config.insurance_bet_types
+        if bet_types is None or b.bet_type in bet_types
     ]
     d.emit_chunks(
         "bets_refunded",
@@ -526,6 +527,11 @@ def _refund_insurance(d: Decision, reason: str) -> None:
         {"round_id": rnd.round_id, "reason": reason},
         rnd.round_id,
     )
+    return len(refunds)
+
+
+def _refund_insurance(d: Decision, reason: str) -> None:
+    _refund(d, reason, _config(d.state).insurance_bet_types)
 
 
 def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor: str) -> None:
@@ -598,26 +604,10 @@ def _void_round(d: Decision, cmd: c.VoidRound, now: datetime, actor: str) -> Non
 def _void(d: Decision, reason: str, *, change_shoe: bool) -> None:
     rnd = d.state.round
     assert rnd is not None
-    refunds = [
-        {
-            "bet_id": b.bet_id,
-            "account": b.account,
-            "type": b.bet_type,
-            "stake": b.stake,
-            "returned": b.stake,
-        }
-        for b in rnd.bets.values()
-    ]
-    d.emit_chunks(
-        "bets_refunded",
-        "refunds",
-        refunds,
-        {"round_id": rnd.round_id, "reason": reason},
-        rnd.round_id,
-    )
+    refunded = _refund(d, reason)
     d.emit(
         "round_voided",
-        {"round_id": rnd.round_id, "reason": reason, "refunded": len(refunds)},
+        {"round_id": rnd.round_id, "reason": reason, "refunded": refunded},
         rnd.round_id,
     )
     for incident in list(d.state.incidents.values()):
