@@ -173,6 +173,8 @@ class VirtualShoe:
         self.burn_mode = False
         self.lid_open = False
         self.acks_received = 0
+        self.acks_lost = 0
+        self._acks_to_lose = 0
         self.naks_received = 0
         self.hosts_connected = 0
         self._epoch = 0
@@ -405,6 +407,12 @@ class VirtualShoe:
     def noise_next(self, count: int = 1, frame_type: str | None = None) -> None:
         self.faults.force("noise", count, frame_type)
 
+    def lose_acks(self, count: int = 1) -> None:
+        """The next ``count`` ACKs from the host are lost on their way to the shoe: the host
+        has the frame, the shoe still waits for its ACK (and re-sends it after a HLO)."""
+        with self._lock:
+            self._acks_to_lose += count
+
     def unread_next(self, count: int = 1) -> None:
         """The next ``count`` cards pass the reader unread (UNR / ``E3 Card Not Read``)."""
         self.faults.force("unread", count, "CRD")
@@ -613,6 +621,10 @@ class VirtualShoe:
 
     def _on_host_frame(self, frame: Frame, now: float) -> None:
         if frame.type == "ACK":
+            if self._acks_to_lose > 0:
+                self._acks_to_lose -= 1
+                self.acks_lost += 1
+                return
             self.acks_received += 1
             if self._in_flight is not None and frame.payload == f"{self._in_flight.seq:03d}":
                 self._in_flight = None

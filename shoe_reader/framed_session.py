@@ -21,11 +21,31 @@ Rules applied here (from specs/shoe-serial-protocol.md):
   NAKs forever;
 * any valid frame proves the shoe is alive; none for ``offline_timeout`` seconds (3 s by
   the spec, where the heartbeat is once a second) makes the reader offline.
+
+Possible duplicate after a reconnection. The shoe re-sends a frame still waiting for its
+ACK after its next HLO, with a fresh SEQ. If the host had received that frame and only the
+ACK was lost (cable pulled at that moment), the card arrives a second time, and SEQs
+cannot tell: the epoch changed. Dropping it is no answer either, since a shoe of 8 decks
+legitimately holds 8 copies of every card. So the host delivers it and says so:
+
+* every acknowledged frame delivered is remembered with its time; entries older than
+  ``resend_window`` (default :data:`RESEND_WINDOW`) before the newest frame are dropped,
+  because the shoe stops retransmitting after 5 x 200 ms and gives up (``ERR E9``, which
+  also clears the list: a shoe that gave up re-sends nothing);
+* at a HLO that restarts the session, the frames delivered within ``resend_window``
+  before the last frame of the previous connection are the ones whose ACK may not have
+  reached the shoe;
+* the first acknowledged frames after that HLO (within ``resend_window`` of it) are
+  compared with them, in order: a CRD equal to one of them is delivered preceded by
+  ``HardwareWarning(code="possible_duplicate_after_reconnect")`` whose ``raw`` is the
+  repeated CRD frame (:func:`repeated_card` reads the card back out of it). The first
+  frame that matches none of them ends the comparison. The table service turns the
+  warning into a blocking incident: only a person can tell a repeat from a real copy.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -68,6 +88,23 @@ DUPLICATE_WINDOW = 32
 within about a second (5 x 200 ms); at one heartbeat a second that is a handful of SEQs."""
 
 CARD_WHILE_LOCKED = "card_while_locked"
+POSSIBLE_DUPLICATE = "possible_duplicate_after_reconnect"
+
+RESEND_WINDOW = 1.5
+"""Seconds during which a delivered frame may still be re-sent after a reconnection: the
+shoe retransmits for 5 x 200 ms, then gives up; the rest is margin for the host."""
+
+GAVE_UP = "E9"
+"""``ERR E9;No host``: the shoe dropped its unacknowledged frame; it will not re-send it."""
+
+
+def repeated_card(raw: bytes) -> str | None:
+    """The card code in a ``possible_duplicate_after_reconnect`` warning (its ``raw`` is the
+    repeated CRD frame); None if ``raw`` is not a valid CRD frame."""
+    for item in FrameParser().feed(raw):
+        if isinstance(item, Frame) and item.type == "CRD":
+            return item.payload
+    return None
 
 
 @dataclass
@@ -85,9 +122,16 @@ class SessionStats:
 
 
 class FramedSession:
-    def __init__(self, reader_id: str, *, offline_timeout: float = 3.0) -> None:
+    def __init__(
+        self,
+        reader_id: str,
+        *,
+        offline_timeout: float = 3.0,
+        resend_window: float = RESEND_WINDOW,
+    ) -> None:
         self.reader_id = reader_id
         self.offline_timeout = offline_timeout
+        self.resend_window = resend_window
         self.parser = FrameParser()
         self.stats = SessionStats()
         self.online = False
@@ -101,6 +145,15 @@ class FramedSession:
         self._recent: OrderedDict[int, tuple[str, str]] = OrderedDict()
         self._seen_hlo = False
         self._last_alive: float | None = None
+        self._last_frame_at: float | None = None
+        """When the last valid shoe frame arrived; unlike ``_last_alive`` it survives a
+        lost connection, to date the end of the previous one."""
+        self._unconfirmed: deque[tuple[str, str, float]] = deque()
+        """Acknowledged frames delivered lately (type, payload, when): their ACK may not
+        have reached the shoe yet."""
+        self._suspects: deque[tuple[str, str]] = deque()
+        """After a HLO: the frames the shoe may re-send, oldest first."""
+        self._suspects_until = 0.0
 
     # ------------------------------------------------------------------ host frames
     def host_frame(self, frame_type: str, payload: str = "") -> bytes:
@@ -182,6 +235,7 @@ class FramedSession:
             return
         self.stats.frames_ok += 1
         self._last_alive = stamp.monotonic
+        previous_frame_at, self._last_frame_at = self._last_frame_at, stamp.monotonic
         if frame.type in ACKABLE_TYPES:
             reply += self.host_frame("ACK", f"{frame.seq:03d}")
             self.stats.acks_sent += 1
@@ -193,6 +247,7 @@ class FramedSession:
             ):
                 self.stats.duplicates += 1  # the same hello resent (we NAKed a damaged copy)
                 return
+            self._arm_suspects(previous_frame_at, stamp)
             self._restart(frame, stamp, events)
             return
         if not self._track_seq(frame, stamp, events):
@@ -200,7 +255,52 @@ class FramedSession:
         if not self.online:
             self.online = True
             events.append(self._event(ReaderOnline, stamp, frame=frame, info=self.shoe_info))
-        events.extend(self._interpret(frame, stamp))
+        repeated = frame.type in ACKABLE_TYPES and self._is_repeat(frame, stamp)
+        if frame.type == "ERR" and frame.payload.partition(";")[0] == GAVE_UP:
+            self._unconfirmed.clear()
+        interpreted = self._interpret(frame, stamp)
+        if repeated and interpreted and isinstance(interpreted[-1], CardSeen):
+            log.warning(
+                "card repeated after reconnection: possible duplicate",
+                reader_id=self.reader_id,
+                card=frame.payload,
+                seq=frame.seq,
+            )
+            # Right before the card, so the table knows which card it is about.
+            interpreted.insert(
+                -1, self._event(HardwareWarning, stamp, frame=frame, code=POSSIBLE_DUPLICATE)
+            )
+        events.extend(interpreted)
+
+    # ------------------------------------------------------------------ repeats after HLO
+    def _arm_suspects(self, previous_frame_at: float | None, stamp: Stamp) -> None:
+        """At a HLO: what was delivered shortly before the last connection ended may come
+        again, because its ACK may have been lost with the cable."""
+        self._suspects.clear()
+        if previous_frame_at is not None:
+            self._suspects.extend(
+                (t, p)
+                for t, p, at in self._unconfirmed
+                if previous_frame_at - at <= self.resend_window
+            )
+        self._unconfirmed.clear()
+        self._suspects_until = stamp.monotonic + self.resend_window
+
+    def _is_repeat(self, frame: Frame, stamp: Stamp) -> bool:
+        """Compare a new acknowledged frame with the suspects, and remember it in turn."""
+        now = stamp.monotonic
+        while self._unconfirmed and now - self._unconfirmed[0][2] > self.resend_window:
+            self._unconfirmed.popleft()
+        self._unconfirmed.append((frame.type, frame.payload, now))
+        if not self._suspects:
+            return False
+        key = (frame.type, frame.payload)
+        if now > self._suspects_until or key not in self._suspects:
+            self._suspects.clear()
+            return False
+        while self._suspects.popleft() != key:
+            pass  # the older ones were acknowledged: the shoe re-sends only the tail
+        return True
 
     def _restart(self, frame: Frame, stamp: Stamp, events: list[ReaderEvent]) -> None:
         restarted = self._seen_hlo or self._last_seq is not None

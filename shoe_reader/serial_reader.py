@@ -20,6 +20,9 @@ host wants and send it when connected; after every (re)connection that brings a 
 online (e.g. a HLO after a reboot, which makes the shoe forget LCK) the reader sends it
 again. A card read while the host believes the shoe locked is still delivered, preceded
 by a ``HardwareWarning(code="card_while_locked")``; the table service decides what to do.
+A card the shoe re-sends after a reconnection, that may already have been delivered, is
+preceded by ``HardwareWarning(code="possible_duplicate_after_reconnect")`` (rule in
+:mod:`shoe_reader.framed_session`; ``resend_window`` tunes it).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import structlog
 
 from shoe_reader.ascii_protocol import AsciiSession
 from shoe_reader.events import ReaderEvent, ReaderOnline
-from shoe_reader.framed_session import FramedSession
+from shoe_reader.framed_session import RESEND_WINDOW, FramedSession
 from shoe_reader.session import DialectSession, Stamp
 
 log = structlog.get_logger(__name__)
@@ -81,6 +84,7 @@ class ShoeReader:
         reconnect_max: float = 5.0,
         write_timeout: float = 1.0,
         exclusive: bool = True,
+        resend_window: float = RESEND_WINDOW,
     ) -> None:
         if dialect not in DIALECTS:
             raise UnknownDialectError(dialect)
@@ -96,7 +100,7 @@ class ShoeReader:
         self.exclusive = exclusive
         """Lock the port (flock) so a second reader cannot open it and steal bytes."""
         self.session: DialectSession = (
-            FramedSession(reader_id, offline_timeout=offline_timeout)
+            FramedSession(reader_id, offline_timeout=offline_timeout, resend_window=resend_window)
             if dialect == "framed"
             else AsciiSession(reader_id)
         )

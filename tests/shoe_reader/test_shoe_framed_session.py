@@ -22,7 +22,12 @@ from shoe_reader.events import (
     UnknownMessage,
     UnreadableCard,
 )
-from shoe_reader.framed_session import CARD_WHILE_LOCKED, FramedSession
+from shoe_reader.framed_session import (
+    CARD_WHILE_LOCKED,
+    POSSIBLE_DUPLICATE,
+    FramedSession,
+    repeated_card,
+)
 from shoe_reader.framing import BadFrame, Frame, FrameParser, crc16, encode_frame
 from shoe_reader.session import Stamp
 
@@ -134,7 +139,8 @@ def test_late_frame_after_a_gap_is_delivered_once() -> None:
 def test_hello_resets_the_seq() -> None:
     s = FramedSession("r")
     feed(s, encode_frame(0, "HLO", "x"), encode_frame(1, "CRD", "AS"), encode_frame(2, "HBT", "U"))
-    events, _ = feed(s, encode_frame(0, "HLO", "x"), encode_frame(1, "CRD", "AS"))
+    # Another card: the same one this soon would be flagged as a possible re-send (below).
+    events, _ = feed(s, encode_frame(0, "HLO", "x"), encode_frame(1, "CRD", "KD"))
     assert kinds(events) == ["online", "card"]
     assert isinstance(events[0], ReaderOnline) and events[0].restarted
 
@@ -298,3 +304,90 @@ def test_duplicates_and_reordering_within_the_window_deliver_each_card_once(
 def test_bad_frame_type_reports() -> None:
     (bad,) = FrameParser().feed(b"\x02" + b"001|CRD|AS" + b"\x03" + b"ZZZZ\r\n")
     assert isinstance(bad, BadFrame) and bad.seq == 1
+
+
+# -- a card re-sent after a HLO (its ACK lost with the cable) --------------------------------
+HLO = encode_frame(0, "HLO", "M;1;S")
+
+
+def duplicate_warnings(events: list[ReaderEvent]) -> list[str | None]:
+    return [
+        repeated_card(e.raw)
+        for e in events
+        if isinstance(e, HardwareWarning) and e.code == POSSIBLE_DUPLICATE
+    ]
+
+
+def test_card_repeated_first_after_a_hello_is_delivered_behind_a_warning() -> None:
+    s = FramedSession("r", resend_window=1.5)
+    feed(s, HLO, encode_frame(1, "CRD", "9C"), t=0.0)
+    feed(s, encode_frame(2, "CRD", "AS"), encode_frame(3, "CRD", "KD"), t=10.0)
+    s.connection_lost("device lost", stamp(10.5))
+    events, reply = feed(s, HLO, encode_frame(1, "CRD", "KD"), encode_frame(2, "CRD", "KD"), t=60)
+    assert kinds(events) == ["online", "warning", "card", "card"]
+    assert duplicate_warnings(events) == ["KD"]  # AS was acknowledged: the shoe moved on
+    assert events[1].seq == events[2].seq == 1 and events[1].raw == events[2].raw
+    assert replies(reply) == [("ACK", "001"), ("ACK", "002")]
+    # 9C was delivered 10 s before the link went: its ACK had long reached the shoe.
+    s.connection_lost("device lost", stamp(70.0))
+    events, _ = feed(s, HLO, encode_frame(1, "CRD", "9C"), t=80.0)
+    assert kinds(events) == ["online", "card"]
+
+
+def test_every_card_of_the_window_may_come_again_in_order() -> None:
+    s = FramedSession("r")
+    feed(s, HLO, encode_frame(1, "CRD", "AS"), encode_frame(2, "CRD", "KD"), t=1.0)
+    s.connection_lost("device lost", stamp(1.1))
+    events, _ = feed(s, HLO, encode_frame(1, "CRD", "AS"), encode_frame(2, "CRD", "KD"), t=3.0)
+    assert kinds(events) == ["online", "warning", "card", "warning", "card"]
+    assert duplicate_warnings(events) == ["AS", "KD"]
+
+
+def test_another_frame_first_after_the_hello_ends_the_comparison() -> None:
+    s = FramedSession("r")
+    feed(s, HLO, encode_frame(1, "CRD", "AS"), t=1.0)
+    events, _ = feed(
+        s,
+        HLO,
+        encode_frame(1, "HBT", "U"),
+        encode_frame(2, "CRD", "QH"),
+        encode_frame(3, "CRD", "AS"),  # a real copy of AS: no longer a re-sent frame
+        t=1.5,
+    )
+    assert kinds(events) == ["online", "card", "card"]
+
+
+def test_no_warning_when_the_shoe_gave_up_or_the_resend_comes_too_late() -> None:
+    gave_up = FramedSession("r")
+    feed(gave_up, HLO, encode_frame(1, "CRD", "AS"), encode_frame(2, "ERR", "E9;No host"), t=1.0)
+    events, _ = feed(gave_up, HLO, encode_frame(1, "CRD", "AS"), t=2.0)
+    assert kinds(events) == ["online", "card"]
+    late = FramedSession("r", resend_window=1.5)
+    feed(late, HLO, encode_frame(1, "CRD", "AS"), t=1.0)
+    feed(late, HLO, t=2.0)
+    events, _ = feed(late, encode_frame(1, "CRD", "AS"), t=5.0)  # not the shoe's re-send
+    assert kinds(events) == ["card"]
+    first = FramedSession("r")
+    events, _ = feed(first, HLO, encode_frame(1, "CRD", "AS"), HLO, t=0.0)
+    events, _ = feed(first, encode_frame(1, "CUT"), t=0.1)
+    assert kinds(events) == ["cut_card"]
+
+
+def test_duplicate_warning_sits_right_before_the_card_also_when_locked() -> None:
+    s = FramedSession("r")
+    feed(s, HLO, encode_frame(1, "CRD", "AS"), t=1.0)
+    s.host_frame("LCK")
+    events, _ = feed(s, HLO, encode_frame(1, "CRD", "AS"), t=1.2)
+    assert [getattr(e, "code", e.event) for e in events] == [
+        "online",
+        CARD_WHILE_LOCKED,
+        POSSIBLE_DUPLICATE,
+        "card",
+    ]
+
+
+def test_repeated_card_reads_only_crd_frames() -> None:
+    assert repeated_card(encode_frame(7, "CRD", "TD")) == "TD"
+    assert repeated_card(encode_frame(7, "CUT")) is None
+    assert repeated_card(b"") is None
+    assert repeated_card(b"\x02007|CRD|TD\x030000\r\n") is None  # bad CRC

@@ -20,7 +20,7 @@ from shoe_reader.events import (
     ShoeEmpty,
     UnreadableCard,
 )
-from shoe_reader.framed_session import CARD_WHILE_LOCKED
+from shoe_reader.framed_session import CARD_WHILE_LOCKED, POSSIBLE_DUPLICATE, repeated_card
 from shoe_reader.serial_reader import open_reader
 from table_service.rules.cards import standard_deck
 
@@ -318,3 +318,52 @@ async def test_a_second_reader_cannot_steal_the_port(rig) -> None:
     await r.deal(2)
     await r.settled(2)
     assert r.cards() == r.dealt_cards()
+
+
+async def test_card_resent_after_a_lost_ack_and_a_pulled_cable_is_flagged_once(rig) -> None:
+    # Slow retransmission and a patient reader: the shoe still waits for KD's ACK when the
+    # cable goes, and only the test pulls it.
+    r = await rig(retransmit_interval=3.0, reader={"offline_timeout": 2.0})
+    r.shoe.load(["AS", "KD", "7H", "2C"])
+    await r.online()
+    await r.deal(1)
+    await r.settled(1)
+    r.shoe.lose_acks(1)
+    await r.deal(1)
+    await r.wait(lambda: r.cards() == ["AS", "KD"] and r.shoe.acks_lost == 1, "KD, ACK lost")
+    assert not r.shoe.idle()  # the shoe still holds KD
+    r.shoe.unplug()
+    await r.wait(lambda: r.of(ReaderOffline), "offline after the cable was pulled")
+    r.shoe.replug()
+    await r.wait(lambda: len(r.cards()) == 3, "KD re-sent after the HLO")
+    await r.deal(1)
+    await r.settled(4)
+    assert r.dealt_cards() == ["AS", "KD", "7H"]
+    assert r.cards() == ["AS", "KD", "KD", "7H"]  # delivered, never silently dropped...
+    (warning,) = r.of(HardwareWarning)  # ...and flagged exactly once
+    assert warning.code == POSSIBLE_DUPLICATE
+    assert repeated_card(warning.raw) == "KD"
+    kinds = r.kinds()
+    at = r.events.index(warning)
+    assert kinds[at + 1] == "card" and r.events[at + 1].card == "KD"
+    assert warning.seq == r.events[at + 1].seq == 1  # the first frame after the new HLO
+    offline = kinds.index("offline")
+    assert offline < at and "online" in kinds[offline:at]
+    assert not r.of(MissedCardSuspected)
+
+
+async def test_reconnect_without_a_pending_card_raises_no_duplicate_warning(rig) -> None:
+    r = await rig(reader={"resend_window": 0.3})
+    r.shoe.load(["AS", "KD", "AS", "KD"])  # the same codes again: legitimate copies
+    await r.online()
+    await r.deal(2)
+    await r.settled(2)
+    await asyncio.sleep(0.5)  # heartbeats go on well past the window: KD's ACK got through
+    r.shoe.unplug()
+    await r.wait(lambda: r.of(ReaderOffline), "offline after the cable was pulled")
+    r.shoe.replug()
+    await r.wait(lambda: [e for e in r.of(ReaderOnline) if e.restarted], "HLO after replug")
+    await r.deal(2)
+    await r.settled(4)
+    assert r.cards() == r.dealt_cards() == ["AS", "KD", "AS", "KD"]
+    assert not r.of(HardwareWarning)
