@@ -346,6 +346,12 @@ def reader_command(event: Any) -> c.Command | None:
         return c.ReaderFault("alarm", {"code": event.code, "text": event.text})
     if kind == "shoe_empty":
         return c.ReaderFault("shoe_empty", {})
+    if kind == "warning" and event.code == "possible_duplicate_after_reconnect":
+        from shoe_reader.framed_session import repeated_card
+
+        card = repeated_card(event.raw)
+        text = f"{card} came again right after the shoe reconnected: a re-send or a real copy"
+        return c.ReaderFault("possible_duplicate", {"card": card, "text": text})
     return None
 
 

@@ -1,0 +1,75 @@
+"""A card the shoe re-sent after a reconnection reaches the table as a blocking incident.
+
+The events come from the real framed session (bytes in, reader events out) and go through
+the service's own mapping, so the test follows the path a live table takes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from table_helpers import Harness
+
+from shoe_reader.events import ReaderEvent
+from shoe_reader.framed_session import FramedSession
+from shoe_reader.framing import encode_frame
+from shoe_reader.session import Stamp
+from table_service.table import commands as c
+from table_service.table.service import reader_command
+
+HLO = encode_frame(0, "HLO", "M;1;S")
+
+
+def reader_events() -> list[ReaderEvent]:
+    """2S and KD read; the cable goes before KD's ACK reaches the shoe; KD comes again."""
+    s = FramedSession("t1-shoe")
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    events, _ = s.receive(
+        HLO + encode_frame(1, "CRD", "2S") + encode_frame(2, "CRD", "KD"), Stamp(1.0, t0)
+    )
+    events += s.connection_lost("device lost", Stamp(1.1, t0))
+    again, _ = s.receive(HLO + encode_frame(1, "CRD", "KD"), Stamp(4.0, t0))
+    return events + again
+
+
+def test_possible_duplicate_pauses_the_round_until_a_supervisor_resolves_it() -> None:
+    h = Harness()
+    h.ready_shoe()
+    h.run(c.OpenBetting())
+    h.run(c.CloseBetting())
+    commands = [cmd for cmd in map(reader_command, reader_events()) if cmd is not None]
+    fault = c.ReaderFault(
+        "possible_duplicate",
+        {
+            "card": "KD",
+            "text": "KD came again right after the shoe reconnected: a re-send or a real copy",
+        },
+    )
+    assert fault in commands
+    assert commands.index(fault) == len(commands) - 2  # right before the repeated card
+    assert commands[-1] == c.CardScanned("KD", 1)
+    for cmd in commands:
+        h.run(cmd)
+    (raised,) = [e for e in h.events("incident_raised") if e["kind"] == "possible_duplicate"]
+    assert raised["blocking"] and raised["details"]["card"] == "KD"
+    assert raised["details"]["index"] == 2  # the place the repeated KD took
+    assert h.state.round.cards == ("2S", "KD", "KD")  # type: ignore[union-attr]
+    h.deal("3S", "4C", "5D")  # a complete hand, but the open incident holds the result
+    assert h.state.round.phase == "dealing"  # type: ignore[union-attr]
+    assert not h.events("round_result")
+    (offline,) = [i for i in h.state.incidents.values() if i.kind == "reader_offline"]
+    h.run(c.ResolveIncident(offline.incident_id, "cable plugged back"))
+    assert h.state.round.phase == "dealing"  # type: ignore[union-attr]
+    h.run(c.ResolveIncident(raised["incident_id"], "two KD seen on the table: a real copy"))
+    assert h.state.round.phase == "settled"  # type: ignore[union-attr]
+
+
+def test_supervisor_voids_the_round_when_the_card_was_counted_twice() -> None:
+    h = Harness()
+    h.ready_shoe()
+    h.run(c.OpenBetting())
+    h.run(c.CloseBetting())
+    for cmd in filter(None, map(reader_command, reader_events())):
+        h.run(cmd)
+    assert h.state.paused
+    h.run(c.VoidRound("KD read twice after a reconnection; one card on the table"))
+    assert h.state.round.phase == "voided"  # type: ignore[union-attr]
