@@ -19,6 +19,7 @@ from audit.models import AuditCheckpoint
 from audit.store import EventStore
 from table_service.api.auth import get_runtime, identify, require
 from table_service.errors import Refused
+from table_service.logs import bind_context
 from table_service.principals import (
     Identity,
     Role,
@@ -128,7 +129,7 @@ def create_app(
     async def request_context(request: Request, call_next: Any) -> Any:
         request_id = request.headers.get("x-request-id") or uuid.uuid4().hex[:16]
         structlog.contextvars.clear_contextvars()
-        structlog.contextvars.bind_contextvars(request_id=request_id)
+        bind_context(request_id=request_id)
         response = await call_next(request)
         response.headers["x-request-id"] = request_id
         return response

@@ -13,6 +13,7 @@ import structlog
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from table_service.logs import bind_context
 from table_service.principals import Identity, Role, authenticate
 from table_service.runtime import Runtime
 
@@ -37,7 +38,7 @@ def identify(
     if identity is None:
         log.warning("auth.rejected", path=request.url.path)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "invalid or revoked token", challenge)
-    structlog.contextvars.bind_contextvars(principal=identity.name)
+    bind_context(principal=identity.name)
     return identity
 
 

@@ -16,6 +16,8 @@ from sqlalchemy import select
 from audit.store import EventStore, StoredEvent
 from table_service.api.app import create_app
 from table_service.api.auth import check_table, get_runtime, require
+from table_service.errors import InvalidRequest, NotFound
+from table_service.models import BetRow, IncidentRow, RoundRow
 from table_service.principals import Identity, Role, authenticate
 from table_service.runtime import Runtime
 from table_service.table import commands as c
@@ -83,23 +85,19 @@ class TransferIn(BaseModel):
     reference: str = Field(min_length=1, max_length=100)
 
 
-def _views(state_table: TableService) -> dict[str, Any]:
-    return state_table.state.public_summary()
-
-
 def table_router() -> APIRouter:
     router = APIRouter(prefix="/api/v1")
 
     @router.get("/tables")
     def tables(request: Request, _: Identity = Depends(require(*ANY_STAFF))) -> list[dict]:
-        return [_views(t) for t in _manager(request).tables.values()]
+        return [t.state.public_summary() for t in _manager(request).tables.values()]
 
     @router.get("/tables/{table_id}")
     def table(
         table_id: str, request: Request, who: Identity = Depends(require(*ANY_STAFF))
     ) -> dict[str, Any]:
         check_table(who, table_id)
-        return _views(_table(table_id, request))
+        return _table(table_id, request).state.public_summary()
 
     async def run(table_id: str, request: Request, who: Identity, command: c.Command) -> dict:
         check_table(who, table_id)
@@ -174,8 +172,6 @@ def table_router() -> APIRouter:
         if body.cut_card:
             return await run(table_id, request, who, c.CutCard())
         if body.card is None:
-            from table_service.errors import InvalidRequest
-
             raise InvalidRequest("give a card or cut_card=true")
         return await run(table_id, request, who, c.CardScanned(body.card))
 
@@ -189,8 +185,6 @@ def table_router() -> APIRouter:
         service = _table(table_id, request)
         check_table(who, table_id)
         if len(body.bets) > service.config.max_bets_per_request:
-            from table_service.errors import InvalidRequest
-
             raise InvalidRequest(f"at most {service.config.max_bets_per_request} bets a request")
         bets = tuple(
             c.BetRequest(new_bet_id(), b.key, b.account, b.type, b.stake) for b in body.bets
@@ -206,8 +200,6 @@ def table_router() -> APIRouter:
         limit: int = Query(50, ge=1, le=500),
         _: Identity = Depends(require(Role.REGULATOR, Role.SUPERVISOR, Role.OPERATOR, Role.ADMIN)),
     ) -> list[dict]:
-        from table_service.models import RoundRow
-
         _table(table_id, request)
         runtime = get_runtime(request)
         with runtime.sessions() as session:
@@ -223,9 +215,6 @@ def table_router() -> APIRouter:
         request: Request,
         _: Identity = Depends(require(Role.REGULATOR, Role.SUPERVISOR, Role.OPERATOR, Role.ADMIN)),
     ) -> dict:
-        from table_service.errors import NotFound
-        from table_service.models import BetRow, RoundRow
-
         runtime = get_runtime(request)
         with runtime.sessions() as session:
             row = session.get(RoundRow, round_id)
@@ -259,8 +248,6 @@ def table_router() -> APIRouter:
         limit: int = Query(100, ge=1, le=1000),
         _: Identity = Depends(require(Role.SUPERVISOR, Role.REGULATOR, Role.DEALER, Role.ADMIN)),
     ) -> list[dict]:
-        from table_service.models import IncidentRow
-
         runtime = get_runtime(request)
         with runtime.sessions() as session:
             query = select(IncidentRow)

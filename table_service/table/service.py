@@ -22,6 +22,7 @@ import structlog
 from sqlalchemy.orm import Session
 
 from audit.store import EventStore, NewEvent, StoredEvent
+from table_service.logs import bind_context
 from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
@@ -126,7 +127,7 @@ class TableService:
             return outcome
 
     def _execute_sync(self, command: c.Command, actor: str) -> Outcome:
-        structlog.contextvars.bind_contextvars(table_id=self.table_id)
+        bind_context(table_id=self.table_id)
         store = self.runtime.store
         with self.runtime.sessions.begin() as session:
             store.lock(session)

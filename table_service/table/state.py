@@ -106,7 +106,6 @@ class TableState:
     incidents_raised: int = 0
     reader_online: bool = False
     last_seq: int = 0
-    extra: Mapping[str, Any] = field(default_factory=_empty, compare=False)
 
     @property
     def paused(self) -> bool:
@@ -371,4 +370,3 @@ _HANDLERS = {
     "shoe_ended": _shoe_ended,
     "reader_status": _reader_status,
 }
-EVENT_TYPES = frozenset(_HANDLERS)
