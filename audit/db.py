@@ -4,6 +4,10 @@ SQLite is tuned for a single durable writer per transaction: WAL, ``synchronous=
 (an acknowledged event survives power loss), foreign keys on, a busy timeout, and
 ``BEGIN IMMEDIATE`` so a writer takes the lock before reading the chain head — which is
 what makes concurrent appends gap-free across threads and processes.
+
+A ``readonly`` engine is for reads only: a deferred ``BEGIN`` (a WAL snapshot that takes
+no write lock, so readers never queue writers) and ``query_only`` so a write through it
+fails instead of silently taking the lock.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ def is_sqlite(url_or_engine: str | Engine) -> bool:
     return url.startswith("sqlite")
 
 
-def create_db_engine(url: str, *, busy_timeout_ms: int = 10_000, **kwargs: Any) -> Engine:
+def create_db_engine(
+    url: str, *, busy_timeout_ms: int = 10_000, readonly: bool = False, **kwargs: Any
+) -> Engine:
     if is_sqlite(url):
         engine = create_engine(
             url,
@@ -47,11 +53,13 @@ def create_db_engine(url: str, *, busy_timeout_ms: int = 10_000, **kwargs: Any) 
             cursor.execute("PRAGMA synchronous=FULL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            if readonly:
+                cursor.execute("PRAGMA query_only=ON")
             cursor.close()
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.exec_driver_sql("BEGIN" if readonly else "BEGIN IMMEDIATE")
 
         return engine
     kwargs.setdefault("pool_pre_ping", True)

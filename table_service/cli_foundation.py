@@ -97,7 +97,7 @@ def principal_revoke(name: str) -> None:
 def principal_list() -> None:
     runtime = _runtime()
     table = Table("name", "role", "table", "created", "revoked")
-    with runtime.sessions() as session:
+    with runtime.reads() as session:
         for p in list_principals(session):
             table.add_row(p.name, p.role, p.table_id or "", p.created_at, p.revoked_at or "")
     console.print(table)
@@ -145,7 +145,7 @@ def audit_verify(
 
             trusted = load_public_key(key_text)
             keys = {key_id(trusted): trusted}
-        with runtime.sessions() as session:
+        with runtime.reads() as session:
             report = verify_database(session, keys)
     _print_report(report)
     if not report.ok:
@@ -168,7 +168,7 @@ def audit_checkpoint() -> None:
 def audit_export(out: Path = typer.Option(..., help="Output file (JSON lines)")) -> None:
     """Export every event and checkpoint for offline verification."""
     runtime = _runtime(upgrade=False)
-    with runtime.sessions() as session, out.open("w", encoding="utf-8") as handle:
+    with runtime.reads() as session, out.open("w", encoding="utf-8") as handle:
         count = write_export(session, runtime.signer, runtime.settings.log_origin, handle)
     console.print(f"{count} events written to {out}; public key {runtime.signer.public_key_b64}")
 

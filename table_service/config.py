@@ -47,6 +47,23 @@ class Settings(BaseSettings):
     port: int = 8000
     table_config: Path | None = Field(None, description="Table config TOML for `serve`")
     sqlite_busy_timeout_ms: int = 10_000
+    max_body_bytes: int = Field(1_000_000, ge=1024, description="Largest request body")
+    read_pool_size: int = Field(8, ge=1, le=64, description="Connections for read-only work")
+    max_amount: int = Field(
+        10**12, ge=1, le=10**12, description="Largest stake or transfer, in minor units"
+    )
+    max_balance: int = Field(
+        10**15, ge=1, le=10**15, description="Largest balance an account may reach"
+    )
+    stream_max_public_per_table: int = Field(
+        2000, ge=1, description="Anonymous stream subscribers per table at once"
+    )
+    stream_max_public_per_address: int = Field(
+        50, ge=1, description="Anonymous stream subscribers per client address at once"
+    )
+    stream_replay_workers: int = Field(
+        2, ge=1, le=32, description="Threads that read stream replays (apart from writes)"
+    )
     nats_url: str | None = Field(
         None, description="Also publish the stream to NATS JetStream at this URL"
     )

@@ -35,17 +35,28 @@ class Principal(Base):
     revoked_at: Mapped[str | None] = mapped_column(String(32))
 
 
+# The highest balance the database accepts: far below 2^63 (no backend ever turns a balance
+# into a float or overflows), and 100× the largest configurable balance, so that winnings
+# on a full account settle instead of failing the settlement.
+BALANCE_CEILING = 10**17
+
+
 class Account(Base):
-    """A player's account as the table sees it. The CHECK is the last line of defence:
-    no code path may take a balance below zero."""
+    """A player's account as the table sees it. The CHECKs are the last line of defence:
+    no code path may take a balance below zero or past the ceiling. ``owner`` is the
+    operator (its actor string) that funded the account first; it never changes."""
 
     __tablename__ = "accounts"
 
     account_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     balance: Mapped[int] = mapped_column(BigInteger)
     updated_seq: Mapped[int] = mapped_column(BigInteger)
+    owner: Mapped[str | None] = mapped_column(String(160))
 
-    __table_args__ = (CheckConstraint("balance >= 0", name="balance_not_negative"),)
+    __table_args__ = (
+        CheckConstraint("balance >= 0", name="balance_not_negative"),
+        CheckConstraint(f"balance <= {BALANCE_CEILING}", name="balance_ceiling"),
+    )
 
 
 class LedgerEntry(Base):

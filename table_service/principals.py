@@ -3,20 +3,28 @@
 A token is shown once when created; only its SHA-256 is stored. Tokens are 256 random
 bits, so a fast hash is enough (no password stretching needed) and lookups stay O(1).
 Adding and revoking are audit events like everything else.
+
+Names use a safe alphabet (letters, digits, ``.``, ``_``, ``-``): no ``:`` or ``|``, so
+the ``role:name|key`` scoping of idempotency keys and transfer references can never make
+two principals' keys collide. The last active admin cannot be revoked (nobody could then
+administer the service), and a principal bound to a table names a table that exists.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from audit.chain import utc_timestamp
+from audit.models import AuditEvent
 from audit.store import SYSTEM_TABLE, EventStore, NewEvent
 from table_service.errors import Conflict, InvalidRequest, NotFound
 from table_service.models import Principal
@@ -31,6 +39,15 @@ class Role(StrEnum):
 
 
 TOKEN_PREFIX = "lt_"
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+class LastAdmin(Conflict):
+    code = "last_admin"
+
+
+class UnknownTableBinding(InvalidRequest):
+    code = "unknown_table"
 
 
 @dataclass(frozen=True)
@@ -64,11 +81,24 @@ def add_principal(
     *,
     table_id: str | None = None,
     actor: str,
+    known_tables: Collection[str] | None = None,
 ) -> str:
-    """Create a principal and return its token (the only time it is ever visible)."""
+    """Create a principal and return its token (the only time it is ever visible).
+
+    ``known_tables``: the tables a binding may name (the API passes the tables it runs
+    and those the log has seen opened); None leaves a binding unchecked, for set-up tools
+    that create principals before their tables first start.
+    """
     parsed = parse_role(role)
-    if not name or len(name) > 128 or not name.isprintable():
-        raise InvalidRequest("a principal name is 1–128 printable characters")
+    if not isinstance(name, str) or not NAME_RE.fullmatch(name):
+        raise InvalidRequest(
+            "a principal name is 1–64 letters, digits, '.', '_' or '-' (starting with a"
+            " letter or digit)"
+        )
+    if table_id is not None and known_tables is not None and table_id not in known_tables:
+        raise UnknownTableBinding(
+            f"no table {table_id!r} to bind to", known=sorted(known_tables)[:100]
+        )
     if session.get(Principal, name) is not None:
         raise Conflict(f"principal {name!r} already exists", name=name)
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -102,6 +132,14 @@ def revoke_principal(session: Session, store: EventStore, name: str, *, actor: s
         raise NotFound(f"no principal named {name!r}", name=name)
     if principal.revoked_at is not None:
         raise Conflict(f"principal {name!r} is already revoked", name=name)
+    if principal.role == Role.ADMIN.value:
+        admins = session.scalar(
+            select(func.count())
+            .select_from(Principal)
+            .where(Principal.role == Role.ADMIN.value, Principal.revoked_at.is_(None))
+        )
+        if (admins or 0) <= 1:
+            raise LastAdmin(f"{name!r} is the last admin; add another admin first", name=name)
     principal.revoked_at = utc_timestamp()
     store.append(session, [NewEvent(SYSTEM_TABLE, "principal_revoked", actor, {"name": name})])
 
@@ -117,6 +155,14 @@ def authenticate(session: Session, token: str) -> Identity | None:
     if principal.revoked_at is not None:
         return None
     return Identity(principal.name, Role(principal.role), principal.table_id)
+
+
+def opened_tables(session: Session) -> set[str]:
+    """Tables the log has seen opened (the ones a principal may be bound to)."""
+    rows = session.scalars(
+        select(AuditEvent.table_id).where(AuditEvent.type == "table_opened").distinct()
+    )
+    return set(rows)
 
 
 def list_principals(session: Session) -> list[Principal]:

@@ -2,6 +2,12 @@
 
 Everything that needs the database gets it from a :class:`Runtime`, so tests build one
 against a temporary SQLite file or a fresh PostgreSQL database exactly as ``serve`` does.
+
+Two session factories: ``sessions`` for work that writes (on SQLite every transaction
+there begins with ``BEGIN IMMEDIATE``, the log's write lock) and ``reads`` for work that
+only reads — GET routes, authentication, stream replays, exports — on its own engine and
+connection pool, whose transactions take no write lock (a WAL snapshot on SQLite, a
+``READ ONLY`` transaction on PostgreSQL). A crowd of readers then never queues a writer.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import sessionmaker
 
-from audit.db import create_db_engine, make_sessionmaker
+from audit.db import create_db_engine, is_sqlite, make_sessionmaker
 from audit.signing import Signer, load_or_create_signer
 from audit.store import EventStore
 from migrations import alembic_config
@@ -37,6 +43,21 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(connection).get_current_revision()
 
 
+def create_read_engine(settings: Settings, engine: Engine) -> Engine:
+    """The engine of read-only transactions, on the same database as ``engine``."""
+    url = engine.url.render_as_string(hide_password=False)
+    if is_sqlite(url) and engine.url.database in (None, "", ":memory:"):
+        return engine  # one private in-memory database: there is no second connection to it
+    if is_sqlite(url):
+        return create_db_engine(url, busy_timeout_ms=settings.sqlite_busy_timeout_ms, readonly=True)
+    return create_db_engine(
+        url,
+        pool_size=settings.read_pool_size,
+        max_overflow=settings.read_pool_size,
+        execution_options={"postgresql_readonly": True},
+    )
+
+
 @dataclass
 class Runtime:
     settings: Settings
@@ -44,6 +65,13 @@ class Runtime:
     sessions: sessionmaker
     signer: Signer
     store: EventStore
+    read_engine: Engine | None = None
+    reads: sessionmaker = None  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.reads is None:
+            self.read_engine = create_read_engine(self.settings, self.engine)
+            self.reads = make_sessionmaker(self.read_engine)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, upgrade: bool = False) -> Runtime:
@@ -75,4 +103,6 @@ class Runtime:
         return True, f"database at {current}"
 
     def close(self) -> None:
+        if self.read_engine is not None and self.read_engine is not self.engine:
+            self.read_engine.dispose()
         self.engine.dispose()

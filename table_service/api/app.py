@@ -8,23 +8,32 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from typing import Any
+from typing import Annotated, Any
 
 import structlog
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from audit.models import AuditCheckpoint
 from audit.store import EventStore
 from table_service.api.auth import get_runtime, identify, require
-from table_service.errors import Refused
+from table_service.api.limits import BodyLimits
+from table_service.api.problems import (
+    AUTH,
+    BODY,
+    errors,
+    install_problem_handlers,
+    install_problem_openapi,
+)
+from table_service.api.types import IDENT_PATTERN, SEQ_MAX, PrincipalName
 from table_service.logs import bind_context
 from table_service.principals import (
     Identity,
     Role,
     add_principal,
     list_principals,
+    opened_tables,
     revoke_principal,
 )
 from table_service.runtime import Runtime
@@ -33,23 +42,74 @@ log = structlog.get_logger(__name__)
 
 
 class PrincipalIn(BaseModel):
-    name: str = Field(min_length=1, max_length=128)
+    model_config = ConfigDict(extra="forbid")
+
+    name: PrincipalName
     role: Role
-    table_id: str | None = Field(None, max_length=64)
+    table_id: str | None = Field(None, min_length=1, max_length=64, pattern=IDENT_PATTERN)
+
+
+class WhoAmI(BaseModel):
+    name: str
+    role: Role
+    table_id: str | None
+
+
+class PrincipalOut(WhoAmI):
+    created_at: str
+    revoked_at: str | None
+
+
+class PrincipalCreated(BaseModel):
+    name: str
+    role: Role
+    token: str = Field(description="the bearer token, shown this once only")
+
+
+class PrincipalRevoked(BaseModel):
+    name: str
+    revoked: bool
+
+
+class AuditEventOut(BaseModel):
+    seq: int
+    table_id: str
+    round_id: str | None
+    type: str
+    actor: str
+    ts: str
+    payload: dict[str, Any]
+    prev_hash: str
+    hash: str
+
+
+class CheckpointOut(BaseModel):
+    size: int
+    root_hash: str | None = None
+    key_id: str | None = None
+
+
+class Health(BaseModel):
+    status: str
+
+
+class Readiness(BaseModel):
+    status: str
+    reason: str
 
 
 def _admin_router() -> APIRouter:
     router = APIRouter(prefix="/api/v1")
 
-    @router.get("/whoami")
+    @router.get("/whoami", response_model=WhoAmI, responses=errors(401))
     def whoami(identity: Identity = Depends(identify)) -> dict[str, Any]:
         return {"name": identity.name, "role": identity.role, "table_id": identity.table_id}
 
-    @router.get("/principals")
+    @router.get("/principals", response_model=list[PrincipalOut], responses=errors(*AUTH))
     def principals(
         runtime: Runtime = Depends(get_runtime), _: Identity = Depends(require(Role.ADMIN))
     ) -> list[dict[str, Any]]:
-        with runtime.sessions() as session:
+        with runtime.reads() as session:
             return [
                 {
                     "name": p.name,
@@ -61,13 +121,23 @@ def _admin_router() -> APIRouter:
                 for p in list_principals(session)
             ]
 
-    @router.post("/principals", status_code=201)
+    @router.post(
+        "/principals",
+        status_code=201,
+        response_model=PrincipalCreated,
+        responses=errors(*AUTH, 409, *BODY),
+    )
     def create_principal(
         body: PrincipalIn,
+        request: Request,
         runtime: Runtime = Depends(get_runtime),
         identity: Identity = Depends(require(Role.ADMIN)),
     ) -> dict[str, Any]:
         with runtime.sessions.begin() as session:
+            known = None
+            if body.table_id is not None:
+                manager = getattr(request.app.state, "tables", None)
+                known = set(getattr(manager, "tables", {})) | opened_tables(session)
             token = add_principal(
                 session,
                 runtime.store,
@@ -75,12 +145,17 @@ def _admin_router() -> APIRouter:
                 body.role.value,
                 table_id=body.table_id,
                 actor=identity.actor,
+                known_tables=known,
             )
         return {"name": body.name, "role": body.role, "token": token}
 
-    @router.delete("/principals/{name}")
+    @router.delete(
+        "/principals/{name}",
+        response_model=PrincipalRevoked,
+        responses=errors(*AUTH, 404, 409, 422),
+    )
     def delete_principal(
-        name: str,
+        name: Annotated[str, Path(min_length=1, max_length=128)],
         runtime: Runtime = Depends(get_runtime),
         identity: Identity = Depends(require(Role.ADMIN)),
     ) -> dict[str, Any]:
@@ -88,19 +163,21 @@ def _admin_router() -> APIRouter:
             revoke_principal(session, runtime.store, name, actor=identity.actor)
         return {"name": name, "revoked": True}
 
-    @router.get("/audit/events")
+    @router.get("/audit/events", response_model=list[AuditEventOut], responses=errors(*AUTH, 422))
     def audit_events(
-        after_seq: int = Query(0, ge=0),
+        after_seq: int = Query(0, ge=0, le=SEQ_MAX),
         limit: int = Query(500, ge=1, le=5000),
-        table_id: str | None = None,
+        table_id: Annotated[
+            str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_][A-Za-z0-9._:@-]*$")
+        ] = None,
         runtime: Runtime = Depends(get_runtime),
         _: Identity = Depends(require(Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)),
     ) -> list[dict[str, Any]]:
-        with runtime.sessions() as session:
+        with runtime.reads() as session:
             events = EventStore.read(session, after_seq=after_seq, table_id=table_id, limit=limit)
         return [e.to_json() for e in events]
 
-    @router.post("/audit/checkpoint")
+    @router.post("/audit/checkpoint", response_model=CheckpointOut, responses=errors(*AUTH))
     def audit_checkpoint(
         runtime: Runtime = Depends(get_runtime),
         _: Identity = Depends(require(Role.SUPERVISOR, Role.ADMIN)),
@@ -124,6 +201,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.runtime = runtime
+    install_problem_handlers(app)
+    install_problem_openapi(app)
 
     @app.middleware("http")
     async def request_context(request: Request, call_next: Any) -> Any:
@@ -134,16 +213,15 @@ def create_app(
         response.headers["x-request-id"] = request_id
         return response
 
-    @app.exception_handler(Refused)
-    async def refused(_: Request, exc: Refused) -> JSONResponse:
-        log.info("request.refused", code=exc.code, reason=exc.reason)
-        return JSONResponse(exc.to_json(), status_code=exc.status)
-
-    @app.get("/healthz")
+    @app.get("/healthz", response_model=Health)
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
 
-    @app.get("/readyz")
+    @app.get(
+        "/readyz",
+        response_model=Readiness,
+        responses={503: {"model": Readiness, "description": "not ready, and why"}},
+    )
     def readyz() -> JSONResponse:
         ready, reason = runtime.database_ready()
         return JSONResponse(
@@ -154,4 +232,6 @@ def create_app(
     app.include_router(_admin_router())
     for router in routers:
         app.include_router(router)
+    # Outermost: a body past the limit or not strict JSON never reaches routing.
+    app.add_middleware(BodyLimits, max_body_bytes=runtime.settings.max_body_bytes)
     return app

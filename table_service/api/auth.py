@@ -33,7 +33,7 @@ def identify(
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing bearer token", challenge)
     runtime = get_runtime(request)
-    with runtime.sessions() as session:
+    with runtime.reads() as session:
         identity = authenticate(session, credentials.credentials)
     if identity is None:
         log.warning("auth.rejected", path=request.url.path)

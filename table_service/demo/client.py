@@ -46,8 +46,9 @@ class ApiClient:
             data = None
         if response.status_code >= 400:
             if isinstance(data, dict):
-                code = str(data.get("error", "http_error"))
-                reason = str(data.get("reason", data.get("detail", response.text)))
+                # RFC 9457 problem details: ``code`` is stable, ``detail`` for people.
+                code = str(data.get("code", data.get("error", "http_error")))
+                reason = str(data.get("detail", data.get("reason", response.text)))
             else:
                 code, reason = "http_error", response.text
             raise ApiError(response.status_code, code, reason, data)

@@ -4,27 +4,61 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import structlog
-from fastapi import APIRouter, Depends, FastAPI, Query, Request, WebSocket, WebSocketDisconnect
-from pydantic import BaseModel, Field
+from fastapi import (
+    APIRouter,
+    Depends,
+    FastAPI,
+    Path,
+    Query,
+    Request,
+    WebSocket,
+    WebSocketDisconnect,
+)
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from audit.store import EventStore, StoredEvent
 from table_service.api.app import create_app
 from table_service.api.auth import check_table, get_runtime, require
+from table_service.api.problems import AUTH, BODY, errors
+from table_service.api.types import (
+    IDENT_PATTERN,
+    SEQ_MAX,
+    AccountId,
+    BoundedJson,
+    Ident,
+    Key,
+    Money,
+    Note,
+    Reason,
+)
 from table_service.errors import InvalidRequest, NotFound
-from table_service.models import BetRow, IncidentRow, RoundRow
+from table_service.models import Account, BetRow, IncidentRow, RoundRow
 from table_service.principals import Identity, Role, authenticate
 from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager, TableService, new_bet_id
-from table_service.table.stream import StreamHub, internal_view, public_view
-from table_service.table.wallet import Transfer, account_view, transfer
+from table_service.table.stream import (
+    CLOSE_BAD_REQUEST,
+    CLOSE_FORBIDDEN,
+    CLOSE_NOT_FOUND,
+    CLOSE_TOO_FAR_BEHIND,
+    CLOSE_TOO_MANY,
+    CLOSE_UNAUTHORIZED,
+    REPLAY_PAGE,
+    StreamHub,
+    internal_view,
+    operator_view,
+    public_view,
+    render,
+)
+from table_service.table.wallet import Transfer, account_view, owns, transfer
 
 log = structlog.get_logger(__name__)
 
@@ -39,62 +73,188 @@ def _table(table_id: str, request: Request) -> TableService:
     return _manager(request).get(table_id)
 
 
-class ReasonIn(BaseModel):
-    reason: str = Field("shoe change", min_length=1, max_length=500)
+TableId = Annotated[
+    str, Path(min_length=1, max_length=64, pattern=IDENT_PATTERN, examples=["bac-1"])
+]
+PathId = Annotated[
+    str, Path(min_length=1, max_length=64, pattern=IDENT_PATTERN, examples=["alice"])
+]
+Seq = Annotated[int, Query(ge=0, le=SEQ_MAX)]
 
 
-class IncidentIn(BaseModel):
-    kind: str = Field(min_length=1, max_length=32)
-    details: dict[str, Any] = Field(default_factory=dict)
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
 
-class EnteredCardIn(BaseModel):
-    card: str = Field(min_length=2, max_length=3)
-    index: int = Field(ge=0, le=6)
+class ReasonIn(Strict):
+    reason: Reason = "shoe change"  # type: ignore[valid-type]
 
 
-class ResolveIn(BaseModel):
-    note: str = Field(min_length=1, max_length=1000)
+class IncidentIn(Strict):
+    kind: Ident
+    details: BoundedJson = Field(default_factory=dict)
+
+
+class EnteredCardIn(Strict):
+    card: str = Field(min_length=2, max_length=3, pattern=r"^[0-9A-Za-z]+$")
+    index: int = Field(ge=0, le=6, strict=True)
+
+
+class ResolveIn(Strict):
+    note: Note  # type: ignore[valid-type]
     entered: list[EnteredCardIn] = Field(default_factory=list, max_length=6)
-    order: list[str] | None = Field(None, max_length=6)
+    order: list[Annotated[str, Field(max_length=32, pattern=IDENT_PATTERN)]] | None = Field(
+        None, max_length=6
+    )
 
 
-class VoidIn(BaseModel):
-    reason: str = Field(min_length=1, max_length=500)
-    change_shoe: bool = True
+class VoidIn(Strict):
+    reason: Reason  # type: ignore[valid-type]
+    change_shoe: bool = Field(True, strict=True)
 
 
-class CardIn(BaseModel):
-    card: str | None = Field(None, min_length=2, max_length=3)
-    cut_card: bool = False
+class CardIn(Strict):
+    card: str | None = Field(None, min_length=2, max_length=3, pattern=r"^[0-9A-Za-z]+$")
+    cut_card: bool = Field(False, strict=True)
 
 
-class BetIn(BaseModel):
-    key: str = Field(min_length=1, max_length=100, description="idempotency key")
-    account: str = Field(min_length=1, max_length=64)
-    type: str = Field(min_length=1, max_length=32)
+class BetIn(Strict):
+    key: Key  # type: ignore[valid-type]
+    account: AccountId
+    type: Ident
+    stake: Money
+
+
+class BetsIn(Strict):
+    bets: list[BetIn] = Field(min_length=1, max_length=5000)
+
+
+class TransferIn(Strict):
+    amount: Money
+    reference: Key  # type: ignore[valid-type]
+
+
+# -- answers -----------------------------------------------------------------------------------
+class Open(BaseModel):
+    """Answers whose exact members depend on the game and command; the named ones are
+    always there."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class TableSummary(Open):
+    table_id: str
+    opened: bool | None = None
+    paused: bool | None = None
+    last_seq: int | None = None
+
+
+class CommandAnswer(Open):
+    seq: int
+    table: TableSummary
+
+
+class BetResult(Open):
+    key: str
+    status: str
+    bet_id: str | None = None
+    error: str | None = None
+    reason: str | None = None
+
+
+class BetsAnswer(Open):
+    round_id: str | None = None
+    results: list[BetResult] = Field(default_factory=list)
+    seq: int
+
+
+class RoundOut(BaseModel):
+    round_id: str
+    table_id: str
+    shoe_no: int
+    game_number: int
+    phase: str
+    cards: list[Any]
+    outcome: dict[str, Any] | None
+    void_reason: str | None
+    opened_seq: int
+    closed_seq: int | None
+
+
+class BetOut(BaseModel):
+    bet_id: str
+    key: str
+    account: str
+    type: str
     stake: int
+    status: str
+    result: str | None
+    returned: int | None
 
 
-class BetsIn(BaseModel):
-    bets: list[BetIn] = Field(min_length=1)
+class RoundDetail(RoundOut):
+    bets: list[BetOut]
 
 
-class TransferIn(BaseModel):
+class IncidentOut(BaseModel):
+    incident_id: str
+    table_id: str
+    round_id: str | None
+    kind: str
+    blocking: bool
+    status: str
+    details: dict[str, Any]
+    raised_by: str
+    resolution: str | None
+    resolved_by: str | None
+
+
+class TransferOut(BaseModel):
+    account: str
+    balance: int
+    duplicate: bool
+    seq: int
+
+
+class LedgerOut(BaseModel):
     amount: int
-    reference: str = Field(min_length=1, max_length=100)
+    kind: str
+    bet_id: str | None
+    reference: str | None
+    seq: int
+
+
+class AccountOut(BaseModel):
+    account: str
+    balance: int
+    entries: list[LedgerOut]
 
 
 def table_router() -> APIRouter:
     router = APIRouter(prefix="/api/v1")
+    command_errors = errors(*AUTH, 404, 409, *BODY)
 
-    @router.get("/tables")
-    def tables(request: Request, _: Identity = Depends(require(*ANY_STAFF))) -> list[dict]:
-        return [t.state.public_summary() for t in _manager(request).tables.values()]
+    @router.get(
+        "/tables",
+        response_model=list[TableSummary],
+        response_model_exclude_unset=True,
+        responses=errors(*AUTH),
+    )
+    def tables(request: Request, who: Identity = Depends(require(*ANY_STAFF))) -> list[dict]:
+        return [
+            t.state.public_summary()
+            for t in _manager(request).tables.values()
+            if who.table_id is None or t.table_id == who.table_id
+        ]
 
-    @router.get("/tables/{table_id}")
+    @router.get(
+        "/tables/{table_id}",
+        response_model=TableSummary,
+        response_model_exclude_unset=True,
+        responses=errors(*AUTH, 404, 422),
+    )
     def table(
-        table_id: str, request: Request, who: Identity = Depends(require(*ANY_STAFF))
+        table_id: TableId, request: Request, who: Identity = Depends(require(*ANY_STAFF))
     ) -> dict[str, Any]:
         check_table(who, table_id)
         return _table(table_id, request).state.public_summary()
@@ -111,29 +271,34 @@ def table_router() -> APIRouter:
 
     dealer = require(Role.DEALER, Role.SUPERVISOR)
     supervisor = require(Role.SUPERVISOR)
+    answer: dict[str, Any] = {
+        "response_model": CommandAnswer,
+        "response_model_exclude_unset": True,
+        "responses": command_errors,
+    }
 
-    @router.post("/tables/{table_id}/betting/open")
+    @router.post("/tables/{table_id}/betting/open", **answer)
     async def open_betting(
-        table_id: str, request: Request, who: Identity = Depends(dealer)
+        table_id: TableId, request: Request, who: Identity = Depends(dealer)
     ) -> dict:
         return await run(table_id, request, who, c.OpenBetting())
 
-    @router.post("/tables/{table_id}/betting/close")
+    @router.post("/tables/{table_id}/betting/close", **answer)
     async def close_betting(
-        table_id: str, request: Request, who: Identity = Depends(dealer)
+        table_id: TableId, request: Request, who: Identity = Depends(dealer)
     ) -> dict:
         return await run(table_id, request, who, c.CloseBetting("dealer"))
 
-    @router.post("/tables/{table_id}/incidents")
+    @router.post("/tables/{table_id}/incidents", **answer)
     async def raise_incident(
-        table_id: str, body: IncidentIn, request: Request, who: Identity = Depends(dealer)
+        table_id: TableId, body: IncidentIn, request: Request, who: Identity = Depends(dealer)
     ) -> dict:
         return await run(table_id, request, who, c.RaiseIncident(body.kind, body.details))
 
-    @router.post("/tables/{table_id}/incidents/{incident_id}/resolve")
+    @router.post("/tables/{table_id}/incidents/{incident_id}/resolve", **answer)
     async def resolve_incident(
-        table_id: str,
-        incident_id: str,
+        table_id: TableId,
+        incident_id: PathId,
         body: ResolveIn,
         request: Request,
         who: Identity = Depends(supervisor),
@@ -146,27 +311,27 @@ def table_router() -> APIRouter:
         )
         return await run(table_id, request, who, command)
 
-    @router.post("/tables/{table_id}/round/void")
+    @router.post("/tables/{table_id}/round/void", **answer)
     async def void_round(
-        table_id: str, body: VoidIn, request: Request, who: Identity = Depends(supervisor)
+        table_id: TableId, body: VoidIn, request: Request, who: Identity = Depends(supervisor)
     ) -> dict:
         return await run(table_id, request, who, c.VoidRound(body.reason, body.change_shoe))
 
-    @router.post("/tables/{table_id}/shoe")
+    @router.post("/tables/{table_id}/shoe", **answer)
     async def insert_shoe(
-        table_id: str, request: Request, who: Identity = Depends(supervisor)
+        table_id: TableId, request: Request, who: Identity = Depends(supervisor)
     ) -> dict:
         return await run(table_id, request, who, c.InsertShoe())
 
-    @router.post("/tables/{table_id}/shoe/change")
+    @router.post("/tables/{table_id}/shoe/change", **answer)
     async def change_shoe(
-        table_id: str, body: ReasonIn, request: Request, who: Identity = Depends(supervisor)
+        table_id: TableId, body: ReasonIn, request: Request, who: Identity = Depends(supervisor)
     ) -> dict:
         return await run(table_id, request, who, c.ChangeShoe(body.reason))
 
-    @router.post("/tables/{table_id}/cards")
+    @router.post("/tables/{table_id}/cards", **answer)
     async def manual_card(
-        table_id: str, body: CardIn, request: Request, who: Identity = Depends(supervisor)
+        table_id: TableId, body: CardIn, request: Request, who: Identity = Depends(supervisor)
     ) -> dict:
         """Keyboard entry of a card as if scanned (a table whose reader is down)."""
         if body.cut_card:
@@ -175,9 +340,14 @@ def table_router() -> APIRouter:
             raise InvalidRequest("give a card or cut_card=true")
         return await run(table_id, request, who, c.CardScanned(body.card))
 
-    @router.post("/tables/{table_id}/bets")
+    @router.post(
+        "/tables/{table_id}/bets",
+        response_model=BetsAnswer,
+        response_model_exclude_unset=True,
+        responses=command_errors,
+    )
     async def place_bets(
-        table_id: str,
+        table_id: TableId,
         body: BetsIn,
         request: Request,
         who: Identity = Depends(require(Role.OPERATOR)),
@@ -186,43 +356,56 @@ def table_router() -> APIRouter:
         check_table(who, table_id)
         if len(body.bets) > service.config.max_bets_per_request:
             raise InvalidRequest(f"at most {service.config.max_bets_per_request} bets a request")
+        limit = get_runtime(request).settings.max_amount
+        if any(b.stake > limit for b in body.bets):
+            raise InvalidRequest(f"a stake is at most {limit} minor units", maximum=limit)
         bets = tuple(
             c.BetRequest(new_bet_id(), b.key, b.account, b.type, b.stake) for b in body.bets
         )
         outcome = await service.execute(c.PlaceBets(bets), actor=who.actor)
         return {**outcome.answer, "seq": service.state.last_seq}
 
-    @router.get("/tables/{table_id}/rounds")
+    readers = require(Role.REGULATOR, Role.SUPERVISOR, Role.OPERATOR, Role.ADMIN)
+
+    @router.get(
+        "/tables/{table_id}/rounds",
+        response_model=list[RoundOut],
+        responses=errors(*AUTH, 404, 422),
+    )
     def round_history(
-        table_id: str,
+        table_id: TableId,
         request: Request,
-        before_seq: int | None = None,
+        before_seq: Seq | None = None,
         limit: int = Query(50, ge=1, le=500),
-        _: Identity = Depends(require(Role.REGULATOR, Role.SUPERVISOR, Role.OPERATOR, Role.ADMIN)),
+        who: Identity = Depends(readers),
     ) -> list[dict]:
+        check_table(who, table_id)
         _table(table_id, request)
         runtime = get_runtime(request)
-        with runtime.sessions() as session:
+        with runtime.reads() as session:
             query = select(RoundRow).where(RoundRow.table_id == table_id)
             if before_seq is not None:
                 query = query.where(RoundRow.opened_seq < before_seq)
             rows = session.scalars(query.order_by(RoundRow.opened_seq.desc()).limit(limit))
             return [_round_json(r) for r in rows]
 
-    @router.get("/rounds/{round_id}")
+    @router.get("/rounds/{round_id}", response_model=RoundDetail, responses=errors(*AUTH, 404, 422))
     def round_detail(
-        round_id: str,
+        round_id: PathId,
         request: Request,
-        _: Identity = Depends(require(Role.REGULATOR, Role.SUPERVISOR, Role.OPERATOR, Role.ADMIN)),
+        who: Identity = Depends(readers),
     ) -> dict:
         runtime = get_runtime(request)
-        with runtime.sessions() as session:
+        with runtime.reads() as session:
             row = session.get(RoundRow, round_id)
-            if row is None:
+            if row is None or (who.table_id is not None and row.table_id != who.table_id):
                 raise NotFound(f"no round {round_id!r}")
-            bets = session.scalars(
-                select(BetRow).where(BetRow.round_id == round_id).order_by(BetRow.placed_seq)
-            )
+            query = select(BetRow).where(BetRow.round_id == round_id)
+            if who.role is Role.OPERATOR:  # an operator sees its own accounts' bets only
+                query = query.join(Account, Account.account_id == BetRow.account_id).where(
+                    Account.owner == who.actor
+                )
+            bets = session.scalars(query.order_by(BetRow.placed_seq))
             return {
                 **_round_json(row),
                 "bets": [
@@ -240,16 +423,20 @@ def table_router() -> APIRouter:
                 ],
             }
 
-    @router.get("/incidents")
+    @router.get("/incidents", response_model=list[IncidentOut], responses=errors(*AUTH, 422))
     def incidents(
         request: Request,
-        table_id: str | None = None,
+        table_id: Annotated[str | None, Query(max_length=64, pattern=IDENT_PATTERN)] = None,
         status: Literal["open", "resolved"] | None = None,
         limit: int = Query(100, ge=1, le=1000),
-        _: Identity = Depends(require(Role.SUPERVISOR, Role.REGULATOR, Role.DEALER, Role.ADMIN)),
+        who: Identity = Depends(require(Role.SUPERVISOR, Role.REGULATOR, Role.DEALER, Role.ADMIN)),
     ) -> list[dict]:
+        if who.table_id is not None:  # a bound principal sees its own table only
+            if table_id is not None and table_id != who.table_id:
+                check_table(who, table_id)
+            table_id = who.table_id
         runtime = get_runtime(request)
-        with runtime.sessions() as session:
+        with runtime.reads() as session:
             query = select(IncidentRow)
             if table_id:
                 query = query.where(IncidentRow.table_id == table_id)
@@ -264,7 +451,7 @@ def table_router() -> APIRouter:
                     "kind": r.kind,
                     "blocking": r.blocking,
                     "status": r.status,
-                    "details": json.loads(r.details),
+                    "details": _details(r.details),
                     "raised_by": r.raised_by,
                     "resolution": r.resolution,
                     "resolved_by": r.resolved_by,
@@ -272,9 +459,11 @@ def table_router() -> APIRouter:
                 for r in rows
             ]
 
-    @router.post("/accounts/{account}/credit")
+    money_errors = errors(*AUTH, 402, 404, 409, *BODY)
+
+    @router.post("/accounts/{account}/credit", response_model=TransferOut, responses=money_errors)
     async def credit(
-        account: str,
+        account: PathId,
         body: TransferIn,
         request: Request,
         who: Identity = Depends(require(Role.OPERATOR)),
@@ -282,9 +471,9 @@ def table_router() -> APIRouter:
         item = Transfer(account, body.amount, body.reference, "credit")
         return await asyncio.to_thread(transfer, get_runtime(request), item, actor=who.actor)
 
-    @router.post("/accounts/{account}/debit")
+    @router.post("/accounts/{account}/debit", response_model=TransferOut, responses=money_errors)
     async def debit(
-        account: str,
+        account: PathId,
         body: TransferIn,
         request: Request,
         who: Identity = Depends(require(Role.OPERATOR)),
@@ -292,35 +481,97 @@ def table_router() -> APIRouter:
         item = Transfer(account, body.amount, body.reference, "debit")
         return await asyncio.to_thread(transfer, get_runtime(request), item, actor=who.actor)
 
-    @router.get("/accounts/{account}")
+    @router.get("/accounts/{account}", response_model=AccountOut, responses=errors(*AUTH, 404, 422))
     def account(
-        account: str,
+        account: PathId,
         request: Request,
-        _: Identity = Depends(require(Role.OPERATOR, Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)),
+        who: Identity = Depends(
+            require(Role.OPERATOR, Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)
+        ),
     ) -> dict:
-        return account_view(get_runtime(request), account)
+        owner = who.actor if who.role is Role.OPERATOR else None
+        return account_view(get_runtime(request), account, owner=owner)
 
     @router.websocket("/tables/{table_id}/stream")
-    async def stream(
-        websocket: WebSocket, table_id: str, after_seq: int = 0, token: str | None = None
-    ) -> None:
+    async def stream(websocket: WebSocket, table_id: str) -> None:
+        """The staff stream. Refusals are an accepted socket closed with 4400 (bad
+        parameter), 4401 (no valid token), 4403 (another table) or 4404 (no such table)."""
         runtime: Runtime = websocket.app.state.runtime
-        bearer = token or websocket.headers.get("authorization", "").removeprefix("Bearer ")
-        with runtime.sessions() as session:
-            identity = authenticate(session, bearer) if bearer else None
+        params = websocket.query_params
+        bearer = params.get("token") or websocket.headers.get("authorization", "").removeprefix(
+            "Bearer "
+        )
+        await websocket.accept()
+        after_seq = _after_seq(params.get("after_seq"))
+        if after_seq is None:
+            await websocket.close(CLOSE_BAD_REQUEST, "after_seq is an integer 0..2^63-1")
+            return
+        identity = None
+        if bearer and len(bearer) <= 256:
+            identity = await asyncio.to_thread(_authenticate, runtime, bearer)
         if identity is None:
-            await websocket.close(code=4401, reason="invalid or revoked token")
+            await websocket.close(CLOSE_UNAUTHORIZED, "invalid or revoked token")
             return
         if identity.table_id is not None and identity.table_id != table_id:
-            await websocket.close(code=4403, reason="bound to another table")
+            await websocket.close(CLOSE_FORBIDDEN, "bound to another table")
             return
-        await _serve_stream(websocket, table_id, after_seq, internal_view)
+        view: Callable[[StoredEvent], dict[str, Any] | None] = internal_view
+        view_key = "internal"
+        if identity.role is Role.OPERATOR:
+            owned = _ownership(runtime, identity.actor)
+            view, view_key = operator_view(owned), identity.actor
+        await _serve_stream(websocket, table_id, after_seq, view, view_key, address=None)
 
     @router.websocket("/public/tables/{table_id}/stream")
-    async def public_stream(websocket: WebSocket, table_id: str, after_seq: int = 0) -> None:
-        await _serve_stream(websocket, table_id, after_seq, public_view)
+    async def public_stream(websocket: WebSocket, table_id: str) -> None:
+        """Anonymous: public fields only, limited per table and per client address (4429)."""
+        await websocket.accept()
+        after_seq = _after_seq(websocket.query_params.get("after_seq"))
+        if after_seq is None:
+            await websocket.close(CLOSE_BAD_REQUEST, "after_seq is an integer 0..2^63-1")
+            return
+        address = websocket.client.host if websocket.client else "unknown"
+        await _serve_stream(websocket, table_id, after_seq, public_view, "public", address=address)
 
     return router
+
+
+def _after_seq(text: str | None) -> int | None:
+    if text is None:
+        return 0
+    if not text.isascii() or not text.isdigit() or len(text) > 19:
+        return None
+    value = int(text)
+    return value if value <= SEQ_MAX else None
+
+
+def _authenticate(runtime: Runtime, token: str) -> Identity | None:
+    with runtime.reads() as session:
+        return authenticate(session, token)
+
+
+def _ownership(runtime: Runtime, actor: str) -> Callable[[str], bool]:
+    """Which accounts belong to ``actor`` (memoised: an account's owner never changes).
+
+    Called on the replay pool for replays; live events of accounts not seen before are
+    looked up too, which is one indexed primary-key read per new account.
+    """
+    known: dict[str, bool] = {}
+
+    def owned(account: str) -> bool:
+        if account not in known:
+            known[account] = owns(runtime, account, actor)
+        return known[account]
+
+    return owned
+
+
+def _details(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return {"unreadable": True}
+    return value if isinstance(value, dict) else {"value": value}
 
 
 def _round_json(row: Any) -> dict[str, Any]:
@@ -338,25 +589,31 @@ def _round_json(row: Any) -> dict[str, Any]:
     }
 
 
-async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, view: Any) -> None:
+async def _serve_stream(
+    websocket: WebSocket,
+    table_id: str,
+    after_seq: int,
+    view: Callable[[StoredEvent], dict[str, Any] | None],
+    view_key: str,
+    *,
+    address: str | None,
+) -> None:
     manager: TableManager = websocket.app.state.tables
     hub: StreamHub = websocket.app.state.hub
     if table_id not in manager.tables:
-        await websocket.close(code=4404, reason=f"no table {table_id}")
+        await websocket.close(CLOSE_NOT_FOUND, f"no table {table_id}")
         return
-    await websocket.accept()
+    ticket = hub.admit(table_id, address)
+    if isinstance(ticket, str):
+        await websocket.close(CLOSE_TOO_MANY, ticket)
+        return
     runtime: Runtime = websocket.app.state.runtime
     queue = hub.subscribe(table_id)
-    last = max(0, after_seq)
+    last = after_seq
 
     def read_after(seq: int) -> list[StoredEvent]:
-        with runtime.sessions() as session:
-            return EventStore.read(session, after_seq=seq, table_id=table_id, limit=1000)
-
-    async def send(event: StoredEvent) -> None:
-        item = view(event)
-        if item is not None:
-            await websocket.send_json(item)
+        with runtime.reads() as session:
+            return EventStore.read(session, after_seq=seq, table_id=table_id, limit=REPLAY_PAGE)
 
     async def until_disconnect() -> None:
         # A client that goes away while the table is quiet must end this handler too,
@@ -366,12 +623,13 @@ async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, vie
 
     gone = asyncio.create_task(until_disconnect())
     try:
-        while True:
-            batch = await asyncio.to_thread(read_after, last)
-            for event in batch:
-                await send(event)
-                last = event.seq
-            if len(batch) < 1000:
+        while not gone.done():
+            page = await hub.page(table_id, view_key, last, read_after, view)
+            for seq, text in page:
+                if text is not None:
+                    await websocket.send_text(text)
+                last = seq
+            if len(page) < REPLAY_PAGE:
                 break
         while True:
             getter = asyncio.ensure_future(queue.get())
@@ -381,17 +639,25 @@ async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, vie
                 return
             event = getter.result()
             if event is None:
-                await websocket.close(code=4408, reason="too far behind; resume from your seq")
+                await websocket.close(CLOSE_TOO_FAR_BEHIND, "too far behind; resume from your seq")
                 return
             if event.seq <= last:
                 continue
-            await send(event)
+            if view_key == "public" or view_key == "internal":
+                text = render(view, event)
+            else:  # an operator's view may look up an account's owner
+                text = await asyncio.get_running_loop().run_in_executor(
+                    hub.replay_pool, render, view, event
+                )
+            if text is not None:
+                await websocket.send_text(text)
             last = event.seq
-    except WebSocketDisconnect:
-        pass
+    except (WebSocketDisconnect, RuntimeError):
+        pass  # the client went away mid-send
     finally:
         gone.cancel()
         hub.unsubscribe(table_id, queue)
+        hub.leave(ticket)
 
 
 def build_app(
@@ -407,7 +673,13 @@ def build_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        hub = StreamHub(asyncio.get_running_loop())
+        settings = runtime.settings
+        hub = StreamHub(
+            asyncio.get_running_loop(),
+            max_public_per_table=settings.stream_max_public_per_table,
+            max_public_per_address=settings.stream_max_public_per_address,
+            replay_workers=settings.stream_replay_workers,
+        )
         runtime.store.subscribe(hub.publish)
         app.state.hub = hub
         publisher = None
@@ -423,6 +695,7 @@ def build_app(
             await manager.stop()
             if publisher is not None:
                 await publisher.stop()
+            hub.close()
 
     app = create_app(runtime, routers=[table_router()], lifespan=lifespan)
     app.state.tables = manager

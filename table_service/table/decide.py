@@ -480,6 +480,16 @@ def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str
         count = details.get("count", 1)
         if not isinstance(count, int) or count < 1:
             raise BadResolution("cards_exposed needs a positive integer count")
+        if count >= 2 and not actor.startswith("supervisor:"):
+            # Only a supervisor may void: anyone else's report of two exposed cards pauses
+            # the table until a supervisor confirms it (void the round) or resolves it.
+            incident = _incident(d, cmd.kind, blocking=True, actor=actor, details=details)
+            d.answer = {
+                "incident_id": incident,
+                "blocking": True,
+                "procedure": "table paused: a supervisor confirms (void, new shoe) or resolves",
+            }
+            return
         if count >= 2:
             incident = _incident(
                 d,

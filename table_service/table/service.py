@@ -28,8 +28,9 @@ from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.decide import Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
-from table_service.table.projector import ROUND_CARDS, balances, project
+from table_service.table.projector import ROUND_CARDS, project
 from table_service.table.state import TableState, fold
+from table_service.table.wallet import owned_balances
 
 log = structlog.get_logger(__name__)
 
@@ -244,8 +245,17 @@ class TableService:
                 seen[bet.key] = bet
                 fresh.append(bet)
                 answers.append(None)
+        conflicts = [a["key"] for a in answers if a and a.get("error") == IdempotencyConflict.code]
+        if conflicts:
+            # A reused key with another bet is a client defect: refuse the whole request
+            # (409, nothing placed) rather than bury it in a 200.
+            raise IdempotencyConflict(
+                "idempotency key reused for a different bet", keys=conflicts[:100]
+            )
         accounts = {b.account for b in fresh}
-        return c.PlaceBets(tuple(fresh), balances(session, accounts)), answers
+        # Stakes come only from the operator's own accounts: another operator's account
+        # looks like an empty one (nothing about it is revealed).
+        return c.PlaceBets(tuple(fresh), owned_balances(session, accounts, actor)), answers
 
     # -- effects after a commit ---------------------------------------------------------------
     def _after_commit_effects(self, *, resync: bool = False) -> None:

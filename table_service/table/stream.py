@@ -4,12 +4,23 @@ Events reach the hub only after their commit (the event store's subscriber hook)
 client names the last sequence number it has; it gets everything after it from the log,
 then the live feed, with no gap and no duplicate because it subscribes before replaying
 and drops anything at or below what it already sent.
+
+Replays are the heavy part (a crowd of anonymous clients may each ask for a table's whole
+history), so they are bounded three ways: pages of :data:`REPLAY_PAGE` events read in
+read-only transactions on the replay pool (threads of their own, never the pool that
+commands use), one database read per page however many clients want it at once (full
+pages never change and are kept, as the text each view sends, in a small cache), and a
+limit of anonymous subscribers per table and per client address.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
+import json
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -19,6 +30,17 @@ from audit.store import StoredEvent
 log = structlog.get_logger(__name__)
 
 QUEUE_LIMIT = 10_000
+REPLAY_PAGE = 200
+PAGE_CACHE = 512  # full pages kept (each at most REPLAY_PAGE rendered events)
+
+# Close codes of the stream (4000–4999 are the application's own).
+CLOSE_BAD_REQUEST = 4400
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_FORBIDDEN = 4403
+CLOSE_NOT_FOUND = 4404
+CLOSE_TOO_FAR_BEHIND = 4408
+CLOSE_TOO_MANY = 4429
+CLOSE_UNAVAILABLE = 4503
 
 # What the public (players' clients, on-screen graphics) may see of each event type.
 PUBLIC_FIELDS: dict[str, tuple[str, ...]] = {
@@ -66,12 +88,129 @@ def internal_view(event: StoredEvent) -> dict[str, Any]:
     return event.to_json()
 
 
+# Events that carry accounts and money, and the list in each that names the accounts.
+MONEY_LISTS = {"bets_placed": "bets", "bets_settled": "results", "bets_refunded": "refunds"}
+
+
+def operator_view(
+    owned: Callable[[str], bool],
+) -> Callable[[StoredEvent], dict[str, Any] | None]:
+    """An operator sees the public stream plus the bets of its own accounts — never
+    another operator's accounts or stakes (``owned`` says which accounts are its own)."""
+
+    def view(event: StoredEvent) -> dict[str, Any] | None:
+        field = MONEY_LISTS.get(event.type)
+        if field is None:
+            return public_view(event)
+        mine = [b for b in event.payload.get(field, ()) if owned(str(b.get("account")))]
+        if not mine:
+            return None
+        return {
+            "seq": event.seq,
+            "table_id": event.table_id,
+            "round_id": event.round_id,
+            "type": event.type,
+            "ts": event.ts,
+            "data": {"round_id": event.payload.get("round_id"), field: mine},
+        }
+
+    return view
+
+
+def render(view: Callable[[StoredEvent], dict[str, Any] | None], event: StoredEvent) -> str | None:
+    item = view(event)
+    return None if item is None else json.dumps(item, separators=(",", ":"))
+
+
+@dataclass
+class Ticket:
+    """An admitted subscriber; give it back with :meth:`StreamHub.leave`."""
+
+    table_id: str
+    address: str | None  # None for authenticated subscribers (not counted)
+
+
 class StreamHub:
     """Fans committed events out to subscriber queues on the event loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        max_public_per_table: int = 2000,
+        max_public_per_address: int = 50,
+        replay_workers: int = 2,
+    ) -> None:
         self.loop = loop
         self._subscribers: dict[str, set[asyncio.Queue[StoredEvent | None]]] = defaultdict(set)
+        self.max_public_per_table = max_public_per_table
+        self.max_public_per_address = max_public_per_address
+        self._public_per_table: dict[str, int] = defaultdict(int)
+        self._public_per_address: dict[str, int] = defaultdict(int)
+        self.replay_pool = ThreadPoolExecutor(replay_workers, thread_name_prefix="replay")
+        self._pages: OrderedDict[tuple[str, str, int], list[tuple[int, str | None]]] = OrderedDict()
+        self._loading: dict[tuple[str, str, int], asyncio.Future[Any]] = {}
+
+    # -- admission -------------------------------------------------------------------------
+    def admit(self, table_id: str, address: str | None) -> Ticket | str:
+        """A ticket, or why not: anonymous subscribers are limited per table and address."""
+        if address is not None:
+            if self._public_per_table[table_id] >= self.max_public_per_table:
+                return f"table {table_id} has {self.max_public_per_table} public subscribers"
+            if self._public_per_address[address] >= self.max_public_per_address:
+                return f"at most {self.max_public_per_address} public streams per address"
+            self._public_per_table[table_id] += 1
+            self._public_per_address[address] += 1
+        return Ticket(table_id, address)
+
+    def leave(self, ticket: Ticket) -> None:
+        if ticket.address is None:
+            return
+        self._public_per_table[ticket.table_id] -= 1
+        self._public_per_address[ticket.address] -= 1
+        if self._public_per_address[ticket.address] <= 0:
+            del self._public_per_address[ticket.address]
+
+    # -- replay ------------------------------------------------------------------------------
+    async def page(
+        self,
+        table_id: str,
+        view_key: str,
+        after_seq: int,
+        load: Callable[[int], list[StoredEvent]],
+        view: Callable[[StoredEvent], dict[str, Any] | None],
+    ) -> list[tuple[int, str | None]]:
+        """The rendered events of ``table_id`` after ``after_seq``, one page of them.
+
+        Read on the replay pool; concurrent requests for the same page share one read,
+        and full pages (which can never change) are kept for the next client.
+        """
+        key = (table_id, view_key, after_seq)
+        cached = self._pages.get(key)
+        if cached is not None:
+            self._pages.move_to_end(key)
+            return cached
+        pending = self._loading.get(key)
+        if pending is not None:
+            return list(await asyncio.shield(pending))
+
+        def read() -> list[tuple[int, str | None]]:
+            return [(e.seq, render(view, e)) for e in load(after_seq)]
+
+        future = self.loop.run_in_executor(self.replay_pool, read)
+        self._loading[key] = future
+        try:
+            rendered = await asyncio.shield(future)
+        finally:
+            self._loading.pop(key, None)
+        if len(rendered) >= REPLAY_PAGE:
+            self._pages[key] = rendered
+            while len(self._pages) > PAGE_CACHE:
+                self._pages.popitem(last=False)
+        return rendered
+
+    def close(self) -> None:
+        self.replay_pool.shutdown(wait=False, cancel_futures=True)
 
     def publish(self, events: list[StoredEvent]) -> None:
         """Called from the committing thread; hands over to the loop in commit order."""

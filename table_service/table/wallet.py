@@ -2,6 +2,11 @@
 
 A transfer carries the operator's reference; the ledger's unique reference makes a
 retried transfer a no-op that answers what the first one did, never a second movement.
+
+An account belongs to the operator that first funded it: no other operator can read it,
+move its money or stake it (to them it does not exist). Amounts are integers from 1 to
+the configured maximum; a credit that would take a balance past the configured maximum
+balance is refused, and a CHECK constraint in the database holds the same line.
 """
 
 from __future__ import annotations
@@ -9,14 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
 from audit.store import NewEvent
-from table_service.errors import InvalidRequest
+from table_service.errors import Conflict, InvalidRequest, NotFound
 from table_service.models import Account, LedgerEntry
 from table_service.runtime import Runtime
 from table_service.table.errors import IdempotencyConflict, InsufficientFunds
-from table_service.table.projector import project
+from table_service.table.projector import balances, project
 
 WALLET_TABLE = "_wallet"
 
@@ -29,11 +35,17 @@ class Transfer:
     direction: str  # credit | debit
 
 
-def _check(transfer: Transfer) -> None:
+class BalanceLimit(Conflict):
+    code = "balance_limit"
+
+
+def _check(transfer: Transfer, max_amount: int) -> None:
     if isinstance(transfer.amount, bool) or not isinstance(transfer.amount, int):
         raise InvalidRequest("amount must be an integer number of minor units")
-    if transfer.amount <= 0:
-        raise InvalidRequest("amount must be positive")
+    if not 1 <= transfer.amount <= max_amount:
+        raise InvalidRequest(
+            f"amount must be 1..{max_amount} minor units", minimum=1, maximum=max_amount
+        )
     if not transfer.account or len(transfer.account) > 64:
         raise InvalidRequest("account id must be 1–64 characters")
     if not transfer.reference or len(transfer.reference) > 100:
@@ -41,10 +53,14 @@ def _check(transfer: Transfer) -> None:
 
 
 def transfer(runtime: Runtime, item: Transfer, *, actor: str) -> dict[str, Any]:
-    _check(item)
+    settings = runtime.settings
+    _check(item, settings.max_amount)
     reference = f"{actor}|{item.reference}"
     with runtime.sessions.begin() as session:
         runtime.store.lock(session)
+        account = session.get(Account, item.account)
+        if account is not None and account.owner is not None and account.owner != actor:
+            raise NotFound(f"no account {item.account!r}")
         done = session.scalars(
             select(LedgerEntry).where(LedgerEntry.reference == reference)
         ).first()
@@ -52,15 +68,21 @@ def transfer(runtime: Runtime, item: Transfer, *, actor: str) -> dict[str, Any]:
             signed = item.amount if item.direction == "credit" else -item.amount
             if (done.account_id, done.amount) != (item.account, signed):
                 raise IdempotencyConflict("reference already used for another transfer")
-            balance = session.get(Account, item.account)
             return {
                 "account": item.account,
-                "balance": balance.balance if balance else 0,
+                "balance": account.balance if account else 0,
                 "duplicate": True,
                 "seq": done.seq,
             }
-        account = session.get(Account, item.account)
         balance = account.balance if account else 0
+        if item.direction == "debit" and account is None:
+            raise NotFound(f"no account {item.account!r}")
+        if item.direction == "credit" and balance + item.amount > settings.max_balance:
+            raise BalanceLimit(
+                f"account {item.account} would pass the maximum balance {settings.max_balance}",
+                balance=balance,
+                maximum=settings.max_balance,
+            )
         if item.direction == "debit" and balance < item.amount:
             raise InsufficientFunds(
                 f"account {item.account} balance {balance} < {item.amount}",
@@ -79,6 +101,12 @@ def transfer(runtime: Runtime, item: Transfer, *, actor: str) -> dict[str, Any]:
             ],
         )
         project(session, stored)
+        if account is None or account.owner is None:
+            session.execute(
+                update(Account)
+                .where(Account.account_id == item.account, Account.owner.is_(None))
+                .values(owner=actor)
+            )
         new_balance = balance + (item.amount if item.direction == "credit" else -item.amount)
         return {
             "account": item.account,
@@ -88,9 +116,34 @@ def transfer(runtime: Runtime, item: Transfer, *, actor: str) -> dict[str, Any]:
         }
 
 
-def account_view(runtime: Runtime, account: str, *, limit: int = 50) -> dict[str, Any]:
-    with runtime.sessions() as session:
+def owned_balances(session: Session, accounts: set[str], actor: str) -> dict[str, int]:
+    """Balances of those of ``accounts`` that ``actor`` owns (read under the log lock)."""
+    found = balances(session, accounts)
+    if not found:
+        return found
+    owners = dict(
+        session.execute(
+            select(Account.account_id, Account.owner).where(Account.account_id.in_(found))
+        ).all()
+    )
+    return {a: b for a, b in found.items() if owners.get(a) in (actor, None)}
+
+
+def owns(runtime: Runtime, account: str, actor: str) -> bool:
+    with runtime.reads() as session:
+        owner = session.scalar(select(Account.owner).where(Account.account_id == account))
+    return owner == actor
+
+
+def account_view(
+    runtime: Runtime, account: str, *, owner: str | None = None, limit: int = 50
+) -> dict[str, Any]:
+    """An account and its latest entries; for an ``owner``, only an account of its own
+    (an account another operator funded is answered as unknown: 404)."""
+    with runtime.reads() as session:
         row = session.get(Account, account)
+        if owner is not None and (row is None or row.owner != owner):
+            raise NotFound(f"no account {account!r}")
         entries = session.scalars(
             select(LedgerEntry)
             .where(LedgerEntry.account_id == account)

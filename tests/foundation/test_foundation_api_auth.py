@@ -69,20 +69,25 @@ def test_refused_requests_change_nothing(setup, headers, status: int) -> None:  
 def test_admin_creates_and_revokes_through_the_api(setup) -> None:  # type: ignore[no-untyped-def]
     _, client, tokens = setup
     admin = {"Authorization": f"Bearer {tokens['admin']}"}
-    created = client.post(
+    unbound = client.post(  # a binding names a table that exists; this app runs none
         "/api/v1/principals",
         json={"name": "op2", "role": "operator", "table_id": "bac-1"},
         headers=admin,
+    )
+    assert unbound.status_code == 422 and unbound.json()["code"] == "unknown_table"
+    created = client.post(
+        "/api/v1/principals", json={"name": "op2", "role": "operator"}, headers=admin
     )
     assert created.status_code == 201
     new = {"Authorization": f"Bearer {created.json()['token']}"}
     assert client.get("/api/v1/whoami", headers=new).json() == {
         "name": "op2",
         "role": "operator",
-        "table_id": "bac-1",
+        "table_id": None,
     }
     dup = client.post("/api/v1/principals", json={"name": "op2", "role": "operator"}, headers=admin)
-    assert dup.status_code == 409 and dup.json()["error"] == "conflict"
+    assert dup.status_code == 409 and dup.json()["code"] == "conflict"
+    assert dup.headers["content-type"] == "application/problem+json"
     assert client.delete("/api/v1/principals/op2", headers=admin).status_code == 200
     assert client.get("/api/v1/whoami", headers=new).status_code == 401
     events = client.get(

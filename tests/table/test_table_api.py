@@ -159,7 +159,9 @@ def test_a_retried_bet_is_placed_once(table: Table) -> None:
         "round_id": "bac-1-s1-g1",
     }
     assert again[1]["status"] == "placed"
-    assert table.bets(("same", "bob", "banker", 2000))[0]["error"] == "idempotency_conflict"
+    body = {"bets": [{"key": "same", "account": "bob", "type": "banker", "stake": 2000}]}
+    conflict = table.post("/tables/bac-1/bets", "operator", body, status=409)
+    assert conflict["code"] == "idempotency_conflict" and conflict["keys"] == ["same"]
     twice = table.bets(("x", "bob", "player", 100), ("x", "bob", "player", 100))
     assert [r["status"] for r in twice] == ["placed", "duplicate"]
     assert table.get("/accounts/bob", "operator")["balance"] == 5000 - 1000 - 100 - 100

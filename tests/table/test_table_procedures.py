@@ -157,7 +157,7 @@ def test_reported_exposure_of_two_cards_voids_and_needs_a_new_shoe() -> None:
     h.bet("banker", 700)
     h.run(c.CloseBetting())
     h.deal("2S")
-    h.run(c.RaiseIncident("cards_exposed", {"count": 2}))
+    h.run(c.RaiseIncident("cards_exposed", {"count": 2}), actor="supervisor:s1")
     assert h.state.round.phase == "voided"  # type: ignore[union-attr]
     assert h.events("bets_refunded")[0]["refunds"][0]["returned"] == 700
     assert h.state.shoe is None

@@ -1,0 +1,63 @@
+"""A real server on a free loopback port, run in a thread, for the hardening tests."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+
+from table_service.principals import add_principal
+from table_service.runtime import Runtime
+from table_service.table.api import build_app
+from table_service.table.config import TableConfig
+
+ROLES = ("dealer", "supervisor", "regulator", "operator", "admin")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def principals(runtime: Runtime, tables: list[str]) -> dict[str, str]:
+    """A token per role, plus a dealer bound to the first table and a second operator."""
+    tokens: dict[str, str] = {}
+    with runtime.sessions.begin() as session:
+        for role in ROLES:
+            tokens[role] = add_principal(session, runtime.store, role, role, actor="test")
+        tokens["bound_dealer"] = add_principal(
+            session, runtime.store, "d-bound", "dealer", table_id=tables[0], actor="test"
+        )
+        tokens["operator2"] = add_principal(
+            session, runtime.store, "operator2", "operator", actor="test"
+        )
+    return tokens
+
+
+@contextmanager
+def serve(runtime: Runtime, configs: list[TableConfig], **kwargs: Any) -> Iterator[str]:
+    """Serve the whole app over real HTTP/WebSocket; yields the base URL."""
+    app = build_app(runtime, configs, with_readers=False, **kwargs)
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, log_level="warning")
+    )
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(30)
