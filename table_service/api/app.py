@@ -26,6 +26,7 @@ from table_service.api.problems import (
     install_problem_handlers,
     install_problem_openapi,
 )
+from table_service.api.tiles import tiles_router
 from table_service.api.types import IDENT_PATTERN, SEQ_MAX, PrincipalName
 from table_service.logs import bind_context
 from table_service.principals import (
@@ -230,6 +231,7 @@ def create_app(
         )
 
     app.include_router(_admin_router())
+    app.include_router(tiles_router())
     for router in routers:
         app.include_router(router)
     # Outermost: a body past the limit or not strict JSON never reaches routing.
