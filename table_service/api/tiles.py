@@ -29,6 +29,8 @@ from audit.store import EventStore
 from audit.tiles import TILE_WIDTH, TilePathError, available, parse_tile_path
 from audit.tree import LogTree
 from table_service.api.auth import _bearer, get_runtime, identify, require
+from table_service.api.problems import AUTH, BODY, errors
+from table_service.api.types import SEQ_MAX
 from table_service.errors import InvalidRequest, NotFound
 from table_service.principals import Identity, Role
 from table_service.runtime import Runtime
@@ -49,7 +51,7 @@ def _tree(request: Request) -> LogTree:
     with _tree_lock:
         tree = getattr(request.app.state, "log_tree", None)
         if tree is None:
-            tree = LogTree(get_runtime(request).sessions)
+            tree = LogTree(get_runtime(request).reads)
             request.app.state.log_tree = tree
         return tree
 
@@ -59,14 +61,42 @@ def _b64(items: list[bytes]) -> list[str]:
 
 
 def _head(runtime: Runtime) -> int:
-    with runtime.sessions() as session:
+    with runtime.reads() as session:
         return EventStore.head(session)[0]
 
 
 def _signed_size(runtime: Runtime) -> int:
-    with runtime.sessions() as session:
+    with runtime.reads() as session:
         cp = latest_checkpoint(session)
         return 0 if cp is None else cp.size
+
+
+class InclusionProof(BaseModel):
+    seq: int
+    index: int
+    size: int
+    leaf_hash: str
+    root: str
+    hashes: list[str]
+
+
+class ConsistencyProof(BaseModel):
+    old: int
+    new: int
+    old_root: str
+    new_root: str
+    hashes: list[str]
+
+
+class CosignatureStored(BaseModel):
+    size: int
+    stored: bool
+
+
+def _content(media_type: str, description: str) -> dict[int | str, dict[str, Any]]:
+    return {
+        200: {"description": description, "content": {media_type: {"schema": {"type": "string"}}}}
+    }
 
 
 class CosignatureIn(BaseModel):
@@ -78,10 +108,14 @@ class CosignatureIn(BaseModel):
 def tiles_router() -> APIRouter:
     router = APIRouter()
 
-    @router.get("/tlog/checkpoint")
+    @router.get(
+        "/tlog/checkpoint",
+        response_class=Response,
+        responses={**_content("text/plain", "the signed checkpoint note"), **errors(*AUTH, 404)},
+    )
     def checkpoint(request: Request, _: Identity | None = Depends(_reader)) -> Response:
         runtime = get_runtime(request)
-        with runtime.sessions() as session:
+        with runtime.reads() as session:
             cp = latest_checkpoint(session)
             if cp is None:
                 raise NotFound("the log has no checkpoint yet")
@@ -92,7 +126,14 @@ def tiles_router() -> APIRouter:
             headers={"Cache-Control": "no-cache, max-age=2"},
         )
 
-    @router.get("/tlog/tile/{tile_path:path}")
+    @router.get(
+        "/tlog/tile/{tile_path:path}",
+        response_class=Response,
+        responses={
+            **_content("application/octet-stream", "a tile or entry bundle"),
+            **errors(*AUTH, 404),
+        },
+    )
     def tile(tile_path: str, request: Request, _: Identity | None = Depends(_reader)) -> Response:
         try:
             ref = parse_tile_path(tile_path)
@@ -114,11 +155,17 @@ def tiles_router() -> APIRouter:
             body, media_type="application/octet-stream", headers={"Cache-Control": cache}
         )
 
-    @router.get("/api/v1/audit/proof/inclusion")
+    @router.get(
+        "/api/v1/audit/proof/inclusion",
+        response_model=InclusionProof,
+        responses=errors(*AUTH, 404, 422),
+    )
     def inclusion(
         request: Request,
-        seq: int = Query(..., ge=1, description="Event sequence number (leaf index + 1)"),
-        size: int = Query(..., ge=1, description="Tree size the proof is for"),
+        seq: int = Query(
+            ..., ge=1, le=SEQ_MAX, description="Event sequence number (leaf index + 1)"
+        ),
+        size: int = Query(..., ge=1, le=SEQ_MAX, description="Tree size the proof is for"),
         _: Identity | None = Depends(_reader),
     ) -> dict[str, Any]:
         runtime = get_runtime(request)
@@ -143,11 +190,15 @@ def tiles_router() -> APIRouter:
             "hashes": _b64(hashes),
         }
 
-    @router.get("/api/v1/audit/proof/consistency")
+    @router.get(
+        "/api/v1/audit/proof/consistency",
+        response_model=ConsistencyProof,
+        responses=errors(*AUTH, 404, 422),
+    )
     def consistency(
         request: Request,
-        old: int = Query(..., ge=0),
-        new: int = Query(..., ge=1),
+        old: int = Query(..., ge=0, le=SEQ_MAX),
+        new: int = Query(..., ge=1, le=SEQ_MAX),
         _: Identity | None = Depends(_reader),
     ) -> dict[str, Any]:
         runtime = get_runtime(request)
@@ -170,7 +221,12 @@ def tiles_router() -> APIRouter:
             "hashes": _b64(hashes),
         }
 
-    @router.post("/api/v1/audit/cosignatures", status_code=201)
+    @router.post(
+        "/api/v1/audit/cosignatures",
+        status_code=201,
+        response_model=CosignatureStored,
+        responses=errors(*AUTH, *BODY),
+    )
     def cosignature(
         body: CosignatureIn,
         request: Request,
