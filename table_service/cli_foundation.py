@@ -49,8 +49,23 @@ def _actor() -> str:
         return "cli:unknown"
 
 
+def _settings(data_dir: Path | None = None) -> Settings:
+    """The settings, or one clear line and exit 2 when they are invalid."""
+    try:
+        return Settings(data_dir=data_dir) if data_dir else Settings()
+    except ValueError as exc:
+        errors = getattr(exc, "errors", None)
+        detail = (
+            "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors())
+            if callable(errors)
+            else str(exc)
+        )
+        err.print(f"[red]configuration:[/red] {detail}")
+        raise typer.Exit(2) from exc
+
+
 def _runtime(*, upgrade: bool = True) -> Runtime:
-    settings = Settings()
+    settings = _settings()
     configure_for_command()
     try:
         return Runtime.from_settings(settings, upgrade=upgrade)
@@ -141,7 +156,7 @@ def _existing_log(data_dir: Path | None) -> tuple[Settings, Any]:
     """Settings and engine of a log that already exists; creates nothing (no folder, no
     database, no key), so a command run in the wrong folder says so instead of verifying
     a new empty log."""
-    settings = Settings(data_dir=data_dir) if data_dir else Settings()
+    settings = _settings(data_dir)
     configure_for_command()
     where = "LIVETABLE_DATABASE_URL" if settings.database_url else None
     if settings.database_url is None:
@@ -163,6 +178,12 @@ def _existing_log(data_dir: Path | None) -> tuple[Settings, Any]:
     if revision is None:
         engine.dispose()
         raise _NoLog(f"{where} holds no livetable schema (run `livetable db upgrade` first)")
+    if revision != head_revision():
+        engine.dispose()
+        raise _NoLog(
+            f"{where} is at schema revision {revision}, this code at {head_revision()} "
+            "(run `livetable db upgrade` first)"
+        )
     return settings, engine
 
 
@@ -267,6 +288,26 @@ def audit_checkpoint(
         console.print("log is empty; nothing to sign")
     else:
         console.print(f"checkpoint size {cp.size} root {cp.root_hash} key {cp.key_id}")
+
+
+@audit_app.command("verifier-key")
+def audit_verifier_key() -> None:
+    """Print the log's note verifier key (``<origin>+<key ID>+<key>``, c2sp.org/signed-note):
+    all a standard client needs to check the checkpoints."""
+    settings = _settings()
+    configured = settings.signing_key
+    if not configured and not settings.resolved_signing_key_file.exists():
+        err.print(f"no signing key at {settings.resolved_signing_key_file} (nothing signed yet)")
+        raise typer.Exit(2)
+    from audit.note import NoteSigner
+    from audit.signing import load_or_create_signer
+
+    try:
+        signer = load_or_create_signer(settings.resolved_signing_key_file, configured)
+    except SigningKeyError as exc:
+        err.print(f"[red]signing key:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    typer.echo(str(NoteSigner(settings.log_origin, signer.private_key).verifier_key))
 
 
 @audit_app.command("export")
