@@ -1,7 +1,7 @@
 """studio leases and members: one writer per table across processes
 
-Revision ID: 0003
-Revises: 0002
+Revision ID: 0004_studio_leases
+Revises: 0003_audit_notes
 Create Date: 2026-12-01
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003"
-down_revision = "0002"
+revision = "0004_studio_leases"
+down_revision = "0003_audit_notes"
 branch_labels = None
 depends_on = None
 
