@@ -334,9 +334,15 @@ def serve(
         None, "--tables", help="Table configuration TOML (default: LIVETABLE_TABLE_CONFIG)"
     ),
 ) -> None:
-    """Run the table service and API on the configured tables and shoes (migrates first)."""
+    """Run the table service and API on the configured tables and shoes (migrates first).
+
+    Start it several times with the same --tables against one PostgreSQL and the processes
+    share the tables out, one writer per table; a table whose process dies is taken over
+    within LIVETABLE_TAKEOVER_SECONDS (default 10). A request for a table another process
+    runs is answered 421 with that process's address (see the README's "A studio")."""
     import uvicorn
 
+    from table_service.studio.coordinator import studio_for
     from table_service.table.api import build_app
     from table_service.table.config import ConfigError, load_tables
 
@@ -352,8 +358,9 @@ def serve(
             raise typer.Exit(2) from exc
     else:
         err.print("no table configuration (--tables or LIVETABLE_TABLE_CONFIG): API only")
-    app = build_app(runtime, configs)
-    uvicorn.run(app, host=host or settings.host, port=port or settings.port, log_config=None)
+    bind_host, bind_port = host or settings.host, port or settings.port
+    app = build_app(runtime, configs, manager=studio_for(runtime, configs, bind_host, bind_port))
+    uvicorn.run(app, host=bind_host, port=bind_port, log_config=None)
 
 
 def register(app: typer.Typer) -> None:

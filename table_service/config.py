@@ -60,6 +60,15 @@ class Settings(BaseSettings):
     nats_url: str | None = Field(
         None, description="Also publish the stream to NATS JetStream at this URL"
     )
+    node_id: str | None = Field(
+        None, description="This serve process in the studio's leases; default host:port"
+    )
+    advertise_url: str | None = Field(
+        None, description="Where clients reach this process; default http://host:port"
+    )
+    takeover_seconds: float = Field(
+        10.0, gt=0, le=600, description="A dead process's tables run elsewhere within this"
+    )
 
     @field_validator("log_origin")
     @classmethod
