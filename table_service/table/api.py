@@ -37,12 +37,16 @@ from table_service.api.types import (
     Note,
     Reason,
 )
-from table_service.errors import InvalidRequest, NotFound
+from table_service.errors import InvalidRequest, NotFound, Refused
 from table_service.models import Account, BetRow, IncidentRow, RoundRow
 from table_service.principals import Identity, Role, authenticate
 from table_service.runtime import Runtime
+from table_service.studio.api import studio_router, table_elsewhere
+from table_service.studio.coordinator import Studio
+from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
+from table_service.table.recall import round_record
 from table_service.table.service import TableManager, TableService, new_bet_id
 from table_service.table.stream import (
     CLOSE_BAD_REQUEST,
@@ -80,6 +84,7 @@ PathId = Annotated[
     str, Path(min_length=1, max_length=64, pattern=IDENT_PATTERN, examples=["alice"])
 ]
 Seq = Annotated[int, Query(ge=0, le=SEQ_MAX)]
+SeatNo = Annotated[int, Path(ge=1, le=64)]
 
 
 class Strict(BaseModel):
@@ -95,17 +100,19 @@ class IncidentIn(Strict):
     details: BoundedJson = Field(default_factory=dict)
 
 
+ROUND_CARDS_MAX = 64  # the most cards any game's round takes (blackjack: 7 seats, splits)
+CardText = Annotated[str, Field(min_length=2, max_length=3, pattern=r"^[0-9A-Za-z]+$")]
+
+
 class EnteredCardIn(Strict):
-    card: str = Field(min_length=2, max_length=3, pattern=r"^[0-9A-Za-z]+$")
-    index: int = Field(ge=0, le=6, strict=True)
+    card: CardText
+    index: int = Field(ge=0, le=ROUND_CARDS_MAX, strict=True)
 
 
 class ResolveIn(Strict):
     note: Note  # type: ignore[valid-type]
-    entered: list[EnteredCardIn] = Field(default_factory=list, max_length=6)
-    order: list[Annotated[str, Field(max_length=32, pattern=IDENT_PATTERN)]] | None = Field(
-        None, max_length=6
-    )
+    entered: list[EnteredCardIn] = Field(default_factory=list, max_length=ROUND_CARDS_MAX)
+    order: list[CardText] | None = Field(None, max_length=ROUND_CARDS_MAX)
 
 
 class VoidIn(Strict):
@@ -123,6 +130,29 @@ class BetIn(Strict):
     account: AccountId
     type: Ident
     stake: Money
+    seat: int | None = Field(
+        None, ge=1, le=64, strict=True, description="seat games: the seat bet on"
+    )
+
+
+class SeatIn(Strict):
+    seat: int = Field(ge=1, le=64, strict=True)
+    account: AccountId
+
+
+class ActionIn(Strict):
+    actor: str = Field(
+        min_length=1,
+        max_length=80,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9:._-]*$",
+        description="seat:N, behind:<bet id>, banker (by game)",
+    )
+    action: Ident = Field(description="hit, stand, double, accept…")
+    account: AccountId = Field(description="the player answering")
+    hand: int | None = Field(None, ge=1, le=8, strict=True)
+    target: str | None = Field(
+        None, min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9:._-]*$"
+    )
 
 
 class BetsIn(Strict):
@@ -193,6 +223,8 @@ class BetOut(BaseModel):
 
 
 class RoundDetail(RoundOut):
+    game: str | None = None
+    settle_input: Any = Field(None, description="the round as the game's settle command reads it")
     bets: list[BetOut]
 
 
@@ -360,10 +392,42 @@ def table_router() -> APIRouter:
         if any(b.stake > limit for b in body.bets):
             raise InvalidRequest(f"a stake is at most {limit} minor units", maximum=limit)
         bets = tuple(
-            c.BetRequest(new_bet_id(), b.key, b.account, b.type, b.stake) for b in body.bets
+            c.BetRequest(new_bet_id(), b.key, b.account, b.type, b.stake, b.seat) for b in body.bets
         )
         outcome = await service.execute(c.PlaceBets(bets), actor=who.actor)
         return {**outcome.answer, "seq": service.state.last_seq}
+
+    operator = require(Role.OPERATOR)
+
+    @router.post("/tables/{table_id}/seats", **answer)
+    async def take_seat(
+        table_id: TableId, body: SeatIn, request: Request, who: Identity = Depends(operator)
+    ) -> dict:
+        return await run(table_id, request, who, c.TakeSeat(body.seat, body.account))
+
+    @router.post("/tables/{table_id}/seats/{seat}/leave", **answer)
+    async def leave_seat(
+        table_id: TableId,
+        seat: SeatNo,
+        body: ReasonIn,
+        request: Request,
+        who: Identity = Depends(operator),
+    ) -> dict:
+        return await run(table_id, request, who, c.LeaveSeat(seat, body.reason))
+
+    @router.post("/tables/{table_id}/seats/{seat}/disconnected", **answer)
+    async def player_disconnected(
+        table_id: TableId, seat: SeatNo, request: Request, who: Identity = Depends(operator)
+    ) -> dict:
+        return await run(table_id, request, who, c.PlayerDisconnected(seat))
+
+    @router.post("/tables/{table_id}/actions", **answer)
+    async def action(
+        table_id: TableId, body: ActionIn, request: Request, who: Identity = Depends(operator)
+    ) -> dict:
+        """A player's decision, checked against the legal actions of that actor now."""
+        command = c.Act(body.actor, body.action, body.account, body.hand, body.target)
+        return await run(table_id, request, who, command)
 
     readers = require(Role.REGULATOR, Role.SUPERVISOR, Role.OPERATOR, Role.ADMIN)
 
@@ -408,6 +472,7 @@ def table_router() -> APIRouter:
             bets = session.scalars(query.order_by(BetRow.placed_seq))
             return {
                 **_round_json(row),
+                **round_record(session, row.table_id, round_id),
                 "bets": [
                     {
                         "bet_id": b.bet_id,
@@ -600,8 +665,9 @@ async def _serve_stream(
 ) -> None:
     manager: TableManager = websocket.app.state.tables
     hub: StreamHub = websocket.app.state.hub
+    await websocket.accept()  # accepted first, so the client reads the close code and reason
     if table_id not in manager.tables:
-        await websocket.close(CLOSE_NOT_FOUND, f"no table {table_id}")
+        await websocket.close(*_not_here(manager, table_id))
         return
     ticket = hub.admit(table_id, address)
     if isinstance(ticket, str):
@@ -639,7 +705,10 @@ async def _serve_stream(
                 return
             event = getter.result()
             if event is None:
-                await websocket.close(CLOSE_TOO_FAR_BEHIND, "too far behind; resume from your seq")
+                if table_id not in manager.tables:  # handed over: resume where it runs now
+                    await websocket.close(*_not_here(manager, table_id))
+                else:
+                    await websocket.close(CLOSE_TOO_FAR_BEHIND, "too far behind; resume from seq")
                 return
             if event.seq <= last:
                 continue
@@ -658,6 +727,20 @@ async def _serve_stream(
         gone.cancel()
         hub.unsubscribe(table_id, queue)
         hub.leave(ticket)
+
+
+def _not_here(manager: TableManager, table_id: str) -> tuple[int, str]:
+    """The WebSocket close for a table this process does not run: 4421 and the owner's
+    address (a studio's table on another process), 4503 (being taken over), or 4404."""
+    try:
+        manager.get(table_id)
+    except TableElsewhere as exc:
+        return 4421, str(exc.details.get("owner_url") or exc.details.get("owner"))
+    except TableUnavailable as exc:
+        return 4503, exc.reason
+    except Refused as exc:
+        return CLOSE_NOT_FOUND, exc.reason
+    return 4503, f"table {table_id} is starting"
 
 
 def build_app(
@@ -682,6 +765,9 @@ def build_app(
         )
         runtime.store.subscribe(hub.publish)
         app.state.hub = hub
+        for_dropped = getattr(manager, "on_dropped", None)
+        if for_dropped is not None:
+            for_dropped.append(hub.end)
         publisher = None
         if runtime.settings.nats_url:
             from table_service.table.nats_stream import JetStreamPublisher
@@ -697,7 +783,11 @@ def build_app(
                 await publisher.stop()
             hub.close()
 
-    app = create_app(runtime, routers=[table_router()], lifespan=lifespan)
+    routers = [table_router()]
+    if isinstance(manager, Studio):
+        routers.append(studio_router())
+    app = create_app(runtime, routers=routers, lifespan=lifespan)
     app.state.tables = manager
+    app.add_exception_handler(TableElsewhere, table_elsewhere)  # type: ignore[arg-type]
 
     return app
