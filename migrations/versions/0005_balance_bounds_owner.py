@@ -1,7 +1,7 @@
 """accounts: a balance ceiling CHECK (both backends) and the owning operator
 
-Revision ID: 0004_balance_bounds_owner
-Revises: 0003_audit_notes
+Revision ID: 0005_balance_bounds_owner
+Revises: 0004_studio_leases
 Create Date: 2026-12-01
 
 A balance could grow past 2^63−1 (a float on SQLite, an error on PostgreSQL); now the
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004_balance_bounds_owner"
-down_revision = "0003_audit_notes"
+revision = "0005_balance_bounds_owner"
+down_revision = "0004_studio_leases"
 branch_labels = None
 depends_on = None
 
