@@ -665,7 +665,6 @@ async def _serve_stream(
 ) -> None:
     manager: TableManager = websocket.app.state.tables
     hub: StreamHub = websocket.app.state.hub
-    await websocket.accept()  # accepted first, so the client reads the close code and reason
     if table_id not in manager.tables:
         await websocket.close(*_not_here(manager, table_id))
         return
