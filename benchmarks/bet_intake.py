@@ -28,7 +28,8 @@ from table_service.table.config import StakeLimits, TableConfig
 from table_service.table.service import TableService, new_bet_id
 from table_service.table.wallet import Transfer, transfer
 
-ACTOR = "bench:intake"
+# The operator whose accounts take the bets (accounts belong to the operator that funds them).
+ACTOR = "operator:bench-operator"
 ACCOUNTS = 1000
 BET_TYPES = ("player", "banker", "tie", "player_pair", "banker_pair", "big", "small")
 
@@ -80,7 +81,7 @@ def through_http(runtime: Runtime, bets: int, batch: int) -> float:
     table = "bench-http"
     with runtime.sessions.begin() as session:
         tokens = {
-            role: add_principal(session, runtime.store, f"bench-{role}", role, actor=ACTOR)
+            role: add_principal(session, runtime.store, f"bench-{role}", role, actor="bench")
             for role in ("operator", "dealer", "supervisor")
         }
     app = build_app(runtime, [table_config(table, batch)], with_readers=False)

@@ -71,6 +71,12 @@ class Settings(BaseSettings):
     stream_max_public_per_address: int = Field(
         50, ge=1, description="Anonymous stream subscribers per client address at once"
     )
+    stream_replay_concurrency: int = Field(
+        8, ge=1, le=1000, description="Stream clients sending a replay page at once"
+    )
+    stream_replay_rate: int = Field(
+        10_000, ge=100, description="Replay frames a second, all stream clients together"
+    )
     stream_replay_workers: int = Field(
         2, ge=1, le=32, description="Threads that read stream replays (apart from writes)"
     )

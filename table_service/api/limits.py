@@ -161,15 +161,11 @@ class BodyLimits:
     @staticmethod
     async def _answer(send: Send, refused: BodyRefused) -> None:
         body = problem_body(refused.status, refused.code, refused.detail)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": refused.status,
-                "headers": [
-                    (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
+        headers = [
+            (b"content-type", PROBLEM_MEDIA_TYPE.encode()),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        if refused.status == 413:  # the rest of the body was never read: end the connection
+            headers.append((b"connection", b"close"))
+        await send({"type": "http.response.start", "status": refused.status, "headers": headers})
         await send({"type": "http.response.body", "body": body})

@@ -55,7 +55,9 @@ from table_service.table.stream import (
     CLOSE_TOO_FAR_BEHIND,
     CLOSE_TOO_MANY,
     CLOSE_UNAUTHORIZED,
+    PAGE_SEND_TIMEOUT,
     REPLAY_PAGE,
+    SEND_BURST,
     StreamHub,
     internal_view,
     operator_view,
@@ -689,11 +691,22 @@ async def _serve_stream(
     gone = asyncio.create_task(until_disconnect())
     try:
         while not gone.done():
-            page = await hub.page(table_id, view_key, last, read_after, view)
-            for seq, text in page:
-                if text is not None:
-                    await websocket.send_text(text)
-                last = seq
+            async with hub.replay_slots:  # replays take turns on the shared event loop
+                page = await hub.page(table_id, view_key, last, read_after, view)
+                try:
+                    async with asyncio.timeout(PAGE_SEND_TIMEOUT):
+                        sent = 0
+                        for seq, text in page:
+                            if text is not None:
+                                await websocket.send_text(text)
+                                sent += 1
+                                if sent % SEND_BURST == 0:
+                                    await hub.pace(SEND_BURST)
+                            last = seq
+                        await hub.pace(sent % SEND_BURST)
+                except TimeoutError:
+                    await websocket.close(CLOSE_TOO_FAR_BEHIND, "too slow; resume from seq")
+                    return
             if len(page) < REPLAY_PAGE:
                 break
         while True:
@@ -712,7 +725,7 @@ async def _serve_stream(
             if event.seq <= last:
                 continue
             if view_key == "public" or view_key == "internal":
-                text = render(view, event)
+                text = hub.rendered(view_key, view, event)
             else:  # an operator's view may look up an account's owner
                 text = await asyncio.get_running_loop().run_in_executor(
                     hub.replay_pool, render, view, event
@@ -761,6 +774,8 @@ def build_app(
             max_public_per_table=settings.stream_max_public_per_table,
             max_public_per_address=settings.stream_max_public_per_address,
             replay_workers=settings.stream_replay_workers,
+            replay_concurrency=settings.stream_replay_concurrency,
+            replay_rate=settings.stream_replay_rate,
         )
         runtime.store.subscribe(hub.publish)
         app.state.hub = hub

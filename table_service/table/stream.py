@@ -11,6 +11,14 @@ read-only transactions on the replay pool (threads of their own, never the pool 
 commands use), one database read per page however many clients want it at once (full
 pages never change and are kept, as the text each view sends, in a small cache), and a
 limit of anonymous subscribers per table and per client address.
+
+The event loop is shared with every command and request, so replays also take turns: at
+most ``replay_concurrency`` clients send a page at a time, each yielding to the loop every
+:data:`SEND_BURST` frames, all of them together at most ``replay_rate`` frames a second
+(a token bucket: the loop keeps most of its time for commands however many clients
+replay), and a page that a client does not take within
+:data:`PAGE_SEND_TIMEOUT` seconds ends its stream (it resumes from its last seq). A crowd of
+replaying clients then slows itself down, not the writes.
 """
 
 from __future__ import annotations
@@ -31,6 +39,9 @@ log = structlog.get_logger(__name__)
 
 QUEUE_LIMIT = 10_000
 REPLAY_PAGE = 200
+SEND_BURST = 16  # frames sent before yielding to the event loop
+PAGE_SEND_TIMEOUT = 30.0
+LIVE_RENDERED = 4096  # live events kept rendered per view, so N subscribers render once
 PAGE_CACHE = 512  # full pages kept (each at most REPLAY_PAGE rendered events)
 
 # Close codes of the stream (4000–4999 are the application's own).
@@ -154,6 +165,8 @@ class StreamHub:
         max_public_per_table: int = 2000,
         max_public_per_address: int = 50,
         replay_workers: int = 2,
+        replay_concurrency: int = 8,
+        replay_rate: int = 10_000,
     ) -> None:
         self.loop = loop
         self._subscribers: dict[str, set[asyncio.Queue[StoredEvent | None]]] = defaultdict(set)
@@ -164,6 +177,39 @@ class StreamHub:
         self.replay_pool = ThreadPoolExecutor(replay_workers, thread_name_prefix="replay")
         self._pages: OrderedDict[tuple[str, str, int], list[tuple[int, str | None]]] = OrderedDict()
         self._loading: dict[tuple[str, str, int], asyncio.Future[Any]] = {}
+        self.replay_slots = asyncio.Semaphore(replay_concurrency)
+        self.replay_rate = replay_rate
+        self._tokens = float(replay_rate) / 10
+        self._stamp = loop.time()
+
+    async def pace(self, frames: int) -> None:
+        """Spend ``frames`` of the replay budget, waiting when it is overspent."""
+        now = self.loop.time()
+        cap = self.replay_rate / 10  # at most a tenth of a second's worth in one go
+        self._tokens = min(cap, self._tokens + (now - self._stamp) * self.replay_rate)
+        self._stamp = now
+        self._tokens -= frames
+        if self._tokens < 0:
+            await asyncio.sleep(-self._tokens / self.replay_rate)
+        else:
+            await asyncio.sleep(0)
+        self._live: OrderedDict[tuple[str, int], str | None] = OrderedDict()
+
+    def rendered(
+        self,
+        view_key: str,
+        view: Callable[[StoredEvent], dict[str, Any] | None],
+        event: StoredEvent,
+    ) -> str | None:
+        """A live event as ``view`` shows it, rendered once for all its subscribers."""
+        key = (view_key, event.seq)
+        if key in self._live:
+            return self._live[key]
+        text = render(view, event)
+        self._live[key] = text
+        while len(self._live) > LIVE_RENDERED:
+            self._live.popitem(last=False)
+        return text
 
     # -- admission -------------------------------------------------------------------------
     def admit(self, table_id: str, address: str | None) -> Ticket | str:
