@@ -73,7 +73,12 @@ def dealer_on_duty(session: Session, table_id: str, before_seq: int | None = Non
 def _view(request: Request, table_id: str, audience: str) -> dict[str, Any]:
     service = _service(request, table_id)
     state = service.state
-    view = console_view(state.public_summary(), state.config, audience=audience)
+    view = console_view(
+        state.public_summary(),
+        state.config,
+        audience=audience,
+        game_view=_game_view(state, audience),
+    )
     view["server_time"] = _now()
     shoe = getattr(service.config, "shoe", None)
     dialect = str(getattr(shoe, "dialect", "") or getattr(shoe, "kind", "") or "")
@@ -83,6 +88,21 @@ def _view(request: Request, table_id: str, audience: str) -> dict[str, Any]:
             found = state.incidents.get(item.get("incident_id"))
             item["raised_by"] = getattr(found, "raised_by", None)
     return view
+
+
+def _game_view(state: Any, audience: str) -> dict[str, Any] | None:
+    """The game's own view of the round in play for ``audience`` (what a spectator or the
+    dealer may see: a face-down card stays face down for the public)."""
+    rnd = getattr(state, "round", None)
+    play = getattr(rnd, "play", None)
+    game = getattr(rnd, "game", None)
+    if play is None or game is None:
+        return None
+    try:
+        return dict(game.view(play.state, audience))
+    except Exception:  # a game without that audience: the public view is always there
+        log.warning("console.view_failed", audience=audience, exc_info=True)
+        return None
 
 
 def pages_router() -> APIRouter:

@@ -92,11 +92,13 @@ def console_view(
     config: Mapping[str, Any] | None,
     *,
     audience: str,
+    game_view: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The summary with the round laid out by position, for ``audience`` public or dealer.
+    """The summary with the round laid out for ``audience`` (``public`` or ``dealer``).
 
-    A game that publishes its own views in the summary (``views``) is passed through; the
-    baccarat table (which has none) is laid out here from the rules.
+    Baccarat is laid out here by position with each hand's total, from the rules; any
+    other game's own view for that audience (``game_view``, from the game's ``view``) is
+    passed through as the layout.
     """
     game = game_of(summary, config)
     rnd = summary.get("round") or None
@@ -118,18 +120,14 @@ def console_view(
             "deadline": rnd.get("deadline") or rnd.get("closes_at"),
             "closes_at": rnd.get("closes_at"),
             "next": _next_target(rnd),
-            "turn": rnd.get("turn"),
+            "turn": _turn(rnd),
             "outcome": rnd.get("outcome"),
         }
-        views = summary.get("views") or rnd.get("views") or {}
-        chosen = views.get(audience) if isinstance(views, Mapping) else None
-        if chosen is not None:
-            round_view["layout"] = chosen
-        elif game == "baccarat":
-            cards = rnd.get("cards") or []
-            round_view["layout"] = baccarat_layout(cards)
+        if game == "baccarat":
+            round_view["layout"] = baccarat_layout(rnd.get("cards") or [])
         else:
-            round_view["layout"] = {"positions": [], "hands": []}
+            chosen = game_view if game_view is not None else rnd.get("view")
+            round_view["layout"] = dict(chosen) if isinstance(chosen, Mapping) else {}
         if audience == "dealer":
             round_view["cards"] = list(rnd.get("cards") or [])
             round_view["legal_actions"] = rnd.get("legal_actions")
@@ -164,15 +162,29 @@ def _public_shoe(shoe: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _next_target(rnd: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The next target in one shape, whichever the summary gives."""
-    target = rnd.get("next_target") or rnd.get("next")
+    """Where the next card goes (``code``, ``seat``, ``hand``, ``face_up``), or None when
+    no card is owed (a decision is awaited, the round is complete)."""
+    target = rnd.get("next")
     if isinstance(target, Mapping):
-        return dict(target)
-    if isinstance(target, str):
-        return {"code": target}
+        if target.get("kind", "card") == "card" and target.get("code"):
+            return dict(target)
+        return None
     position = rnd.get("next_position")
-    if position:
-        return {"code": position, "kind": "position"}
+    if isinstance(position, str) and position:
+        return {"kind": "card", "code": position}
+    return None
+
+
+def _turn(rnd: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The decision awaited: who, the legal actions, and the recorded deadline."""
+    turn = rnd.get("turn")
+    if isinstance(turn, Mapping):
+        return dict(turn)
+    target = rnd.get("next")
+    if isinstance(target, Mapping) and target.get("kind") == "decision":
+        return {k: v for k, v in target.items() if k != "kind"}
+    if isinstance(target, Mapping) and target.get("kind") == "supervisor":
+        return {"actors": ["supervisor"], "cards_not_taken": target.get("cards_not_taken")}
     return None
 
 

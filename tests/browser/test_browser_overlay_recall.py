@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import sign_in
+from browser_helpers import sign_in
 from playwright.sync_api import expect
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import sign_in, wait_for
+from browser_helpers import sign_in, wait_for
 from playwright.sync_api import expect
 
 

@@ -106,7 +106,8 @@ def test_views_show_each_audience_what_it_may_see(rig: Rig) -> None:
     dealer = rig.get("/console/tables/bac-1/view", "dealer")
     assert dealer["game"] == "baccarat" and dealer["paused"] is True
     rnd = dealer["round"]
-    assert rnd["phase"] == "dealing" and rnd["next"] == {"code": "B2", "kind": "position"}
+    assert rnd["phase"] == "dealing" and rnd["next"]["code"] == "B2"
+    assert rnd["next"]["kind"] == "card" and rnd["turn"] is None
     assert rnd["layout"]["positions"] == [
         {"position": "P1", "card": "2S"},
         {"position": "B1", "card": "5H"},
