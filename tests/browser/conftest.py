@@ -50,8 +50,11 @@ def _require_browser() -> bool:
     return os.environ.get("LIVETABLE_REQUIRE_BROWSER", "") not in ("", "0", "false")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
+    """One Chromium for all the browser tests, closed after the last of them: Playwright's
+    synchronous API keeps an event loop in this thread while it runs, which the asyncio
+    tests elsewhere in the suite must not find there."""
     if not Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is None:
         message = f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
         if _require_browser():
