@@ -36,7 +36,9 @@ class Settings(BaseSettings):
         None, description="SQLAlchemy URL; default SQLite <data_dir>/livetable.db"
     )
     log_format: Literal["console", "json"] = "console"
-    log_level: str = "INFO"
+    log_level: str | None = Field(
+        None, description="Log level; default: the command's own (INFO, WARNING for data commands)"
+    )
     checkpoint_every: int = Field(1000, ge=1, description="Sign a checkpoint every N events")
     log_origin: str = Field(
         "livetable",
