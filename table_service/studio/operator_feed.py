@@ -108,4 +108,5 @@ async def run_feed(
                     await message.ack()
     finally:
         with contextlib.suppress(Exception):
-            await nc.drain()
+            await nc.flush(timeout=2)  # the last acknowledgements reach the server
+        await nc.close()

@@ -151,3 +151,74 @@ async def test_feeds_survive_a_nats_restart_and_an_operator_outage(
         await publisher.stop()
         await table.stop()
         server.stop()
+
+
+async def _read_lines(proc: Any, count: int, seconds: float = 60) -> list[dict[str, Any]]:
+    lines = []
+    while len(lines) < count:
+        raw = await asyncio.wait_for(proc.stdout.readline(), seconds)
+        assert raw, "operator-feed ended"
+        lines.append(json.loads(raw))
+    return lines
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+async def test_operator_feed_command_resumes_after_it_was_stopped(
+    make_runtime, tmp_path, nats_binary: str
+) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import sys
+
+    runtime = make_runtime()
+    server = NatsServer(nats_binary, tmp_path / "nats")
+    server.start()
+    table = TableService(runtime, TableConfig(table_id="feed-1", betting_seconds=600))
+    publisher = JetStreamPublisher(runtime, server.url, stream="CLIFEED")
+    state = tmp_path / "op-c.json"
+    command = [
+        sys.executable, "-m", "table_service.cli", "operator-feed", "--operator", "op-c",
+        "--nats", server.url, "--stream", "CLIFEED", "--state", str(state),
+    ]  # fmt: skip
+    env = {**os.environ, "LIVETABLE_LOG_LEVEL": "WARNING"}
+    procs = []
+
+    async def feed() -> Any:
+        proc = await asyncio.create_subprocess_exec(
+            *command, stdout=asyncio.subprocess.PIPE, stderr=None, env=env
+        )
+        procs.append(proc)
+        return proc
+
+    try:
+        transfer(runtime, Transfer("acct-op-c", 100_000, "seed", "credit"), actor="operator:op-c")
+        await table.start(with_reader=False)
+        await table.execute(c.InsertShoe(), actor="supervisor:s")
+        for card in ["2S", "3H", "4H"]:
+            await table.execute(c.CardScanned(card), actor="supervisor:s")
+        await publisher.start()
+        await _round(table, 1, ["op-c", "op-d"])
+        first = await feed()
+        lines = await _read_lines(first, 2)  # round 1: its bets placed, then settled
+        first.terminate()
+        await first.wait()
+        await _round(table, 2, ["op-c", "op-d"])  # while the operator's client is down
+        await publisher.wait_idle()
+        second = await feed()
+        lines += await _read_lines(second, 2)
+        second.terminate()
+        await second.wait()
+        assert [m["type"] for m in lines] == ["bets_placed", "bets_settled"] * 2
+        seqs = [m["seq"] for m in lines]
+        assert seqs == sorted(set(seqs))  # in order, none twice
+        assert {b["key"] for m in lines if m["type"] == "bets_placed" for b in m["bets"]} == {
+            f"r{n}-{i}" for n in (1, 2) for i in range(2)
+        }
+        assert json.loads(state.read_text()) == {"feed-1": seqs[-1]}
+    finally:
+        for proc in procs:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        await publisher.stop()
+        await table.stop()
+        server.stop()
