@@ -138,8 +138,30 @@ def audit_verify(
     public_key: str | None = typer.Option(
         None, help="Trusted public key (base64, or a file holding it); default: this server's"
     ),
+    bundle: Path | None = typer.Option(None, "--bundle", help="Verify an export bundle folder"),
+    verifier_key: str | None = typer.Option(
+        None, "--verifier-key", help="The log's note verifier key (pins a bundle's key)"
+    ),
+    witness_key: list[str] = typer.Option(
+        [], "--witness-key", help="Require this witness's cosignature (repeatable)"
+    ),
+    replay: bool = typer.Option(False, "--replay", help="Recompute every round's payouts"),
+    read_models: bool = typer.Option(
+        False, "--read-models", help="Also check balances, ledger, bets, principals against the log"
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Refuse events older than LIVETABLE_CHECKPOINT_MAX_AGE unsealed"
+    ),
+    witness_state: Path | None = typer.Option(
+        None, "--witness-state", help="A witness's state folder: the log must extend what it saw"
+    ),
 ) -> None:
     """Check chain, hashes, Merkle roots and signatures; exit 1 naming the first bad seq."""
+    from table_service import cli_audit
+
+    if bundle is not None:
+        cli_audit.verify_bundle_cli(bundle, verifier_key, witness_key, replay)
+        return
     key_text = public_key
     if key_text and Path(key_text).exists():
         key_text = Path(key_text).read_text().strip()
@@ -160,8 +182,25 @@ def audit_verify(
 
             trusted = load_public_key(key_text)
             keys = {key_id(trusted): trusted}
+        if verifier_key:
+            keys = [cli_audit.parse_log_key(verifier_key)]  # type: ignore[assignment]
         with runtime.sessions() as session:
             report = verify_database(session, keys)
+        if report.ok:
+            problems: list[str] = []
+            if strict:
+                found = cli_audit.strict_problem(report, runtime.settings.checkpoint_max_age)
+                problems += [found] if found else []
+            if witness_state is not None:
+                found = cli_audit.check_witness_state(runtime, witness_state)
+                problems += [found] if found else []
+            if read_models:
+                problems += cli_audit.read_model_problems(runtime)
+            if problems:
+                _print_report(report)
+                for problem in problems:
+                    err.print(f"[red]FAILED[/red] {problem}")
+                raise typer.Exit(1)
     _print_report(report)
     if not report.ok:
         raise typer.Exit(1)
@@ -200,9 +239,25 @@ def audit_verifier_key() -> None:
 
 
 @audit_app.command("export")
-def audit_export(out: Path = typer.Option(..., help="Output file (JSON lines)")) -> None:
+def audit_export(
+    out: Path | None = typer.Option(None, help="Output file (JSON lines)"),
+    bundle: Path | None = typer.Option(
+        None, "--bundle", help="Write a regulator bundle into this new folder instead"
+    ),
+    table: str | None = typer.Option(None, "--table", help="Bundle: this table only"),
+    date_from: str | None = typer.Option(None, "--from", help="Bundle: from this date (UTC)"),
+    date_to: str | None = typer.Option(None, "--to", help="Bundle: to this date (UTC)"),
+) -> None:
     """Export every event and checkpoint for offline verification."""
     runtime = _runtime(upgrade=False)
+    if bundle is not None:
+        from table_service.cli_audit import export_bundle
+
+        export_bundle(runtime, bundle, table, date_from, date_to)
+        return
+    if out is None:
+        err.print("[red]--out FILE or --bundle DIR is required[/red]")
+        raise typer.Exit(2)
     with runtime.sessions() as session, out.open("w", encoding="utf-8") as handle:
         count = write_export(session, runtime.signer, runtime.settings.log_origin, handle)
     console.print(f"{count} events written to {out}; public key {runtime.signer.public_key_b64}")
@@ -242,4 +297,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(db_app, name="db")
     app.add_typer(principal_app, name="principal")
     app.add_typer(audit_app, name="audit")
+    from table_service.cli_audit import witness
+
+    audit_app.command("witness")(witness)
     app.command("serve")(serve)

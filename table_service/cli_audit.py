@@ -1,0 +1,192 @@
+"""Regulator commands of ``livetable audit``: bundles, their verification, the witness.
+
+Kept apart from ``cli_foundation`` so the foundation's commands stay small; they call in
+here when given ``--bundle`` (or the checks that need more than the chain).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from audit.bundle import BundleError, Scope, verify_bundle, write_bundle
+from audit.note import NoteError, VerifierKey
+from audit.verify import VerifyReport
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _key_text(value: str) -> str:
+    path = Path(value)
+    return path.read_text().strip() if path.exists() else value.strip()
+
+
+def parse_log_key(value: str) -> VerifierKey:
+    try:
+        return VerifierKey.parse(_key_text(value))
+    except (NoteError, OSError) as exc:
+        err.print(f"[red]verifier key:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
+def parse_witness_keys(values: list[str]) -> list[VerifierKey]:
+    from audit.cosign import parse_cosigner_key
+
+    keys = []
+    for value in values:
+        try:
+            keys.append(parse_cosigner_key(_key_text(value)))
+        except (NoteError, OSError) as exc:
+            err.print(f"[red]witness key:[/red] {exc}")
+            raise typer.Exit(2) from exc
+    return keys
+
+
+def export_bundle(
+    runtime: object, out: Path, table: str | None, date_from: str | None, date_to: str | None
+) -> None:
+    from table_service.runtime import Runtime
+
+    assert isinstance(runtime, Runtime)
+    if out.exists():
+        err.print(f"[red]refused:[/red] {out} already exists; a bundle goes into a new folder")
+        raise typer.Exit(2)
+    started = time.monotonic()
+    try:
+        with runtime.sessions() as session:
+            summary = write_bundle(
+                session,
+                runtime.signer.public_key,
+                runtime.settings.log_origin,
+                out,
+                Scope(table, date_from, date_to),
+            )
+    except BundleError as exc:
+        err.print(f"[red]refused:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    console.print(
+        f"bundle {out}: {summary.events} events ({summary.redacted} outside the scope, links "
+        f"only), {summary.rounds} rounds, {summary.checkpoints} checkpoints up to size "
+        f"{summary.size}, in {time.monotonic() - started:.1f} s"
+    )
+
+
+def verify_bundle_cli(
+    bundle: Path, verifier_key: str | None, witness_keys: list[str], replay: bool
+) -> None:
+    log_key = parse_log_key(verifier_key) if verifier_key else None
+    witnesses = parse_witness_keys(witness_keys)
+    started = time.monotonic()
+    try:
+        report = verify_bundle(bundle, verifier_key=log_key, witness_keys=witnesses, replay=replay)
+    except (BundleError, OSError) as exc:
+        err.print(f"[red]FAILED[/red] {exc}")
+        raise typer.Exit(1) from exc
+    typer.echo(report.summary())
+    for note in report.notes:
+        err.print(f"  note: {note}")
+    for key, size in report.witnessed_size.items():
+        err.print(f"  witnessed up to size {size} by {key.split('+')[0]}")
+    err.print(f"  ({time.monotonic() - started:.1f} s)")
+
+
+def strict_problem(report: VerifyReport, max_age: int, now: datetime | None = None) -> str | None:
+    """Why a log fails ``--strict``: events waiting for a checkpoint longer than allowed."""
+    if report.tail_start is None or not report.unsealed:
+        return None
+    seq, ts = report.tail_start
+    moment = now or datetime.now(UTC)
+    try:
+        first = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:
+        return f"event {seq} has an unreadable timestamp {ts!r}"
+    waited = (moment - first).total_seconds()
+    if waited > max_age:
+        return (
+            f"{report.unsealed} event(s) from sequence {seq} on are not covered by a checkpoint "
+            f"(the first is {int(waited)} s old, the limit is {max_age} s)"
+        )
+    return None
+
+
+def read_model_problems(runtime: object) -> list[str]:
+    from audit.readmodels import check_read_models
+    from table_service.runtime import Runtime
+
+    assert isinstance(runtime, Runtime)
+    with runtime.sessions() as session:
+        return check_read_models(session)
+
+
+def check_witness_state(runtime: object, state: Path) -> str | None:
+    """Compare the log with what a witness cosigned last (its state folder)."""
+    from audit.tree import LogTree
+    from audit.witness import Witness
+    from table_service.runtime import Runtime
+
+    assert isinstance(runtime, Runtime)
+    seen = Witness(state).latest(runtime.settings.log_origin)
+    if seen is None:
+        return f"the witness at {state} has never cosigned {runtime.settings.log_origin}"
+    from audit.store import EventStore
+
+    with runtime.sessions() as session:
+        head = EventStore.head(session)[0]
+    if head < seen.size:
+        return f"truncated: the witness cosigned size {seen.size}, the log ends at {head}"
+    if LogTree(runtime.sessions).root(seen.size) != seen.root:
+        return (
+            f"rewritten: the log's tree of size {seen.size} differs from what the witness cosigned"
+        )
+    return None
+
+
+def witness(
+    log: str = typer.Option(..., "--log", help="Base URL of the log (its /tlog/ endpoint)"),
+    verifier_key: str = typer.Option(
+        ..., "--verifier-key", help="The log's note verifier key (or a file holding it)"
+    ),
+    state: Path = typer.Option(..., "--state", help="This witness's own folder: key and state"),
+    name: str | None = typer.Option(None, "--name", help="Witness name on first start"),
+    token: str | None = typer.Option(
+        None, "--token", envvar="LIVETABLE_WITNESS_TOKEN", help="Regulator token for the log"
+    ),
+    interval: float = typer.Option(30.0, "--interval", min=0.5, help="Seconds between polls"),
+    once: bool = typer.Option(False, "--once", help="Poll once and exit (1 if refused)"),
+) -> None:
+    """Run an independent witness: poll the log's checkpoint, check its signature and its
+    consistency with the last one cosigned, cosign it (c2sp.org/tlog-cosignature) and hand
+    the cosignature back to the log. Refusals are kept in the state folder."""
+    import httpx
+
+    from audit.witness import Witness, WitnessRefused, poll_once
+
+    log_key = parse_log_key(verifier_key)
+    try:
+        me = Witness(state, name)
+    except (NoteError, OSError, ValueError) as exc:
+        err.print(f"[red]witness state:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    err.print(f"witness {me.verifier_key}")
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    with httpx.Client(base_url=log.rstrip("/"), headers=headers, timeout=30.0) as client:
+        while True:
+            try:
+                size, _ = poll_once(me, client, log_key)
+                console.print(f"cosigned {log_key.name} at size {size}")
+            except WitnessRefused as refused:
+                err.print(f"[red]REFUSED[/red] {refused.code}: {refused.reason}")
+                if once:
+                    raise typer.Exit(1) from refused
+            except (httpx.HTTPError, ValueError) as exc:
+                err.print(f"[yellow]log unreachable or bad answer:[/yellow] {exc}")
+                if once:
+                    raise typer.Exit(2) from exc
+            if once:
+                return
+            time.sleep(interval)
