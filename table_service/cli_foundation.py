@@ -289,7 +289,18 @@ def serve(
     else:
         err.print("no table configuration (--tables or LIVETABLE_TABLE_CONFIG): API only")
     app = build_app(runtime, configs)
-    uvicorn.run(app, host=host or settings.host, port=port or settings.port, log_config=None)
+    from audit.watchdog import AuditWatchdog
+
+    watchdog = AuditWatchdog(
+        runtime,
+        seal_seconds=settings.checkpoint_max_age,
+        read_model_seconds=settings.read_model_check_seconds,
+    )
+    watchdog.start()
+    try:
+        uvicorn.run(app, host=host or settings.host, port=port or settings.port, log_config=None)
+    finally:
+        watchdog.stop()
 
 
 def register(app: typer.Typer) -> None:

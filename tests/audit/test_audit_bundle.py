@@ -221,3 +221,30 @@ def test_read_model_edits_are_named(played) -> None:  # type: ignore[no-untyped-
     assert any(p.startswith("account a2: balance") and "from the log" in p for p in problems)
     assert any(p.startswith(f"bet {bet}: returned") for p in problems)
     assert any(p.startswith("principal ghost: in the table but never added") for p in problems)
+
+
+def test_the_serve_watchdog_seals_and_raises_a_ledger_mismatch_alarm(played) -> None:  # type: ignore[no-untyped-def]
+    from audit.watchdog import AuditWatchdog
+
+    runtime, _ = played
+    dog = AuditWatchdog(runtime, seal_seconds=1, read_model_seconds=1)
+    size = dog.seal()
+    with runtime.sessions() as session:
+        assert (
+            size is not None
+            and verify_database(session, [runtime.store.note_signer.verifier_key]).unsealed == 0
+        )
+    assert dog.seal() is None  # nothing new to seal
+    assert dog.check_read_models() == []
+    with runtime.engine.begin() as conn:
+        conn.execute(text("UPDATE bets SET result = 'win' WHERE status = 'refunded'"))
+    problems = dog.check_read_models()
+    dog.check_read_models()  # the same differences: one alarm, not two
+    with runtime.engine.connect() as conn:
+        alarms = (
+            conn.execute(text("SELECT payload FROM audit_events WHERE type = 'alarm_raised'"))
+            .scalars()
+            .all()
+        )
+    assert len(alarms) == 1 and problems and "ledger_mismatch" in alarms[0]
+    assert "result 'win' (log: 'refunded')" in problems[0]
