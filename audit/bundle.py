@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from audit.canonical import canonical_json
 from audit.cosign import verify_cosignature
-from audit.models import AuditCheckpoint, AuditEvent
+from audit.models import AuditCheckpoint
 from audit.note import (
     ALG_ED25519,
     NoteError,
@@ -35,7 +35,6 @@ from audit.note import (
 from audit.proof import ProofError, consistency_proof, list_subtree, verify_consistency
 from audit.published import note_with_cosignatures
 from audit.replay import ReplayError, ReplayTotals, fold_rounds, replay_round, rules_hash
-from audit.store import StoredEvent
 from audit.verify import VerifyReport, verify_log
 
 FORMAT = "livetable-bundle/1"
@@ -71,15 +70,52 @@ class BundleSummary:
     size: int
 
 
-def _events(session: Session, size: int) -> Iterator[StoredEvent]:
-    query = (
-        select(AuditEvent)
-        .where(AuditEvent.seq <= size)
-        .order_by(AuditEvent.seq)
-        .execution_options(yield_per=2000)
+@dataclass(frozen=True, slots=True)
+class _Event:
+    """An event row as stored: the payload stays the canonical JSON text it was hashed as."""
+
+    seq: int
+    table_id: str
+    round_id: str | None
+    type: str
+    actor: str
+    ts: str
+    payload_text: str
+    prev_hash: str
+    hash: str
+
+    @property
+    def payload(self) -> Any:
+        return json.loads(self.payload_text)
+
+    def line(self) -> str:
+        head = json.dumps(
+            {
+                "seq": self.seq,
+                "table_id": self.table_id,
+                "round_id": self.round_id,
+                "type": self.type,
+                "actor": self.actor,
+                "ts": self.ts,
+            },
+            ensure_ascii=False,
+        )[:-1]
+        tail = json.dumps({"prev_hash": self.prev_hash, "hash": self.hash})[1:]
+        return f'{head}, "payload": {self.payload_text}, {tail}\n'
+
+
+def _events(session: Session, size: int, where: str = "") -> Iterator[_Event]:
+    """Stream events straight from the driver (the ORM costs more than the export)."""
+    connection = session.connection().execution_options(yield_per=5000)
+    result = connection.execute(
+        text(
+            "SELECT seq, table_id, round_id, type, actor, ts, payload, prev_hash, hash"
+            f" FROM audit_events WHERE seq <= :size {where} ORDER BY seq"
+        ),
+        {"size": size},
     )
-    for row in session.scalars(query):
-        yield StoredEvent.from_row(row)
+    for row in result:
+        yield _Event(*row)
 
 
 def _recorded(session: Session, round_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -129,34 +165,35 @@ def write_bundle(
 
     # Which rounds are in scope: their table, and opened within the period.
     in_scope: set[str] = set()
-    for event in _events(session, size):
-        if (
-            event.type == "betting_opened"
-            and scope.table_ok(event.table_id)
-            and scope.in_period(event.ts)
-        ):
+    for event in _events(session, size, "AND type = 'betting_opened'"):
+        if scope.table_ok(event.table_id) and scope.in_period(event.ts):
             in_scope.add(event.payload["round_id"])
+    everything = scope.table_id is None and not scope.date_from and not scope.date_to
 
-    def wanted(event: StoredEvent) -> bool:
+    def wanted(event: _Event) -> bool:
+        if everything:
+            return True
         if not scope.table_ok(event.table_id):
             return False
         if event.type == "table_opened":
             return not scope.date_to or event.ts[: len(scope.date_to)] <= scope.date_to
         if event.round_id is not None:
             return event.round_id in in_scope
-        from_round = event.payload.get("from_round") if isinstance(event.payload, dict) else None
+        from_round = (
+            event.payload.get("from_round") if '"from_round"' in event.payload_text else None
+        )
         if from_round is not None:
             return from_round in in_scope
         return scope.in_period(event.ts)
 
-    kept: list[StoredEvent] = []
+    kept: list[_Event] = []
     redacted = count = 0
     with (out / "events.jsonl").open("w", encoding="utf-8") as handle:
         for event in _events(session, size):
             count += 1
             if wanted(event):
                 kept.append(event)
-                handle.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+                handle.write(event.line())
             else:
                 redacted += 1
                 line = {"seq": event.seq, "prev_hash": event.prev_hash, "hash": event.hash}

@@ -181,7 +181,9 @@ def test_an_event_edited_in_the_bundle_is_named(played, tmp_path: Path) -> None:
     events = tmp_path / "b" / "events.jsonl"
     lines = events.read_text().splitlines()
     index = next(i for i, x in enumerate(lines) if '"bets_settled"' in x)
-    lines[index] = lines[index].replace('"returned": 0', '"returned": 1', 1)
+    event = json.loads(lines[index])
+    event["payload"]["results"][0]["returned"] += 1
+    lines[index] = json.dumps(event)
     events.write_text("\n".join(lines) + "\n")
     _write_manifest(tmp_path / "b")
     with pytest.raises(BundleError, match=f"sequence {index + 1}: altered"):
