@@ -34,6 +34,7 @@ from audit.note import (
 )
 from audit.proof import ProofError, consistency_proof, list_subtree, verify_consistency
 from audit.published import note_with_cosignatures
+from audit.records import fold_records
 from audit.replay import ReplayError, ReplayTotals, fold_rounds, replay_round, rules_hash
 from audit.verify import VerifyReport, verify_log
 
@@ -217,11 +218,16 @@ def write_bundle(
         paytable = config.get("paytable_toml")
         if isinstance(paytable, str):
             (out / "rules" / f"{name}.paytable.toml").write_text(paytable, encoding="utf-8")
+    records = fold_records(kept)
+    with (out / "shoes.jsonl").open("w", encoding="utf-8") as handle:
+        for shoe in records.shoes:
+            handle.write(json.dumps(shoe, ensure_ascii=False) + "\n")
     recorded = _recorded(session, sorted(folded.rounds))
     rounds = 0
     with (out / "rounds.jsonl").open("w", encoding="utf-8") as handle:
         for fold in sorted(folded.rounds.values(), key=lambda f: f.first_seq):
             line = _round_line(fold, folded.rules[fold.rules_ref])
+            line["record"] = records.rounds.get(fold.round_id)
             line["recorded"] = [
                 {"bet_id": bet_id, **{k: v for k, v in recorded[bet_id].items() if k != "round_id"}}
                 for bet_id in fold.bets
@@ -339,7 +345,9 @@ def check_manifest(root: Path) -> None:
             raise BundleError(f"{name}: SHA-256 differs from {MANIFEST}")
 
 
-def _read_events(path: Path) -> list[_Row]:
+def read_bundle_events(root: Path) -> list[_Row]:
+    """The bundle's events (redacted ones with links and hashes only)."""
+    path = root / "events.jsonl"
     rows: list[_Row] = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -381,7 +389,7 @@ def verify_bundle(
         except (OSError, NoteError) as exc:
             raise BundleError(f"verifier.key: {exc}") from exc
         report.notes.append("log key taken from the bundle (pin it with --verifier-key)")
-    rows = _read_events(root / "events.jsonl")
+    rows = read_bundle_events(root)
     checkpoints = _read_checkpoints(root)
     if not checkpoints:
         raise BundleError("the bundle holds no checkpoint")
@@ -461,6 +469,15 @@ def _replay(root: Path, rows: Sequence[_Row], report: BundleReport) -> None:
     for round_id in lines:
         if round_id not in folded.rounds:
             raise BundleError(f"rounds.jsonl: round {round_id} has no events in the bundle")
+    records = fold_records(r for r in rows if not r.redacted)
+    for round_id, line in lines.items():
+        if line.get("record") != records.rounds.get(round_id):
+            raise BundleError(f"round {round_id}: rounds.jsonl record differs from the events")
+    shoes_path = root / "shoes.jsonl"
+    if shoes_path.exists():
+        shoes = [json.loads(x) for x in shoes_path.read_text(encoding="utf-8").splitlines()]
+        if shoes != records.shoes:
+            raise BundleError("shoes.jsonl differs from the shoes folded from the events")
     totals = report.totals
     for fold in sorted(folded.rounds.values(), key=lambda f: f.first_seq):
         line = lines.get(fold.round_id)

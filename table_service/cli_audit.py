@@ -190,3 +190,66 @@ def witness(
             if once:
                 return
             time.sleep(interval)
+
+
+def report(
+    date_from: str | None = typer.Option(None, "--from", help="First day (UTC, YYYY-MM-DD)"),
+    date_to: str | None = typer.Option(None, "--to", help="Last day (UTC, inclusive)"),
+    by: str = typer.Option("table", "--by", help="table | dealer | day"),
+    bundle: Path | None = typer.Option(None, "--bundle", help="Report on a bundle, not the DB"),
+    json_output: bool = typer.Option(False, "--json", help="JSON instead of tables"),
+) -> None:
+    """Rounds, voids, incidents by kind, stakes, returns and hold %, and per bet type the
+    actual return next to the theoretical RTP from the rules code."""
+    import json as jsonlib
+
+    from rich.table import Table
+
+    from audit.report import build_report
+
+    if by not in ("table", "dealer", "day"):
+        err.print("[red]--by is table, dealer or day[/red]")
+        raise typer.Exit(2)
+    if bundle is not None:
+        from audit.bundle import BundleError, check_manifest, read_bundle_events
+
+        try:
+            check_manifest(bundle)
+            events = [e for e in read_bundle_events(bundle) if not e.redacted]
+        except (BundleError, OSError) as exc:
+            err.print(f"[red]bundle:[/red] {exc}")
+            raise typer.Exit(2) from exc
+    else:
+        from audit.store import EventStore
+        from table_service.cli_foundation import _runtime
+
+        runtime = _runtime(upgrade=False)
+        with runtime.sessions() as session:
+            events = EventStore.read(session)  # type: ignore[assignment]
+    groups = build_report(events, date_from=date_from, date_to=date_to, by=by)
+    if json_output:
+        typer.echo(jsonlib.dumps([g.to_json() for g in groups], indent=2))
+        return
+    summary = Table("group", "rounds", "voided", "incidents", "staked", "returned", "hold %")
+    for g in groups:
+        incidents = ", ".join(f"{k} {n}" for k, n in sorted(g.incidents.items())) or "-"
+        hold = "-" if g.hold is None else f"{g.hold * 100:.2f}"
+        summary.add_row(
+            g.key, str(g.rounds), str(g.voided), incidents, str(g.staked), str(g.returned), hold
+        )
+    console.print(summary)
+    for g in groups:
+        bets = Table(
+            "bet",
+            "bets",
+            "staked",
+            "returned",
+            "actual %",
+            "theoretical RTP %",
+            title=f"{by} {g.key}",
+        )
+        for name, line in sorted(g.by_bet.items()):
+            actual = "-" if line.actual is None else f"{line.actual * 100:.2f}"
+            theory = "-" if line.theoretical is None else f"{line.theoretical * 100:.4f}"
+            bets.add_row(name, str(line.bets), str(line.staked), str(line.returned), actual, theory)
+        console.print(bets)

@@ -308,7 +308,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(db_app, name="db")
     app.add_typer(principal_app, name="principal")
     app.add_typer(audit_app, name="audit")
-    from table_service.cli_audit import witness
+    from table_service.cli_audit import report, witness
 
     audit_app.command("witness")(witness)
+    app.command("report")(report)
     app.command("serve")(serve)

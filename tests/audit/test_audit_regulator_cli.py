@@ -4,6 +4,7 @@ and cosigns; ``audit export --bundle`` and ``audit verify --bundle --witness-key
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -81,6 +82,15 @@ def test_witness_bundle_and_replay_through_the_cli(served, tmp_path: Path) -> No
     verified = runner.invoke(app, [*bundle_args, "--witness-key", witness_key, "--replay"], env=env)
     assert verified.exit_code == 0, verified.output
     assert verified.stdout.startswith("OK: ") and "6 rounds replayed, 18 bets" in verified.stdout
+
+    # The report, from the bundle and from the database, agrees with the replay.
+    for source in (["--bundle", str(tmp_path / "b")], []):
+        reported = runner.invoke(app, ["report", "--by", "table", "--json", *source], env=env)
+        assert reported.exit_code == 0, reported.output
+        (group,) = json.loads(reported.stdout)
+        assert (group["key"], group["rounds"], group["voided"]) == ("t1", 6, 1)
+    table_view = runner.invoke(app, ["report", "--by", "dealer"], env=env)
+    assert table_view.exit_code == 0 and "dealer:d1" in table_view.stdout
 
     # An export must go to a new folder; a wrong witness key fails the bundle.
     again = runner.invoke(app, ["audit", "export", "--bundle", str(tmp_path / "b")], env=env)
