@@ -109,6 +109,7 @@ def test_the_report_by_table_day_and_dealer(bundle) -> None:  # type: ignore[no-
         refunded = conn.execute(
             text("SELECT SUM(stake) FROM bets WHERE status = 'refunded'")
         ).scalar_one()
+    staked, returned, refunded = int(staked), int(returned), int(refunded)  # PG: Decimal
     assert (group.key, group.rounds, group.voided) == ("t1", 10, 1)
     assert (group.staked, group.returned, group.refunded) == (staked, returned, refunded)
     assert group.hold == pytest.approx((staked - returned) / staked)
