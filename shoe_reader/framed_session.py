@@ -203,7 +203,9 @@ class FramedSession:
         if not self.online:
             return []
         self.online = False
-        log.warning("shoe offline", reader_id=self.reader_id, reason=reason)
+        # Closing the reader on purpose takes the shoe offline too: not a warning.
+        emit = log.info if reason == "reader closed" else log.warning
+        emit("shoe offline", reader_id=self.reader_id, reason=reason)
         return [self._event(ReaderOffline, stamp, reason=reason)]
 
     # ------------------------------------------------------------------ bytes in

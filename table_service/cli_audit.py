@@ -9,16 +9,17 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import typer
-from rich.console import Console
 
 from audit.bundle import BundleError, Scope, verify_bundle, write_bundle
 from audit.note import NoteError, VerifierKey
 from audit.verify import VerifyReport
+from table_service.terminal import make_console
 
-console = Console()
-err = Console(stderr=True)
+console = make_console()
+err = make_console(stderr=True)
 
 
 def _key_text(value: str) -> str:
@@ -114,35 +115,48 @@ def strict_problem(report: VerifyReport, max_age: int, now: datetime | None = No
     return None
 
 
-def read_model_problems(runtime: object) -> list[str]:
-    from audit.readmodels import check_read_models
-    from table_service.runtime import Runtime
+def extra_checks(
+    settings: Any,
+    sessions: Any,
+    report: VerifyReport,
+    *,
+    strict: bool,
+    witness_state: Path | None,
+    read_models: bool,
+) -> list[str]:
+    """The checks beyond the chain: ``--strict``, ``--witness-state``, ``--read-models``."""
+    problems: list[str] = []
+    if strict:
+        found = strict_problem(report, settings.checkpoint_max_age)
+        problems += [found] if found else []
+    if witness_state is not None:
+        found = check_witness_state(settings.log_origin, sessions, witness_state)
+        problems += [found] if found else []
+    if read_models:
+        from audit.readmodels import check_read_models
 
-    assert isinstance(runtime, Runtime)
-    with runtime.sessions() as session:
-        return check_read_models(session)
+        with sessions() as session:
+            problems += check_read_models(session)
+    return problems
 
 
-def check_witness_state(runtime: object, state: Path) -> str | None:
+def check_witness_state(origin: str, sessions: Any, state: Path) -> str | None:
     """Compare the log with what a witness cosigned last (its state folder)."""
+    from audit.store import EventStore
     from audit.tree import LogTree
     from audit.witness import Witness
-    from table_service.runtime import Runtime
 
-    assert isinstance(runtime, Runtime)
-    seen = Witness(state).latest(runtime.settings.log_origin)
+    if not (state / "witness-key").exists():
+        return f"{state} is not a witness's state folder"
+    seen = Witness(state).latest(origin)
     if seen is None:
-        return f"the witness at {state} has never cosigned {runtime.settings.log_origin}"
-    from audit.store import EventStore
-
-    with runtime.sessions() as session:
+        return f"the witness at {state} has never cosigned {origin}"
+    with sessions() as session:
         head = EventStore.head(session)[0]
     if head < seen.size:
         return f"truncated: the witness cosigned size {seen.size}, the log ends at {head}"
-    if LogTree(runtime.sessions).root(seen.size) != seen.root:
-        return (
-            f"rewritten: the log's tree of size {seen.size} differs from what the witness cosigned"
-        )
+    if LogTree(sessions).root(seen.size) != seen.root:
+        return f"rewritten: the log's tree of size {seen.size} is not what the witness cosigned"
     return None
 
 
@@ -198,6 +212,7 @@ def report(
     by: str = typer.Option("table", "--by", help="table | dealer | day"),
     bundle: Path | None = typer.Option(None, "--bundle", help="Report on a bundle, not the DB"),
     json_output: bool = typer.Option(False, "--json", help="JSON instead of tables"),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help="Data folder of the log"),
 ) -> None:
     """Rounds, voids, incidents by kind, stakes, returns and hold %, and per bet type the
     actual return next to the theoretical RTP from the rules code."""
@@ -221,11 +236,14 @@ def report(
             raise typer.Exit(2) from exc
     else:
         from audit.store import EventStore
-        from table_service.cli_foundation import _runtime
+        from table_service.cli_foundation import _existing_runtime
 
-        runtime = _runtime(upgrade=False)
-        with runtime.sessions() as session:
-            events = EventStore.read(session)  # type: ignore[assignment]
+        runtime = _existing_runtime("report", data_dir)
+        try:
+            with runtime.sessions() as session:
+                events = EventStore.read(session)  # type: ignore[assignment]
+        finally:
+            runtime.close()
     groups = build_report(events, date_from=date_from, date_to=date_to, by=by)
     if json_output:
         typer.echo(jsonlib.dumps([g.to_json() for g in groups], indent=2))

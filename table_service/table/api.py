@@ -16,10 +16,13 @@ from sqlalchemy import select
 from audit.store import EventStore, StoredEvent
 from table_service.api.app import create_app
 from table_service.api.auth import check_table, get_runtime, require
-from table_service.errors import InvalidRequest, NotFound
+from table_service.errors import InvalidRequest, NotFound, Refused
 from table_service.models import BetRow, IncidentRow, RoundRow
 from table_service.principals import Identity, Role, authenticate
 from table_service.runtime import Runtime
+from table_service.studio.api import studio_router, table_elsewhere
+from table_service.studio.coordinator import Studio
+from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager, TableService, new_bet_id
@@ -341,10 +344,10 @@ def _round_json(row: Any) -> dict[str, Any]:
 async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, view: Any) -> None:
     manager: TableManager = websocket.app.state.tables
     hub: StreamHub = websocket.app.state.hub
+    await websocket.accept()  # accepted first, so the client reads the close code and reason
     if table_id not in manager.tables:
-        await websocket.close(code=4404, reason=f"no table {table_id}")
+        await websocket.close(*_not_here(manager, table_id))
         return
-    await websocket.accept()
     runtime: Runtime = websocket.app.state.runtime
     queue = hub.subscribe(table_id)
     last = max(0, after_seq)
@@ -381,7 +384,10 @@ async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, vie
                 return
             event = getter.result()
             if event is None:
-                await websocket.close(code=4408, reason="too far behind; resume from your seq")
+                if table_id not in manager.tables:  # handed over: resume where it runs now
+                    await websocket.close(*_not_here(manager, table_id))
+                else:
+                    await websocket.close(code=4408, reason="too far behind; resume from your seq")
                 return
             if event.seq <= last:
                 continue
@@ -392,6 +398,20 @@ async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, vie
     finally:
         gone.cancel()
         hub.unsubscribe(table_id, queue)
+
+
+def _not_here(manager: TableManager, table_id: str) -> tuple[int, str]:
+    """The WebSocket close for a table this process does not run: 4421 and the owner's
+    address (a studio's table on another process), 4503 (being taken over), or 4404."""
+    try:
+        manager.get(table_id)
+    except TableElsewhere as exc:
+        return 4421, str(exc.details.get("owner_url") or exc.details.get("owner"))
+    except TableUnavailable as exc:
+        return 4503, exc.reason
+    except Refused as exc:
+        return 4404, exc.reason
+    return 4503, f"table {table_id} is starting"
 
 
 def build_app(
@@ -410,6 +430,9 @@ def build_app(
         hub = StreamHub(asyncio.get_running_loop())
         runtime.store.subscribe(hub.publish)
         app.state.hub = hub
+        for_dropped = getattr(manager, "on_dropped", None)
+        if for_dropped is not None:
+            for_dropped.append(hub.end)
         publisher = None
         if runtime.settings.nats_url:
             from table_service.table.nats_stream import JetStreamPublisher
@@ -424,7 +447,11 @@ def build_app(
             if publisher is not None:
                 await publisher.stop()
 
-    app = create_app(runtime, routers=[table_router()], lifespan=lifespan)
+    routers = [table_router()]
+    if isinstance(manager, Studio):
+        routers.append(studio_router())
+    app = create_app(runtime, routers=routers, lifespan=lifespan)
     app.state.tables = manager
+    app.add_exception_handler(TableElsewhere, table_elsewhere)  # type: ignore[arg-type]
 
     return app

@@ -95,5 +95,11 @@ class StreamHub:
         self._subscribers[table_id].add(queue)
         return queue
 
+    def end(self, table_id: str) -> None:
+        """The table stopped running in this process (handed over): its subscribers are
+        closed so they resume from their last seq wherever the table runs now."""
+        for queue in self._subscribers.pop(table_id, set()):
+            queue.put_nowait(None)
+
     def unsubscribe(self, table_id: str, queue: asyncio.Queue[StoredEvent | None]) -> None:
         self._subscribers[table_id].discard(queue)
