@@ -29,6 +29,7 @@ from table_service.api.problems import (
 )
 from table_service.api.tiles import tiles_router
 from table_service.api.types import IDENT_PATTERN, SEQ_MAX, PrincipalName
+from table_service.consoles.routes import mount_consoles
 from table_service.logs import bind_context
 from table_service.principals import (
     Identity,
@@ -237,6 +238,7 @@ def create_app(
     app.include_router(tiles_router())
     for router in routers:
         app.include_router(router)
+    mount_consoles(app)
     # Outermost: a body past the limit or not strict JSON never reaches routing.
     app.add_middleware(BodyLimits, max_body_bytes=runtime.settings.max_body_bytes)
     return app

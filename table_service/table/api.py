@@ -565,10 +565,19 @@ def table_router() -> APIRouter:
         parameter), 4401 (no valid token), 4403 (another table) or 4404 (no such table)."""
         runtime: Runtime = websocket.app.state.runtime
         params = websocket.query_params
-        bearer = params.get("token") or websocket.headers.get("authorization", "").removeprefix(
-            "Bearer "
+        # A browser cannot set headers on a WebSocket: the consoles offer their token as a
+        # sub-protocol ("bearer.<token>") beside "livetable.v1", so it is never in a URL.
+        offered = [
+            p.strip() for p in websocket.headers.get("sec-websocket-protocol", "").split(",")
+        ]
+        protocol_token = next((p[7:] for p in offered if p.startswith("bearer.")), "")
+        bearer = (
+            params.get("token")
+            or protocol_token
+            or websocket.headers.get("authorization", "").removeprefix("Bearer ")
         )
-        await websocket.accept()
+        # Accepted first, so every refusal reaches the client as a close code and reason.
+        await websocket.accept(subprotocol="livetable.v1" if "livetable.v1" in offered else None)
         after_seq = _after_seq(params.get("after_seq"))
         if after_seq is None:
             await websocket.close(CLOSE_BAD_REQUEST, "after_seq is an integer 0..2^63-1")
@@ -786,8 +795,18 @@ def build_app(
         if runtime.settings.nats_url:
             from table_service.table.nats_stream import JetStreamPublisher
 
-            publisher = JetStreamPublisher(runtime, runtime.settings.nats_url)
+            # In a studio only a table's lease holder publishes it (from the log).
+            studio = manager if isinstance(manager, Studio) else None
+            publisher = JetStreamPublisher(
+                runtime,
+                runtime.settings.nats_url,
+                stream=runtime.settings.nats_stream,
+                tables=() if studio is not None else None,
+            )
             await publisher.start()
+            if studio is not None:
+                studio.on_acquired.append(publisher.add_table)
+                studio.on_dropped.append(publisher.drop_table)
         await manager.start(with_readers=with_readers)
         try:
             yield
