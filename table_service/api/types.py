@@ -14,7 +14,8 @@ import re
 import unicodedata
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, Strict
+from fastapi import Path
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict
 
 # Money: integer minor units. The schema's bound is the ceiling no configuration may pass;
 # the configured maximum (Settings.max_amount, default 10^12) is checked where money moves.
@@ -71,6 +72,19 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 # Account ids, table ids, bet types, incident kinds: a safe alphabet, nothing to escape.
 Ident = Annotated[str, Field(min_length=1, max_length=64, pattern=IDENT_PATTERN)]
 AccountId = Ident
+# A table id in a route's path (an example so that fuzzing reaches a real table too).
+TablePath = Annotated[
+    str, Path(min_length=1, max_length=64, pattern=IDENT_PATTERN, examples=["bac-1"])
+]
+
+
+class OpenModel(BaseModel):
+    """An answer whose exact members depend on the game or the view; the named ones are
+    always there, the rest are documented where the route is."""
+
+    model_config = ConfigDict(extra="allow")
+
+
 # Principal names: no ':' or '|' so that "role:name|key" scoping can never collide.
 PrincipalName = Annotated[str, Field(min_length=1, max_length=64, pattern=NAME_PATTERN)]
 # Idempotency keys and transfer references: printable, no controls.

@@ -17,12 +17,15 @@ import structlog
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from audit.models import AuditEvent
 from audit.store import EventStore, NewEvent
 from table_service.api.auth import check_table, get_runtime, require
+from table_service.api.problems import AUTH, errors
+from table_service.api.types import OpenModel, TablePath
 from table_service.consoles.views import console_view, recall_round, shoe_roads
 from table_service.errors import InvalidRequest, NotFound
 from table_service.models import RoundRow
@@ -127,30 +130,71 @@ def pages_router() -> APIRouter:
     return router
 
 
+class ServerTime(BaseModel):
+    now: str
+
+
+class ConsoleView(OpenModel):
+    table_id: str
+    game: str | None = None
+    paused: bool
+    last_seq: int
+    server_time: str
+
+
+class DutyOut(BaseModel):
+    table_id: str
+    dealer: str
+    seq: int
+
+
+class RoadsOut(OpenModel):
+    table_id: str
+    shoe_no: int
+    last_seq: int
+
+
+class RecallRound(OpenModel):
+    round_id: str
+    opened_seq: int
+    closed_seq: int | None
+
+
+class RecallOut(BaseModel):
+    table_id: str
+    rounds: list[RecallRound]
+
+
 def console_api_router() -> APIRouter:
     router = APIRouter(prefix="/api/v1")
 
-    @router.get("/console/time")
+    @router.get("/console/time", response_model=ServerTime)
     def server_time() -> dict[str, str]:
         """The server's clock, so a page's countdown runs on the table's time."""
         return {"now": _now()}
 
-    @router.get("/public/tables/{table_id}/view")
-    def public_view(table_id: str, request: Request) -> dict[str, Any]:
+    @router.get(
+        "/public/tables/{table_id}/view", response_model=ConsoleView, responses=errors(404, 422)
+    )
+    def public_view(table_id: TablePath, request: Request) -> dict[str, Any]:
         """What the studio graphics show: no accounts, stakes, actors or incident details."""
         return _view(request, table_id, "public")
 
-    @router.get("/console/tables/{table_id}/view")
+    @router.get(
+        "/console/tables/{table_id}/view",
+        response_model=ConsoleView,
+        responses=errors(*AUTH, 404, 422),
+    )
     def dealer_view(
-        table_id: str, request: Request, who: Identity = Depends(require(*STAFF))
+        table_id: TablePath, request: Request, who: Identity = Depends(require(*STAFF))
     ) -> dict[str, Any]:
         check_table(who, table_id)
         view = _view(request, table_id, "dealer")
-        with get_runtime(request).sessions() as session:
+        with get_runtime(request).reads() as session:
             view["dealer_on_duty"] = dealer_on_duty(session, table_id)
         return view
 
-    @router.get("/console/overview")
+    @router.get("/console/overview", response_model=list[ConsoleView], responses=errors(*AUTH))
     def overview(
         request: Request,
         who: Identity = Depends(require(Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)),
@@ -160,16 +204,18 @@ def console_api_router() -> APIRouter:
         if manager is None:
             return []
         out = []
-        with get_runtime(request).sessions() as session:
+        with get_runtime(request).reads() as session:
             for table_id in sorted(manager.tables):
                 view = _view(request, table_id, "dealer")
                 view["dealer_on_duty"] = dealer_on_duty(session, table_id)
                 out.append(view)
         return out
 
-    @router.post("/tables/{table_id}/duty")
+    @router.post(
+        "/tables/{table_id}/duty", response_model=DutyOut, responses=errors(*AUTH, 404, 422)
+    )
     async def sign_in_dealer(
-        table_id: str, request: Request, who: Identity = Depends(require(Role.DEALER))
+        table_id: TablePath, request: Request, who: Identity = Depends(require(Role.DEALER))
     ) -> dict[str, Any]:
         """The dealer on duty at the table, recorded in the audit log, so every round's
         record names its dealer."""
@@ -190,8 +236,8 @@ def console_api_router() -> APIRouter:
         log.info("console.dealer_signed_in", table_id=table_id, dealer=who.name, seq=seq)
         return {"table_id": table_id, "dealer": who.name, "seq": seq}
 
-    @router.get("/tables/{table_id}/roads")
-    def table_roads(table_id: str, request: Request) -> dict[str, Any]:
+    @router.get("/tables/{table_id}/roads", response_model=RoadsOut, responses=errors(404, 422))
+    def table_roads(table_id: TablePath, request: Request) -> dict[str, Any]:
         """The current shoe's baccarat roads (public: every studio shows them)."""
         service = _service(request, table_id)
         state = service.state
@@ -199,7 +245,7 @@ def console_api_router() -> APIRouter:
         if game != "baccarat":
             raise InvalidRequest(f"table {table_id} plays {game}: roads are for baccarat")
         shoe_no = state.shoe.shoe_no if state.shoe is not None else state.shoes_inserted
-        with get_runtime(request).sessions() as session:
+        with get_runtime(request).reads() as session:
             rows = session.scalars(
                 select(RoundRow)
                 .where(
@@ -218,9 +264,11 @@ def console_api_router() -> APIRouter:
             **shoe_roads(outcomes),
         }
 
-    @router.get("/tables/{table_id}/recall")
+    @router.get(
+        "/tables/{table_id}/recall", response_model=RecallOut, responses=errors(*AUTH, 404, 422)
+    )
     def recall(
-        table_id: str,
+        table_id: TablePath,
         request: Request,
         last: int = Query(10, ge=1, le=50),
         who: Identity = Depends(require(Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)),
@@ -229,7 +277,7 @@ def console_api_router() -> APIRouter:
         its settle input for offline recomputation."""
         check_table(who, table_id)
         _service(request, table_id)
-        with get_runtime(request).sessions() as session:
+        with get_runtime(request).reads() as session:
             rows = list(
                 session.scalars(
                     select(RoundRow)
