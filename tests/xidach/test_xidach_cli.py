@@ -25,9 +25,8 @@ ROUND = {
         {"seat": 2, "hand": 1, "action": "hit"},
         {"seat": 1, "hand": 1, "action": "stand"},
         {"seat": 2, "hand": 1, "action": "stand"},
-        {"seat": "banker", "action": "check", "target": 2},
-        {"seat": "banker", "action": "hit"},
-        {"seat": "banker", "action": "stand"},
+        {"seat": "banker", "action": "hit"},  # the house draws on 15 (its policy: to 17)
+        {"seat": "banker", "action": "check", "target": "all"},  # 18: checks everyone
     ],
 }
 
@@ -46,8 +45,8 @@ def test_settle_one_line_per_input_line_errors_in_place():
     )
     assert len(out) == 4
     assert out[0]["bets"] == [
-        {"id": "b1", "seat": 1, "stake": 1000, "returned": 2000},
-        {"id": "b2", "seat": 2, "stake": 500, "returned": 1000},
+        {"id": "b1", "seat": 1, "stake": 1000, "returned": 2000, "commission": 0},
+        {"id": "b2", "seat": 2, "stake": 500, "returned": 1000, "commission": 0},
     ]
     assert out[0]["banker"] == {
         "seat": "house",
@@ -95,12 +94,13 @@ def test_settle_unknown_profile_is_a_usage_error():
 
 
 def test_settle_accepts_ten_as_10():
-    line = {**ROUND, "cards": ["10S", "5H", "7D", "9S", "6H", "8D", "KC"]}
+    line = {**ROUND, "cards": ["10S", "5H", "7D", "9S", "6H", "8D", "KC", "2D"]}
     line["decisions"] = [
         {"seat": 1, "action": "stand"},
         {"seat": 2, "action": "hit"},
         {"seat": 2, "action": "stand"},
-        {"seat": "banker", "action": "stand"},
+        {"seat": "banker", "action": "hit"},
+        {"seat": "banker", "action": "check"},
     ]
     (out,) = settle_lines(["--profile", "classic"], [line])
     assert out["hands"][0]["cards"] == ["TS", "9S"]
@@ -110,11 +110,12 @@ def test_settle_with_a_rules_file(tmp_path: Path):
     text = Path("table_service/rules/xidach/profiles/classic.toml").read_text()
     custom = tmp_path / "generous.toml"
     custom.write_text(text.replace("natural = [3, 2]", "natural = [2, 1]"))
-    line = {**ROUND, "cards": ["AS", "5H", "7D", "KH", "6H", "8D", "KC"]}
+    line = {**ROUND, "cards": ["AS", "5H", "7D", "KH", "6H", "8D", "KC", "4C"]}
     line["decisions"] = [
         {"seat": 2, "action": "hit"},
         {"seat": 2, "action": "stand"},
-        {"seat": "banker", "action": "stand"},
+        {"seat": "banker", "action": "hit"},
+        {"seat": "banker", "action": "check"},
     ]
     (out,) = settle_lines(["--rules", str(custom)], [line])
     assert out["hands"][0]["returned"] == 3000  # natural pays 2:1 at this table

@@ -35,6 +35,7 @@ from table_service.rules.xidach.errors import (
 from table_service.rules.xidach.profile import load_profile
 from table_service.rules.xidach.state import Phase, SeatBet, TableLimits, Target
 from table_service.rules.xidach.view import public_view
+from tests.xidach.conftest import SEATED_KW
 
 ROOM = load_profile("room")
 P1 = HandRef(1)
@@ -72,7 +73,7 @@ def test_seated_banker_play_starts_with_the_seat_after_the_banker():
 
 
 def test_banker_may_hit_only_below_17_and_must_stand_on_17(dealt):
-    state = dealt("room", ["TS", "TC", "9H", "6D"])  # punter 19, banker 16
+    state = dealt("room", ["TS", "TC", "9H", "6D"], **SEATED_KW)  # punter 19, banker 16
     state = apply(state, Stand(P1))
     with pytest.raises(ForcedDrawError):
         apply(state, Stand(BANKER))
@@ -128,7 +129,9 @@ def test_split_two_hands_second_stake_one_card_each_left_first(play, dealt):
     left, right = out["hands"]
     assert (left["cards"], left["total"], left["result"]) == (["8S", "3C", "9S"], 20, "win")
     assert (right["cards"], right["total"], right["result"]) == (["8H", "KD"], 18, "win")
-    assert out["bets"] == [{"id": None, "seat": 1, "stake": 2000, "returned": 4000}]
+    assert out["bets"] == [
+        {"id": None, "seat": 1, "stake": 2000, "returned": 4000, "commission": 0}
+    ]
 
 
 @pytest.mark.parametrize("pair", [["8S", "9H"], ["KS", "QH"]])

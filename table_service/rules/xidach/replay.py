@@ -201,11 +201,15 @@ def settlement_to_json(settlement: Settlement, round_id: Any, unused: list[str])
                 "settled_by": h.basis.value,
                 "returned": h.returned,
                 "shortfall": h.shortfall,
+                "commission": h.commission,
             }
         )
-        bet = bets.setdefault(h.seat, {"id": h.bet_id, "seat": h.seat, "stake": 0, "returned": 0})
+        bet = bets.setdefault(
+            h.seat, {"id": h.bet_id, "seat": h.seat, "stake": 0, "returned": 0, "commission": 0}
+        )
         bet["stake"] += h.stake
         bet["returned"] += h.returned
+        bet["commission"] += h.commission
     out: dict[str, Any] = {
         "round": round_id,
         "profile": settlement.profile,
