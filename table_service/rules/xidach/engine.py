@@ -45,7 +45,14 @@ from table_service.rules.xidach.errors import (
     UnknownSeatError,
     XiDachError,
 )
-from table_service.rules.xidach.hands import NATURALS, HandValue, Kind, compare, is_pair_natural
+from table_service.rules.xidach.hands import (
+    NATURALS,
+    HandValue,
+    Kind,
+    compare,
+    is_pair_natural,
+    win_rate,
+)
 from table_service.rules.xidach.policy import (
     hit_refusal,
     house_step,
@@ -540,12 +547,7 @@ def payout(stake: int, value: HandValue, result: Result, profile: Profile) -> in
         return stake
     if result is Result.HALF_REFUND:
         return stake // 2
-    if value.is_natural:
-        rate = profile.payouts.natural
-    elif value.kind is Kind.NGU_LINH:
-        rate = profile.payouts.ngu_linh
-    else:
-        rate = profile.payouts.win
+    rate = win_rate(value, profile)
     return stake + stake * rate.numerator // rate.denominator
 
 
