@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -148,9 +149,35 @@ def test_rtp_json_is_seeded_and_independent_of_workers():
     assert report == json.loads(two.stdout)
     main = report["bets"]["main"]
     assert report["game"] == "xidach" and report["rounds"] == 3000
-    assert main["ci95"][0] < main["house_edge"] < main["ci95"][1]
+    # the exact edge (deck enumeration) must lie in the simulation's CI: a real cross-check
+    assert main["ci95"][0] < main["exact_house_edge"] < main["ci95"][1]
+    assert main["exact_within_ci95"] is True
+    assert main["exact_house_edge"] == pytest.approx(-0.02341573, abs=1e-8)
     assert math.isclose(main["rtp"], 1 - main["house_edge"], abs_tol=1e-6)
     assert math.isclose(sum(o["probability"] for o in main["outcomes"]), 1, abs_tol=1e-5)
+
+
+def test_rtp_exact_json_and_commission(tmp_path: Path):
+    result = runner.invoke(app, ["rtp", "xidach", "-p", "room", "--exact", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    main = report["bets"]["main"]
+    assert (report["method"], report["commission"]) == ("exact", "0")
+    assert main["house_edge"] == pytest.approx(-0.02544772, abs=1e-8)
+    share = Fraction(main["commission_for_1pct"])
+    text = Path("table_service/rules/xidach/profiles/room.toml").read_text()
+    taxed = tmp_path / "room-commission.toml"
+    taxed.write_text(
+        text.replace(
+            "commission = [0, 100]", f"commission = [{share.numerator}, {share.denominator}]"
+        )
+    )
+    result = runner.invoke(app, ["rtp", "xidach", "--rules", str(taxed), "--exact", "--json"])
+    with_commission = json.loads(result.stdout)["bets"]["main"]
+    assert with_commission["house_edge"] >= 0.01
+    assert with_commission["house_edge_before_commission"] == main["house_edge"]
+    result = runner.invoke(app, ["rtp", "xidach", "-p", "room", "--exact"])
+    assert "commission for an edge of +1 %" in result.stdout
 
 
 def test_rtp_table_output():
