@@ -31,6 +31,7 @@ from table_service.rules.xidach.errors import (
 from table_service.rules.xidach.policy import house_step
 from table_service.rules.xidach.profile import load_profile, profile_from_dict
 from table_service.rules.xidach.state import Phase, SeatBet, Target
+from table_service.rules.xidach.timers import clock
 from table_service.rules.xidach.view import public_view
 from tests.xidach.conftest import profile_data, seated_variant
 
@@ -104,8 +105,25 @@ def test_timeout_draws_until_over_17(play):
     assert out["unused_cards"] == ["2C"]
 
 
-def test_timer_is_15_seconds():
-    assert (FORCED.punter.timer_s, FORCED.punter.auto_stand_at) == (15, 18)
+def test_each_punter_turn_has_its_own_15_s_timer_and_its_expiry_draws_past_17(dealt):
+    state = dealt("forced-draw", ["TS", "9D", "TC", "3H", "4S", "7D"], [100, 100])  # 13, 13
+    first = clock(state)  # counter-clockwise: seat 2 first
+    assert (first.seconds, first.actors) == (15, (HandRef(2),))
+    state = apply(apply(state, Hit(HandRef(2))), Deal(parse_card("2C")))  # 15; seat 1's turn
+    second = clock(state)
+    assert second.actors == (P1,) and second.key != first.key
+    for action in second.on_expiry:  # seat 1 timed out: drawn until over 17
+        state = apply(state, action)
+    state = apply(state, Deal(parse_card("AC")))  # 9 + 4 + A = 14 (no Ace value fits)
+    third = clock(state)  # one card per turn: seat 2 again, with a new 15 s
+    assert third.actors == (HandRef(2),) and third.key not in (first.key, second.key)
+    state = apply(apply(state, Hit(HandRef(2))), Deal(parse_card("5C")))  # seat 2: 20
+    assert next_card_target(state) == Target(1, 1, True)  # seat 1 plays on by itself: 14
+    state = apply(state, Deal(parse_card("6C")))  # seat 1: 20, drawn past 17
+    assert clock(state).actors == (HandRef(2),)  # seat 2 must stand on 20
+    state = apply(state, Stand(HandRef(2)))
+    assert state.hands[1].stood and state.hands[1].value(FORCED).total == 20  # by itself
+    assert awaiting(state) == BANKER
 
 
 @pytest.mark.parametrize(

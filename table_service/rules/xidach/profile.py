@@ -63,6 +63,7 @@ class PunterRules:
     timer_scope: str
     auto_stand_at: int
     leave: str
+    no_bet: str = "sits_out"  # "removed": a seated punter who does not bet loses the seat
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,6 +272,11 @@ def profile_from_dict(data: dict[str, Any]) -> Profile:
             timer_scope=_choice(punter, "timer_scope", ("all_punters", "per_punter"), "punter"),
             auto_stand_at=_get(punter, "auto_stand_at", int, "punter"),
             leave=_choice(punter, "leave", ("lose",), "punter"),
+            no_bet=(
+                _choice(punter, "no_bet", ("sits_out", "removed"), "punter")
+                if "no_bet" in punter
+                else "sits_out"
+            ),
         ),
         banker=banker_rules,
         house_policy=_house_policy(data, banker_rules),
