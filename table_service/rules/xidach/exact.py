@@ -33,9 +33,10 @@ favour, so the live edge with commission is at most one minor unit per win lower
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -233,14 +234,14 @@ class ExactEdge:
         return steps * step
 
 
+@lru_cache(maxsize=64)
 def exact_edge(profile: Profile, deck: Counts | None = None) -> ExactEdge:
     """The exact house edge of ``profile`` (one punter, house banker, automatic play).
 
     ``deck`` is the composition to deal from (cards per value, Ace first, ten-values
     last); by default the profile's full shoe, as a fresh one-deck round deals it.
+    Results are cached per (profile, deck): profiles are frozen values.
     """
-    import time
-
     started = time.perf_counter()
     counts = deck if deck is not None else deck_counts(profile.decks)
     if len(counts) != N_VALUES or min(counts) < 0 or sum(counts) < 2 * profile.max_cards:
@@ -291,7 +292,3 @@ def exact_edge(profile: Profile, deck: Counts | None = None) -> ExactEdge:
         seconds=time.perf_counter() - started,
     )
 
-
-def iter_values() -> Iterator[int]:
-    """Card values in the order of :data:`Counts` (1 = Ace … 10 = ten-values)."""
-    return iter(range(1, N_VALUES + 1))

@@ -44,4 +44,3 @@ def clock(state: RoundState) -> Clock | None:
     hand = state.hands[state.turn]
     key = f"seat{hand.seat}.hand{hand.index}.card{len(hand.cards)}"
     return Clock(key, profile.punter.timer_s, (actor,), (NoDecision(actor),))
-
