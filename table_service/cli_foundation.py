@@ -33,8 +33,23 @@ def _actor() -> str:
         return "cli:unknown"
 
 
+def _settings() -> Settings:
+    """The settings, or one clear line and exit 2 when they are invalid."""
+    try:
+        return Settings()
+    except ValueError as exc:
+        errors = getattr(exc, "errors", None)
+        detail = (
+            "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors())
+            if callable(errors)
+            else str(exc)
+        )
+        err.print(f"[red]configuration:[/red] {detail}")
+        raise typer.Exit(2) from exc
+
+
 def _runtime(*, upgrade: bool = True) -> Runtime:
-    settings = Settings()
+    settings = _settings()
     configure_logging(settings.log_format, settings.log_level)
     try:
         return Runtime.from_settings(settings, upgrade=upgrade)
@@ -162,6 +177,26 @@ def audit_checkpoint() -> None:
         console.print("log is empty; nothing to sign")
     else:
         console.print(f"checkpoint size {cp.size} root {cp.root_hash} key {cp.key_id}")
+
+
+@audit_app.command("verifier-key")
+def audit_verifier_key() -> None:
+    """Print the log's note verifier key (``<origin>+<key ID>+<key>``, c2sp.org/signed-note):
+    all a standard client needs to check the checkpoints."""
+    settings = _settings()
+    configured = settings.signing_key
+    if not configured and not settings.resolved_signing_key_file.exists():
+        err.print(f"no signing key at {settings.resolved_signing_key_file} (nothing signed yet)")
+        raise typer.Exit(2)
+    from audit.note import NoteSigner
+    from audit.signing import load_or_create_signer
+
+    try:
+        signer = load_or_create_signer(settings.resolved_signing_key_file, configured)
+    except SigningKeyError as exc:
+        err.print(f"[red]signing key:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    typer.echo(str(NoteSigner(settings.log_origin, signer.private_key).verifier_key))
 
 
 @audit_app.command("export")

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -38,7 +38,15 @@ class Settings(BaseSettings):
     log_format: Literal["console", "json"] = "console"
     log_level: str = "INFO"
     checkpoint_every: int = Field(1000, ge=1, description="Sign a checkpoint every N events")
-    log_origin: str = Field("livetable", description="Origin line of signed checkpoints")
+    log_origin: str = Field(
+        "livetable",
+        description="Origin line of signed checkpoints and note key name (no spaces, no '+'); "
+        "a URL-like name such as studio.example/livetable is recommended",
+    )
+    tlog_public: bool = Field(False, description="Serve /tlog/ and audit proofs without a token")
+    checkpoint_max_age: int = Field(
+        300, ge=1, description="Seconds a new event may wait for a checkpoint (serve; --strict)"
+    )
     signing_key: str | None = Field(
         None, description="Ed25519 private key, base64 of the 32-byte seed (overrides the file)"
     )
@@ -50,6 +58,16 @@ class Settings(BaseSettings):
     nats_url: str | None = Field(
         None, description="Also publish the stream to NATS JetStream at this URL"
     )
+
+    @field_validator("log_origin")
+    @classmethod
+    def _origin(cls, value: str) -> str:
+        from audit.note import NoteError, check_key_name
+
+        try:
+            return check_key_name(value, what="log origin")
+        except NoteError as exc:
+            raise ValueError(str(exc)) from exc
 
     @classmethod
     def settings_customise_sources(

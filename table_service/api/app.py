@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from audit.models import AuditCheckpoint
 from audit.store import EventStore
 from table_service.api.auth import get_runtime, identify, require
+from table_service.api.tiles import tiles_router
 from table_service.errors import Refused
 from table_service.logs import bind_context
 from table_service.principals import (
@@ -152,6 +153,7 @@ def create_app(
         )
 
     app.include_router(_admin_router())
+    app.include_router(tiles_router())
     for router in routers:
         app.include_router(router)
     return app

@@ -41,6 +41,7 @@ class BetRequest:
     account: str
     bet_type: str
     stake: Any  # validated by the rules: an int of minor units
+    seat: int | None = None  # seat games: the seat the bet is on (main, pair, behind)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,10 @@
-"""Command → events, by the procedure of rules/baccarat.md. Pure: the clock comes in.
+"""Command → events, by the table procedure. Pure: the clock comes in.
 
 ``decide`` either returns the events a command produces (already checked by applying
 them to a copy of the state) or raises a typed :class:`~table_service.errors.Refused`.
-Settlement calls the rules core's ``settle_bet``, the same code as ``livetable settle``
-and the RTP report.
+Everything only the game knows — whether a bet is allowed, where a card goes, what a
+decision does, what each stake returns — is asked of the table's game through
+:mod:`table_service.rules.game`: the same code as ``livetable settle`` and the RTP report.
 """
 
 from __future__ import annotations
@@ -14,16 +15,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from audit.chain import utc_timestamp
-from table_service.rules.baccarat import (
-    BetRefused,
-    outcome,
-    settle_bet,
-    split_round,
-    validate_bet,
-)
 from table_service.rules.cards import CardError, parse_card
+from table_service.rules.game import Bet, BettingContext, Complete, IncidentKind, RulesRefusal
 from table_service.table import commands as c
-from table_service.table.config import TableConfig
+from table_service.table.config import TableConfig, config_from_snapshot
 from table_service.table.errors import (
     BadCard,
     BadResolution,
@@ -36,20 +31,10 @@ from table_service.table.errors import (
     UnknownIncident,
     WrongPhase,
 )
-from table_service.table.state import TableState, apply
+from table_service.table.state import TableState, apply, game_of, game_of_round
 
 CHUNK = 1000
 SYSTEM = "system:rules"
-
-# Incidents a person raises: (blocking, what the rules document says to do).
-RAISABLE: dict[str, tuple[bool, str]] = {
-    "shuffle_card_dropped": (False, "rule 1: supervisor replaces the cards and re-shuffles"),
-    "multi_pull": (True, "rule 2: supervisor re-assigns the cards in shoe order"),
-    "cards_exposed": (False, "rule 4: two or more exposed cards void the round; new shoe"),
-    "card_exposed_in_shoe": (False, "rule 5: round stands; insurance-type wagers refunded"),
-    "missed_scan": (True, "rule 6: supervisor enters the missed card; positions re-arranged"),
-    "other": (True, "supervisor may pause the table and void the round; new shoe"),
-}
 
 
 @dataclass(frozen=True)
@@ -90,9 +75,10 @@ class Decision:
             self.drafts.append(Draft(event_type, chunk, round_id))
 
 
-def burn_value(card: str) -> int:
-    """Burn indicator: A=1, 2–9 face value, 10/J/Q/K = 10 (rules/baccarat.md)."""
-    return min(parse_card(card).rank, 10)
+def burn_value(state: TableState, card: str) -> int:
+    """How many cards the game burns after ``card``, the first of a new shoe."""
+    game, rules = game_of(state)
+    return game.burn_count(rules, parse_card(card))
 
 
 def _card(code: str) -> str:
@@ -102,23 +88,11 @@ def _card(code: str) -> str:
         raise BadCard(str(exc), card=code) from exc
 
 
-_CONFIG_CACHE: list[tuple[Mapping[str, Any], TableConfig]] = []
-
-
 def _config(state: TableState) -> TableConfig:
-    """The parsed configuration recorded in the state (parsed once per recorded snapshot).
-
-    The cache holds the snapshot itself, so an identity match can never be a recycled id.
-    """
+    """The parsed configuration recorded in the state (parsed once per recorded snapshot)."""
     if state.config is None:
         raise TableNotOpen(f"table {state.table_id} is not open")
-    for snapshot, config in _CONFIG_CACHE:
-        if snapshot is state.config:
-            return config
-    config = TableConfig.from_snapshot(dict(state.config))
-    _CONFIG_CACHE.insert(0, (state.config, config))
-    del _CONFIG_CACHE[16:]
-    return config
+    return config_from_snapshot(state.config)
 
 
 def _incident(
@@ -166,7 +140,7 @@ def _open_table(d: Decision, cmd: c.OpenTable, now: datetime, actor: str) -> Non
     rnd = d.state.round
     if rnd is not None and rnd.active:
         raise WrongPhase("cannot reconfigure a table while a round is in progress")
-    cmd.config.paytable  # noqa: B018 - a bad paytable is refused before anything is written
+    cmd.config.rules  # noqa: B018 - bad rules are refused before anything is written
     d.emit("table_opened", {"config": cmd.config.snapshot()})
 
 
@@ -215,13 +189,18 @@ def _open_betting(d: Decision, cmd: c.OpenBetting, now: datetime, actor: str) ->
     closes_at = utc_timestamp(now + timedelta(seconds=config.betting_seconds))
     d.emit(
         "betting_opened",
-        {"round_id": round_id, "game_number": game, "closes_at": closes_at},
+        {
+            "round_id": round_id,
+            "game_number": game,
+            "closes_at": closes_at,
+            "shoe_no": shoe.shoe_no,
+        },
         round_id,
     )
     d.answer = {"round_id": round_id, "game_number": game, "closes_at": closes_at}
 
 
-def _bet_refusal(exc: BetRefused | Exception) -> dict[str, Any]:
+def _bet_refusal(exc: Exception) -> dict[str, Any]:
     code = getattr(exc, "code", "refused")
     return {"status": "refused", "error": code, "reason": getattr(exc, "reason", str(exc))}
 
@@ -238,9 +217,17 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
     balances = dict(cmd.balances)
     accepted: list[dict[str, Any]] = []
     answers: list[dict[str, Any]] = []
+    game, rules = config.game_impl, config.rules
+    placed = [
+        Bet(b.bet_id, b.account, b.bet_type, b.stake, b.seat)
+        for b in rnd.bets.values()
+        if b.parent is None
+    ]
+    context = BettingContext(rnd.game_number, dict(d.state.seats_for_round()), placed)
     for bet in cmd.bets:
         try:
-            validate_bet(bet.bet_type, bet.stake, rnd.game_number, config.paytable)
+            intent = Bet(bet.bet_id, bet.account, bet.bet_type, bet.stake, bet.seat)
+            game.check_bet(rules, intent, context)
             limits = config.limits_for(bet.bet_type)
             if not limits.min_stake <= bet.stake <= limits.max_stake:
                 answers.append(
@@ -264,19 +251,21 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
                     }
                 )
                 continue
-        except (BetRefused, ValueError) as exc:
+        except (RulesRefusal, ValueError) as exc:
             answers.append({"key": bet.key, **_bet_refusal(exc)})
             continue
         balances[bet.account] -= bet.stake
-        accepted.append(
-            {
-                "bet_id": bet.bet_id,
-                "key": bet.key,
-                "account": bet.account,
-                "type": bet.bet_type,
-                "stake": bet.stake,
-            }
-        )
+        item: dict[str, Any] = {
+            "bet_id": bet.bet_id,
+            "key": bet.key,
+            "account": bet.account,
+            "type": bet.bet_type,
+            "stake": bet.stake,
+        }
+        if bet.seat is not None:
+            item["seat"] = bet.seat
+        accepted.append(item)
+        placed.append(intent)
         answers.append({"key": bet.key, "status": "placed", "bet_id": bet.bet_id})
     d.emit_chunks("bets_placed", "bets", accepted, {"round_id": rnd.round_id}, rnd.round_id)
     d.answer = {"round_id": rnd.round_id, "results": answers}
@@ -290,7 +279,7 @@ def _close_betting(d: Decision, cmd: c.CloseBetting, now: datetime, actor: str) 
     d.emit("betting_closed", {"round_id": rnd.round_id, "reason": cmd.reason}, rnd.round_id)
     for card in d.state.carried:
         _deal(d, card, source="carried", reader_seq=None)
-    _maybe_finish(d)
+    _progress(d)
     d.answer = {"round_id": rnd.round_id, "next_position": _next_position(d.state)}
 
 
@@ -299,7 +288,7 @@ def _next_position(state: TableState) -> str | None:
     if rnd is None or rnd.phase != "dealing":
         return None
     position = rnd.next_position()
-    return position.value if position else None
+    return position.code if position else None
 
 
 # -- cards -------------------------------------------------------------------------------------
@@ -307,18 +296,19 @@ def _deal(d: Decision, card: str, *, source: str, reader_seq: int | None) -> Non
     rnd = d.state.round
     assert rnd is not None
     position = rnd.next_position()
-    d.emit(
-        "card_dealt",
-        {
-            "round_id": rnd.round_id,
-            "card": card,
-            "index": len(rnd.cards),
-            "position": position.value if position else None,
-            "source": source,
-            "reader_seq": reader_seq,
-        },
-        rnd.round_id,
-    )
+    payload: dict[str, Any] = {
+        "round_id": rnd.round_id,
+        "card": card,
+        "index": len(rnd.cards),
+        "position": position.code if position else None,
+        "source": source,
+        "reader_seq": reader_seq,
+    }
+    if position is not None and position.seat is not None:
+        payload["seat"], payload["hand"] = position.seat, position.hand
+    if position is not None and not position.face_up:
+        payload["face_up"] = False
+    d.emit("card_dealt", payload, rnd.round_id)
 
 
 def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) -> None:
@@ -350,7 +340,7 @@ def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) ->
         indicator = shoe.burn_remaining is None
         payload: dict[str, Any] = {"card": card, "indicator": indicator, "shoe_no": shoe.shoe_no}
         if indicator:
-            payload["burn_count"] = burn_value(card)
+            payload["burn_count"] = burn_value(d.state, card)
         d.emit("card_burnt", payload)
         return
     if cmd.burn_mode:
@@ -390,20 +380,36 @@ def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) ->
             )
         return
     if rnd is not None and rnd.phase == "dealing":
-        _deal(d, card, source="reader", reader_seq=cmd.reader_seq)
-        _maybe_finish(d)
+        if d.state.paused or rnd.next_position() is not None:
+            # While paused every card is kept in shoe order for the supervisor's
+            # re-arrangement; the round takes it (or not) when dealing resumes.
+            _deal(d, card, source="reader", reader_seq=cmd.reader_seq)
+        else:
+            _stray_card(d, card, actor)
+        _progress(d)
         return
     if shoe.cut_card_drawn:
         d.emit("card_set_aside", {"card": card, "reason": "after_cut_card"})
         return
-    d.emit("card_set_aside", {"card": card, "reason": "unneeded", "carry": True})
+    game, _ = game_of(d.state)
+    if game.stray_card == "carry":
+        d.emit("card_set_aside", {"card": card, "reason": "unneeded", "carry": True})
+        _incident(
+            d,
+            "unneeded_card",
+            blocking=False,
+            actor=actor,
+            details={"card": card},
+            auto_resolution="rule 3: set aside as the first card of the next round",
+        )
+        return
+    d.emit("card_set_aside", {"card": card, "reason": "not_owed"})
     _incident(
         d,
-        "unneeded_card",
-        blocking=False,
+        "card_not_owed",
+        blocking=True,
         actor=actor,
-        details={"card": card},
-        auto_resolution="rule 3: set aside as the first card of the next round",
+        details={"card": card, "expected": None, "between_rounds": True},
     )
 
 
@@ -471,12 +477,15 @@ def _reader_online(d: Decision, cmd: c.ReaderOnline, now: datetime, actor: str) 
 # -- incidents ---------------------------------------------------------------------------------
 def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str) -> None:
     _config(d.state)
-    if cmd.kind not in RAISABLE:
-        raise BadResolution(f"unknown incident kind {cmd.kind!r}", known=sorted(RAISABLE))
-    blocking, procedure = RAISABLE[cmd.kind]
+    game, _ = game_of(d.state)
+    catalogue = game.incidents
+    if cmd.kind not in catalogue:
+        raise BadResolution(f"unknown incident kind {cmd.kind!r}", known=sorted(catalogue))
+    kind: IncidentKind = catalogue[cmd.kind]
+    blocking, procedure = kind.blocking, kind.procedure
     details = {**cmd.details, "procedure": procedure}
     rnd = d.state.round
-    if cmd.kind == "cards_exposed":
+    if "void_on_count" in kind.effects:
         count = details.get("count", 1)
         if not isinstance(count, int) or count < 1:
             raise BadResolution("cards_exposed needs a positive integer count")
@@ -498,9 +507,24 @@ def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str
                 )
             d.answer = {"incident_id": incident, "procedure": "round voided; new shoe required"}
             return
+    if "void" in kind.effects:
+        incident = _incident(
+            d,
+            cmd.kind,
+            blocking=False,
+            actor=actor,
+            details=details,
+            auto_resolution=f"{procedure}: round void, every stake refunded; new shoe",
+        )
+        if rnd is not None and rnd.active:
+            _void(d, f"{cmd.kind}: {procedure}", change_shoe=True)
+        elif d.state.shoe is not None:
+            d.emit("shoe_ended", {"shoe_no": d.state.shoe.shoe_no, "reason": cmd.kind})
+        d.answer = {"incident_id": incident, "procedure": "round voided; new shoe required"}
+        return
     incident = _incident(d, cmd.kind, blocking=blocking, actor=actor, details=details)
-    if cmd.kind == "card_exposed_in_shoe" and rnd is not None and rnd.active:
-        _refund_insurance(d, "card exposed in the shoe (rule 5)")
+    if "refund_insurance" in kind.effects and rnd is not None and rnd.active:
+        _refund_insurance(d, f"{cmd.kind}: {procedure}")
     d.answer = {"incident_id": incident, "blocking": blocking, "procedure": procedure}
 
 
@@ -568,25 +592,28 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
             seen[card] = seen.get(card, 0) + 1
             cards.insert(item.index, card)
             entered.append(card)
-        d.emit(
-            "cards_rearranged",
-            {
-                "round_id": rnd.round_id,
-                "cards": cards,
-                "entered": entered,
-                "incident_id": cmd.incident_id,
-            },
-            rnd.round_id,
-        )
+        payload: dict[str, Any] = {
+            "round_id": rnd.round_id,
+            "cards": cards,
+            "entered": entered,
+            "incident_id": cmd.incident_id,
+        }
+        if rnd.moves:
+            payload["entered_at"] = sorted(e.index for e in cmd.entered)
+        d.emit("cards_rearranged", payload, rnd.round_id)
     d.emit(
         "incident_resolved",
         {"incident_id": cmd.incident_id, "resolution": cmd.note, "resolved_by": actor},
         incident.round_id,
     )
-    missed = incident.kind in ("missed_scan", "possible_missed_card")
+    game, _ = game_of(d.state)
+    kind = game.incidents.get(incident.kind)
+    missed = incident.kind == "possible_missed_card" or (
+        kind is not None and "refund_insurance_on_resolve" in kind.effects
+    )
     if missed and d.state.round is not None and d.state.round.active:
         _refund_insurance(d, "missed scan (rule 6)")
-    _maybe_finish(d)
+    _progress(d)
     d.answer = {"incident_id": cmd.incident_id, "next_position": _next_position(d.state)}
 
 
@@ -629,54 +656,121 @@ def _void(d: Decision, reason: str, *, change_shoe: bool) -> None:
 
 
 # -- the end of a round ----------------------------------------------------------------------
-def _maybe_finish(d: Decision) -> None:
+def _stray_card(d: Decision, card: str, actor: str, *, from_round: bool = False) -> None:
+    """A card the round owes no position, by the game's rule: carried to the next round
+    (baccarat rule 3), or set aside behind a blocking dealing incident for the supervisor
+    (never dropped, never guessed into a position)."""
     rnd = d.state.round
-    if rnd is None or rnd.phase != "dealing" or d.state.paused:
+    assert rnd is not None
+    game = game_of_round(rnd)
+    payload: dict[str, Any] = {"card": card, "reason": "unneeded"}
+    if from_round:
+        payload.update(counted=False, from_round=rnd.round_id)
+    else:
+        payload["round_id"] = rnd.round_id
+    if game.stray_card == "carry":
+        payload["carry"] = True
+    else:
+        payload["reason"] = "not_owed"
+    _set_aside(d, payload)
+    if from_round:
         return
-    if rnd.complete_length() is None:
+    if game.stray_card == "carry":
+        _incident(
+            d,
+            "unneeded_card",
+            blocking=False,
+            actor=actor,
+            details={"card": card},
+            auto_resolution="rule 3: set aside as the first card of the next round",
+        )
+    else:
+        _incident(
+            d,
+            "card_not_owed",
+            blocking=True,
+            actor=actor,
+            details={"card": card, "expected": _expected(d.state)},
+        )
+
+
+def _set_aside(d: Decision, payload: dict[str, Any]) -> None:
+    rnd = d.state.round
+    assert rnd is not None
+    if payload.get("from_round"):
+        kept = len(rnd.cards) - len(rnd.play.leftover) if rnd.play else len(rnd.cards)
+        payload["round_cards"] = list(rnd.cards[:kept])
+    d.emit("card_set_aside", payload, rnd.round_id)
+
+
+def _progress(d: Decision) -> None:
+    """Take the round as far as it goes without a card or a person: cards it cannot take
+    by the game's stray-card rule, then settlement once the game says it is complete."""
+    rnd = d.state.round
+    if rnd is None or rnd.phase != "dealing" or d.state.paused or rnd.play is None:
         return
-    config = _config(d.state)
-    used, extra = split_round([parse_card(x) for x in rnd.cards])
-    if extra:
-        round_cards = [x.code for x in used]
-        for card in extra:
-            d.emit(
-                "card_set_aside",
-                {
-                    "card": card.code,
-                    "reason": "unneeded",
-                    "carry": True,
-                    "counted": False,
-                    "from_round": rnd.round_id,
-                    "round_cards": round_cards,
-                },
-                rnd.round_id,
+    game = game_of_round(rnd)
+    if rnd.play.leftover:
+        leftover = [c.code for c in rnd.play.leftover]
+        if game.stray_card == "carry":
+            for card in leftover:
+                _stray_card(d, card, SYSTEM, from_round=True)
+        else:
+            for card in leftover:
+                _stray_card(d, card, SYSTEM, from_round=True)
+            _incident(
+                d,
+                "card_not_owed",
+                blocking=True,
+                actor=SYSTEM,
+                details={"cards": leftover, "expected": _expected(d.state)},
             )
-    result = outcome(used)
-    summary = {
-        **result.to_json(),
-        "natural": result.natural,
-        "player_pair": result.player_pair,
-        "banker_pair": result.banker_pair,
-        "cards": [x.code for x in used],
-    }
-    d.emit("round_result", {"round_id": rnd.round_id, "outcome": summary}, rnd.round_id)
+            return
+    rnd = d.state.round
+    assert rnd is not None and rnd.play is not None
+    if isinstance(game.next(rnd.play.state), Complete):
+        _settle(d)
+
+
+def _expected(state: TableState) -> Any:
+    rnd = state.round
+    if rnd is None or rnd.play is None:
+        return None
+    return game_of_round(rnd).next(rnd.play.state).to_json()
+
+
+def _settle(d: Decision) -> None:
+    rnd = d.state.round
+    assert rnd is not None and rnd.play is not None
+    game = game_of_round(rnd)
+    settlement = game.settle(rnd.play.state)
+    outcome = {"round_id": rnd.round_id, "outcome": dict(settlement.outcome)}
+    d.emit("round_result", outcome, rnd.round_id)
+    open_bets = dict(rnd.bets)
     results = []
     staked = returned = 0
-    for bet in rnd.bets.values():
-        settled = settle_bet(bet.bet_type, bet.stake, result, config.paytable)
-        staked += bet.stake
-        returned += settled.returned
-        results.append(
-            {
-                "bet_id": bet.bet_id,
-                "account": bet.account,
-                "type": bet.bet_type,
-                "stake": bet.stake,
-                "result": settled.result,
-                "returned": settled.returned,
-            }
-        )
+    for line in settlement.lines:
+        bet = open_bets.pop(line.stake_id, None)
+        if bet is None:
+            continue  # refunded already in the round (an insurance-type wager, rule 5/6)
+        staked += line.stake
+        returned += line.returned
+        item: dict[str, Any] = {
+            "bet_id": line.stake_id,
+            "account": bet.account,
+            "type": bet.bet_type,
+            "stake": line.stake,
+            "result": line.result,
+            "returned": line.returned,
+        }
+        if line.part != "original":
+            item["part"] = line.part
+        for key in ("seat", "hand", "reason"):
+            if getattr(line, key) is not None:
+                item[key] = getattr(line, key)
+        results.append(item)
+    if open_bets:
+        raise RuntimeError(f"{game.name} left stakes unsettled: {sorted(open_bets)}")
     d.emit_chunks("bets_settled", "results", results, {"round_id": rnd.round_id}, rnd.round_id)
     d.emit(
         "round_settled",
