@@ -291,4 +291,3 @@ def exact_edge(profile: Profile, deck: Counts | None = None) -> ExactEdge:
         outcomes=outcome_p,
         seconds=time.perf_counter() - started,
     )
-
