@@ -122,6 +122,12 @@ class EventStore:
                 log.exception("audit.subscriber_failed")
 
     @staticmethod
+    def pending(session: Session) -> list[StoredEvent]:
+        """The events appended in this session's open transaction, not yet committed (for
+        checks that must pass before the commit, such as a table lease's fencing token)."""
+        return list(session.info.get(_PENDING, ()))
+
+    @staticmethod
     def _after_rollback(session: Session, _previous: Any) -> None:
         session.info.pop(_PENDING, None)
 

@@ -36,7 +36,9 @@ class Settings(BaseSettings):
         None, description="SQLAlchemy URL; default SQLite <data_dir>/livetable.db"
     )
     log_format: Literal["console", "json"] = "console"
-    log_level: str = "INFO"
+    log_level: str | None = Field(
+        None, description="Log level; default: the command's own (INFO, WARNING for data commands)"
+    )
     checkpoint_every: int = Field(1000, ge=1, description="Sign a checkpoint every N events")
     log_origin: str = Field(
         "livetable",
@@ -57,6 +59,15 @@ class Settings(BaseSettings):
     sqlite_busy_timeout_ms: int = 10_000
     nats_url: str | None = Field(
         None, description="Also publish the stream to NATS JetStream at this URL"
+    )
+    node_id: str | None = Field(
+        None, description="This serve process in the studio's leases; default host:port"
+    )
+    advertise_url: str | None = Field(
+        None, description="Where clients reach this process; default http://host:port"
+    )
+    takeover_seconds: float = Field(
+        10.0, gt=0, le=600, description="A dead process's tables run elsewhere within this"
     )
 
     @field_validator("log_origin")

@@ -13,6 +13,7 @@ from typing import Any
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, Field
 
 from audit.models import AuditCheckpoint
@@ -118,11 +119,13 @@ def _admin_router() -> APIRouter:
 def create_app(
     runtime: Runtime, routers: Iterable[APIRouter] = (), lifespan: Any = None
 ) -> FastAPI:
-    app = FastAPI(
+    # /docs and /redoc from packaged Swagger UI and ReDoc assets: they work with no internet.
+    app = FastAPIOffline(
         title="livetable",
         description="Live-dealer table back-office API",
         version="0.1.0",
         lifespan=lifespan,
+        static_url="/docs-assets",
     )
     app.state.runtime = runtime
 
