@@ -157,8 +157,12 @@ def _open_table(d: Decision, cmd: c.OpenTable, now: datetime, actor: str) -> Non
     rnd = d.state.round
     if rnd is not None and rnd.active:
         raise WrongPhase("cannot reconfigure a table while a round is in progress")
-    cmd.config.rules  # noqa: B018 - bad rules are refused before anything is written
-    d.emit("table_opened", {"config": cmd.config.snapshot()})
+    rules = cmd.config.rules  # bad rules are refused before anything is written
+    payload: dict[str, Any] = {"config": cmd.config.snapshot()}
+    terms = getattr(cmd.config.game_impl, "opening_terms", None)
+    if terms is not None:  # Xì Dách: the exact house edge of the terms the table opens with
+        payload["terms"] = terms(rules)
+    d.emit("table_opened", payload)
 
 
 def _insert_shoe(d: Decision, cmd: c.InsertShoe, now: datetime, actor: str) -> None:
@@ -893,8 +897,12 @@ def _settle(d: Decision) -> None:
                 rnd.round_id,
             )
     shoe = d.state.shoe
+    fresh = getattr(game, "fresh_deck_each_round", None)
     if shoe is not None and shoe.cut_card_drawn:
         d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": "cut card"})
+    elif shoe is not None and fresh is not None and fresh(game_of(d.state)[1]):
+        reason = "one deck: a fresh deck each round"
+        d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": reason})
 
 
 # -- seats and decisions -----------------------------------------------------------------------

@@ -195,8 +195,9 @@ class XiDachRound:
 def rules_from_settings(settings: Mapping[str, Any]) -> XiDachRules:
     """``game_rules``: ``profile`` (a shipped name) or ``profile_toml`` (a table's own
     profile file), ``banker`` (``house``/``seated``), ``min_bet``/``max_bet`` (the room's
-    limits, which a seated bank is measured by). The table's ``decks`` must be the
-    profile's: a Xì Dách profile says how many decks it deals from."""
+    limits, which a seated bank is measured by; default: the table's stake limits). The
+    table's ``decks`` must be the profile's: a Xì Dách profile says how many decks it
+    deals from (the table configuration takes them from it when it does not say)."""
     data = dict(settings.get("game_rules") or {})
     unknown = sorted(set(data) - {"profile", "profile_toml", "banker", "min_bet", "max_bet"})
     if unknown:
@@ -226,7 +227,8 @@ def rules_from_settings(settings: Mapping[str, Any]) -> XiDachRules:
         raise RulesRefusal(
             f"profile {profile.name}: the banker is {modes}, not {banker!r}", code="bad_rules"
         )
-    min_bet, max_bet = data.get("min_bet", 100), data.get("max_bet", 5_000_000)
+    table_min, table_max = settings.get("limits", (100, 5_000_000))
+    min_bet, max_bet = data.get("min_bet", table_min), data.get("max_bet", table_max)
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (min_bet, max_bet)) or not (
         0 < min_bet <= max_bet
     ):
@@ -303,6 +305,10 @@ class XiDachGame:
     def seats(self, rules: XiDachRules) -> int:
         return rules.seats
 
+    def decks_for(self, game_rules: Mapping[str, Any]) -> int:
+        """The decks a table of these rules deals from: its profile's."""
+        return rules_from_settings({"game_rules": game_rules}).profile.decks
+
     def fresh_deck_each_round(self, rules: XiDachRules) -> bool:
         """A one-deck profile shuffles a fresh deck for every round (seeds 002, 003)."""
         return rules.profile.decks == 1
@@ -315,8 +321,10 @@ class XiDachGame:
             "banker": rules.banker,
             "decks": rules.profile.decks,
             "commission": str(rules.profile.payouts.commission),
-            "house_edge": round(edge.house_edge, 9),
-            "house_edge_before_commission": round(edge.house_edge_before_commission, 9),
+            # parts per million, integers (the log takes no floats): -23416 = -2.3416 %
+            "house_edge_ppm": round(edge.house_edge * 1_000_000),
+            "house_edge_before_commission_ppm": round(edge.house_edge_before_commission * 1e6),
+            "house_edge": f"{edge.house_edge:+.4%}",
             "house_edge_method": "exact: one punter against the house, automatic play",
         }
 
