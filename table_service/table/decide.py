@@ -875,6 +875,8 @@ def _settle(d: Decision) -> None:
         for key in ("seat", "hand", "reason"):
             if getattr(line, key) is not None:
                 item[key] = getattr(line, key)
+        if getattr(line, "commission", 0):
+            item["commission"] = line.commission
         results.append(item)
     if open_bets:
         raise RuntimeError(f"{game.name} left stakes unsettled: {sorted(open_bets)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -170,3 +171,27 @@ def test_a_misdeal_voids_and_refunds_every_stake_once():
     refunds = [r for e in h.events("bets_refunded") for r in e["refunds"]]
     assert [(r["bet_id"], r["returned"]) for r in refunds] == [("b1", 1000)]
     assert h.state.round.phase == "voided"  # type: ignore[union-attr]
+
+
+def test_a_commission_is_recorded_on_the_settled_line_and_out_of_the_return():
+    text = Path("table_service/rules/xidach/profiles/classic.toml").read_text()
+    taxed = text.replace("commission = [0, 100]", "commission = [5, 100]")
+    h = Table(
+        TableConfig(
+            table_id="xd",
+            game="xidach",
+            game_rules={"profile_toml": taxed},
+            limits={"min_stake": 100, "max_stake": 2000},
+        )
+    )
+    assert h.events("table_opened")[0]["terms"]["commission"] == "1/20"
+    h.run(c.InsertShoe())
+    h.run(c.TakeSeat(1, "p1"))
+    h.run(c.OpenBetting())
+    h.xd_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    h.deal("TS", "7C", "9H", "KD")  # 19 against the house's 17
+    h.act("seat:1", "stand", "p1")
+    h.act("banker", "check", "banker", target="all")
+    (line,) = h.events("bets_settled")[-1]["results"]
+    assert (line["returned"], line["commission"], line["result"]) == (1950, 50, "win")

@@ -739,8 +739,6 @@ def _split_hand(h: HandSettlement, parts: list[Stake]) -> list[Line]:
         share = left if i == len(parts) - 1 else h.returned * part.amount // h.stake
         left -= share
         reason = h.basis.value
-        if i == 0 and h.commission:
-            reason += f"; commission {h.commission}"
         if i == 0 and h.shortfall:
             reason += f"; shortfall {h.shortfall}"
         lines.append(
@@ -755,6 +753,7 @@ def _split_hand(h: HandSettlement, parts: list[Stake]) -> list[Line]:
                 reason,
                 h.seat,
                 h.hand,
+                h.commission if i == 0 else 0,
             )
         )
     return lines
