@@ -303,7 +303,7 @@ class XiDachDemo:
         outcome = (summary["round"] or {}).get("outcome") or {}
         if decisions:
             lines.append("  decisions: " + "; ".join(decisions))
-        if detail.get("status") == "voided" or (summary["round"] or {}).get("phase") == "voided":
+        if detail.get("phase") == "voided" or (summary["round"] or {}).get("phase") == "voided":
             self.report.rounds_voided += 1
             lines.append("  [yellow]voided: every stake refunded[/yellow]")
             return
