@@ -195,3 +195,35 @@ def test_a_commission_is_recorded_on_the_settled_line_and_out_of_the_return():
     h.act("banker", "check", "banker", target="all")
     (line,) = h.events("bets_settled")[-1]["results"]
     assert (line["returned"], line["commission"], line["result"]) == (1950, 50, "win")
+
+
+def test_a_check_settles_that_punter_at_once_while_the_round_goes_on():
+    text = Path("table_service/rules/xidach/profiles/forced-draw.toml").read_text()
+    beaten = text.replace('check_before_draw = "none"', 'check_before_draw = "beaten"')
+    h = Table(TableConfig(table_id="xd", game="xidach", game_rules={"profile_toml": beaten}))
+    h.run(c.InsertShoe())
+    for n in (1, 2):
+        h.run(c.TakeSeat(n, f"p{n}"))
+    h.run(c.OpenBetting())
+    h.xd_bet("p1", "main", 1000, 1)
+    h.xd_bet("p2", "main", 1000, 2)
+    h.run(c.CloseBetting())
+    h.deal("9D", "TS", "TC", "8S", "5H", "6D")  # seat 2: 17, seat 1: 15, banker 16
+    h.act("seat:2", "stand", "p2")
+    h.act("seat:1", "hit", "p1")
+    h.deal("KH")  # seat 1: 25, a bust forced-draw keeps hidden until checked
+    assert h.state.public_summary()["round"]["dealer_view"]["house_move"] == "check seat 1"
+    decision = h.act("banker", "check", "banker", target="1")
+    assert "bets_settled" in h.types(decision) and "round_settled" not in h.types(decision)
+    early = h.events("bets_settled")[-1]
+    assert early["early"] is True
+    assert [(r["bet_id"], r["result"], r["returned"]) for r in early["results"]] == [
+        ("b1", "lose", 0)
+    ]
+    h.act("banker", "hit", "banker")
+    decision = h.deal("3C")  # 19
+    h.act("banker", "check", "banker", target="all")
+    final = h.events("bets_settled")[-1]["results"]
+    assert [(r["bet_id"], r["result"], r["returned"]) for r in final] == [("b2", "lose", 0)]
+    assert h.state.round.phase == "settled"  # type: ignore[union-attr]
+    assert h.replayed() == h.state

@@ -75,10 +75,10 @@ from table_service.rules.xidach.profile import (
     profile_from_dict,
 )
 from table_service.rules.xidach.replay import final_state, replay, settlement_to_json
-from table_service.rules.xidach.settlement import HandSettlement
+from table_service.rules.xidach.settlement import HandSettlement, settled_so_far
 from table_service.rules.xidach.settlement import Settlement as RoundSettlement
 from table_service.rules.xidach.settlement import settle as settle_round
-from table_service.rules.xidach.state import Phase, RoundState, SeatBet, TableLimits
+from table_service.rules.xidach.state import Basis, Phase, RoundState, SeatBet, TableLimits
 from table_service.rules.xidach.timers import clock
 from table_service.rules.xidach.view import view as round_view
 
@@ -544,14 +544,28 @@ class XiDachGame:
         return tuple(stakes)
 
     # -- settlement --------------------------------------------------------------------------
+    def _hand_lines(self, state: XiDachRound, h: HandSettlement) -> list[Line]:
+        bet = next(b for b in state.setup.bets if b.bet_id == h.bet_id)
+        seat = next(s for s in state.engine.seats if s.seat == h.seat)  # type: ignore[union-attr]
+        return _split_hand(h, _hand_stakes(bet, h.hand, seat.stake, h.stake, h.hand == 2))
+
+    def settled_early(self, state: XiDachRound) -> tuple[Line, ...]:
+        """The lines of hands a check (xét) has settled while the round goes on: the table
+        pays them at once. Against a seated bank a checked winner waits for the end of the
+        round (a bank that cannot cover pays every winner pro rata)."""
+        engine = state.engine
+        if engine is None or engine.phase is Phase.SETTLED:
+            return ()
+        lines: list[Line] = []
+        for h in settled_so_far(engine):
+            if h.basis is Basis.CHECK:
+                lines += self._hand_lines(state, h)
+        return tuple(lines)
+
     def _lines(self, state: XiDachRound, result: RoundSettlement) -> tuple[Line, ...]:
-        bets = {b.bet_id: b for b in state.setup.bets}
         lines: list[Line] = []
         for h in result.hands:
-            bet = bets[h.bet_id or ""]
-            seat = next(s for s in state.engine.seats if s.seat == h.seat)  # type: ignore[union-attr]
-            parts = _hand_stakes(bet, h.hand, seat.stake, h.stake, h.hand == 2)
-            lines += _split_hand(h, parts)
+            lines += self._hand_lines(state, h)
         if state.bank_bet is not None:
             b = state.bank_bet
             after = result.bank.balance_after if result.bank is not None else b.stake
