@@ -193,6 +193,9 @@ class Line:
     reason: str | None = None
     seat: int | None = None
     hand: int | None = None
+    commission: int = 0
+    """The house's share of the net win on this stake, already out of ``returned``
+    (Xì Dách's profile ``commission``): recorded as its own figure on the settled line."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from table_service.rules.game import (
     BettingContext,
     Complete,
     IncidentKind,
+    Line,
     Move,
     RulesRefusal,
     Turn,
@@ -157,8 +158,12 @@ def _open_table(d: Decision, cmd: c.OpenTable, now: datetime, actor: str) -> Non
     rnd = d.state.round
     if rnd is not None and rnd.active:
         raise WrongPhase("cannot reconfigure a table while a round is in progress")
-    cmd.config.rules  # noqa: B018 - bad rules are refused before anything is written
-    d.emit("table_opened", {"config": cmd.config.snapshot()})
+    rules = cmd.config.rules  # bad rules are refused before anything is written
+    payload: dict[str, Any] = {"config": cmd.config.snapshot()}
+    terms = getattr(cmd.config.game_impl, "opening_terms", None)
+    if terms is not None:  # Xì Dách: the exact house edge of the terms the table opens with
+        payload["terms"] = terms(rules)
+    d.emit("table_opened", payload)
 
 
 def _insert_shoe(d: Decision, cmd: c.InsertShoe, now: datetime, actor: str) -> None:
@@ -721,6 +726,44 @@ def _set_aside(d: Decision, payload: dict[str, Any]) -> None:
     d.emit("card_set_aside", payload, rnd.round_id)
 
 
+def _result_item(line: Line, bet: Any) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "bet_id": line.stake_id,
+        "account": bet.account,
+        "type": bet.bet_type,
+        "stake": line.stake,
+        "result": line.result,
+        "returned": line.returned,
+    }
+    if line.part != "original":
+        item["part"] = line.part
+    for key in ("seat", "hand", "reason"):
+        if getattr(line, key) is not None:
+            item[key] = getattr(line, key)
+    if line.commission:
+        item["commission"] = line.commission
+    return item
+
+
+def _settle_early(d: Decision) -> None:
+    """Pay the stakes a game settles before the round ends (a Xì Dách check) at once."""
+    rnd = d.state.round
+    assert rnd is not None and rnd.play is not None
+    early = getattr(game_of_round(rnd), "settled_early", None)
+    if early is None:
+        return
+    lines = [ln for ln in early(rnd.play.state) if ln.stake_id in rnd.bets]
+    if lines:
+        results = [_result_item(ln, rnd.bets[ln.stake_id]) for ln in lines]
+        d.emit_chunks(
+            "bets_settled",
+            "results",
+            results,
+            {"round_id": rnd.round_id, "early": True},
+            rnd.round_id,
+        )
+
+
 def _progress(d: Decision, *, resumed: bool = False) -> None:
     """Take the round as far as it goes without a card or a person: cards it cannot take
     by the game's stray-card rule, then settlement once the game says it is complete."""
@@ -745,6 +788,7 @@ def _progress(d: Decision, *, resumed: bool = False) -> None:
             )
             return
     fresh = resumed
+    _settle_early(d)
     while True:
         rnd = d.state.round
         assert rnd is not None and rnd.play is not None
@@ -795,6 +839,7 @@ def _play(
     accepted follow offer) from the account of the bet it belongs to."""
     rnd = d.state.round
     assert rnd is not None and rnd.play is not None
+    before = {s.stake_id for s in game_of_round(rnd).placed_stakes(rnd.play.state)}
     payload: dict[str, Any] = {"round_id": rnd.round_id, **move.to_json(), "by": by}
     if auto is not None:
         payload["auto"] = auto
@@ -802,7 +847,11 @@ def _play(
     rnd = d.state.round
     assert rnd is not None and rnd.play is not None
     game = game_of_round(rnd)
-    added = [s for s in game.placed_stakes(rnd.play.state) if s.stake_id not in rnd.bets]
+    added = [  # stakes the move added (not those a check has already settled)
+        s
+        for s in game.placed_stakes(rnd.play.state)
+        if s.stake_id not in before and s.stake_id not in rnd.bets
+    ]
     if not added:
         return
     items = []
@@ -855,23 +904,10 @@ def _settle(d: Decision) -> None:
     for line in settlement.lines:
         bet = open_bets.pop(line.stake_id, None)
         if bet is None:
-            continue  # refunded already in the round (an insurance-type wager, rule 5/6)
+            continue  # closed already in the round (rule 5/6 refunds, a Xì Dách check)
         staked += line.stake
         returned += line.returned
-        item: dict[str, Any] = {
-            "bet_id": line.stake_id,
-            "account": bet.account,
-            "type": bet.bet_type,
-            "stake": line.stake,
-            "result": line.result,
-            "returned": line.returned,
-        }
-        if line.part != "original":
-            item["part"] = line.part
-        for key in ("seat", "hand", "reason"):
-            if getattr(line, key) is not None:
-                item[key] = getattr(line, key)
-        results.append(item)
+        results.append(_result_item(line, bet))
     if open_bets:
         raise RuntimeError(f"{game.name} left stakes unsettled: {sorted(open_bets)}")
     d.emit_chunks("bets_settled", "results", results, {"round_id": rnd.round_id}, rnd.round_id)
@@ -893,8 +929,12 @@ def _settle(d: Decision) -> None:
                 rnd.round_id,
             )
     shoe = d.state.shoe
+    fresh = getattr(game, "fresh_deck_each_round", None)
     if shoe is not None and shoe.cut_card_drawn:
         d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": "cut card"})
+    elif shoe is not None and fresh is not None and fresh(game_of(d.state)[1]):
+        reason = "one deck: a fresh deck each round"
+        d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": reason})
 
 
 # -- seats and decisions -----------------------------------------------------------------------

@@ -230,5 +230,5 @@ def test_bad_table_rules_are_refused(game_rules, decks, message):
 
 def test_opening_terms_carry_the_exact_edge():
     terms = GAME.opening_terms(table_rules("forced-draw"))
-    assert terms["house_edge"] == pytest.approx(-0.02341573, abs=1e-8)
+    assert terms["house_edge_ppm"] == -23416 and terms["house_edge"] == "-2.3416%"
     assert (terms["profile"], terms["commission"], terms["decks"]) == ("forced-draw", "0", 1)

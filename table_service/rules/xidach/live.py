@@ -75,10 +75,10 @@ from table_service.rules.xidach.profile import (
     profile_from_dict,
 )
 from table_service.rules.xidach.replay import final_state, replay, settlement_to_json
-from table_service.rules.xidach.settlement import HandSettlement
+from table_service.rules.xidach.settlement import HandSettlement, settled_so_far
 from table_service.rules.xidach.settlement import Settlement as RoundSettlement
 from table_service.rules.xidach.settlement import settle as settle_round
-from table_service.rules.xidach.state import Phase, RoundState, SeatBet, TableLimits
+from table_service.rules.xidach.state import Basis, Phase, RoundState, SeatBet, TableLimits
 from table_service.rules.xidach.timers import clock
 from table_service.rules.xidach.view import view as round_view
 
@@ -195,8 +195,9 @@ class XiDachRound:
 def rules_from_settings(settings: Mapping[str, Any]) -> XiDachRules:
     """``game_rules``: ``profile`` (a shipped name) or ``profile_toml`` (a table's own
     profile file), ``banker`` (``house``/``seated``), ``min_bet``/``max_bet`` (the room's
-    limits, which a seated bank is measured by). The table's ``decks`` must be the
-    profile's: a Xì Dách profile says how many decks it deals from."""
+    limits, which a seated bank is measured by; default: the table's stake limits). The
+    table's ``decks`` must be the profile's: a Xì Dách profile says how many decks it
+    deals from (the table configuration takes them from it when it does not say)."""
     data = dict(settings.get("game_rules") or {})
     unknown = sorted(set(data) - {"profile", "profile_toml", "banker", "min_bet", "max_bet"})
     if unknown:
@@ -226,7 +227,8 @@ def rules_from_settings(settings: Mapping[str, Any]) -> XiDachRules:
         raise RulesRefusal(
             f"profile {profile.name}: the banker is {modes}, not {banker!r}", code="bad_rules"
         )
-    min_bet, max_bet = data.get("min_bet", 100), data.get("max_bet", 5_000_000)
+    table_min, table_max = settings.get("limits", (100, 5_000_000))
+    min_bet, max_bet = data.get("min_bet", table_min), data.get("max_bet", table_max)
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (min_bet, max_bet)) or not (
         0 < min_bet <= max_bet
     ):
@@ -303,6 +305,10 @@ class XiDachGame:
     def seats(self, rules: XiDachRules) -> int:
         return rules.seats
 
+    def decks_for(self, game_rules: Mapping[str, Any]) -> int:
+        """The decks a table of these rules deals from: its profile's."""
+        return rules_from_settings({"game_rules": game_rules}).profile.decks
+
     def fresh_deck_each_round(self, rules: XiDachRules) -> bool:
         """A one-deck profile shuffles a fresh deck for every round (seeds 002, 003)."""
         return rules.profile.decks == 1
@@ -315,8 +321,10 @@ class XiDachGame:
             "banker": rules.banker,
             "decks": rules.profile.decks,
             "commission": str(rules.profile.payouts.commission),
-            "house_edge": round(edge.house_edge, 9),
-            "house_edge_before_commission": round(edge.house_edge_before_commission, 9),
+            # parts per million, integers (the log takes no floats): -23416 = -2.3416 %
+            "house_edge_ppm": round(edge.house_edge * 1_000_000),
+            "house_edge_before_commission_ppm": round(edge.house_edge_before_commission * 1e6),
+            "house_edge": f"{edge.house_edge:+.4%}",
             "house_edge_method": "exact: one punter against the house, automatic play",
         }
 
@@ -536,14 +544,28 @@ class XiDachGame:
         return tuple(stakes)
 
     # -- settlement --------------------------------------------------------------------------
+    def _hand_lines(self, state: XiDachRound, h: HandSettlement) -> list[Line]:
+        bet = next(b for b in state.setup.bets if b.bet_id == h.bet_id)
+        seat = next(s for s in state.engine.seats if s.seat == h.seat)  # type: ignore[union-attr]
+        return _split_hand(h, _hand_stakes(bet, h.hand, seat.stake, h.stake, h.hand == 2))
+
+    def settled_early(self, state: XiDachRound) -> tuple[Line, ...]:
+        """The lines of hands a check (xét) has settled while the round goes on: the table
+        pays them at once. Against a seated bank a checked winner waits for the end of the
+        round (a bank that cannot cover pays every winner pro rata)."""
+        engine = state.engine
+        if engine is None or engine.phase is Phase.SETTLED:
+            return ()
+        lines: list[Line] = []
+        for h in settled_so_far(engine):
+            if h.basis is Basis.CHECK:
+                lines += self._hand_lines(state, h)
+        return tuple(lines)
+
     def _lines(self, state: XiDachRound, result: RoundSettlement) -> tuple[Line, ...]:
-        bets = {b.bet_id: b for b in state.setup.bets}
         lines: list[Line] = []
         for h in result.hands:
-            bet = bets[h.bet_id or ""]
-            seat = next(s for s in state.engine.seats if s.seat == h.seat)  # type: ignore[union-attr]
-            parts = _hand_stakes(bet, h.hand, seat.stake, h.stake, h.hand == 2)
-            lines += _split_hand(h, parts)
+            lines += self._hand_lines(state, h)
         if state.bank_bet is not None:
             b = state.bank_bet
             after = result.bank.balance_after if result.bank is not None else b.stake
@@ -731,8 +753,6 @@ def _split_hand(h: HandSettlement, parts: list[Stake]) -> list[Line]:
         share = left if i == len(parts) - 1 else h.returned * part.amount // h.stake
         left -= share
         reason = h.basis.value
-        if i == 0 and h.commission:
-            reason += f"; commission {h.commission}"
         if i == 0 and h.shortfall:
             reason += f"; shortfall {h.shortfall}"
         lines.append(
@@ -747,6 +767,7 @@ def _split_hand(h: HandSettlement, parts: list[Stake]) -> list[Line]:
                 reason,
                 h.seat,
                 h.hand,
+                h.commission if i == 0 else 0,
             )
         )
     return lines
