@@ -726,8 +726,9 @@ class XiDachGame:
         setup = RoundSetup(str(request.get("round")), 0, tuple(bets))
         engine = _final_engine(request, rules.profile)
         state = XiDachRound(rules, engine, setup, bank_bet=bank)
+        released = self._released(state, engine)  # seats left mid-round (seating is not input)
         return Settlement(
-            self._lines(state, result), self._outcome(state, result), (), _bank_net(result)
+            self._lines(state, result), self._outcome(state, result), released, _bank_net(result)
         )
 
 
