@@ -24,6 +24,7 @@ from table_service.rules.game import (
     Line,
     Move,
     RulesRefusal,
+    Spot,
     Turn,
 )
 from table_service.table import commands as c
@@ -626,6 +627,9 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
         }
         if rnd.moves:
             payload["entered_at"] = sorted(e.index for e in cmd.entered)
+        hidden = _face_down_at(d.state, rnd, cards)
+        if hidden:
+            payload["face_down"] = hidden  # the public stream shows these as null
         d.emit("cards_rearranged", payload, rnd.round_id)
     d.emit(
         "incident_resolved",
@@ -882,6 +886,33 @@ def _play(
             item["hand"] = stake.hand
         items.append(item)
     d.emit("bets_placed", {"round_id": rnd.round_id, "bets": items}, rnd.round_id)
+
+
+def _face_down_at(state: TableState, rnd: Any, cards: list[str]) -> list[int]:
+    """Indexes of ``cards`` that go to a face-down spot (a Xì Dách banker's hole card, a
+    hidden seat), as the game places them in this order with the round's moves."""
+    if rnd.setup is None:
+        return []
+    game, rules = game_of(state)
+    play = game.new_round(rules, rnd.setup)
+    pending = list(rnd.moves)
+    hidden = []
+    for index, code in enumerate(cards):
+        while pending and pending[0][0] <= index:
+            try:
+                play = game.apply(play, pending.pop(0)[1])
+            except RulesRefusal:
+                return hidden
+        spot = game.next(play)
+        if not isinstance(spot, Spot):
+            break
+        if not spot.face_up:
+            hidden.append(index)
+        try:
+            play = game.apply(play, parse_card(code))
+        except RulesRefusal:
+            break
+    return hidden
 
 
 def _expected(state: TableState) -> Any:

@@ -227,3 +227,24 @@ def test_a_check_settles_that_punter_at_once_while_the_round_goes_on():
     assert [(r["bet_id"], r["result"], r["returned"]) for r in final] == [("b2", "lose", 0)]
     assert h.state.round.phase == "settled"  # type: ignore[union-attr]
     assert h.replayed() == h.state
+
+
+def test_a_missed_card_entered_by_the_supervisor_keeps_the_hole_card_off_the_public_stream():
+    from audit.store import StoredEvent
+    from table_service.table.stream import public_view
+
+    h = xtable("room", 1)
+    h.xd_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    h.deal("TS")  # seat 1; the banker's face-down card was pulled but not scanned
+    h.run(c.RaiseIncident("missed_scan", {"note": "banker's first card not read"}))
+    incident = next(iter(h.state.incidents))
+    h.run(c.ResolveIncident(incident, "entered by hand", entered=(c.EnteredCard("KC", 1),)))
+    payload = h.events("cards_rearranged")[-1]
+    assert payload["cards"] == ["TS", "KC"] and payload["face_down"] == [1]
+    event = StoredEvent(1, "xd", "r", "cards_rearranged", "test", "t", payload, "", "")
+    public = public_view(event)
+    assert public is not None and public["data"]["cards"] == ["TS", None]
+    h.deal("9H", "7D")  # the round goes on from the entered card: seat 1 19, banker K 7
+    assert h.turn()["actors"] == ["seat:1"]
+    assert h.state.public_summary()["round"]["view"]["banker"]["cards"] == ["XX", "7D"]
