@@ -194,7 +194,8 @@ class XiDachDemo:
                     "seat": self.bank_seat,
                 }
             )
-        results = (await self.op.post(f"/tables/{self.table}/bets", {"bets": bets}))["results"]
+        answer = await self.op.post(f"/tables/{self.table}/bets", {"bets": bets})
+        results = answer["results"]
         for bet, result in zip(bets, results, strict=True):
             status = (
                 result["status"]
@@ -204,7 +205,10 @@ class XiDachDemo:
             lines.append(
                 f"  seat {bet['seat']} {bet['account']}: {bet['type']} {bet['stake']:,} {status}"
             )
-        await self.sup.post(f"/tables/{self.table}/betting/close")
+        if answer.get("betting_closed"):
+            lines.append("  betting closed: every seated player has bet")
+        else:
+            await self.sup.post(f"/tables/{self.table}/betting/close")
         decisions = await self._play(deck, lines)
         await self._close(round_id, lines, decisions)
         self.console.print("\n".join(lines))

@@ -63,14 +63,16 @@ class TableConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _game_defaults(cls, data: Any) -> Any:
-        """A game that says its own deck count (Xì Dách: the profile's) supplies it when
-        the table file does not; 8 decks otherwise."""
-        if isinstance(data, dict) and data.get("decks") is None:
-            game = GAMES.get(str(data.get("game", "baccarat")))
-            decks_for = getattr(game, "decks_for", None)
-            if decks_for is not None:
+        """A game that says its own deck count and betting window (Xì Dách: the
+        profile's) supplies them when the table file does not; else 8 decks, 15 s."""
+        if not isinstance(data, dict):
+            return data
+        game = GAMES.get(str(data.get("game", "baccarat")))
+        for key, method in (("decks", "decks_for"), ("betting_seconds", "betting_seconds_for")):
+            default = getattr(game, method, None)
+            if data.get(key) is None and default is not None:
                 try:
-                    data = {**data, "decks": decks_for(_game_rules(data))}
+                    data = {**data, key: default(_game_rules(data))}
                 except RulesRefusal as exc:
                     raise ValueError(str(exc)) from exc
         return data

@@ -296,6 +296,11 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
         answers.append({"key": bet.key, "status": "placed", "bet_id": bet.bet_id})
     d.emit_chunks("bets_placed", "bets", accepted, {"round_id": rnd.round_id}, rnd.round_id)
     d.answer = {"round_id": rnd.round_id, "results": answers}
+    all_bet = getattr(game, "betting_complete", None)  # Xì Dách room: close once all have bet
+    if accepted and all_bet is not None and all_bet(rules, context.seats, placed):
+        answer = d.answer
+        _close_betting(d, c.CloseBetting("every seated player has bet"), now, actor)
+        d.answer = {**answer, "betting_closed": True}
 
 
 def _close_betting(d: Decision, cmd: c.CloseBetting, now: datetime, actor: str) -> None:

@@ -55,9 +55,9 @@ def _round(api: Api, cards: list[str]) -> str:
         {"key": f"{round_id}-a", "account": "alice", "type": "main", "stake": 1000, "seat": 1},
         {"key": f"{round_id}-b", "account": "bob", "type": "main", "stake": 500, "seat": 2},
     ]
-    results = api.post("operator", f"/tables/{TABLE}/bets", {"bets": bets})["results"]
-    assert [r["status"] for r in results] == ["placed", "placed"]
-    api.post("dealer", f"/tables/{TABLE}/betting/close")
+    answer = api.post("operator", f"/tables/{TABLE}/bets", {"bets": bets})
+    assert [r["status"] for r in answer["results"]] == ["placed", "placed"]
+    assert answer["betting_closed"] is True  # room: betting closes once every punter has bet
     for card in cards:
         api.post("supervisor", f"/tables/{TABLE}/cards", {"card": card})
     return round_id

@@ -56,6 +56,7 @@ def xtable(profile: str, *seats: int, banker: str = "house", **rules: Any) -> Ta
 def test_a_table_takes_its_decks_from_the_profile_and_records_the_edge_it_opens_with():
     config = TableConfig(table_id="xd", game="xidach", profile="forced-draw")
     assert config.decks == 1 and config.snapshot()["profile"] == "forced-draw"
+    assert config.betting_seconds == 20  # seed 001: a round starts 20 s after the last
     h = Table(config)
     terms = h.events("table_opened")[0]["terms"]
     assert (terms["house_edge_ppm"], terms["house_edge"]) == (-23416, "-2.3416%")
@@ -137,7 +138,7 @@ def test_a_seated_bank_is_debited_at_the_close_and_credited_with_the_settlement(
     h.xd_bet("p2", "main", 2000, 2)
     assert h.xd_bet("p9", "bank", 9999, 9)["error"] == "bankroll"  # 5x the max bet: 10000
     assert h.xd_bet("p9", "bank", 10_000, 9)["status"] == "placed"
-    h.run(c.CloseBetting())
+    assert h.events("betting_closed")[-1]["reason"] == "every seated player has bet"
     h.deal("AS", "TD", "9C", "KH", "9H", "8D")  # seat 1 Xì Dách, seat 2 19, banker 17
     h.act("seat:2", "stand", "p2")
     h.act("banker", "stand", "p9")
@@ -165,7 +166,7 @@ def test_a_forced_draw_hidden_bet_deals_its_cards_face_down():
 def test_a_misdeal_voids_and_refunds_every_stake_once():
     h = xtable("room", 1)
     h.xd_bet("p1", "main", 1000, 1)
-    h.run(c.CloseBetting())
+    assert h.state.round.phase == "dealing"  # type: ignore[union-attr]  # all have bet
     h.deal("8S", "6D", "8C")
     h.run(c.RaiseIncident("misdeal", {"note": "card to the wrong seat"}))
     refunds = [r for e in h.events("bets_refunded") for r in e["refunds"]]
@@ -235,7 +236,7 @@ def test_a_missed_card_entered_by_the_supervisor_keeps_the_hole_card_off_the_pub
 
     h = xtable("room", 1)
     h.xd_bet("p1", "main", 1000, 1)
-    h.run(c.CloseBetting())
+    assert h.state.round.phase == "dealing"  # type: ignore[union-attr]  # all have bet
     h.deal("TS")  # seat 1; the banker's face-down card was pulled but not scanned
     h.run(c.RaiseIncident("missed_scan", {"note": "banker's first card not read"}))
     incident = next(iter(h.state.incidents))

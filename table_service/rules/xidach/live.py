@@ -309,6 +309,19 @@ class XiDachGame:
         """The decks a table of these rules deals from: its profile's."""
         return rules_from_settings({"game_rules": game_rules}).profile.decks
 
+    def betting_seconds_for(self, game_rules: Mapping[str, Any]) -> float:
+        """The betting window: a round starts this long after the previous one (seed 001)."""
+        return float(rules_from_settings({"game_rules": game_rules}).profile.round_start_delay_s)
+
+    def betting_complete(
+        self, rules: XiDachRules, seats: Mapping[int, str], placed: Sequence[Bet]
+    ) -> bool:
+        """Betting closes early once every seated player has bet (``room``: "or earlier
+        once every punter has bet"), the seated banker's bank included."""
+        if not rules.profile.betting_closes_when_all_bet or not seats:
+            return False
+        return set(seats) <= {b.seat for b in placed}
+
     def fresh_deck_each_round(self, rules: XiDachRules) -> bool:
         """A one-deck profile shuffles a fresh deck for every round (seeds 002, 003)."""
         return rules.profile.decks == 1

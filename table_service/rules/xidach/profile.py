@@ -127,6 +127,7 @@ class Profile:
     banker: BankerRules
     house_policy: HousePolicy
     seated_banker: SeatedBankerRules
+    betting_closes_when_all_bet: bool = False  # room: "or earlier once every punter has bet"
 
     @property
     def min_punters(self) -> int:
@@ -247,6 +248,11 @@ def profile_from_dict(data: dict[str, Any]) -> Profile:
         hit_on_21=_get(data, "hit_on_21", bool, "profile"),
         banker_modes=modes,
         round_start_delay_s=_get(data, "round_start_delay_s", int, "profile"),
+        betting_closes_when_all_bet=(
+            _get(data, "betting_closes_when_all_bet", bool, "profile")
+            if "betting_closes_when_all_bet" in data
+            else False
+        ),
         ace=AceRule(
             values=tuple(sorted(set(ace_values))),
             flexible_up_to_cards=_get(ace, "flexible_up_to_cards", int, "ace"),
