@@ -1049,13 +1049,15 @@ def _awaited(d: Decision, actor_name: str) -> Turn:
 def _act(d: Decision, cmd: c.Act, now: datetime, actor: str) -> None:
     _config(d.state)
     turn = _awaited(d, cmd.actor)
-    if cmd.actor not in turn.actors:
-        raise NotYourTurn(f"{cmd.actor} is not to act", awaited=list(turn.actors))
     rnd = d.state.round
     assert rnd is not None and rnd.play is not None
-    _check_player(d.state, cmd.actor, cmd.account)
     game = game_of_round(rnd)
     legal = game.legal_actions(rnd.play.state, cmd.actor)
+    # out of turn only what the game allows anyone at any time (a Xì Dách punter or
+    # seated banker leaving, a privacy flag); every other move waits for the actor's turn
+    if cmd.actor not in turn.actors and not any(m.action == cmd.action for m in legal):
+        raise NotYourTurn(f"{cmd.actor} is not to act", awaited=list(turn.actors))
+    _check_player(d.state, cmd.actor, cmd.account)
     chosen = [
         m
         for m in legal

@@ -249,3 +249,21 @@ def test_a_missed_card_entered_by_the_supervisor_keeps_the_hole_card_off_the_pub
     h.deal("9H", "7D")  # the round goes on from the entered card: seat 1 19, banker K 7
     assert h.turn()["actors"] == ["seat:1"]
     assert h.state.public_summary()["round"]["view"]["banker"]["cards"] == ["XX", "7D"]
+
+
+def test_leaving_before_the_reveal_a_punter_loses_and_a_seated_banker_pays_everyone():
+    h = xtable("room", 1, 2, 3, 9, banker="seated")
+    h.xd_bet("p1", "main", 1000, 1)
+    h.xd_bet("p2", "main", 500, 2)
+    h.xd_bet("p3", "main", 200, 3)
+    h.xd_bet("p9", "bank", 20_000, 9)  # everyone has bet: betting closes
+    h.deal("TS", "5D", "9C", "KC", "7H", "2H", "8D", "4S")  # 20, 12, 11; banker K 8
+    assert h.turn()["actors"] == ["seat:1"]
+    h.act("seat:3", "leave", "p3")  # out of turn: leaving is always open, and loses
+    h.act("seat:1", "stand", "p1")
+    with pytest.raises(NotYourTurn):
+        h.act("banker", "stand", "p9")  # the banker's decisions wait for its turn
+    h.act("banker", "leave", "p9")  # before revealing: every punter still in wins 1x
+    assert h.results() == {"b1": 2000, "b2": 1000, "b3": 0, "b4": 20_000 - 1000 - 500 + 200}
+    released = [r["seat"] for r in h.events("seat_released")]
+    assert released == [3, 9]  # the punter and the banker who left

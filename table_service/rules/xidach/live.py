@@ -656,13 +656,15 @@ class XiDachGame:
 
     def _released(self, state: XiDachRound, engine: RoundState | None) -> tuple[int, ...]:
         """Seats the rules free after the round: a ``room`` punter who did not bet, a
-        punter who left mid-round."""
+        punter or a seated banker who left mid-round."""
         betting = [b.seat or 0 for b in state.setup.bets]
         released = set(
             unseated_for_not_betting(state.rules.profile, list(state.setup.seats), betting)
         )
         if engine is not None:
             released |= {s.seat for s in engine.seats if s.left}
+            if engine.banker.seated and engine.banker.left and engine.banker.seat is not None:
+                released.add(engine.banker.seat)  # the bank passes: the banker has left
         return tuple(sorted(released))
 
     def view(self, state: XiDachRound, audience: Audience) -> dict[str, Any]:
