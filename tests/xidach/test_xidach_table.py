@@ -267,3 +267,17 @@ def test_leaving_before_the_reveal_a_punter_loses_and_a_seated_banker_pays_every
     assert h.results() == {"b1": 2000, "b2": 1000, "b3": 0, "b4": 20_000 - 1000 - 500 + 200}
     released = [r["seat"] for r in h.events("seat_released")]
     assert released == [3, 9]  # the punter and the banker who left
+
+
+def test_nobody_holds_the_bank_the_room_closes_and_every_stake_goes_back():
+    h = xtable("room", 1, 2, 9, banker="seated")
+    h.xd_bet("p1", "main", 1000, 1)
+    h.xd_bet("p2", "main", 500, 2)
+    assert h.xd_bet("p9", "bank", 5000, 9)["error"] == "bankroll"  # 5x the maximum: 10000
+    decision = h.run(c.CloseBetting())
+    assert "round_settled" in h.types(decision)
+    assert h.results() == {"b1": 1000, "b2": 500}
+    assert h.events("round_result")[-1]["outcome"]["room_closed"] is True
+    request = settle_input_of(h.state.round)  # type: ignore[arg-type]
+    again = find_game("xidach").recompute(h.config.rules, request)
+    assert {ln.stake_id: ln.returned for ln in again.lines} == h.results()

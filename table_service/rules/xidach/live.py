@@ -190,6 +190,7 @@ class XiDachRound:
     setup: RoundSetup
     cards: tuple[Card, ...] = ()
     bank_bet: Bet | None = None
+    room_closed: bool = False  # a seated-bank table where nobody took the bank
 
 
 def rules_from_settings(settings: Mapping[str, Any]) -> XiDachRules:
@@ -400,12 +401,9 @@ class XiDachGame:
     # -- the round ---------------------------------------------------------------------------
     def new_round(self, rules: XiDachRules, setup: RoundSetup) -> XiDachRound:
         bank = next((b for b in setup.bets if b.bet_type == "bank"), None)
-        if (
-            rules.banker == "seated"
-            and bank is None
-            and any(b.bet_type != "bank" for b in setup.bets)
-        ):
-            raise RulesRefusal("a seated-bank table needs its banker's bank bet", code="no_banker")
+        if rules.banker == "seated" and bank is None:
+            # nobody holds the bank: the room closes for this round, every stake goes back
+            return XiDachRound(rules, None, setup, room_closed=True)
         bets = [
             SeatBet(b.seat or 0, b.stake, b.bet_id, b.bet_type == "hidden")
             for b in setup.bets
@@ -547,6 +545,11 @@ class XiDachGame:
             stakes.append(Stake(b.bet_id, b.bet_id, "bank", "original", b.stake, b.seat))
         engine = state.engine
         if engine is None:
+            if state.room_closed:  # the punters' stakes wait to go back
+                stakes += [
+                    Stake(b.bet_id, b.bet_id, b.bet_type, "original", b.stake, b.seat)
+                    for b in state.setup.bets
+                ]
             return tuple(stakes)
         bets = {b.bet_id: b for b in state.setup.bets}
         for seat in engine.seats:
@@ -622,6 +625,23 @@ class XiDachGame:
 
     def settle(self, state: XiDachRound) -> Settlement:
         engine = state.engine
+        if engine is None and state.room_closed:
+            refunds = tuple(
+                Line(
+                    b.bet_id,
+                    b.bet_id,
+                    b.bet_type,
+                    "original",
+                    b.stake,
+                    "push",
+                    b.stake,
+                    "nobody holds the bank: the room closes",
+                    b.seat,
+                )
+                for b in state.setup.bets
+            )
+            outcome = {"profile": state.rules.profile.name, "room_closed": True, "hands": []}
+            return Settlement(refunds, outcome, self._released(state, None))
         if engine is None:
             lines: tuple[Line, ...] = ()
             if state.bank_bet is not None:
@@ -702,6 +722,8 @@ class XiDachGame:
             "decisions": [_decision(m) for m in moves],
             "table": {"min_bet": state.rules.limits.min_bet, "max_bet": state.rules.limits.max_bet},
         }
+        if state.room_closed:
+            request["room_closed"] = True  # nobody held the bank: every stake went back
         if state.bank_bet is not None:
             request["banker"] = {
                 "seat": state.bank_bet.seat,
@@ -712,6 +734,19 @@ class XiDachGame:
 
     def recompute(self, rules: XiDachRules, settle_input: Mapping[str, Any]) -> Settlement:
         request = dict(settle_input)
+        if request.get("room_closed"):
+            bets = tuple(
+                Bet(
+                    str(x.get("id")),
+                    "",
+                    "hidden" if x.get("hidden") else "main",
+                    int(x["stake"]),
+                    int(x["seat"]),
+                )
+                for x in request.get("seats", [])
+            )
+            closed = RoundSetup(str(request.get("round")), 0, bets)
+            return self.settle(XiDachRound(rules, None, closed, room_closed=True))
         try:
             result, _ = replay(request, rules.profile)
         except (e.XiDachError, ValueError) as exc:
