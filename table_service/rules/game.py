@@ -151,6 +151,8 @@ class BettingContext:
     game_number: int
     seats: Mapping[int, str] = field(default_factory=dict)
     placed: Sequence[Bet] = ()
+    bank_seat: int | None = None
+    """The seat that keeps a seated bank from the last round (Xì Dách ``room``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -250,7 +250,9 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
         for b in rnd.bets.values()
         if b.parent is None
     ]
-    context = BettingContext(rnd.game_number, dict(d.state.seats_for_round()), placed)
+    context = BettingContext(
+        rnd.game_number, dict(d.state.seats_for_round()), placed, d.state.bank_seat
+    )
     for bet in cmd.bets:
         try:
             intent = Bet(bet.bet_id, bet.account, bet.bet_type, bet.stake, bet.seat)

@@ -281,3 +281,22 @@ def test_nobody_holds_the_bank_the_room_closes_and_every_stake_goes_back():
     request = settle_input_of(h.state.round)  # type: ignore[arg-type]
     again = find_game("xidach").recompute(h.config.rules, request)
     assert {ln.stake_id: ln.returned for ln in again.lines} == h.results()
+
+
+def test_a_banker_keeps_the_bank_with_less_than_the_take_requirement_until_under_the_minimum():
+    h = xtable("room", 1, 2, 9, banker="seated")
+    h.xd_bet("p1", "main", 2000, 1)
+    h.xd_bet("p2", "main", 2000, 2)
+    h.xd_bet("p9", "bank", 10_000, 9)  # exactly 5x the maximum bet
+    h.deal("TS", "TD", "7C", "KH", "9H", "TC")  # 20, 19 against the banker's 17
+    h.act("seat:1", "stand", "p1")
+    h.act("seat:2", "stand", "p2")
+    h.act("banker", "stand", "p9")
+    assert h.results()["b3"] == 6000  # paid 4000: the bank holds 6000, still over 100
+    assert h.state.bank_seat == 9
+    h.run(c.InsertShoe())
+    h.run(c.OpenBetting())
+    refused = h.xd_bet("p1", "bank", 20_000, 1)
+    assert refused["error"] == "bank_kept"  # seat 9 keeps the bank
+    assert h.xd_bet("p9", "bank", 6000, 9)["status"] == "placed"  # under 5x, but kept
+    assert h.replayed() == h.state

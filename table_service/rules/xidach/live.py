@@ -368,7 +368,13 @@ class XiDachGame:
                 raise RulesRefusal("the house banks at this table", code="house_banks")
             if any(b.bet_type == "bank" for b in context.placed):
                 raise RulesRefusal("the bank is taken for this round", code="bank_taken")
-            held = getattr(context, "bank_seat", None) == seat
+            keeper = context.bank_seat
+            if keeper is not None and keeper != seat and keeper in context.seats:
+                raise RulesRefusal(
+                    f"seat {keeper} keeps the bank until its balance falls under the minimum bet",
+                    code="bank_kept",
+                )
+            held = keeper == seat
             need = rules.limits.min_bet if held else bank_requirement(profile, rules.limits)
             if bet.stake < need:
                 multiple = profile.seated_banker.bankroll_multiple_of_max_bet
