@@ -300,3 +300,17 @@ def test_a_banker_keeps_the_bank_with_less_than_the_take_requirement_until_under
     assert refused["error"] == "bank_kept"  # seat 9 keeps the bank
     assert h.xd_bet("p9", "bank", 6000, 9)["status"] == "placed"  # under 5x, but kept
     assert h.replayed() == h.state
+
+
+def test_a_card_the_one_deck_cannot_hold_is_a_blocking_incident_never_dealt():
+    h = xtable("classic", 1)
+    h.xd_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    h.deal("TS", "9C")
+    decision = h.deal("TS")  # a second ten of spades from one deck: a foreign card
+    assert "incident_raised" in h.types(decision) and h.state.paused
+    assert h.state.round.cards == ("TS", "9C")  # type: ignore[union-attr]  # not dealt
+    incident = next(iter(h.state.incidents))
+    h.run(c.ResolveIncident(incident, "foreign card removed"))
+    h.deal("5H", "8D")  # seat 1: 15, house 17
+    assert h.turn()["actors"] == ["seat:1"]
