@@ -83,12 +83,15 @@ class RoundFold:
     shoe_no: int = 0
     events: list[tuple[str, dict[str, Any], int]] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
+    _settle_input: tuple[dict[str, Any] | None] | None = field(default=None, repr=False)
 
     def settle_input(self) -> dict[str, Any] | None:
         """The line ``livetable settle <game>`` takes, folded from this round's events by
         the table's own fold (``table_service.table.state``) under the configuration the
         round opened with: cards in shoe order, bets, decisions in order. None for a
         round voided before any card."""
+        if self._settle_input is not None:
+            return self._settle_input[0]
         from table_service.table.state import ShoeState, TableState, apply, settle_input_of
 
         decks = int(self.config.get("decks", 8))
@@ -98,7 +101,9 @@ class RoundFold:
             state = apply(state, kind, payload, seq)
         if state.round is None:
             raise ReplayError(self.round_id, "its events do not make a round")
-        return settle_input_of(state.round)
+        line = settle_input_of(state.round)
+        self._settle_input = (line,)
+        return line
 
 
 _RULES: dict[tuple[str, str], Any] = {}
