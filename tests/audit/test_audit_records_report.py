@@ -39,8 +39,10 @@ def test_each_round_names_its_people_shoe_cards_and_rules(bundle) -> None:  # ty
         cards = [c["card"] for c in record["cards"]]
         if line["status"] == "settled":
             assert cards == line["settle_input"]["cards"]
-        assert all(c["source"] in ("reader", "carried", "manual") for c in record["cards"])
-        indexes += [c["shoe_index"] for c in record["cards"] if c["source"] == "reader"]
+        # the session scans as the dealer's console: typed in, not read by the shoe
+        assert all(c["source"] in ("manual", "carried") for c in record["cards"])
+        assert all(c["by"] == "dealer:d1" for c in record["cards"])
+        indexes += [c["shoe_index"] for c in record["cards"] if c["source"] != "carried"]
     assert indexes == sorted(indexes) and len(set(indexes)) == len(indexes)
     voided = next(x for x in lines if x["status"] == "voided")
     assert voided["record"]["supervisors"] == ["supervisor:s1"]
@@ -55,6 +57,15 @@ def test_the_shoe_reconciles_against_its_composition(bundle) -> None:  # type: i
     lines = [json.loads(x) for x in (path / "rounds.jsonl").read_text().splitlines()]
     assert shoe["dealt"] == sum(len(x["record"]["cards"]) for x in lines)
     assert sum(v["remaining"] for v in shoe["by_card"].values()) == shoe["remaining"]
+
+
+def test_card_sources() -> None:
+    from audit.records import card_source
+
+    assert card_source("reader:bac-1-shoe") == "shoe"
+    assert card_source("camera:cam-2") == "camera"
+    assert card_source("reader:bac-1-camera") == "camera"
+    assert card_source("dealer:alice") == "manual"
 
 
 def test_a_shoe_with_foreign_duplicate_and_unreadable_cards() -> None:
