@@ -135,6 +135,10 @@ def test_strict_and_the_witness_state_catch_a_tail_and_a_truncation(served, tmp_
     assert "cosigned studio.example/livetable at size 41" in witness.stdout
     assert not (tmp_path / "elsewhere").exists()  # the witness touches no log of its own
 
+    wkey = str(Witness(state).verifier_key)
+    witnessed = runner.invoke(app, ["audit", "verify", "--witness-key", wkey], env=env)
+    assert witnessed.exit_code == 0, witnessed.output
+
     # A correctly chained event after the last checkpoint: reported, refused by --strict.
     with runtime.sessions.begin() as session:
         runtime.store.append(session, [NewEvent("t1", "e", "insider", {"late": True})])
@@ -156,6 +160,8 @@ def test_strict_and_the_witness_state_catch_a_tail_and_a_truncation(served, tmp_
     with runtime.sessions.begin() as session:
         runtime.store.checkpoint(session)
     assert runner.invoke(app, ["audit", "verify"], env=env).exit_code == 0
+    unwitnessed = runner.invoke(app, ["audit", "verify", "--witness-key", wkey], env=env)
+    assert unwitnessed.exit_code == 1 and "is not cosigned by witness" in unwitnessed.output
     caught = runner.invoke(app, ["audit", "verify", "--witness-state", str(state)], env=env)
     assert caught.exit_code == 1 and "truncated: the witness cosigned size 41" in caught.output
     refused = runner.invoke(app, [*args, "--token", token, "--once"], env=env)
