@@ -281,6 +281,35 @@ def report(
             g.key, str(g.rounds), str(g.voided), incidents, str(g.staked), str(g.returned), hold
         )
     console.print(summary)
+    shoes = Table(
+        "table",
+        "shoe",
+        "ended",
+        "burnt",
+        "dealt",
+        "set aside",
+        "remaining",
+        "foreign",
+        "duplicate",
+        "unreadable",
+        title="shoe reconciliation",
+    )
+    for g in groups:
+        for s in g.shoes:
+            shoes.add_row(
+                s["table_id"],
+                str(s["shoe_no"]),
+                str(s["ended"]),
+                str(s["burnt"]),
+                str(s["dealt"]),
+                str(s["set_aside"]),
+                str(s["remaining"]),
+                " ".join(s["foreign"]) or "-",
+                " ".join(map(str, s["duplicates"])) or "-",
+                str(s["unreadable"]),
+            )
+    if shoes.row_count:
+        console.print(shoes)
     for g in groups:
         bets = Table(
             "bet",

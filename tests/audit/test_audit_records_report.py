@@ -135,3 +135,27 @@ def test_the_report_by_table_day_and_dealer(bundle) -> None:  # type: ignore[no-
     assert build_report(events, date_from="2999-01-01") == []
     with pytest.raises(ValueError):
         build_report(events, by="shoe")
+
+
+def test_every_ended_shoe_gets_one_reconciliation_event(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    from audit.watchdog import AuditWatchdog
+    from table_service.table import commands as c
+
+    runtime = make_runtime(checkpoint_every=10_000)
+    table = Session(runtime)
+    table.play(3)
+    dog = AuditWatchdog(runtime, seal_seconds=1, read_model_seconds=0)
+    assert dog.reconcile_shoes() == 0  # the shoe is still in use
+    table.run(c.ChangeShoe("end of test shoe"), "supervisor:s1")
+    assert dog.reconcile_shoes() == 1
+    assert dog.reconcile_shoes() == 0  # once only
+    assert AuditWatchdog(runtime, seal_seconds=1, read_model_seconds=0).reconcile_shoes() == 0
+    with runtime.sessions() as session:
+        events = [e for e in EventStore.read(session) if e.type == "shoe_reconciled"]
+    (event,) = events
+    shoe = event.payload
+    assert (shoe["table_id"], shoe["shoe_no"], shoe["ended"]) == ("t1", 1, "end of test shoe")
+    assert shoe["burnt"] + shoe["dealt"] + shoe["set_aside"] + shoe["remaining"] == 416
+    with runtime.sessions() as session:
+        groups = build_report(EventStore.read(session), by="table")
+    assert groups[0].shoes == [shoe]
