@@ -113,14 +113,18 @@ def settle(
     game_name: str, config: Mapping[str, Any], settle_input: Mapping[str, Any]
 ) -> dict[str, tuple[str, int]]:
     """``{stake id: (result, returned)}`` from the game's live settle path."""
-    from table_service.rules.games import find_game
+    from table_service.table.config import config_from_snapshot
 
-    game = find_game(game_name)
     key = (game_name, rules_hash(config))
-    rules = _RULES.get(key)
-    if rules is None:
-        rules = game.load_rules(config)
-        _RULES[key] = rules
+    found = _RULES.get(key)
+    if found is None:
+        # The recorded configuration parsed exactly as the live table parses it.
+        table_config = config_from_snapshot(dict(config))
+        if table_config.game != game_name:
+            raise ValueError(f"the rules in force are for {table_config.game}, not {game_name}")
+        found = (table_config.game_impl, table_config.rules)
+        _RULES[key] = found
+    game, rules = found
     settlement = game.recompute(rules, settle_input)
     return {line.stake_id: (line.result, line.returned) for line in settlement.lines}
 
