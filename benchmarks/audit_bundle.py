@@ -67,7 +67,8 @@ def play(runtime: object, rounds: int, bets: int, seed: int) -> int:
         events += len(pending)
         pending.clear()
 
-    transfer(runtime, Transfer("a1", 10**15, "fund", "credit"), actor="bench")  # type: ignore[arg-type]
+    for i in range(1000):  # 10^15 in credits of the largest amount (10^12) a transfer may move
+        transfer(runtime, Transfer("a1", 10**12, f"fund-{i}", "credit"), actor="bench")  # type: ignore[arg-type]
     run(c.OpenTable(config))
     cards: list[str] = []
     bet_no = 0
