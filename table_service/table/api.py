@@ -16,6 +16,7 @@ from sqlalchemy import select
 from audit.store import EventStore, StoredEvent
 from table_service.api.app import create_app
 from table_service.api.auth import check_table, get_runtime, require
+from table_service.consoles.approvals import check_void_approval
 from table_service.errors import InvalidRequest, NotFound, Refused
 from table_service.models import BetRow, IncidentRow, RoundRow
 from table_service.principals import Identity, Role, authenticate
@@ -173,6 +174,8 @@ def table_router() -> APIRouter:
     async def void_round(
         table_id: str, body: VoidIn, request: Request, who: Identity = Depends(supervisor)
     ) -> dict:
+        check_table(who, table_id)
+        check_void_approval(_table(table_id, request))
         return await run(table_id, request, who, c.VoidRound(body.reason, body.change_shoe))
 
     @router.post("/tables/{table_id}/shoe")

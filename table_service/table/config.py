@@ -58,6 +58,12 @@ class TableConfig(BaseModel):
     limits: StakeLimits = StakeLimits()
     bet_limits: dict[str, StakeLimits] = Field(default_factory=dict)
     max_bets_per_request: int = Field(5000, ge=1)
+    void_approval_above: int | None = Field(
+        None,
+        ge=0,
+        description="a void of a round whose open stakes total more than this (minor units) "
+        "needs a second supervisor's approval (None: one supervisor voids)",
+    )
     shoe: ShoeConfig | None = None
 
     @model_validator(mode="before")
@@ -128,6 +134,8 @@ class TableConfig(BaseModel):
             del data["game_rules"]  # a baccarat table's record stays as it always was
         if data["profile"] is None:
             del data["profile"]
+        if data["void_approval_above"] is None:
+            del data["void_approval_above"]  # likewise a table without the two-person rule
         return data
 
     @classmethod
