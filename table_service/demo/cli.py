@@ -31,13 +31,19 @@ def demo(
     data_dir: Path | None = typer.Option(
         None, help="Data folder (SQLite, signing key, bot tokens); default ./livetable-data"
     ),
+    game: str = typer.Option(
+        "baccarat", help="Game at the demo table: baccarat or blackjack (seed 000)"
+    ),
     rounds: int = typer.Option(0, min=0, help="Rounds to play; 0 = until Ctrl-C"),
     seed: int | None = typer.Option(None, help="Seed for shoes, bets and mistakes"),
     betting_seconds: float = typer.Option(5.0, min=0.5, max=600, help="Betting countdown"),
     mistakes: float = typer.Option(
         0.25, min=0.0, max=1.0, help="Share of rounds in which the dealer makes a mistake"
     ),
-    players: int = typer.Option(3, min=1, max=50, help="Player bots"),
+    players: int = typer.Option(3, min=1, max=50, help="Player bots (blackjack: seats, up to 7)"),
+    decision_seconds: int = typer.Option(
+        10, min=1, max=120, help="Blackjack: a seated player's decision timer"
+    ),
     cut_after: int = typer.Option(
         60, min=20, help="The cut card comes out after this many cards of each shoe"
     ),
@@ -49,7 +55,8 @@ def demo(
         "(default: LIVETABLE_LOG_LEVEL, else INFO)",
     ),
 ) -> None:
-    """Run a live baccarat table on a simulated shoe, with dealer, supervisor and player bots.
+    """Run a live table (baccarat, or blackjack with --game blackjack) on a simulated shoe,
+    with dealer, supervisor and player bots.
 
     Everything runs here: SQLite in the data folder; a virtual framed shoe on a pseudo-terminal,
     read by the real serial reader; the table service and its API on http://HOST:PORT.
@@ -58,6 +65,8 @@ def demo(
     and every incident with the procedure applied; the service's own log goes to a file in
     the data folder. Ctrl-C voids a round in play (stakes refunded) and stops.
     """
+    if game not in ("baccarat", "blackjack"):
+        raise typer.BadParameter("baccarat or blackjack", param_hint="--game")
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
     try:
         ShoeStack.check_cut_after(decks, cut_after)
@@ -76,6 +85,8 @@ def demo(
         betting_seconds=betting_seconds,
         mistakes=mistakes,
         players=players,
+        game=game,
+        decision_seconds=decision_seconds,
         cut_after=cut_after,
         decks=decks,
         log_file=log_file,
