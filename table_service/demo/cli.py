@@ -31,9 +31,6 @@ def demo(
     data_dir: Path | None = typer.Option(
         None, help="Data folder (SQLite, signing key, bot tokens); default ./livetable-data"
     ),
-    game: str = typer.Option(
-        "baccarat", help="Game at the demo table: baccarat or blackjack (seed 000)"
-    ),
     rounds: int = typer.Option(0, min=0, help="Rounds to play; 0 = until Ctrl-C"),
     seed: int | None = typer.Option(None, help="Seed for shoes, bets and mistakes"),
     betting_seconds: float = typer.Option(5.0, min=0.5, max=600, help="Betting countdown"),
@@ -54,14 +51,16 @@ def demo(
         "warnings and errors at or above it also go to stderr "
         "(default: LIVETABLE_LOG_LEVEL, else INFO)",
     ),
-    game: str = typer.Option("baccarat", help="baccarat, or xidach (Xì Dách)"),
+    game: str = typer.Option(
+        "baccarat", help="Game at the demo table: baccarat, blackjack (seed 000) or xidach"
+    ),
     profile: str = typer.Option("room", help="xidach: room, classic or forced-draw"),
     timer_seconds: int = typer.Option(
         2, min=0, max=600, help="xidach: every decision timer in seconds (0: the profile's own)"
     ),
 ) -> None:
-    """Run a live table (baccarat, or blackjack with --game blackjack) on a simulated shoe,
-    with dealer, supervisor and player bots.
+    """Run a live table (baccarat; --game blackjack or xidach) on a simulated shoe, with
+    dealer, supervisor and player bots.
 
     Everything runs here: SQLite in the data folder; a virtual framed shoe on a pseudo-terminal,
     read by the real serial reader; the table service and its API on http://HOST:PORT.
@@ -70,8 +69,8 @@ def demo(
     and every incident with the procedure applied; the service's own log goes to a file in
     the data folder. Ctrl-C voids a round in play (stakes refunded) and stops.
     """
-    if game not in ("baccarat", "blackjack"):
-        raise typer.BadParameter("baccarat or blackjack", param_hint="--game")
+    if game not in ("baccarat", "blackjack", "xidach"):
+        raise typer.BadParameter("baccarat, blackjack or xidach", param_hint="--game")
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
     if game == "xidach":
         configure_for_command(log_level, default="WARNING", log_file=settings.data_dir / LOG_FILE)
@@ -86,8 +85,6 @@ def demo(
             min(betting_seconds, 5.0),
         )
         return
-    if game != "baccarat":
-        raise typer.BadParameter(f"no demo for game {game!r}", param_hint="--game")
     try:
         ShoeStack.check_cut_after(decks, cut_after)
     except ValueError as exc:

@@ -30,7 +30,7 @@ from table_service.table.decide import Decision, Draft, decide
 from table_service.table.errors import BettingClosed
 from table_service.table.state import TableState, fold, settle_input_of
 
-ROUNDS = {"baccarat": 300, "blackjack": 400}
+ROUNDS = {"baccarat": 300, "blackjack": 400, "xidach": 300}
 PLAYERS = [f"p{i}" for i in range(9)]
 RICH = {p: 10**12 for p in PLAYERS}
 STAKES = (100, 250, 1000, 5000)
@@ -109,7 +109,10 @@ class Table:
             )
         # one at a time: a pair or behind bet needs its seat's main bet placed first
         for request in requests:
-            answer = self.run(c.PlaceBets((request,), RICH)).answer["results"][0]
+            try:
+                answer = self.run(c.PlaceBets((request,), RICH)).answer["results"][0]
+            except BettingClosed:  # a game that closes once every seat has bet
+                break
             self.stats["bets_" + answer["status"]] += 1
 
     def check_legal_actions(self, turn: dict[str, Any]) -> None:
@@ -130,6 +133,9 @@ class Table:
         kind, _, who = actor.partition(":")
         if kind == "seat":
             return self.state.seats[int(who)].account
+        if kind != "behind":  # a banker: the seated bank's player, or the house itself
+            bank = self.state.bank_seat
+            return self.state.seats[bank].account if bank in self.state.seats else actor
         rnd = self.state.round
         assert rnd is not None
         return rnd.bets[who].account
@@ -155,7 +161,8 @@ class Table:
         self.now += timedelta(seconds=10)
         with pytest.raises(BettingClosed):
             self.run(c.PlaceBets((c.BetRequest("late", "late", "p0", "main", 100, 1),), RICH))
-        self.run(c.CloseBetting("countdown"))
+        if self.state.round is not None and self.state.round.phase == "betting":
+            self.run(c.CloseBetting("countdown"))  # (Xì Dách room closes once all have bet)
         steps = 0
         while (
             (rnd := self.state.round) is not None
@@ -210,6 +217,10 @@ class Table:
             self.stats["settled"] += 1
             settle_input = settle_input_of(rnd)
             assert settle_input is not None
+            if not placed:  # nobody bet: nothing to recompute (a settle line needs a bet)
+                assert not lines
+                self.stats["empty_rounds"] += 1
+                return
             again = self.game.recompute(self.rules, settle_input)
             live = {k: (v["returned"], v["result"]) for k, v in lines.items()}
             assert {ln.stake_id: (ln.returned, ln.result) for ln in again.lines} == live
