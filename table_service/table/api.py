@@ -90,6 +90,10 @@ class SeatIn(BaseModel):
     account: str = Field(min_length=1, max_length=64)
 
 
+class LeaveIn(BaseModel):
+    reason: str = Field("player left", min_length=1, max_length=500)
+
+
 class ActionIn(BaseModel):
     actor: str = Field(
         min_length=1, max_length=80, description="seat:N, behind:<bet id>, banker (by game)"
@@ -230,7 +234,7 @@ def table_router() -> APIRouter:
     async def leave_seat(
         table_id: str,
         seat: int,
-        body: ReasonIn,
+        body: LeaveIn,
         request: Request,
         who: Identity = Depends(operator),
     ) -> dict:

@@ -962,7 +962,7 @@ def _settle(d: Decision) -> None:
                 {
                     "seat": seat,
                     "account": holder.account,
-                    "reason": "no action during the round (rules: the seat is released)",
+                    "reason": "the player took no action during the round",
                 },
                 rnd.round_id,
             )
