@@ -314,3 +314,23 @@ def test_a_card_the_one_deck_cannot_hold_is_a_blocking_incident_never_dealt():
     h.run(c.ResolveIncident(incident, "foreign card removed"))
     h.deal("5H", "8D")  # seat 1: 15, house 17
     assert h.turn()["actors"] == ["seat:1"]
+
+
+def test_a_table_file_may_name_its_own_profile_file(tmp_path: Path):
+    from table_service.table.config import ConfigError, load_tables
+
+    text = Path("table_service/rules/xidach/profiles/classic.toml").read_text()
+    (tmp_path / "house.toml").write_text(
+        text.replace("commission = [0, 100]", "commission = [3, 100]")
+    )
+    (tmp_path / "tables.toml").write_text(
+        '[[tables]]\ntable_id = "xd-own"\ngame = "xidach"\nprofile_file = "house.toml"\n'
+    )
+    (table,) = load_tables(tmp_path / "tables.toml")
+    assert (table.decks, table.rules.profile.name) == (1, "classic")
+    assert str(table.rules.profile.payouts.commission) == "3/100"
+    (tmp_path / "tables.toml").write_text(
+        '[[tables]]\ntable_id = "xd-own"\ngame = "xidach"\nprofile_file = "missing.toml"\n'
+    )
+    with pytest.raises(ConfigError, match="profile_file"):
+        load_tables(tmp_path / "tables.toml")
