@@ -32,7 +32,7 @@ class Session:
         self.run(c.OpenTable(self.config), "system:config")
         for account in ("a1", "a2", "a3"):
             transfer(
-                runtime, Transfer(account, 10**9, f"fund-{account}", "credit"), actor="op:test"
+                runtime, Transfer(account, 10**9, f"fund-{account}", "credit"), actor="operator:op"
             )
         self.run(c.InsertShoe(), "dealer:d1")
         while not self.service.state.shoe.ready:  # type: ignore[union-attr]
@@ -88,7 +88,7 @@ class BlackjackSession:
         self.run(c.OpenTable(self.config), "system:config")
         for account in ("p1", "p2", "p3"):
             transfer(
-                runtime, Transfer(account, 10**9, f"fund-{account}", "credit"), actor="op:test"
+                runtime, Transfer(account, 10**9, f"fund-{account}", "credit"), actor="operator:op"
             )
         self.run(c.InsertShoe(), "dealer:d1")
         while not self.service.state.shoe.ready:  # type: ignore[union-attr]
