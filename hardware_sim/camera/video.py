@@ -16,7 +16,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from hardware_sim.camera.faces import FACE_H, FACE_W, CardDesign, render_face
+from hardware_sim.camera import decks
+from hardware_sim.camera.decks import Deck
 from hardware_sim.camera.scene import FRAME_H, FRAME_W, background, place_card
 
 SHOE_MOUTH_X = 360
@@ -71,7 +72,7 @@ class _Camera:
 
 def sliding_cards(
     cards: list[str],
-    design: CardDesign,
+    design: Deck,
     seed: int = 0,
     table: str = "felt",
     gap: tuple[int, int] = (5, 9),
@@ -84,10 +85,11 @@ def sliding_cards(
     frames: list[np.ndarray] = []
     spans: list[tuple[int, int]] = []
     for code in cards:
-        face = render_face(code, design)
+        face = decks.face(design, code)
+        fh, fw = face.shape[:2]
         # Landscape: the card leaves the shoe long side first, with a little twist.
         long_ = rng.uniform(270, 300)
-        short = long_ * FACE_W / FACE_H
+        short = long_ * fw / fh
         cy = rng.uniform(ROI[1] + short / 2 + 25, ROI[1] + ROI[3] - short / 2 - 25)
         angle = np.deg2rad(rng.choice([90.0, -90.0]) + rng.uniform(-6, 6))
         v = rng.uniform(*speed)
