@@ -45,6 +45,7 @@ def write_export(session: Session, signer: Signer, origin: str, out: IO[str]) ->
             "key_id": cp.key_id,
             "signature": cp.signature,
             "created_at": cp.created_at,
+            "note": cp.note,
         }
         out.write(json.dumps(line) + "\n")
     return count
@@ -70,6 +71,7 @@ class _Checkpoint:
     root_hash: str
     key_id: str
     signature: str
+    note: str | None = None
 
 
 def read_export(path: Path) -> tuple[dict[str, Any], list[_Row], list[_Checkpoint]]:

@@ -23,7 +23,8 @@ from audit.canonical import canonical_json
 from audit.chain import GENESIS_HASH, EventBody, event_hash, utc_timestamp
 from audit.merkle import MerkleFrontier
 from audit.models import AuditCheckpoint, AuditEvent
-from audit.signing import Signer, checkpoint_body
+from audit.note import NoteSigner, check_key_name, checkpoint_text, sign_note
+from audit.signing import Signer
 
 log = structlog.get_logger(__name__)
 
@@ -95,7 +96,8 @@ class EventStore:
         clock: Callable[[], str] = utc_timestamp,
     ) -> None:
         self.signer = signer
-        self.origin = origin
+        self.origin = check_key_name(origin, what="log origin")
+        self.note_signer = NoteSigner(self.origin, signer.private_key)
         self.checkpoint_every = checkpoint_every
         self.clock = clock
         self._subscribers: list[Subscriber] = []
@@ -118,6 +120,12 @@ class EventStore:
                 subscriber(pending)
             except Exception:  # a slow or broken subscriber must never undo a commit
                 log.exception("audit.subscriber_failed")
+
+    @staticmethod
+    def pending(session: Session) -> list[StoredEvent]:
+        """The events appended in this session's open transaction, not yet committed (for
+        checks that must pass before the commit, such as a table lease's fencing token)."""
+        return list(session.info.get(_PENDING, ()))
 
     @staticmethod
     def _after_rollback(session: Session, _previous: Any) -> None:
@@ -226,14 +234,17 @@ class EventStore:
         )
         frontier.extend(bytes.fromhex(h) for h in hashes)
         root = frontier.root()
+        body = checkpoint_text(self.origin, size, root)
+        note = sign_note(body, self.note_signer)
         row = AuditCheckpoint(
             size=size,
             origin=self.origin,
             root_hash=root.hex(),
-            key_id=self.signer.key_id,
-            signature=self.signer.sign(checkpoint_body(self.origin, size, root)),
+            key_id=self.note_signer.key_id.hex(),
+            signature=self.signer.sign(body.encode()),
             created_at=self.clock(),
             frontier=json.dumps(frontier.to_json()),
+            note=note,
         )
         session.add(row)
         session.flush()

@@ -9,7 +9,7 @@ tamperings (altered, missing, inserted, reordered rows; truncated tail; foreign 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,7 +18,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from audit.canonical import NonCanonicalValue
 from audit.chain import GENESIS_HASH, EventBody, event_hash
 from audit.merkle import MerkleFrontier
-from audit.signing import checkpoint_body, verify_signature
+from audit.note import (
+    ALG_ED25519,
+    NoteError,
+    VerifierKey,
+    checkpoint_text,
+    open_note,
+    parse_checkpoint,
+)
+from audit.signing import verify_signature
 
 
 class EventRow(Protocol):
@@ -41,6 +49,46 @@ class CheckpointRow(Protocol):
     root_hash: str
     key_id: str
     signature: str
+    note: str | None
+
+
+Trusted = Mapping[str, Ed25519PublicKey] | Sequence[VerifierKey]
+
+
+def _verifiers(trusted: Trusted, origin: str) -> list[VerifierKey]:
+    if isinstance(trusted, Mapping):
+        return [VerifierKey(origin, ALG_ED25519, key) for key in trusted.values()]
+    return list(trusted)
+
+
+def checkpoint_problem(cp: CheckpointRow, trusted: Trusted) -> str | None:
+    """Why ``cp`` is not a checkpoint signed by a trusted key (None when it is).
+
+    The signed note is what a regulator's client checks, so when it is stored it is the
+    authority: its signature must verify and its text must be exactly the row's origin,
+    size and root. Checkpoints written before notes fall back to the bare signature.
+    """
+    try:
+        body = checkpoint_text(cp.origin, cp.size, bytes.fromhex(cp.root_hash))
+    except (NoteError, ValueError) as exc:
+        return f"unusable checkpoint: {exc}"
+    verifiers = _verifiers(trusted, cp.origin)
+    note = getattr(cp, "note", None)
+    if note:
+        try:
+            opened = open_note(note, verifiers)
+            parsed = parse_checkpoint(opened.text)
+        except NoteError as exc:
+            return f"signed note: {exc}"
+        if opened.text != body or parsed.size != cp.size:
+            return "signed note does not match the checkpoint's origin, size and root"
+        return None
+    for verifier in verifiers:
+        if verifier.name == cp.origin and verify_signature(
+            verifier.public_key, body.encode(), cp.signature
+        ):
+            return None
+    return f"no trusted key signed it (key id {cp.key_id})"
 
 
 @dataclass(frozen=True)
@@ -60,6 +108,8 @@ class VerifyReport:
     sealed_size: int = 0
     problem: Problem | None = None
     notes: list[str] = field(default_factory=list)
+    tail_start: tuple[int, str] | None = None  # (seq, ts) of the first unsealed event
+    last_checkpoint_at: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -82,15 +132,17 @@ def _payload(row: EventRow) -> dict[str, Any]:
 def verify_log(
     rows: Iterable[EventRow],
     checkpoints: Iterable[CheckpointRow],
-    trusted_keys: Mapping[str, Ed25519PublicKey],
+    trusted_keys: Trusted,
 ) -> VerifyReport:
-    """``rows`` must be in sequence order; ``trusted_keys`` maps key id to public key."""
+    """``rows`` must be in sequence order; ``trusted_keys`` are note verifier keys (or a
+    mapping of any id to public keys, whose note names are then the checkpoints' origin)."""
     report = VerifyReport()
     pending = sorted(checkpoints, key=lambda c: c.size)
     next_cp = 0
     frontier = MerkleFrontier()
     expected, prev, prev_prev = 1, GENESIS_HASH, None
     last_sealed = 0
+    tail_start: tuple[int, str] | None = None
 
     def fail(seq: int, kind: str, detail: str) -> VerifyReport:
         report.problem = Problem(seq, kind, detail)
@@ -105,25 +157,26 @@ def verify_log(
             if prev_prev is not None and row.prev_hash == prev_prev:
                 return fail(row.seq - 1, "inserted", "this row is not part of the chain")
             return fail(row.seq, "broken link", "prev_hash does not match the previous event")
-        try:
-            body = EventBody(
-                row.table_id, row.round_id, row.type, row.actor, row.ts, _payload(row)
-            ).canonical()
-        except (ValueError, NonCanonicalValue) as exc:
-            return fail(row.seq, "unreadable", str(exc))
-        if event_hash(row.seq, row.prev_hash, body) != row.hash:
-            return fail(row.seq, "altered", "content does not match its hash")
+        if not getattr(row, "redacted", False):  # a bundle's out-of-scope event: links only
+            try:
+                body = EventBody(
+                    row.table_id, row.round_id, row.type, row.actor, row.ts, _payload(row)
+                ).canonical()
+            except (ValueError, NonCanonicalValue) as exc:
+                return fail(row.seq, "unreadable", str(exc))
+            if event_hash(row.seq, row.prev_hash, body) != row.hash:
+                return fail(row.seq, "altered", "content does not match its hash")
+        if tail_start is None:
+            tail_start = (row.seq, row.ts)
         frontier.append(bytes.fromhex(row.hash))
         report.events += 1
         prev_prev, prev = prev, row.hash
         expected += 1
         while next_cp < len(pending) and pending[next_cp].size == frontier.size:
             cp = pending[next_cp]
-            key = trusted_keys.get(cp.key_id)
-            body_bytes = checkpoint_body(cp.origin, cp.size, bytes.fromhex(cp.root_hash))
-            if key is None or not verify_signature(key, body_bytes, cp.signature):
-                who = "unknown key" if key is None else "bad signature"
-                return fail(cp.size, "checkpoint signature", f"{who} (key id {cp.key_id})")
+            problem = checkpoint_problem(cp, trusted_keys)
+            if problem is not None:
+                return fail(cp.size, "checkpoint signature", problem)
             if frontier.root().hex() != cp.root_hash:
                 return fail(
                     last_sealed + 1,
@@ -132,6 +185,8 @@ def verify_log(
                     f"the change lies in {last_sealed + 1}..{cp.size}",
                 )
             last_sealed = cp.size
+            tail_start = None
+            report.last_checkpoint_at = getattr(cp, "created_at", None)
             report.checkpoints_checked += 1
             next_cp += 1
     report.sealed_size = last_sealed
@@ -142,12 +197,16 @@ def verify_log(
             "truncated",
             f"signed checkpoint covers {cp.size} events but the log ends at {expected - 1}",
         )
-    if report.unsealed:
-        report.notes.append(f"{report.unsealed} event(s) after the last signed checkpoint")
+    report.tail_start = tail_start
+    if report.unsealed and tail_start is not None:
+        report.notes.append(
+            f"{report.unsealed} event(s) after the last signed checkpoint "
+            f"(sequence {tail_start[0]} on, the first at {tail_start[1]})"
+        )
     return report
 
 
-def verify_database(session: Any, trusted_keys: Mapping[str, Ed25519PublicKey]) -> VerifyReport:
+def verify_database(session: Any, trusted_keys: Trusted) -> VerifyReport:
     """Verify the whole log in the database, streaming rows in sequence order."""
     from sqlalchemy import select
 

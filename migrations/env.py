@@ -7,6 +7,7 @@ from alembic import context
 import audit.models  # noqa: F401 - registers the audit tables
 import table_service.models  # noqa: F401 - registers the read models
 from audit.db import Base, create_db_engine
+from table_service.studio import models as studio_models  # noqa: F401 - studio leases
 
 config = context.config
 target_metadata = Base.metadata

@@ -25,7 +25,7 @@ import typer
 from hardware_sim.faults import FaultSpecError, parse_fault_spec
 from hardware_sim.virtual_shoe import ShoeError, VirtualShoe
 from shoe_reader.serial_reader import open_reader
-from table_service.logs import configure_logging
+from table_service.logs import configure_for_command
 
 app = typer.Typer(help="Card shoe: virtual shoe and the technician's reader.", no_args_is_help=True)
 
@@ -49,7 +49,9 @@ def sim(
     cut_depth: int = typer.Option(52, help="Cards behind the cut card."),
     heartbeat: float = typer.Option(1.0, min=0.01, help="Seconds between heartbeats."),
     link: str | None = typer.Option(None, help="Path of the device symlink to create."),
-    log_level: str = typer.Option("INFO", help="Log level (logs go to stderr)."),
+    log_level: str | None = typer.Option(
+        None, help="Log level, logs on stderr (default: LIVETABLE_LOG_LEVEL, else INFO)."
+    ),
 ) -> None:
     """Run a virtual shoe on a pseudo-terminal; prints its device path, then runs.
 
@@ -57,7 +59,7 @@ def sim(
     unread, jam, clear, unplug, replug, reboot, freeze, burn on|off, game, warn N,
     lid open|closed, quit.
     """
-    configure_logging(level=log_level)
+    configure_for_command(log_level, default="INFO")
     try:
         spec = parse_fault_spec(faults)
     except FaultSpecError as exc:
@@ -143,12 +145,14 @@ def read(
     offline_timeout: float = typer.Option(3.0, help="Seconds without a heartbeat → offline."),
     count: int | None = typer.Option(None, min=1, help="Stop after this many events."),
     duration: float | None = typer.Option(None, min=0.0, help="Stop after this many seconds."),
-    log_level: str = typer.Option("WARNING", help="Log level (logs go to stderr)."),
+    log_level: str | None = typer.Option(
+        None, help="Log level, logs on stderr (default: LIVETABLE_LOG_LEVEL, else WARNING)."
+    ),
 ) -> None:
     """Print one JSON line per reader event (the technician's diagnostic tool)."""
     if not port.strip():
         raise typer.BadParameter("give a device path or a pyserial URL", param_hint="--port")
-    configure_logging(level=log_level)
+    configure_for_command(log_level, default="WARNING")
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_read(port, dialect.value, baud, reader_id, offline_timeout, count, duration))
 

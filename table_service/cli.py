@@ -6,6 +6,8 @@ so the areas can grow without touching each other.
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from shoe_reader.camera.cli import app as camera_app
@@ -41,17 +43,34 @@ register_foundation(app)
 app.command("demo")(demo)
 
 
+@app.callback()
+def _root(
+    log_level: str | None = typer.Option(
+        None,
+        "--log-level",
+        help="DEBUG, INFO, WARNING, ERROR or CRITICAL for every command "
+        "(default: LIVETABLE_LOG_LEVEL, else each command's own).",
+    ),
+) -> None:
+    """Live-dealer table back-office."""
+    from table_service.logs import configure_for_command
+
+    if log_level:
+        configure_for_command(log_level)
+        # Commands configure logging again from the settings: they must see this level.
+        os.environ["LIVETABLE_LOG_LEVEL"] = log_level
+
+
 def main() -> None:
     """Logs go to standard error from the start, so commands whose standard output is data
-    (``settle``, ``shoe read``, ``camera read``) never mix a log line into it."""
-    from table_service.config import Settings
-    from table_service.logs import configure_logging
+    (``settle``, ``shoe read``, ``camera read``) never mix a log line into it. Each command
+    may then configure logging again from its own ``--log-level``."""
+    from table_service.logs import LogLevelError, configure_logging
 
     try:
-        settings = Settings()
-        configure_logging(settings.log_format, settings.log_level)
-    except ValueError:
         configure_logging()
+    except LogLevelError:
+        configure_logging(level="INFO")  # the command that reads the level will say why
     app()
 
 

@@ -4,22 +4,38 @@ from __future__ import annotations
 
 import getpass
 from pathlib import Path
+from typing import Any
 
 import typer
-from rich.console import Console
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from rich.table import Table
+from sqlalchemy.exc import SQLAlchemyError
 
+from audit.db import create_db_engine, make_sessionmaker
 from audit.export import ExportError, verify_export, write_export
-from audit.signing import SigningKeyError
+from audit.signing import (
+    Signer,
+    SigningKeyError,
+    key_id,
+    load_or_create_signer,
+    load_public_key,
+)
+from audit.store import EventStore
 from audit.verify import VerifyReport, verify_database
 from table_service.config import Settings
 from table_service.errors import Refused
-from table_service.logs import configure_logging
+from table_service.logs import configure_for_command
 from table_service.principals import add_principal, list_principals, revoke_principal
 from table_service.runtime import Runtime, current_revision, head_revision, upgrade_database
+from table_service.terminal import make_console
 
-console = Console()
-err = Console(stderr=True)
+console = make_console()
+err = make_console(stderr=True)
+
+DATA_DIR_HELP = (
+    "Data folder of the log to read (its livetable.db and signing key); "
+    "default: LIVETABLE_DATA_DIR, else ./livetable-data"
+)
 
 db_app = typer.Typer(help="Database schema (Alembic migrations).", no_args_is_help=True)
 principal_app = typer.Typer(help="Who may call the API: tokens and roles.", no_args_is_help=True)
@@ -33,9 +49,24 @@ def _actor() -> str:
         return "cli:unknown"
 
 
+def _settings(data_dir: Path | None = None) -> Settings:
+    """The settings, or one clear line and exit 2 when they are invalid."""
+    try:
+        return Settings(data_dir=data_dir) if data_dir else Settings()
+    except ValueError as exc:
+        errors = getattr(exc, "errors", None)
+        detail = (
+            "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in errors())
+            if callable(errors)
+            else str(exc)
+        )
+        err.print(f"[red]configuration:[/red] {detail}")
+        raise typer.Exit(2) from exc
+
+
 def _runtime(*, upgrade: bool = True) -> Runtime:
-    settings = Settings()
-    configure_logging(settings.log_format, settings.log_level)
+    settings = _settings()
+    configure_for_command()
     try:
         return Runtime.from_settings(settings, upgrade=upgrade)
     except SigningKeyError as exc:
@@ -117,14 +148,104 @@ def _print_report(report: VerifyReport) -> None:
     err.print(f"  ({report.events} events verified before it)")
 
 
+class _NoLog(Exception):
+    """The log a read-only command was pointed at does not exist or cannot be opened."""
+
+
+def _existing_log(data_dir: Path | None) -> tuple[Settings, Any]:
+    """Settings and engine of a log that already exists; creates nothing (no folder, no
+    database, no key), so a command run in the wrong folder says so instead of verifying
+    a new empty log."""
+    settings = _settings(data_dir)
+    configure_for_command()
+    where = "LIVETABLE_DATABASE_URL" if settings.database_url else None
+    if settings.database_url is None:
+        database = settings.data_dir / "livetable.db"
+        if not database.is_file():
+            raise _NoLog(
+                f"no livetable database in {settings.data_dir.resolve()} "
+                "(give the folder the demo or the service used: --data-dir DIR)"
+            )
+        where = str(database)
+    engine = create_db_engine(
+        settings.resolved_database_url, busy_timeout_ms=settings.sqlite_busy_timeout_ms
+    )
+    try:
+        revision = current_revision(engine)
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        raise _NoLog(f"cannot open the database ({where}): {exc.__class__.__name__}") from exc
+    if revision is None:
+        engine.dispose()
+        raise _NoLog(f"{where} holds no livetable schema (run `livetable db upgrade` first)")
+    if revision != head_revision():
+        engine.dispose()
+        raise _NoLog(
+            f"{where} is at schema revision {revision}, this code at {head_revision()} "
+            "(run `livetable db upgrade` first)"
+        )
+    return settings, engine
+
+
+def _existing_signer(settings: Settings) -> Signer:
+    """The log's own private key, never a new one: a fresh key would sign checkpoints
+    no regulator has."""
+    path = settings.resolved_signing_key_file
+    if not settings.signing_key and not path.is_file():
+        raise _NoLog(f"no signing key at {path} (LIVETABLE_SIGNING_KEY or the data folder's)")
+    return load_or_create_signer(path, settings.signing_key)
+
+
+def _own_public_key(settings: Settings) -> Ed25519PublicKey:
+    """The public key the log's checkpoints were signed with: from the configured key, the
+    key file, or the public half written beside it."""
+    path = settings.resolved_signing_key_file
+    pub = path.with_name(path.name + ".pub")
+    if settings.signing_key or path.is_file():
+        return _existing_signer(settings).public_key
+    if pub.is_file():
+        return load_public_key(pub.read_text())
+    raise _NoLog(f"no signing key at {path} nor {pub.name} beside it; give --public-key")
+
+
+def _fail(command: str, exc: Exception) -> typer.Exit:
+    err.print(f"[red]{command}:[/red] {exc}", soft_wrap=True)
+    return typer.Exit(2)
+
+
 @audit_app.command("verify")
 def audit_verify(
     export: Path | None = typer.Option(None, help="Verify an export file instead of the DB"),
     public_key: str | None = typer.Option(
-        None, help="Trusted public key (base64, or a file holding it); default: this server's"
+        None,
+        help="Trusted public key (base64, or a file holding it). Required with --export; "
+        "for the database, default: the data folder's own key (signing-key / signing-key.pub)",
+    ),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    bundle: Path | None = typer.Option(None, "--bundle", help="Verify an export bundle folder"),
+    verifier_key: str | None = typer.Option(
+        None, "--verifier-key", help="The log's note verifier key (pins a bundle's key)"
+    ),
+    witness_key: list[str] = typer.Option(
+        [], "--witness-key", help="Require this witness's cosignature (repeatable)"
+    ),
+    replay: bool = typer.Option(False, "--replay", help="Recompute every round's payouts"),
+    read_models: bool = typer.Option(
+        False, "--read-models", help="Also check balances, ledger, bets, principals against the log"
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Refuse events older than LIVETABLE_CHECKPOINT_MAX_AGE unsealed"
+    ),
+    witness_state: Path | None = typer.Option(
+        None, "--witness-state", help="A witness's state folder: the log must extend what it saw"
     ),
 ) -> None:
     """Check chain, hashes, Merkle roots and signatures; exit 1 naming the first bad seq."""
+    from table_service import cli_audit
+
+    if bundle is not None:
+        cli_audit.verify_bundle_cli(bundle, verifier_key, witness_key, replay)
+        return
     key_text = public_key
     if key_text and Path(key_text).exists():
         key_text = Path(key_text).read_text().strip()
@@ -138,38 +259,132 @@ def audit_verify(
             err.print(f"[red]cannot read export:[/red] {exc}")
             raise typer.Exit(2) from exc
     else:
-        runtime = _runtime(upgrade=False)
-        keys = {runtime.signer.key_id: runtime.signer.public_key}
-        if key_text:
-            from audit.signing import key_id, load_public_key
-
-            trusted = load_public_key(key_text)
-            keys = {key_id(trusted): trusted}
-        with runtime.sessions() as session:
-            report = verify_database(session, keys)
+        try:
+            settings, engine = _existing_log(data_dir)
+        except _NoLog as exc:
+            raise _fail("audit verify", exc) from exc
+        try:
+            if verifier_key:
+                trusted_keys: Any = [cli_audit.parse_log_key(verifier_key)]
+            else:
+                trusted = load_public_key(key_text) if key_text else _own_public_key(settings)
+                trusted_keys = {key_id(trusted): trusted}
+            sessions = make_sessionmaker(engine)
+            with sessions() as session:
+                report = verify_database(session, trusted_keys)
+            problems: list[str] = []
+            if report.ok:
+                problems = cli_audit.extra_checks(
+                    settings,
+                    sessions,
+                    report,
+                    strict=strict,
+                    witness_state=witness_state,
+                    read_models=read_models,
+                )
+        except (_NoLog, SigningKeyError) as exc:
+            raise _fail("audit verify", exc) from exc
+        finally:
+            engine.dispose()
+        if problems:
+            _print_report(report)
+            for problem in problems:
+                err.print(f"[red]FAILED[/red] {problem}")
+            raise typer.Exit(1)
     _print_report(report)
     if not report.ok:
         raise typer.Exit(1)
 
 
+def _existing_runtime(command: str, data_dir: Path | None) -> Runtime:
+    """A runtime on a log that exists, with the key that signed it; creates nothing."""
+    try:
+        settings, engine = _existing_log(data_dir)
+    except _NoLog as exc:
+        raise _fail(command, exc) from exc
+    try:
+        signer = _existing_signer(settings)
+    except (_NoLog, SigningKeyError) as exc:
+        engine.dispose()
+        raise _fail(command, exc) from exc
+    store = EventStore(
+        signer, origin=settings.log_origin, checkpoint_every=settings.checkpoint_every
+    )
+    sessions = make_sessionmaker(engine)
+    store.attach(sessions)
+    return Runtime(settings, engine, sessions, signer, store)
+
+
 @audit_app.command("checkpoint")
-def audit_checkpoint() -> None:
+def audit_checkpoint(
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+) -> None:
     """Sign a checkpoint at the current head now."""
-    runtime = _runtime()
-    with runtime.sessions.begin() as session:
-        cp = runtime.store.checkpoint(session)
+    runtime = _existing_runtime("audit checkpoint", data_dir)
+    try:
+        with runtime.sessions.begin() as session:
+            cp = runtime.store.checkpoint(session)
+    finally:
+        runtime.close()
     if cp is None:
         console.print("log is empty; nothing to sign")
     else:
         console.print(f"checkpoint size {cp.size} root {cp.root_hash} key {cp.key_id}")
 
 
+@audit_app.command("verifier-key")
+def audit_verifier_key(
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+) -> None:
+    """Print the log's note verifier key (``<origin>+<key ID>+<key>``, c2sp.org/signed-note):
+    all a standard client needs to check the checkpoints."""
+    settings = _settings(data_dir)
+    configured = settings.signing_key
+    if not configured and not settings.resolved_signing_key_file.exists():
+        err.print(f"no signing key at {settings.resolved_signing_key_file} (nothing signed yet)")
+        raise typer.Exit(2)
+    from audit.note import NoteSigner
+
+    try:
+        signer = load_or_create_signer(settings.resolved_signing_key_file, configured)
+    except SigningKeyError as exc:
+        err.print(f"[red]signing key:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    typer.echo(str(NoteSigner(settings.log_origin, signer.private_key).verifier_key))
+
+
 @audit_app.command("export")
-def audit_export(out: Path = typer.Option(..., help="Output file (JSON lines)")) -> None:
-    """Export every event and checkpoint for offline verification."""
-    runtime = _runtime(upgrade=False)
-    with runtime.sessions() as session, out.open("w", encoding="utf-8") as handle:
-        count = write_export(session, runtime.signer, runtime.settings.log_origin, handle)
+def audit_export(
+    out: Path | None = typer.Option(None, help="Output file (JSON lines)"),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    bundle: Path | None = typer.Option(
+        None, "--bundle", help="Write a regulator bundle into this new folder instead"
+    ),
+    table: str | None = typer.Option(None, "--table", help="Bundle: this table only"),
+    date_from: str | None = typer.Option(None, "--from", help="Bundle: from this date (UTC)"),
+    date_to: str | None = typer.Option(None, "--to", help="Bundle: to this date (UTC)"),
+) -> None:
+    """Export every event and checkpoint for offline verification (or a regulator bundle)."""
+    if bundle is None and out is None:
+        err.print("[red]--out FILE or --bundle DIR is required[/red]")
+        raise typer.Exit(2)
+    runtime = _existing_runtime("audit export", data_dir)
+    if bundle is not None:
+        from table_service.cli_audit import export_bundle
+
+        try:
+            export_bundle(runtime, bundle, table, date_from, date_to)
+        finally:
+            runtime.close()
+        return
+    assert out is not None
+    try:
+        with runtime.sessions() as session, out.open("w", encoding="utf-8") as handle:
+            count = write_export(session, runtime.signer, runtime.settings.log_origin, handle)
+    except OSError as exc:
+        raise _fail("audit export", exc) from exc
+    finally:
+        runtime.close()
     console.print(f"{count} events written to {out}; public key {runtime.signer.public_key_b64}")
 
 
@@ -180,9 +395,15 @@ def serve(
         None, "--tables", help="Table configuration TOML (default: LIVETABLE_TABLE_CONFIG)"
     ),
 ) -> None:
-    """Run the table service and API on the configured tables and shoes (migrates first)."""
+    """Run the table service and API on the configured tables and shoes (migrates first).
+
+    Start it several times with the same --tables against one PostgreSQL and the processes
+    share the tables out, one writer per table; a table whose process dies is taken over
+    within LIVETABLE_TAKEOVER_SECONDS (default 10). A request for a table another process
+    runs is answered 421 with that process's address (see the README's "A studio")."""
     import uvicorn
 
+    from table_service.studio.coordinator import studio_for
     from table_service.table.api import build_app
     from table_service.table.config import ConfigError, load_tables
 
@@ -198,8 +419,20 @@ def serve(
             raise typer.Exit(2) from exc
     else:
         err.print("no table configuration (--tables or LIVETABLE_TABLE_CONFIG): API only")
-    app = build_app(runtime, configs)
-    uvicorn.run(app, host=host or settings.host, port=port or settings.port, log_config=None)
+    bind_host, bind_port = host or settings.host, port or settings.port
+    app = build_app(runtime, configs, manager=studio_for(runtime, configs, bind_host, bind_port))
+    from audit.watchdog import AuditWatchdog
+
+    watchdog = AuditWatchdog(
+        runtime,
+        seal_seconds=settings.checkpoint_max_age,
+        read_model_seconds=settings.read_model_check_seconds,
+    )
+    watchdog.start()
+    try:
+        uvicorn.run(app, host=bind_host, port=bind_port, log_config=None)
+    finally:
+        watchdog.stop()
 
 
 def register(app: typer.Typer) -> None:
@@ -207,4 +440,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(db_app, name="db")
     app.add_typer(principal_app, name="principal")
     app.add_typer(audit_app, name="audit")
+    from table_service.cli_audit import report, witness
+
+    audit_app.command("witness")(witness)
+    app.command("report")(report)
     app.command("serve")(serve)

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -36,9 +36,22 @@ class Settings(BaseSettings):
         None, description="SQLAlchemy URL; default SQLite <data_dir>/livetable.db"
     )
     log_format: Literal["console", "json"] = "console"
-    log_level: str = "INFO"
+    log_level: str | None = Field(
+        None, description="Log level; default: the command's own (INFO, WARNING for data commands)"
+    )
     checkpoint_every: int = Field(1000, ge=1, description="Sign a checkpoint every N events")
-    log_origin: str = Field("livetable", description="Origin line of signed checkpoints")
+    log_origin: str = Field(
+        "livetable",
+        description="Origin line of signed checkpoints and note key name (no spaces, no '+'); "
+        "a URL-like name such as studio.example/livetable is recommended",
+    )
+    tlog_public: bool = Field(False, description="Serve /tlog/ and audit proofs without a token")
+    checkpoint_max_age: int = Field(
+        300, ge=1, description="Seconds a new event may wait for a checkpoint (serve; --strict)"
+    )
+    read_model_check_seconds: int = Field(
+        300, ge=0, description="serve: check read models against the log every N s (0: off)"
+    )
     signing_key: str | None = Field(
         None, description="Ed25519 private key, base64 of the 32-byte seed (overrides the file)"
     )
@@ -50,6 +63,25 @@ class Settings(BaseSettings):
     nats_url: str | None = Field(
         None, description="Also publish the stream to NATS JetStream at this URL"
     )
+    node_id: str | None = Field(
+        None, description="This serve process in the studio's leases; default host:port"
+    )
+    advertise_url: str | None = Field(
+        None, description="Where clients reach this process; default http://host:port"
+    )
+    takeover_seconds: float = Field(
+        10.0, gt=0, le=600, description="A dead process's tables run elsewhere within this"
+    )
+
+    @field_validator("log_origin")
+    @classmethod
+    def _origin(cls, value: str) -> str:
+        from audit.note import NoteError, check_key_name
+
+        try:
+            return check_key_name(value, what="log origin")
+        except NoteError as exc:
+            raise ValueError(str(exc)) from exc
 
     @classmethod
     def settings_customise_sources(

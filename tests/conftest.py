@@ -2,7 +2,8 @@
 
 Every database test runs on SQLite and, when reachable, on PostgreSQL (a fresh database
 per test session, a fresh schema per test). With ``LIVETABLE_REQUIRE_POSTGRES=1`` (set by
-``.ci/run``) an unreachable PostgreSQL fails the run instead of skipping.
+``.ci/run``) an unreachable PostgreSQL fails the run instead of skipping; likewise
+``LIVETABLE_REQUIRE_NATS=1`` for the NATS JetStream server (``nats_url``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,34 @@ PG_ADMIN_URL = os.environ.get(
 
 def _require_postgres() -> bool:
     return os.environ.get("LIVETABLE_REQUIRE_POSTGRES", "") not in ("", "0", "false")
+
+
+NATS_URL = os.environ.get("LIVETABLE_TEST_NATS_URL", "nats://127.0.0.1:4222")
+
+
+def _require_nats() -> bool:
+    return os.environ.get("LIVETABLE_REQUIRE_NATS", "") not in ("", "0", "false")
+
+
+@pytest.fixture(scope="session")
+def nats_url() -> str:
+    """The NATS JetStream server's URL, after checking it answers (fail or skip if not)."""
+    import socket
+
+    try:
+        import nats  # noqa: F401
+
+        host, port = NATS_URL.rsplit("//", 1)[-1].rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=2) as sock:
+            sock.settimeout(2)
+            if not sock.recv(4096).startswith(b"INFO"):
+                raise ConnectionError("not a NATS server")
+    except Exception as exc:
+        message = f"NATS unreachable at {NATS_URL}: {exc}"
+        if _require_nats():
+            pytest.fail(message)
+        pytest.skip(message)
+    return NATS_URL
 
 
 @pytest.fixture(scope="session")

@@ -13,11 +13,13 @@ from typing import Any
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, Field
 
 from audit.models import AuditCheckpoint
 from audit.store import EventStore
 from table_service.api.auth import get_runtime, identify, require
+from table_service.api.tiles import tiles_router
 from table_service.errors import Refused
 from table_service.logs import bind_context
 from table_service.principals import (
@@ -117,11 +119,13 @@ def _admin_router() -> APIRouter:
 def create_app(
     runtime: Runtime, routers: Iterable[APIRouter] = (), lifespan: Any = None
 ) -> FastAPI:
-    app = FastAPI(
+    # /docs and /redoc from packaged Swagger UI and ReDoc assets: they work with no internet.
+    app = FastAPIOffline(
         title="livetable",
         description="Live-dealer table back-office API",
         version="0.1.0",
         lifespan=lifespan,
+        static_url="/docs-assets",
     )
     app.state.runtime = runtime
 
@@ -152,6 +156,7 @@ def create_app(
         )
 
     app.include_router(_admin_router())
+    app.include_router(tiles_router())
     for router in routers:
         app.include_router(router)
     return app

@@ -8,11 +8,17 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.rule import Rule
+from rich.text import Text
 
 from table_service.config import Settings
 from table_service.demo.run import DemoError, DemoOptions, DemoReport, run_demo
 from table_service.demo.shoestack import ShoeStack
-from table_service.logs import configure_logging
+from table_service.logs import configure_for_command
+from table_service.terminal import make_console, rule_width
+
+LOG_FILE = "livetable.log"
+"""The service's own log, in the data folder: the terminal is for the round log."""
 
 
 def demo(
@@ -36,8 +42,11 @@ def demo(
         60, min=20, help="The cut card comes out after this many cards of each shoe"
     ),
     decks: int = typer.Option(8, min=6, max=8, help="Decks per shoe"),
-    log_level: str = typer.Option(
-        "ERROR", help="Level of the service's own log on stderr (WARNING, INFO: more detail)"
+    log_level: str | None = typer.Option(
+        None,
+        help="Level of the service's own log, written to livetable.log in the data folder; "
+        "warnings and errors at or above it also go to stderr "
+        "(default: LIVETABLE_LOG_LEVEL, else INFO)",
     ),
 ) -> None:
     """Run a live baccarat table on a simulated shoe, with dealer, supervisor and player bots.
@@ -45,16 +54,19 @@ def demo(
     Everything runs here: SQLite in the data folder; a virtual framed shoe on a pseudo-terminal,
     read by the real serial reader; the table service and its API on http://HOST:PORT.
 
-    The round log shows every round's bets, cards, outcome and payouts, and every incident
-    with the procedure applied. Ctrl-C voids a round in play (stakes refunded) and stops.
+    The round log (standard output) shows every round's bets, cards, outcome and payouts,
+    and every incident with the procedure applied; the service's own log goes to a file in
+    the data folder. Ctrl-C voids a round in play (stakes refunded) and stops.
     """
-    settings = Settings()
-    configure_logging(settings.log_format, log_level)
+    settings = Settings(data_dir=data_dir) if data_dir else Settings()
     try:
         ShoeStack.check_cut_after(decks, cut_after)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--cut-after") from exc
-    console = Console(highlight=False)
+    log_file = settings.data_dir / LOG_FILE
+    configure_for_command(log_level, default="INFO", log_file=log_file)
+    console = make_console(highlight=False)
+    err = make_console(stderr=True, highlight=False)
     options = DemoOptions(
         host=host or settings.host,
         port=settings.port if port is None else port,
@@ -66,6 +78,7 @@ def demo(
         players=players,
         cut_after=cut_after,
         decks=decks,
+        log_file=log_file,
     )
 
     async def main() -> DemoReport:
@@ -85,18 +98,23 @@ def demo(
     try:
         report = asyncio.run(main())
     except DemoError as exc:
-        console.print(f"[red]demo:[/red] {exc}")
+        err.print(f"[red]demo:[/red] {exc}")
         raise typer.Exit(2) from exc
     _summary(console, report)
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def _summary(console: Console, report: DemoReport) -> None:
     totals = report.totals
-    console.rule("[bold]demo finished")
+    console.print(Rule(Text("demo finished", style="bold")), width=rule_width(console))
+    rounds = totals.rounds_settled + totals.rounds_voided
+    outcomes = ", ".join(f"{k} {v}" for k, v in sorted(totals.outcomes.items()))
     console.print(
-        f"{report.rounds_played} rounds played: {totals.rounds_settled} settled, "
-        f"{totals.rounds_voided} voided · outcomes "
-        + ", ".join(f"{k} {v}" for k, v in sorted(totals.outcomes.items()))
+        f"{_plural(rounds, 'round')}: {totals.rounds_settled} settled, "
+        f"{totals.rounds_voided} voided" + (f" · outcomes {outcomes}" if outcomes else "")
     )
     console.print(
         f"bets: {report.bets_placed} placed, {report.bets_refused} refused · staked "
@@ -118,7 +136,8 @@ def _summary(console: Console, report: DemoReport) -> None:
         )
     if report.interrupted_round_voided:
         console.print("the round in progress at Ctrl-C was voided and its stakes refunded")
-    console.print(
-        f"seed {report.seed} · data in {report.data_dir} · check the log with "
-        "[bold]livetable audit verify[/bold]"
-    )
+    verify = "livetable audit verify"
+    if report.data_dir.resolve() != Settings.model_fields["data_dir"].default.resolve():
+        verify += f" --data-dir {report.data_dir}"
+    console.print(f"seed {report.seed} · data in {report.data_dir} · check the log with", end=" ")
+    console.print(verify, style="bold", soft_wrap=True)

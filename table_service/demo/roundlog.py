@@ -14,10 +14,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
+from rich.rule import Rule
 from rich.text import Text
 
 from table_service.rules.baccarat import next_position
 from table_service.rules.cards import parse_card
+from table_service.terminal import rule_width
 
 SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
 LABEL_STYLES = {
@@ -30,6 +32,7 @@ LABEL_STYLES = {
     "cut": "bold magenta",
     "result": "bold green",
     "settled": "green",
+    "payouts": "green",
     "void": "bold red",
     "incident": "bold yellow",
     "resolved": "yellow",
@@ -50,6 +53,31 @@ def card_text(code: str | None) -> Text:
     rank, suit = code[0], code[1]
     style = "bold red" if suit in "HD" else "bold"
     return Text(("10" if rank == "T" else rank) + SUIT_SYMBOLS.get(suit, suit), style=style)
+
+
+def is_card_code(value: object) -> bool:
+    """``"TS"``, ``"AH"``: a card code as the table writes it in event payloads."""
+    if not isinstance(value, str) or len(value) != 2:
+        return False
+    try:
+        parse_card(value)
+    except ValueError:
+        return False
+    return True
+
+
+def detail_text(key: str, value: object) -> Text:
+    """``key=value`` with card codes shown as card lines show them (``card=10♠``)."""
+    text = Text(f"{key}=")
+    cards = value if isinstance(value, list) else [value]
+    if "card" in key and cards and all(is_card_code(c) for c in cards):
+        for i, code in enumerate(cards):
+            if i:
+                text.append(" ")
+            text.append(card_text(str(code)))
+    else:
+        text.append(str(value))
+    return text
 
 
 def positions(cards: list[str]) -> list[str]:
@@ -80,6 +108,7 @@ class RoundStats:
     accounts: set[str] = field(default_factory=set)
     refunded: int = 0
     refunds: int = 0
+    results: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -120,6 +149,11 @@ class RoundLog:
 
     def banner(self, message: str) -> None:
         self._line(None, None, "demo", Text(message, style="bold"))
+
+    def rule(self, title: str) -> None:
+        """A horizontal rule no wider than a terminal line, even when redirected."""
+        rule = Rule(Text(title, style="bold"), style="dim")
+        self.console.print(rule, width=rule_width(self.console))
 
     # -- events ------------------------------------------------------------------------------
     def on_event(self, event: dict[str, Any]) -> None:
@@ -173,10 +207,7 @@ class RoundLog:
     def _on_betting_opened(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         self._round_active = True
         self._current_round = p["round_id"]
-        self.console.rule(
-            Text(f" round {p['round_id']} · game {p['game_number']} ", style="bold"),
-            style="dim",
-        )
+        self.rule(f" round {p['round_id']} · game {p['game_number']} ")
         self._line(e["ts"], p["round_id"], "betting", f"open until {p['closes_at'][11:19]} UTC")
 
     def _on_bets_placed(self, e: dict[str, Any], p: dict[str, Any]) -> None:
@@ -271,6 +302,35 @@ class RoundLog:
         self.totals.outcomes[winner] += 1
         self._line(e["ts"], p["round_id"], "result", body)
 
+    def _on_bets_settled(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self._stats(p["round_id"]).results.extend(p["results"])
+
+    def _payouts(self, round_id: str) -> Text | None:
+        """Which bets won or pushed: ``won: demo-player-1 banker 500 → 975, …``."""
+        results = self._stats(round_id).results
+        if not results:
+            return None
+        body = Text()
+        for result, label in (("win", "won"), ("push", "push")):
+            paid = [r for r in results if r["result"] == result]
+            if not paid:
+                continue
+            if body:
+                body.append(" · ")
+            body.append(f"{label}: ", style="bold")
+            body.append(
+                ", ".join(
+                    f"{r['account']} {r['type']} {money(r['stake'])} → {money(r['returned'])}"
+                    for r in paid
+                )
+            )
+        others = [r for r in results if r["result"] not in ("win", "push")]
+        if others:
+            if body:
+                body.append(" · ")
+            body.append(f"{len(others)} lost", style="dim")
+        return body
+
     def _on_round_settled(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         self._round_active = False
         staked, returned = p["staked"], p["returned"]
@@ -284,6 +344,9 @@ class RoundLog:
             f"{p['bets']} bets settled: staked {money(staked)}, returned {money(returned)} "
             f"(house {'+' if staked >= returned else '−'}{money(abs(staked - returned))})",
         )
+        payouts = self._payouts(p["round_id"])
+        if payouts is not None:
+            self._line(e["ts"], p["round_id"], "payouts", payouts)
 
     def _on_bets_refunded(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         stats = self._stats(p["round_id"])
@@ -309,8 +372,9 @@ class RoundLog:
         body = Text(f"⚠ {p['incident_id']} {p['kind']}", style="bold yellow")
         body.append(" [blocking: table paused]" if p["blocking"] else "", style="red")
         body.append(f" raised by {p.get('raised_by') or e['actor']}")
-        if details:
-            body.append(" " + ", ".join(f"{k}={v}" for k, v in details.items()), style="dim")
+        for i, (key, value) in enumerate(details.items()):
+            body.append(", " if i else " ", style="dim")
+            body.append(detail_text(key, value))
         if procedure:
             body.append(f" — {procedure}")
         self._line(e["ts"], p.get("round_id"), "incident", body)

@@ -60,6 +60,8 @@ class DemoOptions:
     table_id: str = "bac-1"
     pause: float = 1.0
     heartbeat: float = 0.5
+    log_file: Path | None = None
+    """Where the service's own log goes (said once in the banner); None: standard error."""
 
 
 @dataclass
@@ -308,7 +310,7 @@ def _banner(
     seed: int,
 ) -> None:
     ws = report.base_url.replace("http://", "ws://")
-    roundlog.banner(f"livetable demo · table {options.table_id} · seed {seed}")
+    roundlog.banner(f"livetable demo · table {options.table_id} · seed {seed} · clock in UTC")
     roundlog.banner(f"API     {report.base_url}  (OpenAPI docs at {report.base_url}/docs)")
     roundlog.banner(f"stream  {ws}/api/v1/public/tables/{options.table_id}/stream")
     roundlog.banner(
@@ -318,6 +320,8 @@ def _banner(
     roundlog.banner(
         f"data    {report.database_url}; bot tokens in {settings.data_dir / TOKENS_FILE}"
     )
+    if options.log_file is not None:
+        roundlog.banner(f"log     {options.log_file} (warnings and errors also on stderr)")
     roundlog.banner(
         f"rounds  {options.rounds or 'until Ctrl-C'} · betting {options.betting_seconds:g} s · "
         f"{options.players} players · mistakes {options.mistakes:.0%} of rounds · "

@@ -16,12 +16,16 @@ from sqlalchemy import select
 from audit.store import EventStore, StoredEvent
 from table_service.api.app import create_app
 from table_service.api.auth import check_table, get_runtime, require
-from table_service.errors import InvalidRequest, NotFound
+from table_service.errors import InvalidRequest, NotFound, Refused
 from table_service.models import BetRow, IncidentRow, RoundRow
 from table_service.principals import Identity, Role, authenticate
 from table_service.runtime import Runtime
+from table_service.studio.api import studio_router, table_elsewhere
+from table_service.studio.coordinator import Studio
+from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
+from table_service.table.recall import round_record
 from table_service.table.service import TableManager, TableService, new_bet_id
 from table_service.table.stream import StreamHub, internal_view, public_view
 from table_service.table.wallet import Transfer, account_view, transfer
@@ -48,15 +52,18 @@ class IncidentIn(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
+ROUND_CARDS_MAX = 64  # the most cards any game's round takes (blackjack: 7 seats, splits)
+
+
 class EnteredCardIn(BaseModel):
     card: str = Field(min_length=2, max_length=3)
-    index: int = Field(ge=0, le=6)
+    index: int = Field(ge=0, le=ROUND_CARDS_MAX)
 
 
 class ResolveIn(BaseModel):
     note: str = Field(min_length=1, max_length=1000)
-    entered: list[EnteredCardIn] = Field(default_factory=list, max_length=6)
-    order: list[str] | None = Field(None, max_length=6)
+    entered: list[EnteredCardIn] = Field(default_factory=list, max_length=ROUND_CARDS_MAX)
+    order: list[str] | None = Field(None, max_length=ROUND_CARDS_MAX)
 
 
 class VoidIn(BaseModel):
@@ -74,6 +81,22 @@ class BetIn(BaseModel):
     account: str = Field(min_length=1, max_length=64)
     type: str = Field(min_length=1, max_length=32)
     stake: int
+    seat: int | None = Field(None, ge=1, le=64, description="seat games: the seat bet on")
+
+
+class SeatIn(BaseModel):
+    seat: int = Field(ge=1, le=64)
+    account: str = Field(min_length=1, max_length=64)
+
+
+class ActionIn(BaseModel):
+    actor: str = Field(
+        min_length=1, max_length=80, description="seat:N, behind:<bet id>, banker (by game)"
+    )
+    action: str = Field(min_length=1, max_length=32, description="hit, stand, double, accept…")
+    account: str = Field(min_length=1, max_length=64, description="the player answering")
+    hand: int | None = Field(None, ge=1, le=8)
+    target: str | None = Field(None, min_length=1, max_length=80)
 
 
 class BetsIn(BaseModel):
@@ -187,10 +210,42 @@ def table_router() -> APIRouter:
         if len(body.bets) > service.config.max_bets_per_request:
             raise InvalidRequest(f"at most {service.config.max_bets_per_request} bets a request")
         bets = tuple(
-            c.BetRequest(new_bet_id(), b.key, b.account, b.type, b.stake) for b in body.bets
+            c.BetRequest(new_bet_id(), b.key, b.account, b.type, b.stake, b.seat) for b in body.bets
         )
         outcome = await service.execute(c.PlaceBets(bets), actor=who.actor)
         return {**outcome.answer, "seq": service.state.last_seq}
+
+    operator = require(Role.OPERATOR)
+
+    @router.post("/tables/{table_id}/seats")
+    async def take_seat(
+        table_id: str, body: SeatIn, request: Request, who: Identity = Depends(operator)
+    ) -> dict:
+        return await run(table_id, request, who, c.TakeSeat(body.seat, body.account))
+
+    @router.post("/tables/{table_id}/seats/{seat}/leave")
+    async def leave_seat(
+        table_id: str,
+        seat: int,
+        body: ReasonIn,
+        request: Request,
+        who: Identity = Depends(operator),
+    ) -> dict:
+        return await run(table_id, request, who, c.LeaveSeat(seat, body.reason))
+
+    @router.post("/tables/{table_id}/seats/{seat}/disconnected")
+    async def player_disconnected(
+        table_id: str, seat: int, request: Request, who: Identity = Depends(operator)
+    ) -> dict:
+        return await run(table_id, request, who, c.PlayerDisconnected(seat))
+
+    @router.post("/tables/{table_id}/actions")
+    async def action(
+        table_id: str, body: ActionIn, request: Request, who: Identity = Depends(operator)
+    ) -> dict:
+        """A player's decision, checked against the legal actions of that actor now."""
+        command = c.Act(body.actor, body.action, body.account, body.hand, body.target)
+        return await run(table_id, request, who, command)
 
     @router.get("/tables/{table_id}/rounds")
     def round_history(
@@ -225,6 +280,7 @@ def table_router() -> APIRouter:
             )
             return {
                 **_round_json(row),
+                **round_record(session, row.table_id, round_id),
                 "bets": [
                     {
                         "bet_id": b.bet_id,
@@ -341,10 +397,10 @@ def _round_json(row: Any) -> dict[str, Any]:
 async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, view: Any) -> None:
     manager: TableManager = websocket.app.state.tables
     hub: StreamHub = websocket.app.state.hub
+    await websocket.accept()  # accepted first, so the client reads the close code and reason
     if table_id not in manager.tables:
-        await websocket.close(code=4404, reason=f"no table {table_id}")
+        await websocket.close(*_not_here(manager, table_id))
         return
-    await websocket.accept()
     runtime: Runtime = websocket.app.state.runtime
     queue = hub.subscribe(table_id)
     last = max(0, after_seq)
@@ -381,7 +437,10 @@ async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, vie
                 return
             event = getter.result()
             if event is None:
-                await websocket.close(code=4408, reason="too far behind; resume from your seq")
+                if table_id not in manager.tables:  # handed over: resume where it runs now
+                    await websocket.close(*_not_here(manager, table_id))
+                else:
+                    await websocket.close(code=4408, reason="too far behind; resume from your seq")
                 return
             if event.seq <= last:
                 continue
@@ -392,6 +451,20 @@ async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, vie
     finally:
         gone.cancel()
         hub.unsubscribe(table_id, queue)
+
+
+def _not_here(manager: TableManager, table_id: str) -> tuple[int, str]:
+    """The WebSocket close for a table this process does not run: 4421 and the owner's
+    address (a studio's table on another process), 4503 (being taken over), or 4404."""
+    try:
+        manager.get(table_id)
+    except TableElsewhere as exc:
+        return 4421, str(exc.details.get("owner_url") or exc.details.get("owner"))
+    except TableUnavailable as exc:
+        return 4503, exc.reason
+    except Refused as exc:
+        return 4404, exc.reason
+    return 4503, f"table {table_id} is starting"
 
 
 def build_app(
@@ -410,6 +483,9 @@ def build_app(
         hub = StreamHub(asyncio.get_running_loop())
         runtime.store.subscribe(hub.publish)
         app.state.hub = hub
+        for_dropped = getattr(manager, "on_dropped", None)
+        if for_dropped is not None:
+            for_dropped.append(hub.end)
         publisher = None
         if runtime.settings.nats_url:
             from table_service.table.nats_stream import JetStreamPublisher
@@ -424,7 +500,11 @@ def build_app(
             if publisher is not None:
                 await publisher.stop()
 
-    app = create_app(runtime, routers=[table_router()], lifespan=lifespan)
+    routers = [table_router()]
+    if isinstance(manager, Studio):
+        routers.append(studio_router())
+    app = create_app(runtime, routers=routers, lifespan=lifespan)
     app.state.tables = manager
+    app.add_exception_handler(TableElsewhere, table_elsewhere)  # type: ignore[arg-type]
 
     return app

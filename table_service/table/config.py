@@ -12,10 +12,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from table_service.rules.baccarat import BET_TYPES, Paytable, paytable_from_dict
-from table_service.rules.baccarat.paytable import DEFAULT_PAYTABLE_RESOURCE
+from table_service.rules.baccarat import Paytable
+from table_service.rules.baccarat.live import default_paytable_text
+from table_service.rules.game import LiveGame, RulesRefusal
+from table_service.rules.games import GAMES, find_game
 
 
 class ConfigError(ValueError):
@@ -41,40 +43,56 @@ class TableConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     table_id: str = Field(min_length=1, max_length=48, pattern=r"^[A-Za-z0-9_.-]+$")
-    game: Literal["baccarat"] = "baccarat"
-    decks: int = Field(8, ge=6, le=8)
+    game: str = Field("baccarat", description="a registered game: rules/games.py")
+    decks: int = Field(8, ge=1, le=16, description="the game checks its own range")
     cut_card_depth: int = Field(52, ge=1)
     betting_seconds: float = Field(15.0, gt=0, le=600)
     paytable_toml: str | None = Field(None, description="Paytable text; default: rules doc")
+    game_rules: dict[str, Any] = Field(
+        default_factory=dict, description="the game's rule keys (e.g. blackjack timers, seats)"
+    )
     insurance_bet_types: tuple[str, ...] = ()
     limits: StakeLimits = StakeLimits()
     bet_limits: dict[str, StakeLimits] = Field(default_factory=dict)
     max_bets_per_request: int = Field(5000, ge=1)
     shoe: ShoeConfig | None = None
 
-    @field_validator("bet_limits")
-    @classmethod
-    def _known_bets(cls, value: dict[str, StakeLimits]) -> dict[str, StakeLimits]:
-        unknown = sorted(set(value) - set(BET_TYPES))
+    @model_validator(mode="after")
+    def _game_accepts(self) -> TableConfig:
+        if self.game not in GAMES:
+            raise ValueError(f"unknown game {self.game!r}; known: {sorted(GAMES)}")
+        rules = self.rules  # the game checks decks, paytable and its own rule keys
+        unknown = sorted(set(self.bet_limits) - set(self.game_impl.bet_types(rules)))
         if unknown:
             raise ValueError(f"limits for unknown bet types {unknown}")
-        return value
+        return self
+
+    @property
+    def game_impl(self) -> LiveGame:
+        return find_game(self.game)
 
     @cached_property
-    def paytable(self) -> Paytable:
-        text = self.paytable_toml
-        if text is None:
-            from importlib import resources
-
-            text = (
-                resources.files("table_service.rules.baccarat")
-                .joinpath(DEFAULT_PAYTABLE_RESOURCE)
-                .read_text("utf-8")
-            )
+    def rules(self) -> Any:
+        """The game's parsed rules for this table (paytable, rule keys, decks)."""
         try:
-            return paytable_from_dict(tomllib.loads(text), source=f"table {self.table_id}")
-        except (tomllib.TOMLDecodeError, ValueError) as exc:
-            raise ConfigError(f"table {self.table_id}: paytable: {exc}") from exc
+            return self.game_impl.load_rules(
+                {
+                    "decks": self.decks,
+                    "paytable_toml": self.paytable_toml,
+                    "game_rules": self.game_rules,
+                    "betting_seconds": self.betting_seconds,
+                }
+            )
+        except RulesRefusal as exc:
+            raise ConfigError(f"table {self.table_id}: {exc}") from exc
+
+    @property
+    def paytable(self) -> Paytable:
+        """A baccarat table's paytable."""
+        paytable = getattr(self.rules, "paytable", None)
+        if not isinstance(paytable, Paytable):
+            raise ConfigError(f"table {self.table_id}: a {self.game} table has no paytable")
+        return paytable
 
     def limits_for(self, bet_type: str) -> StakeLimits:
         return self.bet_limits.get(bet_type, self.limits)
@@ -83,14 +101,10 @@ class TableConfig(BaseModel):
         """The configuration as recorded in the log (no floats: seconds in milliseconds)."""
         data = self.model_dump(mode="json", exclude={"shoe", "betting_seconds"})
         data["betting_ms"] = round(self.betting_seconds * 1000)
-        if data["paytable_toml"] is None:
-            from importlib import resources
-
-            data["paytable_toml"] = (
-                resources.files("table_service.rules.baccarat")
-                .joinpath(DEFAULT_PAYTABLE_RESOURCE)
-                .read_text("utf-8")
-            )
+        if data["paytable_toml"] is None and self.game == "baccarat":
+            data["paytable_toml"] = default_paytable_text()
+        if not data["game_rules"]:
+            del data["game_rules"]  # a baccarat table's record stays as it always was
         return data
 
     @classmethod
@@ -120,7 +134,6 @@ def load_tables(path: Path) -> list[TableConfig]:
                 raise ConfigError(f"{path}: tables[{index}].paytable: {exc}") from exc
         try:
             table = TableConfig(**raw)
-            table.paytable  # noqa: B018 - parse now so a bad paytable fails at start
         except ValueError as exc:
             raise ConfigError(f"{path}: tables[{index}]: {exc}") from exc
         tables.append(table)
@@ -128,3 +141,20 @@ def load_tables(path: Path) -> list[TableConfig]:
     if len(set(ids)) != len(ids):
         raise ConfigError(f"{path}: duplicate table ids {ids}")
     return tables
+
+
+_SNAPSHOTS: list[tuple[Any, TableConfig]] = []
+
+
+def config_from_snapshot(snapshot: Any) -> TableConfig:
+    """The parsed configuration of a recorded snapshot, parsed once per snapshot object.
+
+    The cache holds the snapshot itself, so an identity match can never be a recycled id.
+    """
+    for known, config in _SNAPSHOTS:
+        if known is snapshot:
+            return config
+    config = TableConfig.from_snapshot(dict(snapshot))
+    _SNAPSHOTS.insert(0, (snapshot, config))
+    del _SNAPSHOTS[16:]
+    return config

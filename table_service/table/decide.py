@@ -1,9 +1,10 @@
-"""Command → events, by the procedure of rules/baccarat.md. Pure: the clock comes in.
+"""Command → events, by the table procedure. Pure: the clock comes in.
 
 ``decide`` either returns the events a command produces (already checked by applying
 them to a copy of the state) or raises a typed :class:`~table_service.errors.Refused`.
-Settlement calls the rules core's ``settle_bet``, the same code as ``livetable settle``
-and the RTP report.
+Everything only the game knows — whether a bet is allowed, where a card goes, what a
+decision does, what each stake returns — is asked of the table's game through
+:mod:`table_service.rules.game`: the same code as ``livetable settle`` and the RTP report.
 """
 
 from __future__ import annotations
@@ -14,42 +15,39 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from audit.chain import utc_timestamp
-from table_service.rules.baccarat import (
-    BetRefused,
-    outcome,
-    settle_bet,
-    split_round,
-    validate_bet,
-)
 from table_service.rules.cards import CardError, parse_card
+from table_service.rules.game import (
+    Bet,
+    BettingContext,
+    Complete,
+    IncidentKind,
+    Move,
+    RulesRefusal,
+    Turn,
+)
 from table_service.table import commands as c
-from table_service.table.config import TableConfig
+from table_service.table.config import TableConfig, config_from_snapshot
 from table_service.table.errors import (
     BadCard,
     BadResolution,
     BettingClosed,
+    InsufficientFunds,
     NoShoe,
+    NotYourTurn,
+    RulesRefused,
+    SeatRefused,
     ShoeFinished,
     ShoeNotReady,
     TableNotOpen,
     TablePaused,
     UnknownIncident,
     WrongPhase,
+    WrongPlayer,
 )
-from table_service.table.state import TableState, apply
+from table_service.table.state import TableState, apply, game_of, game_of_round
 
 CHUNK = 1000
 SYSTEM = "system:rules"
-
-# Incidents a person raises: (blocking, what the rules document says to do).
-RAISABLE: dict[str, tuple[bool, str]] = {
-    "shuffle_card_dropped": (False, "rule 1: supervisor replaces the cards and re-shuffles"),
-    "multi_pull": (True, "rule 2: supervisor re-assigns the cards in shoe order"),
-    "cards_exposed": (False, "rule 4: two or more exposed cards void the round; new shoe"),
-    "card_exposed_in_shoe": (False, "rule 5: round stands; insurance-type wagers refunded"),
-    "missed_scan": (True, "rule 6: supervisor enters the missed card; positions re-arranged"),
-    "other": (True, "supervisor may pause the table and void the round; new shoe"),
-}
 
 
 @dataclass(frozen=True)
@@ -66,6 +64,7 @@ class Decision:
     state: TableState
     drafts: list[Draft] = field(default_factory=list)
     answer: dict[str, Any] = field(default_factory=dict)
+    now: datetime | None = None
 
     def emit(self, event_type: str, payload: dict[str, Any], round_id: str | None = None) -> None:
         self.state = apply(self.state, event_type, payload)
@@ -90,9 +89,10 @@ class Decision:
             self.drafts.append(Draft(event_type, chunk, round_id))
 
 
-def burn_value(card: str) -> int:
-    """Burn indicator: A=1, 2–9 face value, 10/J/Q/K = 10 (rules/baccarat.md)."""
-    return min(parse_card(card).rank, 10)
+def burn_value(state: TableState, card: str) -> int:
+    """How many cards the game burns after ``card``, the first of a new shoe."""
+    game, rules = game_of(state)
+    return game.burn_count(rules, parse_card(card))
 
 
 def _card(code: str) -> str:
@@ -102,23 +102,11 @@ def _card(code: str) -> str:
         raise BadCard(str(exc), card=code) from exc
 
 
-_CONFIG_CACHE: list[tuple[Mapping[str, Any], TableConfig]] = []
-
-
 def _config(state: TableState) -> TableConfig:
-    """The parsed configuration recorded in the state (parsed once per recorded snapshot).
-
-    The cache holds the snapshot itself, so an identity match can never be a recycled id.
-    """
+    """The parsed configuration recorded in the state (parsed once per recorded snapshot)."""
     if state.config is None:
         raise TableNotOpen(f"table {state.table_id} is not open")
-    for snapshot, config in _CONFIG_CACHE:
-        if snapshot is state.config:
-            return config
-    config = TableConfig.from_snapshot(dict(state.config))
-    _CONFIG_CACHE.insert(0, (state.config, config))
-    del _CONFIG_CACHE[16:]
-    return config
+    return config_from_snapshot(state.config)
 
 
 def _incident(
@@ -155,9 +143,12 @@ def _incident(
 
 
 def decide(state: TableState, command: c.Command, *, now: datetime, actor: str) -> Decision:
-    d = Decision(state)
+    d = Decision(state, now=now)
     handler = _HANDLERS[type(command)]
-    handler(d, command, now, actor)
+    try:
+        handler(d, command, now, actor)
+    except RulesRefusal as exc:  # one refusal root from every game: a typed answer
+        raise RulesRefused(exc.reason, exc.code, **exc.details) from exc
     return d
 
 
@@ -166,7 +157,7 @@ def _open_table(d: Decision, cmd: c.OpenTable, now: datetime, actor: str) -> Non
     rnd = d.state.round
     if rnd is not None and rnd.active:
         raise WrongPhase("cannot reconfigure a table while a round is in progress")
-    cmd.config.paytable  # noqa: B018 - a bad paytable is refused before anything is written
+    cmd.config.rules  # noqa: B018 - bad rules are refused before anything is written
     d.emit("table_opened", {"config": cmd.config.snapshot()})
 
 
@@ -174,15 +165,19 @@ def _insert_shoe(d: Decision, cmd: c.InsertShoe, now: datetime, actor: str) -> N
     config = _config(d.state)
     if d.state.shoe is not None:
         raise WrongPhase("a shoe is in use; change the shoe first")
-    d.emit(
-        "shoe_inserted",
-        {
-            "shoe_no": d.state.shoes_inserted + 1,
-            "decks": config.decks,
-            "cut_card_depth": config.cut_card_depth,
-        },
-    )
-    d.answer = {"shoe_no": d.state.shoes_inserted, "next": "burn: deal the indicator card"}
+    payload: dict[str, Any] = {
+        "shoe_no": d.state.shoes_inserted + 1,
+        "decks": config.decks,
+        "cut_card_depth": config.cut_card_depth,
+    }
+    burn = config.game_impl.shoe_burn
+    if not burn:
+        payload["burn"] = False
+    d.emit("shoe_inserted", payload)
+    d.answer = {
+        "shoe_no": d.state.shoes_inserted,
+        "next": "burn: deal the indicator card" if burn else "open betting",
+    }
 
 
 def _change_shoe(d: Decision, cmd: c.ChangeShoe, now: datetime, actor: str) -> None:
@@ -215,13 +210,18 @@ def _open_betting(d: Decision, cmd: c.OpenBetting, now: datetime, actor: str) ->
     closes_at = utc_timestamp(now + timedelta(seconds=config.betting_seconds))
     d.emit(
         "betting_opened",
-        {"round_id": round_id, "game_number": game, "closes_at": closes_at},
+        {
+            "round_id": round_id,
+            "game_number": game,
+            "closes_at": closes_at,
+            "shoe_no": shoe.shoe_no,
+        },
         round_id,
     )
     d.answer = {"round_id": round_id, "game_number": game, "closes_at": closes_at}
 
 
-def _bet_refusal(exc: BetRefused | Exception) -> dict[str, Any]:
+def _bet_refusal(exc: Exception) -> dict[str, Any]:
     code = getattr(exc, "code", "refused")
     return {"status": "refused", "error": code, "reason": getattr(exc, "reason", str(exc))}
 
@@ -238,9 +238,17 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
     balances = dict(cmd.balances)
     accepted: list[dict[str, Any]] = []
     answers: list[dict[str, Any]] = []
+    game, rules = config.game_impl, config.rules
+    placed = [
+        Bet(b.bet_id, b.account, b.bet_type, b.stake, b.seat)
+        for b in rnd.bets.values()
+        if b.parent is None
+    ]
+    context = BettingContext(rnd.game_number, dict(d.state.seats_for_round()), placed)
     for bet in cmd.bets:
         try:
-            validate_bet(bet.bet_type, bet.stake, rnd.game_number, config.paytable)
+            intent = Bet(bet.bet_id, bet.account, bet.bet_type, bet.stake, bet.seat)
+            game.check_bet(rules, intent, context)
             limits = config.limits_for(bet.bet_type)
             if not limits.min_stake <= bet.stake <= limits.max_stake:
                 answers.append(
@@ -264,19 +272,21 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
                     }
                 )
                 continue
-        except (BetRefused, ValueError) as exc:
+        except (RulesRefusal, ValueError) as exc:
             answers.append({"key": bet.key, **_bet_refusal(exc)})
             continue
         balances[bet.account] -= bet.stake
-        accepted.append(
-            {
-                "bet_id": bet.bet_id,
-                "key": bet.key,
-                "account": bet.account,
-                "type": bet.bet_type,
-                "stake": bet.stake,
-            }
-        )
+        item: dict[str, Any] = {
+            "bet_id": bet.bet_id,
+            "key": bet.key,
+            "account": bet.account,
+            "type": bet.bet_type,
+            "stake": bet.stake,
+        }
+        if bet.seat is not None:
+            item["seat"] = bet.seat
+        accepted.append(item)
+        placed.append(intent)
         answers.append({"key": bet.key, "status": "placed", "bet_id": bet.bet_id})
     d.emit_chunks("bets_placed", "bets", accepted, {"round_id": rnd.round_id}, rnd.round_id)
     d.answer = {"round_id": rnd.round_id, "results": answers}
@@ -290,7 +300,7 @@ def _close_betting(d: Decision, cmd: c.CloseBetting, now: datetime, actor: str) 
     d.emit("betting_closed", {"round_id": rnd.round_id, "reason": cmd.reason}, rnd.round_id)
     for card in d.state.carried:
         _deal(d, card, source="carried", reader_seq=None)
-    _maybe_finish(d)
+    _progress(d)
     d.answer = {"round_id": rnd.round_id, "next_position": _next_position(d.state)}
 
 
@@ -299,7 +309,7 @@ def _next_position(state: TableState) -> str | None:
     if rnd is None or rnd.phase != "dealing":
         return None
     position = rnd.next_position()
-    return position.value if position else None
+    return position.code if position else None
 
 
 # -- cards -------------------------------------------------------------------------------------
@@ -307,18 +317,19 @@ def _deal(d: Decision, card: str, *, source: str, reader_seq: int | None) -> Non
     rnd = d.state.round
     assert rnd is not None
     position = rnd.next_position()
-    d.emit(
-        "card_dealt",
-        {
-            "round_id": rnd.round_id,
-            "card": card,
-            "index": len(rnd.cards),
-            "position": position.value if position else None,
-            "source": source,
-            "reader_seq": reader_seq,
-        },
-        rnd.round_id,
-    )
+    payload: dict[str, Any] = {
+        "round_id": rnd.round_id,
+        "card": card,
+        "index": len(rnd.cards),
+        "position": position.code if position else None,
+        "source": source,
+        "reader_seq": reader_seq,
+    }
+    if position is not None and position.seat is not None:
+        payload["seat"], payload["hand"] = position.seat, position.hand
+    if position is not None and not position.face_up:
+        payload["face_up"] = False
+    d.emit("card_dealt", payload, rnd.round_id)
 
 
 def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) -> None:
@@ -350,7 +361,7 @@ def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) ->
         indicator = shoe.burn_remaining is None
         payload: dict[str, Any] = {"card": card, "indicator": indicator, "shoe_no": shoe.shoe_no}
         if indicator:
-            payload["burn_count"] = burn_value(card)
+            payload["burn_count"] = burn_value(d.state, card)
         d.emit("card_burnt", payload)
         return
     if cmd.burn_mode:
@@ -390,20 +401,36 @@ def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) ->
             )
         return
     if rnd is not None and rnd.phase == "dealing":
-        _deal(d, card, source="reader", reader_seq=cmd.reader_seq)
-        _maybe_finish(d)
+        if d.state.paused or rnd.next_position() is not None:
+            # While paused every card is kept in shoe order for the supervisor's
+            # re-arrangement; the round takes it (or not) when dealing resumes.
+            _deal(d, card, source="reader", reader_seq=cmd.reader_seq)
+        else:
+            _stray_card(d, card, actor)
+        _progress(d)
         return
     if shoe.cut_card_drawn:
         d.emit("card_set_aside", {"card": card, "reason": "after_cut_card"})
         return
-    d.emit("card_set_aside", {"card": card, "reason": "unneeded", "carry": True})
+    game, _ = game_of(d.state)
+    if game.stray_card == "carry":
+        d.emit("card_set_aside", {"card": card, "reason": "unneeded", "carry": True})
+        _incident(
+            d,
+            "unneeded_card",
+            blocking=False,
+            actor=actor,
+            details={"card": card},
+            auto_resolution="rule 3: set aside as the first card of the next round",
+        )
+        return
+    d.emit("card_set_aside", {"card": card, "reason": "not_owed"})
     _incident(
         d,
-        "unneeded_card",
-        blocking=False,
+        "card_not_owed",
+        blocking=True,
         actor=actor,
-        details={"card": card},
-        auto_resolution="rule 3: set aside as the first card of the next round",
+        details={"card": card, "expected": None, "between_rounds": True},
     )
 
 
@@ -471,12 +498,15 @@ def _reader_online(d: Decision, cmd: c.ReaderOnline, now: datetime, actor: str) 
 # -- incidents ---------------------------------------------------------------------------------
 def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str) -> None:
     _config(d.state)
-    if cmd.kind not in RAISABLE:
-        raise BadResolution(f"unknown incident kind {cmd.kind!r}", known=sorted(RAISABLE))
-    blocking, procedure = RAISABLE[cmd.kind]
+    game, _ = game_of(d.state)
+    catalogue = game.incidents
+    if cmd.kind not in catalogue:
+        raise BadResolution(f"unknown incident kind {cmd.kind!r}", known=sorted(catalogue))
+    kind: IncidentKind = catalogue[cmd.kind]
+    blocking, procedure = kind.blocking, kind.procedure
     details = {**cmd.details, "procedure": procedure}
     rnd = d.state.round
-    if cmd.kind == "cards_exposed":
+    if "void_on_count" in kind.effects:
         count = details.get("count", 1)
         if not isinstance(count, int) or count < 1:
             raise BadResolution("cards_exposed needs a positive integer count")
@@ -498,9 +528,24 @@ def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str
                 )
             d.answer = {"incident_id": incident, "procedure": "round voided; new shoe required"}
             return
+    if "void" in kind.effects:
+        incident = _incident(
+            d,
+            cmd.kind,
+            blocking=False,
+            actor=actor,
+            details=details,
+            auto_resolution=f"{procedure}: round void, every stake refunded; new shoe",
+        )
+        if rnd is not None and rnd.active:
+            _void(d, f"{cmd.kind}: {procedure}", change_shoe=True)
+        elif d.state.shoe is not None:
+            d.emit("shoe_ended", {"shoe_no": d.state.shoe.shoe_no, "reason": cmd.kind})
+        d.answer = {"incident_id": incident, "procedure": "round voided; new shoe required"}
+        return
     incident = _incident(d, cmd.kind, blocking=blocking, actor=actor, details=details)
-    if cmd.kind == "card_exposed_in_shoe" and rnd is not None and rnd.active:
-        _refund_insurance(d, "card exposed in the shoe (rule 5)")
+    if "refund_insurance" in kind.effects and rnd is not None and rnd.active:
+        _refund_insurance(d, f"{cmd.kind}: {procedure}")
     d.answer = {"incident_id": incident, "blocking": blocking, "procedure": procedure}
 
 
@@ -568,25 +613,28 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
             seen[card] = seen.get(card, 0) + 1
             cards.insert(item.index, card)
             entered.append(card)
-        d.emit(
-            "cards_rearranged",
-            {
-                "round_id": rnd.round_id,
-                "cards": cards,
-                "entered": entered,
-                "incident_id": cmd.incident_id,
-            },
-            rnd.round_id,
-        )
+        payload: dict[str, Any] = {
+            "round_id": rnd.round_id,
+            "cards": cards,
+            "entered": entered,
+            "incident_id": cmd.incident_id,
+        }
+        if rnd.moves:
+            payload["entered_at"] = sorted(e.index for e in cmd.entered)
+        d.emit("cards_rearranged", payload, rnd.round_id)
     d.emit(
         "incident_resolved",
         {"incident_id": cmd.incident_id, "resolution": cmd.note, "resolved_by": actor},
         incident.round_id,
     )
-    missed = incident.kind in ("missed_scan", "possible_missed_card")
+    game, _ = game_of(d.state)
+    kind = game.incidents.get(incident.kind)
+    missed = incident.kind == "possible_missed_card" or (
+        kind is not None and "refund_insurance_on_resolve" in kind.effects
+    )
     if missed and d.state.round is not None and d.state.round.active:
         _refund_insurance(d, "missed scan (rule 6)")
-    _maybe_finish(d)
+    _progress(d, resumed=incident.blocking)
     d.answer = {"incident_id": cmd.incident_id, "next_position": _next_position(d.state)}
 
 
@@ -605,11 +653,8 @@ def _void(d: Decision, reason: str, *, change_shoe: bool) -> None:
     rnd = d.state.round
     assert rnd is not None
     refunded = _refund(d, reason)
-    d.emit(
-        "round_voided",
-        {"round_id": rnd.round_id, "reason": reason, "refunded": refunded},
-        rnd.round_id,
-    )
+    voided = {"round_id": rnd.round_id, "reason": reason, "refunded": refunded}
+    d.emit("round_voided", voided, rnd.round_id)
     for incident in list(d.state.incidents.values()):
         if incident.round_id == rnd.round_id:
             d.emit(
@@ -629,63 +674,376 @@ def _void(d: Decision, reason: str, *, change_shoe: bool) -> None:
 
 
 # -- the end of a round ----------------------------------------------------------------------
-def _maybe_finish(d: Decision) -> None:
+def _stray_card(d: Decision, card: str, actor: str, *, from_round: bool = False) -> None:
+    """A card the round owes no position, by the game's rule: carried to the next round
+    (baccarat rule 3), or set aside behind a blocking dealing incident for the supervisor
+    (never dropped, never guessed into a position)."""
     rnd = d.state.round
-    if rnd is None or rnd.phase != "dealing" or d.state.paused:
+    assert rnd is not None
+    game = game_of_round(rnd)
+    payload: dict[str, Any] = {"card": card, "reason": "unneeded"}
+    if from_round:
+        payload.update(counted=False, from_round=rnd.round_id)
+    else:
+        payload["round_id"] = rnd.round_id
+    if game.stray_card == "carry":
+        payload["carry"] = True
+    else:
+        payload["reason"] = "not_owed"
+    _set_aside(d, payload)
+    if from_round:
         return
-    if rnd.complete_length() is None:
+    if game.stray_card == "carry":
+        _incident(
+            d,
+            "unneeded_card",
+            blocking=False,
+            actor=actor,
+            details={"card": card},
+            auto_resolution="rule 3: set aside as the first card of the next round",
+        )
+    else:
+        _incident(
+            d,
+            "card_not_owed",
+            blocking=True,
+            actor=actor,
+            details={"card": card, "expected": _expected(d.state)},
+        )
+
+
+def _set_aside(d: Decision, payload: dict[str, Any]) -> None:
+    rnd = d.state.round
+    assert rnd is not None
+    if payload.get("from_round"):
+        kept = len(rnd.cards) - len(rnd.play.leftover) if rnd.play else len(rnd.cards)
+        payload["round_cards"] = list(rnd.cards[:kept])
+    d.emit("card_set_aside", payload, rnd.round_id)
+
+
+def _progress(d: Decision, *, resumed: bool = False) -> None:
+    """Take the round as far as it goes without a card or a person: cards it cannot take
+    by the game's stray-card rule, then settlement once the game says it is complete."""
+    rnd = d.state.round
+    if rnd is None or rnd.phase != "dealing" or d.state.paused or rnd.play is None:
         return
-    config = _config(d.state)
-    used, extra = split_round([parse_card(x) for x in rnd.cards])
-    if extra:
-        round_cards = [x.code for x in used]
-        for card in extra:
+    game = game_of_round(rnd)
+    if rnd.play.leftover:
+        leftover = [c.code for c in rnd.play.leftover]
+        if game.stray_card == "carry":
+            for card in leftover:
+                _stray_card(d, card, SYSTEM, from_round=True)
+        else:
+            for card in leftover:
+                _stray_card(d, card, SYSTEM, from_round=True)
+            _incident(
+                d,
+                "card_not_owed",
+                blocking=True,
+                actor=SYSTEM,
+                details={"cards": leftover, "expected": _expected(d.state)},
+            )
+            return
+    fresh = resumed
+    while True:
+        rnd = d.state.round
+        assert rnd is not None and rnd.play is not None
+        nxt = game.next(rnd.play.state)
+        if isinstance(nxt, Complete):
+            _settle(d)
+            return
+        if not isinstance(nxt, Turn):
+            return
+        if fresh or rnd.turn is None or rnd.turn.clock != nxt.clock:
+            assert d.now is not None
+            deadline = utc_timestamp(d.now + timedelta(seconds=nxt.seconds))
             d.emit(
-                "card_set_aside",
+                "decision_awaited",
                 {
-                    "card": card.code,
-                    "reason": "unneeded",
-                    "carry": True,
-                    "counted": False,
-                    "from_round": rnd.round_id,
-                    "round_cards": round_cards,
+                    "round_id": rnd.round_id,
+                    "clock": nxt.clock,
+                    "actors": list(nxt.actors),
+                    "ms": round(nxt.seconds * 1000),  # no floats in the log
+                    "deadline": deadline,
                 },
                 rnd.round_id,
             )
-    result = outcome(used)
-    summary = {
-        **result.to_json(),
-        "natural": result.natural,
-        "player_pair": result.player_pair,
-        "banker_pair": result.banker_pair,
-        "cards": [x.code for x in used],
-    }
-    d.emit("round_result", {"round_id": rnd.round_id, "outcome": summary}, rnd.round_id)
+            fresh = False
+        gone = [a for a in nxt.actors if _disconnected(d.state, a)]
+        if not gone:
+            return
+        _play(d, game.timeout_action(rnd.play.state, gone[0]), by=SYSTEM, auto="disconnected")
+
+
+def _disconnected(state: TableState, actor: str) -> bool:
+    kind, _, who = actor.partition(":")
+    if kind != "seat" or not who.isdigit():
+        return False
+    holder = state.seats.get(int(who))
+    return holder is not None and holder.disconnected
+
+
+def _play(
+    d: Decision,
+    move: Move,
+    *,
+    by: str,
+    auto: str | None = None,
+    balances: dict[str, int] | None = None,
+) -> None:
+    """Record a move, and debit every stake it adds (a double, a split, insurance, an
+    accepted follow offer) from the account of the bet it belongs to."""
+    rnd = d.state.round
+    assert rnd is not None and rnd.play is not None
+    payload: dict[str, Any] = {"round_id": rnd.round_id, **move.to_json(), "by": by}
+    if auto is not None:
+        payload["auto"] = auto
+    d.emit("action_taken", payload, rnd.round_id)
+    rnd = d.state.round
+    assert rnd is not None and rnd.play is not None
+    game = game_of_round(rnd)
+    added = [s for s in game.placed_stakes(rnd.play.state) if s.stake_id not in rnd.bets]
+    if not added:
+        return
+    items = []
+    for stake in added:
+        parent = rnd.bets.get(stake.bet_id)
+        if parent is None:
+            raise RuntimeError(f"{game.name}: stake {stake.stake_id} of an unknown bet")
+        if balances is not None:
+            have = balances.get(parent.account, 0)
+            if have < stake.amount:
+                raise InsufficientFunds(
+                    f"account {parent.account} balance {have} < {stake.part} stake {stake.amount}",
+                    account=parent.account,
+                )
+            balances[parent.account] = have - stake.amount
+        item: dict[str, Any] = {
+            "bet_id": stake.stake_id,
+            "key": f"{rnd.round_id}|{stake.stake_id}",
+            "account": parent.account,
+            "type": stake.bet_type,
+            "stake": stake.amount,
+            "parent": stake.bet_id,
+            "part": stake.part,
+        }
+        if stake.seat is not None:
+            item["seat"] = stake.seat
+        if stake.hand is not None:
+            item["hand"] = stake.hand
+        items.append(item)
+    d.emit("bets_placed", {"round_id": rnd.round_id, "bets": items}, rnd.round_id)
+
+
+def _expected(state: TableState) -> Any:
+    rnd = state.round
+    if rnd is None or rnd.play is None:
+        return None
+    return game_of_round(rnd).next(rnd.play.state).to_json()
+
+
+def _settle(d: Decision) -> None:
+    rnd = d.state.round
+    assert rnd is not None and rnd.play is not None
+    game = game_of_round(rnd)
+    settlement = game.settle(rnd.play.state)
+    result = {"round_id": rnd.round_id, "outcome": dict(settlement.outcome)}
+    d.emit("round_result", result, rnd.round_id)
+    open_bets = dict(rnd.bets)
     results = []
     staked = returned = 0
-    for bet in rnd.bets.values():
-        settled = settle_bet(bet.bet_type, bet.stake, result, config.paytable)
-        staked += bet.stake
-        returned += settled.returned
-        results.append(
-            {
-                "bet_id": bet.bet_id,
-                "account": bet.account,
-                "type": bet.bet_type,
-                "stake": bet.stake,
-                "result": settled.result,
-                "returned": settled.returned,
-            }
-        )
+    for line in settlement.lines:
+        bet = open_bets.pop(line.stake_id, None)
+        if bet is None:
+            continue  # refunded already in the round (an insurance-type wager, rule 5/6)
+        staked += line.stake
+        returned += line.returned
+        item: dict[str, Any] = {
+            "bet_id": line.stake_id,
+            "account": bet.account,
+            "type": bet.bet_type,
+            "stake": line.stake,
+            "result": line.result,
+            "returned": line.returned,
+        }
+        if line.part != "original":
+            item["part"] = line.part
+        for key in ("seat", "hand", "reason"):
+            if getattr(line, key) is not None:
+                item[key] = getattr(line, key)
+        results.append(item)
+    if open_bets:
+        raise RuntimeError(f"{game.name} left stakes unsettled: {sorted(open_bets)}")
     d.emit_chunks("bets_settled", "results", results, {"round_id": rnd.round_id}, rnd.round_id)
     d.emit(
         "round_settled",
         {"round_id": rnd.round_id, "bets": len(results), "staked": staked, "returned": returned},
         rnd.round_id,
     )
+    for seat in settlement.released_seats:
+        holder = d.state.seats.get(seat)
+        if holder is not None:
+            d.emit(
+                "seat_released",
+                {
+                    "seat": seat,
+                    "account": holder.account,
+                    "reason": "no action during the round (rules: the seat is released)",
+                },
+                rnd.round_id,
+            )
     shoe = d.state.shoe
     if shoe is not None and shoe.cut_card_drawn:
         d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": "cut card"})
+
+
+# -- seats and decisions -----------------------------------------------------------------------
+def _seat_count(state: TableState) -> int:
+    game, rules = game_of(state)
+    return game.seats(rules)
+
+
+def _take_seat(d: Decision, cmd: c.TakeSeat, now: datetime, actor: str) -> None:
+    _config(d.state)
+    count = _seat_count(d.state)
+    if count == 0:
+        raise SeatRefused("this game has no seats: players bet on the round")
+    if isinstance(cmd.seat, bool) or not 1 <= cmd.seat <= count:
+        raise SeatRefused(f"seats are numbered 1..{count}", seat=cmd.seat)
+    holder = d.state.seats.get(cmd.seat)
+    if holder is not None:
+        raise SeatRefused(f"seat {cmd.seat} is taken", seat=cmd.seat)
+    elsewhere = [n for n, h in d.state.seats.items() if h.account == cmd.account]
+    if elsewhere:
+        raise SeatRefused(f"{cmd.account} already sits at seat {elsewhere[0]}: one seat a player")
+    rnd = d.state.round
+    pending = rnd is not None and rnd.phase in ("dealing", "result")
+    d.emit("seat_taken", {"seat": cmd.seat, "account": cmd.account, "pending": pending})
+    d.answer = {"seat": cmd.seat, "plays_from": "next round" if pending else "this round"}
+
+
+def _in_round(state: TableState, seat: int) -> bool:
+    rnd = state.round
+    return (
+        rnd is not None
+        and rnd.active
+        and any(b.seat == seat and b.parent is None for b in rnd.bets.values())
+    )
+
+
+def _leave_seat(d: Decision, cmd: c.LeaveSeat, now: datetime, actor: str) -> None:
+    _config(d.state)
+    holder = d.state.seats.get(cmd.seat)
+    if holder is None:
+        raise SeatRefused(f"seat {cmd.seat} is free", seat=cmd.seat)
+    if _in_round(d.state, cmd.seat):
+        raise WrongPhase(f"seat {cmd.seat} has bets in the round: it leaves after the round")
+    d.emit("seat_released", {"seat": cmd.seat, "account": holder.account, "reason": cmd.reason})
+
+
+def _player_disconnected(d: Decision, cmd: c.PlayerDisconnected, now: datetime, actor: str) -> None:
+    _config(d.state)
+    holder = d.state.seats.get(cmd.seat)
+    if holder is None:
+        raise SeatRefused(f"seat {cmd.seat} is free", seat=cmd.seat)
+    rnd = d.state.round
+    d.emit(
+        "player_disconnected",
+        {"seat": cmd.seat, "round_id": rnd.round_id if rnd is not None else None},
+        rnd.round_id if rnd is not None else None,
+    )
+    _progress(d)
+    d.answer = {"seat": cmd.seat, "auto_play": "the rules play the seat's decisions"}
+
+
+def _awaited(d: Decision, actor_name: str) -> Turn:
+    rnd = d.state.round
+    if rnd is None or rnd.phase != "dealing" or rnd.play is None:
+        raise WrongPhase("no round is being dealt")
+    if d.state.paused:
+        raise TablePaused("an incident is open; decisions wait for the supervisor")
+    if rnd.play.leftover:
+        raise TablePaused("cards are waiting for the supervisor")
+    nxt = game_of_round(rnd).next(rnd.play.state)
+    if not isinstance(nxt, Turn):
+        raise NotYourTurn("no decision is awaited now", expected=nxt.to_json(), actor=actor_name)
+    return nxt
+
+
+def _act(d: Decision, cmd: c.Act, now: datetime, actor: str) -> None:
+    _config(d.state)
+    turn = _awaited(d, cmd.actor)
+    if cmd.actor not in turn.actors:
+        raise NotYourTurn(f"{cmd.actor} is not to act", awaited=list(turn.actors))
+    rnd = d.state.round
+    assert rnd is not None and rnd.play is not None
+    _check_player(d.state, cmd.actor, cmd.account)
+    game = game_of_round(rnd)
+    legal = game.legal_actions(rnd.play.state, cmd.actor)
+    chosen = [
+        m
+        for m in legal
+        if m.action == cmd.action
+        and (cmd.hand is None or m.hand == cmd.hand)
+        and (cmd.target is None or m.target == cmd.target)
+    ]
+    if not chosen:
+        listed = [m.to_json() for m in legal]
+        try:
+            game.apply(rnd.play.state, Move(cmd.actor, cmd.action, cmd.hand, cmd.target))
+        except RulesRefusal as exc:
+            raise RulesRefused(exc.reason, exc.code, legal_actions=listed) from exc
+        raise RulesRefused(
+            f"{cmd.action} is not a decision {cmd.actor} may take now",
+            "illegal_decision",
+            legal_actions=listed,
+        )
+    _play(d, chosen[0], by=actor, balances=dict(cmd.balances))
+    _progress(d)
+    d.answer = {"round_id": rnd.round_id, "move": chosen[0].to_json()}
+
+
+def _check_player(state: TableState, actor_name: str, account: str) -> None:
+    """The account answering for ``actor_name`` must be the one the table knows for it."""
+    kind, _, who = actor_name.partition(":")
+    rnd = state.round
+    if kind == "seat" and who.isdigit():
+        holder = state.seats.get(int(who))
+        if holder is None or holder.account != account:
+            raise WrongPlayer(f"{account} does not sit at seat {who}")
+        return
+    if kind == "behind" and rnd is not None:
+        bet = rnd.bets.get(who)
+        if bet is None or bet.account != account:
+            raise WrongPlayer(f"{account} did not place bet {who}")
+        return
+    if kind == "seat" or kind == "behind":
+        raise WrongPlayer(f"no player for {actor_name}")
+    # other actors (a Xì Dách banker) are checked by account against the seats
+    if account not in {h.account for h in state.seats.values()} and account != actor_name:
+        raise WrongPlayer(f"{account} plays no part as {actor_name}")
+
+
+def _turn_timeout(d: Decision, cmd: c.TurnTimeout, now: datetime, actor: str) -> None:
+    _config(d.state)
+    rnd = d.state.round
+    turn = _awaited(d, "timer")
+    if rnd is None or rnd.turn is None or rnd.turn.clock != cmd.clock or turn.clock != cmd.clock:
+        raise WrongPhase("that clock is no longer running", clock=cmd.clock)
+    if utc_timestamp(now) < rnd.turn.deadline:
+        raise WrongPhase(f"the clock runs until {rnd.turn.deadline}", clock=cmd.clock)
+    played = []
+    while True:
+        rnd = d.state.round
+        assert rnd is not None and rnd.play is not None
+        nxt = game_of_round(rnd).next(rnd.play.state)
+        if not isinstance(nxt, Turn) or nxt.clock != cmd.clock:
+            break
+        move = game_of_round(rnd).timeout_action(rnd.play.state, nxt.actors[0])
+        _play(d, move, by=actor, auto="timeout")
+        played.append(move.to_json())
+    _progress(d)
+    d.answer = {"round_id": rnd.round_id, "timed_out": played}
 
 
 _HANDLERS: dict[type, Any] = {
@@ -702,4 +1060,9 @@ _HANDLERS: dict[type, Any] = {
     c.RaiseIncident: _raise_incident,
     c.ResolveIncident: _resolve_incident,
     c.VoidRound: _void_round,
+    c.TakeSeat: _take_seat,
+    c.LeaveSeat: _leave_seat,
+    c.PlayerDisconnected: _player_disconnected,
+    c.Act: _act,
+    c.TurnTimeout: _turn_timeout,
 }

@@ -104,7 +104,9 @@ def project(session: Session, events: Iterable[StoredEvent]) -> None:
 
 def _betting_opened(session: Session, e: StoredEvent) -> None:
     p = e.payload
-    shoe_no = int(p["round_id"].rsplit("-s", 1)[1].split("-g")[0])
+    shoe_no = p.get("shoe_no")
+    if shoe_no is None:  # recorded before the event carried it: the round id names it
+        shoe_no = int(p["round_id"].rsplit("-s", 1)[1].split("-g")[0])
     session.execute(
         insert(RoundRow).values(
             round_id=p["round_id"],

@@ -11,9 +11,18 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
-from table_service.rules.baccarat import Position, next_position, round_length
-from table_service.rules.baccarat.dealing import IncompleteRound
 from table_service.rules.cards import parse_card
+from table_service.rules.game import (
+    Bet,
+    LiveGame,
+    Move,
+    Replay,
+    RoundSetup,
+    RulesRefusal,
+    Spot,
+    Turn,
+    drive,
+)
 
 Phase = Literal["betting", "dealing", "result", "settled", "voided"]
 ACTIVE_PHASES = ("betting", "dealing", "result")
@@ -31,14 +40,32 @@ def _frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class OpenBet:
+    """An open stake. A stake the round adds (double, split, insurance) names the bet it
+    belongs to in ``parent`` and its ``part``."""
+
     bet_id: str
     account: str
     bet_type: str
     stake: int
+    seat: int | None = None
+    parent: str | None = None
+    part: str = "original"
 
 
 @dataclass(frozen=True, slots=True)
-class RoundState:
+class Deadline:
+    """A decision clock as recorded in the log: survives a restart with the log."""
+
+    clock: str
+    actors: tuple[str, ...]
+    deadline: str
+
+
+@dataclass(frozen=True, slots=True)
+class TableRound:
+    """One round as the table keeps it: the table's facts (bets, cards in shoe order,
+    moves) and the game's state folded from them (``play``)."""
+
     round_id: str
     game_number: int
     shoe_no: int
@@ -48,21 +75,22 @@ class RoundState:
     bets: Mapping[str, OpenBet] = field(default_factory=_empty)
     exposed: int = 0
     outcome: Mapping[str, Any] | None = None
+    setup: RoundSetup | None = None
+    moves: tuple[tuple[int, Move], ...] = ()
+    play: Replay | None = None
+    game: LiveGame | None = None
+    turn: Deadline | None = None
 
     @property
     def active(self) -> bool:
         return self.phase in ACTIVE_PHASES
 
-    def next_position(self) -> Position | None:
-        """Where the next card goes (None: the round has all its cards)."""
-        return next_position([parse_card(c) for c in self.cards])
-
-    def complete_length(self) -> int | None:
-        """How many of the recorded cards the round takes, if they complete it."""
-        try:
-            return round_length([parse_card(c) for c in self.cards])
-        except IncompleteRound:
+    def next_position(self) -> Spot | None:
+        """Where the next card goes (None: no card is owed now)."""
+        if self.play is None or self.play.leftover:
             return None
+        nxt = game_of_round(self).next(self.play.state)
+        return nxt if isinstance(nxt, Spot) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,27 +123,44 @@ class Incident:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatHolder:
+    """A player account seated at the table. ``pending``: seated while a round was in
+    play, so it plays from the next round; ``disconnected``: reported gone by the
+    operator, its decisions this round are played by the rules' no-decision rule."""
+
+    account: str
+    pending: bool = False
+    disconnected: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class TableState:
     table_id: str
     config: Mapping[str, Any] | None = None
     shoe: ShoeState | None = None
     shoes_inserted: int = 0
-    round: RoundState | None = None
+    round: TableRound | None = None
     carried: tuple[str, ...] = ()
     incidents: Mapping[str, Incident] = field(default_factory=_empty)
     incidents_raised: int = 0
     reader_online: bool = False
     last_seq: int = 0
+    seats: Mapping[int, SeatHolder] = field(default_factory=_empty)
 
     @property
     def paused(self) -> bool:
         return any(i.blocking for i in self.incidents.values())
+
+    def seats_for_round(self) -> dict[int, str]:
+        """Seat → account of the players who play the current (or next) round."""
+        return {n: h.account for n, h in sorted(self.seats.items()) if not h.pending}
 
     def public_summary(self) -> dict[str, Any]:
         """What the dealer console and the stream show about where the table stands."""
         rnd = self.round
         return {
             "table_id": self.table_id,
+            "game": self.config.get("game", "baccarat") if self.config is not None else None,
             "opened": self.config is not None,
             "shoe": None
             if self.shoe is None
@@ -136,10 +181,27 @@ class TableState:
                 "closes_at": rnd.closes_at,
                 "cards": list(rnd.cards),
                 "next_position": _next(rnd),
+                "next": _next_json(rnd),
+                "view": None
+                if rnd.play is None
+                else game_of_round(rnd).view(rnd.play.state, "public"),
+                "dealer_view": None
+                if rnd.play is None
+                else game_of_round(rnd).view(rnd.play.state, "dealer"),
+                "turn": _turn_json(rnd),
                 "bets_open": len(rnd.bets),
                 "outcome": dict(rnd.outcome) if rnd.outcome else None,
             },
             "carried": list(self.carried),
+            "seats": [
+                {
+                    "seat": n,
+                    "account": h.account,
+                    "pending": h.pending,
+                    "disconnected": h.disconnected,
+                }
+                for n, h in self.seats.items()
+            ],
             "paused": self.paused,
             "incidents": [
                 {
@@ -156,14 +218,71 @@ class TableState:
         }
 
 
-def _next(rnd: RoundState) -> str | None:
+def _next(rnd: TableRound) -> str | None:
     if rnd.phase != "dealing":
         return None
     position = rnd.next_position()
-    return position.value if position else None
+    return position.code if position else None
 
 
-def _round(state: TableState, payload: Mapping[str, Any]) -> RoundState:
+def _next_json(rnd: TableRound) -> dict[str, Any] | None:
+    """What the round waits for: a card for a position, a decision, or nothing more."""
+    if rnd.phase != "dealing" or rnd.play is None:
+        return None
+    if rnd.play.leftover:
+        return {"kind": "supervisor", "cards_not_taken": [c.code for c in rnd.play.leftover]}
+    return game_of_round(rnd).next(rnd.play.state).to_json()
+
+
+def _turn_json(rnd: TableRound) -> dict[str, Any] | None:
+    """Whose decision is awaited, until when, and what each of them may do."""
+    if rnd.phase != "dealing" or rnd.play is None or rnd.play.leftover:
+        return None
+    game = game_of_round(rnd)
+    nxt = game.next(rnd.play.state)
+    if not isinstance(nxt, Turn):
+        return None
+    recorded = rnd.turn if rnd.turn is not None and rnd.turn.clock == nxt.clock else None
+    return {
+        "clock": nxt.clock,
+        "actors": list(nxt.actors),
+        "seconds": nxt.seconds,
+        "deadline": recorded.deadline if recorded else None,
+        "legal_actions": {
+            a: [m.to_json() for m in game.legal_actions(rnd.play.state, a)] for a in nxt.actors
+        },
+    }
+
+
+def settle_input_of(rnd: TableRound) -> dict[str, Any] | None:
+    """The round as ``livetable settle <game>`` takes it (None before dealing began)."""
+    if rnd.play is None or rnd.setup is None or rnd.game is None:
+        return None
+    return rnd.game.settle_input(rnd.play.state, rnd.setup, [m for _, m in rnd.moves])
+
+
+def game_of(state: TableState) -> tuple[LiveGame, Any]:
+    """The game a table runs and its rules, from the configuration recorded in its log."""
+    from table_service.table.config import config_from_snapshot
+
+    assert state.config is not None, "a round on a table that was never opened"
+    config = config_from_snapshot(state.config)
+    return config.game_impl, config.rules
+
+
+def game_of_round(rnd: TableRound) -> LiveGame:
+    assert rnd.game is not None
+    return rnd.game
+
+
+def _replay(game: LiveGame, rules: Any, rnd: TableRound) -> Replay:
+    """The round refolded from its recorded cards and moves (after a re-arrangement)."""
+    assert rnd.setup is not None
+    start = game.new_round(rules, rnd.setup)
+    return drive(game, start, [parse_card(c) for c in rnd.cards], rnd.moves)
+
+
+def _round(state: TableState, payload: Mapping[str, Any]) -> TableRound:
     rnd = state.round
     if rnd is None or rnd.round_id != payload.get("round_id"):
         raise ValueError(f"event for round {payload.get('round_id')} but table has {rnd}")
@@ -217,7 +336,11 @@ def _table_opened(s: TableState, p: Mapping[str, Any]) -> TableState:
 def _shoe_inserted(s: TableState, p: Mapping[str, Any]) -> TableState:
     return replace(
         s,
-        shoe=ShoeState(shoe_no=p["shoe_no"], decks=p["decks"]),
+        shoe=ShoeState(
+            shoe_no=p["shoe_no"],
+            decks=p["decks"],
+            burn_remaining=None if p.get("burn", True) else 0,
+        ),
         shoes_inserted=p["shoe_no"],
         carried=(),
     )
@@ -237,9 +360,12 @@ def _card_burnt(s: TableState, p: Mapping[str, Any]) -> TableState:
 
 def _betting_opened(s: TableState, p: Mapping[str, Any]) -> TableState:
     assert s.shoe is not None
+    if s.seats:
+        seats = {n: SeatHolder(h.account) for n, h in s.seats.items()}
+        s = replace(s, seats=_frozen(seats))
     return replace(
         s,
-        round=RoundState(
+        round=TableRound(
             round_id=p["round_id"],
             game_number=p["game_number"],
             shoe_no=s.shoe.shoe_no,
@@ -254,7 +380,15 @@ def _bets_placed(s: TableState, p: Mapping[str, Any]) -> TableState:
     rnd = _round(s, p)
     bets = dict(rnd.bets)
     for b in p["bets"]:
-        bets[b["bet_id"]] = OpenBet(b["bet_id"], b["account"], b["type"], b["stake"])
+        bets[b["bet_id"]] = OpenBet(
+            b["bet_id"],
+            b["account"],
+            b["type"],
+            b["stake"],
+            b.get("seat"),
+            b.get("parent"),
+            b.get("part", "original"),
+        )
     return replace(s, round=replace(rnd, bets=_frozen(bets)))
 
 
@@ -266,8 +400,25 @@ def _close_bets(s: TableState, p: Mapping[str, Any], key: str) -> TableState:
     return replace(s, round=replace(rnd, bets=_frozen(bets)))
 
 
+def round_setup(rnd: TableRound, seats: Mapping[int, str] | None = None) -> RoundSetup:
+    """What the game's round starts from: the bets placed in the window, in order."""
+    return RoundSetup(
+        round_id=rnd.round_id,
+        game_number=rnd.game_number,
+        bets=tuple(
+            Bet(b.bet_id, b.account, b.bet_type, b.stake, b.seat)
+            for b in rnd.bets.values()
+            if b.parent is None
+        ),
+        seats=_frozen(dict(seats or {})),
+    )
+
+
 def _betting_closed(s: TableState, p: Mapping[str, Any]) -> TableState:
-    return replace(s, round=replace(_round(s, p), phase="dealing"))
+    rnd = replace(_round(s, p), phase="dealing")
+    game, rules = game_of(s)
+    rnd = replace(rnd, setup=round_setup(rnd, s.seats_for_round()), game=game)
+    return replace(s, round=replace(rnd, play=_replay(game, rules, rnd)))
 
 
 def _card_dealt(s: TableState, p: Mapping[str, Any]) -> TableState:
@@ -279,7 +430,29 @@ def _card_dealt(s: TableState, p: Mapping[str, Any]) -> TableState:
         carried = carried[1:]
     elif shoe is not None:
         shoe = shoe.count(card)
-    return replace(s, round=replace(rnd, cards=(*rnd.cards, card)), shoe=shoe, carried=carried)
+    play = rnd.play
+    if play is not None:
+        play = _deal_into(game_of_round(rnd), play, card)
+    rnd = replace(rnd, cards=(*rnd.cards, card), play=play)
+    return replace(s, round=rnd, shoe=shoe, carried=carried)
+
+
+def _deal_into(game: LiveGame, play: Replay, code: str) -> Replay:
+    """One more card into the folded round (what :func:`drive` would make of it)."""
+    card = parse_card(code)
+    if play.leftover or not isinstance(game.next(play.state), Spot):
+        return Replay(play.state, (*play.leftover, card))
+    try:
+        return Replay(game.apply(play.state, card))
+    except RulesRefusal:
+        return Replay(play.state, (card,))
+
+
+def _refold(s: TableState, rnd: TableRound) -> TableRound:
+    if rnd.setup is None:
+        return rnd
+    game, rules = game_of(s)
+    return replace(rnd, play=_replay(game, rules, rnd))
 
 
 def _cards_rearranged(s: TableState, p: Mapping[str, Any]) -> TableState:
@@ -288,7 +461,12 @@ def _cards_rearranged(s: TableState, p: Mapping[str, Any]) -> TableState:
     for card in p.get("entered", ()):
         if shoe is not None:
             shoe = shoe.count(card)
-    return replace(s, round=replace(rnd, cards=tuple(p["cards"])), shoe=shoe)
+    moves = rnd.moves
+    for index in sorted(p.get("entered_at", ())):
+        # a card entered before a recorded move was dealt before it
+        moves = tuple((after + 1 if index < after else after, m) for after, m in moves)
+    rnd = replace(rnd, cards=tuple(p["cards"]), moves=moves)
+    return replace(s, round=_refold(s, rnd), shoe=shoe)
 
 
 def _card_set_aside(s: TableState, p: Mapping[str, Any]) -> TableState:
@@ -300,7 +478,7 @@ def _card_set_aside(s: TableState, p: Mapping[str, Any]) -> TableState:
     if rnd is not None and p.get("exposed") and p.get("round_id") == rnd.round_id:
         rnd = replace(rnd, exposed=rnd.exposed + 1)
     if rnd is not None and p.get("from_round") == rnd.round_id:
-        rnd = replace(rnd, cards=tuple(p["round_cards"]))
+        rnd = _refold(s, replace(rnd, cards=tuple(p["round_cards"])))
     return replace(s, shoe=shoe, carried=carried, round=rnd)
 
 
@@ -349,6 +527,46 @@ def _reader_status(s: TableState, p: Mapping[str, Any]) -> TableState:
     return replace(s, reader_online=bool(p["online"]))
 
 
+def _decision_awaited(s: TableState, p: Mapping[str, Any]) -> TableState:
+    rnd = _round(s, p)
+    turn = Deadline(p["clock"], tuple(p["actors"]), p["deadline"])
+    return replace(s, round=replace(rnd, turn=turn))
+
+
+def _action_taken(s: TableState, p: Mapping[str, Any]) -> TableState:
+    rnd = _round(s, p)
+    move = Move.from_json(p)
+    play = rnd.play
+    assert play is not None and not play.leftover, "a move recorded while cards were left over"
+    play = Replay(game_of_round(rnd).apply(play.state, move))
+    moves = (*rnd.moves, (len(rnd.cards), move))
+    return replace(s, round=replace(rnd, moves=moves, play=play))
+
+
+def _seats(s: TableState, seat: int, holder: SeatHolder | None) -> TableState:
+    seats = dict(s.seats)
+    if holder is None:
+        seats.pop(seat, None)
+    else:
+        seats[seat] = holder
+    return replace(s, seats=_frozen(dict(sorted(seats.items()))))
+
+
+def _seat_taken(s: TableState, p: Mapping[str, Any]) -> TableState:
+    return _seats(s, int(p["seat"]), SeatHolder(p["account"], pending=bool(p.get("pending"))))
+
+
+def _seat_released(s: TableState, p: Mapping[str, Any]) -> TableState:
+    return _seats(s, int(p["seat"]), None)
+
+
+def _player_disconnected(s: TableState, p: Mapping[str, Any]) -> TableState:
+    holder = s.seats.get(int(p["seat"]))
+    if holder is None:
+        return s
+    return _seats(s, int(p["seat"]), replace(holder, disconnected=True))
+
+
 _HANDLERS = {
     "table_opened": _table_opened,
     "shoe_inserted": _shoe_inserted,
@@ -369,4 +587,9 @@ _HANDLERS = {
     "cut_card_drawn": _cut_card_drawn,
     "shoe_ended": _shoe_ended,
     "reader_status": _reader_status,
+    "decision_awaited": _decision_awaited,
+    "action_taken": _action_taken,
+    "seat_taken": _seat_taken,
+    "seat_released": _seat_released,
+    "player_disconnected": _player_disconnected,
 }

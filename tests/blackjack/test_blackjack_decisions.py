@@ -168,9 +168,14 @@ def test_split_on_equal_value(table, pair: str, ok: bool) -> None:
     a, b = pair.split()
     state = table.deal(table.start(), f"{a} 6D {b}")
     if not ok:
-        if state.phase is Phase.PLAY:
-            with pytest.raises(IllegalDecision, match="equal value"):
+        if pair == "AS KD":  # a blackjack: the hand is complete, the seat has no turn
+            assert state.seats[0].hands[0].blackjack and state.phase is not Phase.PLAY
+            with pytest.raises(NotYourTurn):
                 table.do(state, 1, 1, "split")
+            return
+        assert state.phase is Phase.PLAY
+        with pytest.raises(IllegalDecision, match="equal value"):
+            table.do(state, 1, 1, "split")
         return
     state = table.do(state, 1, 1, "split")
     hands = state.seats[0].hands

@@ -5,27 +5,23 @@ from __future__ import annotations
 import json
 import uuid
 
+import nats
 import pytest
 
 from audit.store import NewEvent
 from table_service.table.nats_stream import JetStreamPublisher
 
-nats = pytest.importorskip("nats")
 
-
-async def _connect():  # type: ignore[no-untyped-def]
-    try:
-        return await nats.connect(
-            "nats://127.0.0.1:4222", connect_timeout=2, max_reconnect_attempts=0
-        )
-    except Exception as exc:  # a machine without NATS: the adapter is optional
-        pytest.skip(f"NATS unreachable: {exc}")
+async def _connect(url: str):  # type: ignore[no-untyped-def]
+    return await nats.connect(url, connect_timeout=2, max_reconnect_attempts=0)
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-async def test_published_in_order_once_with_catch_up(make_runtime, db_url: str) -> None:  # type: ignore[no-untyped-def]
+async def test_published_in_order_once_with_catch_up(
+    make_runtime, db_url: str, nats_url: str
+) -> None:  # type: ignore[no-untyped-def]
     runtime = make_runtime()
-    probe = await _connect()
+    probe = await _connect(nats_url)
     tag = uuid.uuid4().hex[:8]
     stream, prefix = f"LTTEST{tag}", f"lt{tag}.tables"
 

@@ -36,8 +36,19 @@ def test_burn_procedure_counts_the_indicator_value() -> None:
 
 def test_ace_indicator_burns_one_more_card() -> None:
     h = Harness()
-    h.ready_shoe("AS", ("9D",))
-    assert h.state.shoe.games == 0  # type: ignore[union-attr]
+    h.run(c.InsertShoe())
+    h.run(c.CardScanned("AS"))
+    assert h.state.shoe.burn_remaining == 1  # type: ignore[union-attr]
+    assert not h.state.shoe.ready  # type: ignore[union-attr]
+    with pytest.raises(ShoeNotReady):
+        h.run(c.OpenBetting())
+    h.run(c.CardScanned("9D"))
+    assert h.state.shoe.ready and h.state.shoe.games == 0  # type: ignore[union-attr]
+    burnt = h.events("card_burnt")
+    assert [(b["card"], b["indicator"]) for b in burnt] == [("AS", True), ("9D", False)]
+    h.run(c.OpenBetting())
+    h.run(c.CloseBetting())
+    assert h.deal("2C").drafts[0].payload["position"] == "P1"  # the next card is dealt
 
 
 def test_a_full_round_settles_every_bet_once() -> None:

@@ -19,6 +19,7 @@ from table_service.rules.baccarat.paytable import Paytable, load_paytable
 from table_service.rules.baccarat.rtp import RtpReport, analyse
 from table_service.rules.baccarat.settle_command import settle_request
 from table_service.rules.settle_io import run_jsonl
+from table_service.terminal import make_console
 
 RULES_HELP = "Table configuration / paytable (TOML); default: the rules document's table."
 
@@ -134,7 +135,7 @@ def rtp(
     if json_output:
         sys.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
         return
-    Console().print(_table(report, paytable))
+    make_console().print(_table(report, paytable))
 
 
 def settle(

@@ -23,6 +23,7 @@ from table_service.rules.xidach.profile import (
 )
 from table_service.rules.xidach.replay import handle_line
 from table_service.rules.xidach.simulate import EdgeReport, house_edge
+from table_service.terminal import make_console
 
 PROFILE_HELP = f"Rule profile: {', '.join(PROFILE_NAMES)}."
 RULES_HELP = "A table's own profile file (TOML, same fields as the shipped profiles)."
@@ -121,7 +122,7 @@ def report_json(profile: Profile, report: EdgeReport) -> dict[str, Any]:
 
 
 def _print_report(profile: Profile, report: EdgeReport) -> None:
-    console = Console()
+    console = make_console()
     table = Table(title=f"Xì Dách '{profile.name}' — house banker, automatic policies")
     table.add_column("measure")
     table.add_column("value", justify="right")

@@ -1,0 +1,256 @@
+"""Live baccarat behind the :class:`~table_service.rules.game.LiveGame` interface.
+
+An adapter over the rules already in this package (``next_position``, ``outcome``,
+``validate_bet``, ``settle_bet``, ``settle_request``): no rule is restated here. A
+baccarat round takes no decisions; its state is the cards dealt to it, in shoe order.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from types import MappingProxyType
+from typing import Any, Literal
+
+from table_service.rules.baccarat.dealing import next_position
+from table_service.rules.baccarat.errors import BetRefused
+from table_service.rules.baccarat.outcome import outcome
+from table_service.rules.baccarat.paytable import (
+    BET_TYPES,
+    DEFAULT_PAYTABLE_RESOURCE,
+    Paytable,
+    paytable_from_dict,
+)
+from table_service.rules.baccarat.settle_command import settle_request
+from table_service.rules.baccarat.settlement import settle_bet, validate_bet
+from table_service.rules.cards import Card
+from table_service.rules.game import (
+    Audience,
+    Bet,
+    BettingContext,
+    Complete,
+    IncidentKind,
+    Input,
+    Line,
+    Move,
+    Next,
+    RoundSetup,
+    RulesRefusal,
+    Settlement,
+    Spot,
+    Stake,
+)
+
+
+def default_paytable_text() -> str:
+    return (
+        resources.files("table_service.rules.baccarat")
+        .joinpath(DEFAULT_PAYTABLE_RESOURCE)
+        .read_text("utf-8")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class BaccaratRules:
+    paytable: Paytable
+    decks: int = 8
+
+
+@dataclass(frozen=True, slots=True)
+class BaccaratRound:
+    """A round in play: its bets (as placed) and its cards in shoe order."""
+
+    rules: BaccaratRules
+    round_id: str
+    game_number: int
+    bets: tuple[Bet, ...]
+    cards: tuple[Card, ...] = ()
+
+
+INCIDENTS: Mapping[str, IncidentKind] = MappingProxyType(
+    {
+        k.kind: k
+        for k in (
+            IncidentKind(
+                "shuffle_card_dropped",
+                False,
+                "rule 1: supervisor replaces the cards and re-shuffles",
+            ),
+            IncidentKind(
+                "multi_pull", True, "rule 2: supervisor re-assigns the cards in shoe order"
+            ),
+            IncidentKind(
+                "cards_exposed",
+                False,
+                "rule 4: two or more exposed cards void the round; new shoe",
+                frozenset({"void_on_count"}),
+            ),
+            IncidentKind(
+                "card_exposed_in_shoe",
+                False,
+                "rule 5: round stands; insurance-type wagers refunded",
+                frozenset({"refund_insurance"}),
+            ),
+            IncidentKind(
+                "missed_scan",
+                True,
+                "rule 6: supervisor enters the missed card; positions re-arranged",
+                frozenset({"refund_insurance_on_resolve"}),
+            ),
+            IncidentKind(
+                "other", True, "supervisor may pause the table and void the round; new shoe"
+            ),
+        )
+    }
+)
+
+
+class BaccaratGame:
+    """Live baccarat (rules/baccarat.md)."""
+
+    name = "baccarat"
+    stray_card: Literal["carry", "incident"] = "carry"
+    on_restart: Literal["resume", "void"] = "resume"
+    incidents = INCIDENTS
+    shoe_burn = True
+
+    # -- the table ---------------------------------------------------------------------------
+    def load_rules(self, settings: Mapping[str, Any]) -> BaccaratRules:
+        text = settings.get("paytable_toml") or default_paytable_text()
+        if settings.get("game_rules"):
+            raise RulesRefusal(
+                "baccarat takes its terms from the paytable, not game_rules", code="bad_rules"
+            )
+        decks = int(settings.get("decks", 8))
+        if not 6 <= decks <= 8:
+            raise RulesRefusal(
+                f"baccarat is dealt from 6 to 8 decks, not {decks}", code="bad_rules"
+            )
+        try:
+            paytable = paytable_from_dict(tomllib.loads(text), source="table paytable")
+        except (tomllib.TOMLDecodeError, ValueError) as exc:
+            raise RulesRefusal(f"paytable: {exc}", code="bad_rules") from exc
+        return BaccaratRules(paytable, decks)
+
+    def bet_types(self, rules: BaccaratRules) -> tuple[str, ...]:
+        return BET_TYPES
+
+    def seats(self, rules: BaccaratRules) -> int:
+        return 0
+
+    def check_bet(self, rules: BaccaratRules, bet: Bet, context: BettingContext) -> None:
+        try:
+            validate_bet(bet.bet_type, bet.stake, context.game_number, rules.paytable)
+        except BetRefused as exc:
+            raise RulesRefusal(exc.reason, code=exc.code) from exc
+        except ValueError as exc:
+            raise RulesRefusal(str(exc), code="refused") from exc
+
+    def burn_count(self, rules: BaccaratRules, first_card: Card) -> int:
+        """Burn indicator: A=1, 2–9 face value, 10/J/Q/K = 10 (rules/baccarat.md)."""
+        return min(first_card.rank, 10)
+
+    # -- the round ---------------------------------------------------------------------------
+    def new_round(self, rules: BaccaratRules, setup: RoundSetup) -> BaccaratRound:
+        return BaccaratRound(rules, setup.round_id, setup.game_number, setup.bets)
+
+    def next(self, state: BaccaratRound) -> Next:
+        position = next_position(state.cards)
+        return Complete() if position is None else Spot(position.value)
+
+    def legal_actions(self, state: BaccaratRound, actor: str) -> tuple[Move, ...]:
+        return ()
+
+    def apply(self, state: BaccaratRound, item: Input) -> BaccaratRound:
+        if isinstance(item, Move):
+            raise RulesRefusal("baccarat takes no player decisions", code="no_decisions")
+        if next_position(state.cards) is None:
+            raise RulesRefusal(f"{item}: the round has all its cards", code="card_not_owed")
+        return BaccaratRound(
+            state.rules, state.round_id, state.game_number, state.bets, (*state.cards, item)
+        )
+
+    def timeout_action(self, state: BaccaratRound, actor: str) -> Move:
+        raise RulesRefusal("baccarat has no decision timers", code="no_decisions")
+
+    def placed_stakes(self, state: BaccaratRound) -> tuple[Stake, ...]:
+        return tuple(Stake(b.bet_id, b.bet_id, b.bet_type, "original", b.stake) for b in state.bets)
+
+    def _outcome(self, state: BaccaratRound) -> dict[str, Any]:
+        result = outcome(state.cards)
+        return {
+            **result.to_json(),
+            "natural": result.natural,
+            "player_pair": result.player_pair,
+            "banker_pair": result.banker_pair,
+            "cards": [x.code for x in state.cards],
+        }
+
+    def settle(self, state: BaccaratRound) -> Settlement:
+        if next_position(state.cards) is not None:
+            raise RulesRefusal("the round still needs cards", code="round_not_complete")
+        result = outcome(state.cards)
+        lines = []
+        for bet in state.bets:
+            settled = settle_bet(bet.bet_type, bet.stake, result, state.rules.paytable)
+            lines.append(
+                Line(
+                    bet.bet_id,
+                    bet.bet_id,
+                    bet.bet_type,
+                    "original",
+                    bet.stake,
+                    settled.result,
+                    settled.returned,
+                    settled.case,
+                )
+            )
+        return Settlement(tuple(lines), self._outcome(state))
+
+    def view(self, state: BaccaratRound, audience: Audience) -> dict[str, Any]:
+        placed = list(zip(state.cards, _positions(state.cards), strict=True))
+        player = [c.code for c, p in placed if p[0] == "P"]
+        banker = [c.code for c, p in placed if p[0] == "B"]
+        nxt = self.next(state)
+        return {
+            "game": self.name,
+            "player": {"cards": player},
+            "banker": {"cards": banker},
+            "next": nxt.to_json(),
+        }
+
+    # -- recall ------------------------------------------------------------------------------
+    def settle_input(
+        self, state: BaccaratRound, setup: RoundSetup, moves: Sequence[Move]
+    ) -> dict[str, Any]:
+        return {
+            "round": setup.round_id,
+            "game_number": setup.game_number,
+            "cards": [c.code for c in state.cards],
+            "bets": [{"id": b.bet_id, "type": b.bet_type, "stake": b.stake} for b in setup.bets],
+        }
+
+    def recompute(self, rules: BaccaratRules, settle_input: Mapping[str, Any]) -> Settlement:
+        try:
+            answer = settle_request(settle_input, rules.paytable)
+        except ValueError as exc:
+            raise RulesRefusal(str(exc), code="bad_settle_input") from exc
+        lines = tuple(
+            Line(b["id"], b["id"], b["type"], "original", b["stake"], b["result"], b["returned"])
+            for b in answer["bets"]
+        )
+        outcome_json = {k: answer[k] for k in ("player", "banker", "winner")}
+        return Settlement(lines, outcome_json)
+
+
+def _positions(cards: Sequence[Card]) -> list[str]:
+    out = []
+    for n in range(len(cards)):
+        position = next_position(cards[:n])
+        out.append(position.value if position else "-")
+    return out
+
+
+GAME = BaccaratGame()

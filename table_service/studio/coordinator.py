@@ -1,0 +1,246 @@
+"""This process's share of a studio's tables: lease, run, renew, hand over, take over.
+
+Every ``serve`` process is started with the same table file. Each one heartbeats its
+membership and, every tick, renews the leases it holds, takes free or expired leases up to
+its fair share (tables / live members, rounded up) and, when it holds more than its share
+because a peer joined, hands one idle table (no round in progress) back. A table taken
+over is rebuilt from the log and its game's restart rule applied before it answers.
+
+Timing, for a takeover bound ``T`` (default 10 s): a lease lasts 0.6·T and is renewed
+every tick of 0.1·T, so a dead process's leases run out at most 0.6·T after its last
+renewal and a peer notices within one tick: the table runs again within about 0.7·T plus
+the time to fold its log, inside ``T``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import socket
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from table_service.runtime import Runtime
+from table_service.studio.errors import TableElsewhere, TableUnavailable
+from table_service.studio.lease import Leases
+from table_service.table.config import TableConfig
+from table_service.table.errors import UnknownTable
+from table_service.table.service import Clock, TableService, utc_now
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_TAKEOVER_SECONDS = 10.0
+
+TableHook = Callable[[str], Any]
+
+
+def default_node_id(port: int | None = None) -> str:
+    host = socket.gethostname()
+    return f"{host}:{port}" if port is not None else host
+
+
+class Studio:
+    """A :class:`~table_service.table.service.TableManager` for a studio: ``tables`` holds
+    only the tables this process runs now; ``get`` says where any other one is."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        configs: list[TableConfig],
+        *,
+        node_id: str,
+        url: str | None = None,
+        takeover_seconds: float = DEFAULT_TAKEOVER_SECONDS,
+        clock: Clock = utc_now,
+        reader_options: dict[str, Any] | None = None,
+        fair_share: bool = True,
+    ) -> None:
+        self.runtime = runtime
+        self.configs = {cfg.table_id: cfg for cfg in configs}
+        self.node_id = node_id
+        self.url = url
+        self.takeover_seconds = takeover_seconds
+        self.tick_seconds = max(0.05, takeover_seconds / 10)
+        self.clock = clock
+        self.reader_options = reader_options
+        self.fair_share = fair_share
+        self.leases = Leases(runtime.engine, node_id, url, ttl_ms=round(takeover_seconds * 600))
+        self.leases.fenced = frozenset(self.configs)
+        self.leases.install_fence(runtime.sessions)
+        self.tables: dict[str, TableService] = {}
+        self.on_acquired: list[TableHook] = []
+        self.on_dropped: list[TableHook] = []
+        self._with_readers = True
+        self._task: asyncio.Task[None] | None = None
+        self._busy = asyncio.Lock()
+
+    # -- the API's view ------------------------------------------------------------------
+    def get(self, table_id: str) -> TableService:
+        service = self.tables.get(table_id)
+        if service is not None:
+            return service
+        if table_id not in self.configs:
+            raise UnknownTable(f"no table {table_id!r}", known=sorted(self.configs))
+        info = self.leases.directory([table_id]).get(table_id)
+        if info is not None and info.live and info.owner != self.node_id:
+            raise TableElsewhere(
+                f"table {table_id} runs on {info.owner}",
+                table_id=table_id,
+                owner=info.owner,
+                owner_url=info.owner_url,
+            )
+        raise TableUnavailable(
+            f"table {table_id} is being taken over; retry shortly",
+            table_id=table_id,
+            retry_after=math.ceil(self.takeover_seconds),
+        )
+
+    def directory(self) -> list[dict[str, Any]]:
+        leases = self.leases.directory(self.configs)
+        return [
+            {
+                "table_id": table_id,
+                "owner": info.owner if info and info.live else None,
+                "owner_url": info.owner_url if info and info.live else None,
+                "token": info.token if info else 0,
+                "here": table_id in self.tables,
+            }
+            for table_id in sorted(self.configs)
+            for info in [leases.get(table_id)]
+        ]
+
+    # -- lifecycle -----------------------------------------------------------------------
+    async def start(self, *, with_readers: bool = True) -> None:
+        """Join, take this process's share now (so the API answers with tables up), then
+        keep the share in the background."""
+        self._with_readers = with_readers
+        await self.tick()
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        """Leave cleanly: every table is handed back at once for a peer to take."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        async with self._busy:
+            for table_id in list(self.tables):
+                await self._drop(table_id, release=True)
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self.leases.leave)
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.tick_seconds)
+            try:
+                await self.tick()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("studio.tick_failed", node=self.node_id)
+
+    # -- one tick ------------------------------------------------------------------------
+    async def tick(self) -> None:
+        async with self._busy:
+            members = await asyncio.to_thread(self.leases.heartbeat)
+            for table_id in await asyncio.to_thread(self.leases.renew):
+                await self._drop(table_id, release=False)
+            share = len(self.configs)
+            if self.fair_share:
+                share = math.ceil(len(self.configs) / max(1, len(members)))
+            if len(self.tables) < share:
+                await self._take(share - len(self.tables))
+            elif len(self.tables) > share:
+                await self._hand_back_one()
+
+    async def _take(self, wanted: int) -> None:
+        directory = await asyncio.to_thread(self.leases.directory, self.configs)
+        free = [
+            t
+            for t in sorted(self.configs)
+            if t not in self.tables
+            and (t not in directory or not directory[t].live or directory[t].owner == self.node_id)
+        ]
+        for table_id in free[:wanted]:
+            token = await asyncio.to_thread(self.leases.acquire, table_id)
+            if token is None:
+                continue
+            service = TableService(
+                self.runtime,
+                self.configs[table_id],
+                clock=self.clock,
+                reader_options=self.reader_options,
+            )
+            try:
+                await service.start(with_reader=self._with_readers)
+                await self.restart_rule(service)
+            except Exception:
+                log.exception("studio.table_start_failed", table_id=table_id)
+                with contextlib.suppress(Exception):
+                    await service.stop()
+                await asyncio.to_thread(self.leases.release, table_id)
+                continue
+            self.tables[table_id] = service
+            log.info("studio.table_running", table_id=table_id, token=token, node=self.node_id)
+            for hook in self.on_acquired:
+                hook(table_id)
+
+    async def restart_rule(self, service: TableService) -> None:
+        """Each game's rule for a round found in progress when a table starts: a baccarat
+        round resumes where its log left it (the fold has its cards and its timer)."""
+        return None
+
+    async def _hand_back_one(self) -> None:
+        for table_id, service in sorted(self.tables.items()):
+            if _round_in_progress(service):
+                continue
+            del self.tables[table_id]  # new requests are told to retry from now on
+            lock: asyncio.Lock | None = getattr(service, "_lock", None)
+            if lock is not None:
+                async with lock:
+                    pass
+            if _round_in_progress(service):  # a round opened meanwhile: keep the table
+                self.tables[table_id] = service
+                continue
+            self.tables[table_id] = service
+            await self._drop(table_id, release=True)
+            log.info("studio.table_handed_back", table_id=table_id, node=self.node_id)
+            return
+
+    async def _drop(self, table_id: str, *, release: bool) -> None:
+        service = self.tables.pop(table_id, None)
+        if service is None:
+            return
+        lock: asyncio.Lock | None = getattr(service, "_lock", None)
+        if lock is not None:
+            async with lock:  # let a command in flight finish (or fail at the fence)
+                pass
+        with contextlib.suppress(Exception):
+            await service.stop()
+        if release:
+            await asyncio.to_thread(self.leases.release, table_id)
+        else:
+            self.leases.forget(table_id)
+        for hook in self.on_dropped:
+            hook(table_id)
+
+
+def _round_in_progress(service: TableService) -> bool:
+    rnd = service.state.round
+    return rnd is not None and bool(rnd.active)
+
+
+def studio_for(runtime: Runtime, configs: list[TableConfig], host: str, port: int) -> Studio:
+    """The studio member a ``serve`` process on ``host:port`` is, from its settings."""
+    settings = runtime.settings
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    return Studio(
+        runtime,
+        configs,
+        node_id=settings.node_id or default_node_id(port),
+        url=settings.advertise_url or f"http://{shown}:{port}",
+        takeover_seconds=settings.takeover_seconds,
+    )

@@ -1,0 +1,282 @@
+"""Table leases with fencing tokens: one writer per table across processes.
+
+A lease row per table names its owner (a node id), the owner's address, a fencing token
+and when it runs out, in the database's own clock. A process acquires a free or expired
+lease (the token grows by one), renews what it holds, and releases what it hands over.
+
+The fence: before any transaction that appended events for a table commits, the lease
+is read (``FOR SHARE`` on PostgreSQL: a takeover waits for the commit in flight) and the
+commit is refused unless this process holds the lease with the token it acquired and the
+lease has not run out. A process that stalled past its lease, or whose table was taken
+over, can therefore never write another event for that table, whatever it believes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from sqlalchemy import Connection, Engine
+from sqlalchemy import event as sa_event
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from audit.store import EventStore
+from table_service.errors import Refused
+
+log = structlog.get_logger(__name__)
+
+
+class LeaseLost(Refused):
+    """This process does not (or no longer) hold the table's lease: nothing was written."""
+
+    code = "lease_lost"
+    status = 503
+
+
+@dataclass(frozen=True)
+class LeaseInfo:
+    table_id: str
+    owner: str | None
+    owner_url: str | None
+    token: int
+    expires_ms: int
+    now_ms: int
+
+    @property
+    def live(self) -> bool:
+        return self.owner is not None and self.expires_ms > self.now_ms
+
+
+@dataclass(frozen=True)
+class Member:
+    node_id: str
+    url: str | None
+    heartbeat_ms: int
+
+
+def now_ms_sql(dialect: str) -> str:
+    """The database's clock in milliseconds (wall clock, not the transaction's start)."""
+    if dialect == "postgresql":
+        return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+    return "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+
+
+def _in(values: Iterable[str], marker: str) -> tuple[str, tuple[str, ...]]:
+    items = tuple(values)
+    return ", ".join([marker] * len(items)), items
+
+
+class Leases:
+    """This process's view of the studio's leases. Thread-safe: the coordinator renews
+    from one thread while table commands check the fence from others."""
+
+    def __init__(self, engine: Engine, node_id: str, url: str | None, ttl_ms: int) -> None:
+        self.engine = engine
+        self.node_id = node_id
+        self.url = url
+        self.ttl_ms = ttl_ms
+        self.dialect = engine.dialect.name
+        self.marker = "?" if engine.dialect.paramstyle == "qmark" else "%s"
+        self._now = now_ms_sql(self.dialect)
+        self._held: dict[str, int] = {}
+        self._guard = threading.Lock()
+        self.fenced: frozenset[str] = frozenset()
+
+    # -- what this process holds -------------------------------------------------------
+    def held(self) -> dict[str, int]:
+        with self._guard:
+            return dict(self._held)
+
+    def token(self, table_id: str) -> int | None:
+        with self._guard:
+            return self._held.get(table_id)
+
+    def _lock_clause(self, mode: str) -> str:
+        return f" FOR {mode}" if self.dialect == "postgresql" else ""
+
+    # -- acquire, renew, release -------------------------------------------------------
+    def acquire(self, table_id: str) -> int | None:
+        """Take the table's lease if it is free, run out, or already ours (a restart of
+        this node): the new fencing token, or None if another live process holds it."""
+        m = self.marker
+        try:
+            with self.engine.begin() as conn:
+                now = conn.exec_driver_sql(f"SELECT {self._now}").scalar_one()
+                row = conn.exec_driver_sql(
+                    "SELECT owner, token, expires_ms FROM studio_leases WHERE table_id = "
+                    f"{m}{self._lock_clause('UPDATE')}",
+                    (table_id,),
+                ).first()
+                if row is None:
+                    token = 1
+                    conn.exec_driver_sql(
+                        "INSERT INTO studio_leases (table_id, owner, owner_url, token,"
+                        f" expires_ms, acquired_ms) VALUES ({m}, {m}, {m}, {m}, {m}, {m})",
+                        (table_id, self.node_id, self.url, token, now + self.ttl_ms, now),
+                    )
+                elif row.owner in (None, self.node_id) or row.expires_ms <= now:
+                    token = row.token + 1
+                    conn.exec_driver_sql(
+                        f"UPDATE studio_leases SET owner = {m}, owner_url = {m}, token = {m},"
+                        f" expires_ms = {m}, acquired_ms = {m} WHERE table_id = {m}",
+                        (self.node_id, self.url, token, now + self.ttl_ms, now, table_id),
+                    )
+                else:
+                    return None
+        except IntegrityError:  # another process inserted the first lease row just now
+            return None
+        with self._guard:
+            self._held[table_id] = token
+        log.info("studio.lease_acquired", table_id=table_id, token=token, node=self.node_id)
+        return token
+
+    def renew(self) -> set[str]:
+        """Extend every lease still ours; forget and return the ones that are not."""
+        held = self.held()
+        if not held:
+            return set()
+        m = self.marker
+        marks, ids = _in(held, m)
+        with self.engine.begin() as conn:
+            rows = conn.exec_driver_sql(
+                f"SELECT table_id, owner, token FROM studio_leases WHERE table_id IN ({marks})"
+                f"{self._lock_clause('UPDATE')}",
+                ids,
+            ).all()
+            ours = {
+                r.table_id for r in rows if r.owner == self.node_id and held[r.table_id] == r.token
+            }
+            if ours:
+                marks, keep = _in(sorted(ours), m)
+                conn.exec_driver_sql(
+                    f"UPDATE studio_leases SET expires_ms = {self._now} + {m}"
+                    f" WHERE owner = {m} AND table_id IN ({marks})",
+                    (self.ttl_ms, self.node_id, *keep),
+                )
+        lost = set(held) - ours
+        if lost:
+            with self._guard:
+                for table_id in lost:
+                    if self._held.get(table_id) == held[table_id]:
+                        del self._held[table_id]
+            log.warning("studio.lease_lost", tables=sorted(lost), node=self.node_id)
+        return lost
+
+    def release(self, table_id: str) -> None:
+        """Hand the table back (a clean stop or a rebalance): free for anyone at once."""
+        with self._guard:
+            token = self._held.pop(table_id, None)
+        if token is None:
+            return
+        m = self.marker
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(
+                "UPDATE studio_leases SET owner = NULL, owner_url = NULL, expires_ms = 0"
+                f" WHERE table_id = {m} AND owner = {m} AND token = {m}",
+                (table_id, self.node_id, token),
+            )
+        log.info("studio.lease_released", table_id=table_id, token=token, node=self.node_id)
+
+    def forget(self, table_id: str) -> None:
+        with self._guard:
+            self._held.pop(table_id, None)
+
+    # -- who is alive, who holds what --------------------------------------------------
+    def heartbeat(self) -> list[Member]:
+        """Record that this node is alive; the members alive now (this one included)."""
+        m = self.marker
+        with self.engine.begin() as conn:
+            now = conn.exec_driver_sql(f"SELECT {self._now}").scalar_one()
+            updated = conn.exec_driver_sql(
+                f"UPDATE studio_members SET heartbeat_ms = {m}, url = {m} WHERE node_id = {m}",
+                (now, self.url, self.node_id),
+            ).rowcount
+            if not updated:
+                conn.exec_driver_sql(
+                    "INSERT INTO studio_members (node_id, url, heartbeat_ms, started_ms)"
+                    f" VALUES ({m}, {m}, {m}, {m})",
+                    (self.node_id, self.url, now, now),
+                )
+            rows = conn.exec_driver_sql(
+                f"SELECT node_id, url, heartbeat_ms FROM studio_members WHERE heartbeat_ms > {m}"
+                " ORDER BY node_id",
+                (now - self.ttl_ms,),
+            ).all()
+        return [Member(r.node_id, r.url, r.heartbeat_ms) for r in rows]
+
+    def leave(self) -> None:
+        m = self.marker
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(f"DELETE FROM studio_members WHERE node_id = {m}", (self.node_id,))
+
+    def directory(self, table_ids: Iterable[str] | None = None) -> dict[str, LeaseInfo]:
+        """Every lease (or those of ``table_ids``) as the database sees it now."""
+        m = self.marker
+        sql = (
+            f"SELECT table_id, owner, owner_url, token, expires_ms, {self._now} AS now_ms"
+            " FROM studio_leases"
+        )
+        params: tuple[str, ...] = ()
+        if table_ids is not None:
+            marks, params = _in(table_ids, m)
+            if not params:
+                return {}
+            sql += f" WHERE table_id IN ({marks})"
+        with self.engine.connect() as conn:
+            rows = conn.exec_driver_sql(sql, params).all()
+        return {
+            r.table_id: LeaseInfo(r.table_id, r.owner, r.owner_url, r.token, r.expires_ms, r.now_ms)
+            for r in rows
+        }
+
+    # -- the fence -----------------------------------------------------------------------
+    def check(self, connection: Connection, table_ids: Iterable[str]) -> None:
+        """Refuse (raise :class:`LeaseLost`) unless this process holds every one of these
+        tables' leases with its current token, unexpired. Tables neither configured in
+        this studio nor leased by anyone (accounts, principals) are not fenced."""
+        ids = sorted(set(table_ids))
+        if not ids:
+            return
+        marks, params = _in(ids, self.marker)
+        rows = {
+            r.table_id: r
+            for r in connection.exec_driver_sql(
+                f"SELECT table_id, owner, token, expires_ms, {self._now} AS now_ms"
+                f" FROM studio_leases WHERE table_id IN ({marks}){self._lock_clause('SHARE')}",
+                params,
+            )
+        }
+        held = self.held()
+        for table_id in ids:
+            row = rows.get(table_id)
+            if row is None and table_id not in self.fenced:
+                continue
+            token = held.get(table_id)
+            if (
+                row is None
+                or token is None
+                or row.owner != self.node_id
+                or row.token != token
+                or row.expires_ms <= row.now_ms
+            ):
+                owner = row.owner if row is not None else None
+                raise LeaseLost(
+                    f"table {table_id} is not leased to this process ({self.node_id}); "
+                    "nothing was written",
+                    table_id=table_id,
+                    owner=owner if owner != self.node_id else None,
+                )
+
+    def install_fence(self, sessions: sessionmaker[Any]) -> None:
+        """Check the fence before every commit of a session that appended table events."""
+
+        def before_commit(session: Session) -> None:
+            pending = EventStore.pending(session)
+            if pending:
+                self.check(session.connection(), {e.table_id for e in pending})
+
+        sa_event.listen(sessions, "before_commit", before_commit)

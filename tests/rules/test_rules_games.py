@@ -1,0 +1,92 @@
+"""The game registry and the baccarat adapter behind the LiveGame interface."""
+
+from __future__ import annotations
+
+import pytest
+
+from table_service.rules.cards import parse_card, parse_cards
+from table_service.rules.game import (
+    Bet,
+    BettingContext,
+    Complete,
+    Move,
+    RoundSetup,
+    RulesRefusal,
+    Spot,
+    drive,
+)
+from table_service.rules.games import GAMES, UnknownGame, find_game
+from table_service.table.config import TableConfig
+
+
+def test_registry_finds_games_by_name_and_refuses_unknown_ones() -> None:
+    assert find_game("baccarat") is GAMES["baccarat"]
+    with pytest.raises(UnknownGame) as refused:
+        find_game("poker")
+    assert refused.value.code == "unknown_game"
+    assert isinstance(refused.value, RulesRefusal) and "baccarat" in refused.value.reason
+
+
+def test_table_config_asks_the_game_about_decks_and_names() -> None:
+    with pytest.raises(ValueError, match="unknown game"):
+        TableConfig(table_id="t", game="poker")
+    with pytest.raises(ValueError, match="6 to 8 decks"):
+        TableConfig(table_id="t", decks=5)
+    with pytest.raises(ValueError, match="unknown bet types"):
+        TableConfig(table_id="t", bet_limits={"main": {"min_stake": 1, "max_stake": 2}})
+
+
+def _round(bets: tuple[Bet, ...] = ()) -> tuple[object, object]:
+    game = find_game("baccarat")
+    rules = TableConfig(table_id="t").rules
+    return game, game.new_round(rules, RoundSetup("r1", 1, bets))
+
+
+def test_baccarat_positions_then_complete_then_the_settle_command_agrees() -> None:
+    game, state = _round((Bet("b1", "a", "tie", 500), Bet("b2", "a", "player", 1000)))
+    seen = []
+    for card in parse_cards(["2S", "5H", "KD", "TC", "3S"]):  # spec example: tie 5-5
+        nxt = game.next(state)  # type: ignore[attr-defined]
+        assert isinstance(nxt, Spot)
+        seen.append(nxt.code)
+        state = game.apply(state, card)  # type: ignore[attr-defined]
+    assert seen == ["P1", "B1", "P2", "B2", "P3"]
+    assert isinstance(game.next(state), Complete)  # type: ignore[attr-defined]
+    live = game.settle(state)  # type: ignore[attr-defined]
+    assert {ln.stake_id: ln.returned for ln in live.lines} == {"b1": 4500, "b2": 1000}
+    assert live.outcome["winner"] == "tie"
+    setup = RoundSetup("r1", 1, (Bet("b1", "a", "tie", 500), Bet("b2", "a", "player", 1000)))
+    replayed = game.recompute(  # type: ignore[attr-defined]
+        TableConfig(table_id="t").rules,
+        game.settle_input(state, setup, ()),  # type: ignore[attr-defined]
+    )
+    assert [(ln.stake_id, ln.returned, ln.result) for ln in replayed.lines] == [
+        (ln.stake_id, ln.returned, ln.result) for ln in live.lines
+    ]
+
+
+def test_a_card_the_round_does_not_take_is_left_over_and_moves_are_refused() -> None:
+    game, state = _round()
+    replay = drive(game, state, parse_cards(["9S", "2H", "KD", "5C", "7D"]))  # type: ignore[arg-type]
+    assert [c.code for c in replay.leftover] == ["7D"]
+    with pytest.raises(RulesRefusal) as refused:
+        game.apply(replay.state, parse_card("7D"))  # type: ignore[attr-defined]
+    assert refused.value.code == "card_not_owed"
+    with pytest.raises(RulesRefusal) as refused:
+        game.apply(replay.state, Move("seat:1", "hit"))  # type: ignore[attr-defined]
+    assert refused.value.code == "no_decisions"
+
+
+def test_baccarat_bet_refusals_keep_their_codes() -> None:
+    game = find_game("baccarat")
+    rules = TableConfig(table_id="t").rules
+    ctx = BettingContext(game_number=31)
+    with pytest.raises(RulesRefusal) as refused:
+        game.check_bet(rules, Bet("b", "a", "perfect_pair", 100), ctx)
+    assert refused.value.code == "bet_closed"
+    with pytest.raises(RulesRefusal) as refused:
+        game.check_bet(rules, Bet("b", "a", "nope", 100), ctx)
+    assert refused.value.code == "unknown_bet_type"
+    game.check_bet(rules, Bet("b", "a", "player", 100), ctx)
+    assert game.burn_count(rules, parse_card("KS")) == 10
+    assert game.burn_count(rules, parse_card("AS")) == 1

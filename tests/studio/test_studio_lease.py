@@ -1,0 +1,86 @@
+"""The table lease and its fence, on both backends, with two runtimes as two processes."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from audit.store import EventStore, NewEvent
+from table_service.studio.lease import LeaseLost, Leases
+
+
+def _append(runtime, table_id: str, n: int = 1) -> None:  # type: ignore[no-untyped-def]
+    with runtime.sessions.begin() as session:
+        runtime.store.append(
+            session, [NewEvent(table_id, "card_dealt", "test", {"i": i}) for i in range(n)]
+        )
+
+
+def _events(runtime, table_id: str) -> int:  # type: ignore[no-untyped-def]
+    with runtime.sessions() as session:
+        return len(EventStore.read(session, table_id=table_id))
+
+
+def _member(runtime, node: str, ttl_ms: int, fenced=("t1", "t2")) -> Leases:  # type: ignore[no-untyped-def]
+    leases = Leases(runtime.engine, node, f"http://{node}", ttl_ms)
+    leases.fenced = frozenset(fenced)
+    leases.install_fence(runtime.sessions)
+    return leases
+
+
+def test_one_writer_per_table_and_a_stale_token_cannot_commit(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    a_rt, b_rt = make_runtime(), make_runtime()
+    a, b = _member(a_rt, "a", 600), _member(b_rt, "b", 600)
+    assert a.acquire("t1") == 1
+    assert b.acquire("t1") is None  # live and someone else's
+    _append(a_rt, "t1", 2)
+    with pytest.raises(LeaseLost) as refused:
+        _append(b_rt, "t1")  # b never held it: the commit is refused, nothing written
+    assert refused.value.details["owner"] == "a"
+    assert _events(a_rt, "t1") == 2
+    # Tables nobody configured nor leased (accounts, principals) are not fenced.
+    _append(b_rt, "_wallet")
+
+    time.sleep(0.7)  # a stalls past its lease
+    with pytest.raises(LeaseLost):
+        _append(a_rt, "t1")  # run out, even before anyone takes it
+    assert b.acquire("t1") == 2  # the fencing token moves on
+    _append(b_rt, "t1")
+    with pytest.raises(LeaseLost):
+        _append(a_rt, "t1")  # a still believes it holds token 1: refused
+    assert a.renew() == {"t1"}  # and a learns it lost the table
+    assert a.held() == {}
+    assert _events(a_rt, "t1") == 3
+
+
+def test_renew_keeps_the_lease_and_release_frees_it_at_once(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    a_rt, b_rt = make_runtime(), make_runtime()
+    a, b = _member(a_rt, "a", 500), _member(b_rt, "b", 500)
+    assert a.acquire("t1") == 1 and a.acquire("t2") == 1
+    for _ in range(4):
+        time.sleep(0.2)
+        assert a.renew() == set()
+    _append(a_rt, "t1")
+    assert b.acquire("t1") is None
+    a.release("t2")
+    assert b.acquire("t2") == 2
+    directory = b.directory()
+    assert (directory["t1"].owner, directory["t1"].live) == ("a", True)
+    assert (directory["t2"].owner, directory["t2"].owner_url) == ("b", "http://b")
+    # The same node restarting takes its own lease back at once, with a new token.
+    again = _member(make_runtime(), "a", 500)
+    assert again.acquire("t1") == 2
+    with pytest.raises(LeaseLost):
+        _append(a_rt, "t1")  # the old incarnation's token is dead
+
+
+def test_members_heartbeat_and_leave(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    a_rt, b_rt = make_runtime(), make_runtime()
+    a, b = _member(a_rt, "a", 400), _member(b_rt, "b", 400)
+    assert [m.node_id for m in a.heartbeat()] == ["a"]
+    assert [m.node_id for m in b.heartbeat()] == ["a", "b"]
+    time.sleep(0.5)
+    assert [m.node_id for m in b.heartbeat()] == ["b"]  # a stopped beating
+    b.leave()
+    assert [m.node_id for m in a.heartbeat()] == ["a"]

@@ -1,0 +1,170 @@
+"""Two real ``serve`` processes on one PostgreSQL share a studio's tables; one is SIGKILLed
+mid-round and the other takes its tables over, resumes the round and settles it once."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import func, select
+from studio_helpers import (
+    ROUND_CARDS,
+    SHOE_CARDS,
+    Server,
+    StudioClient,
+    principals,
+    server_env,
+    table_file,
+)
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from audit.verify import verify_database
+from table_service.config import Settings
+from table_service.models import Account, BetRow, LedgerEntry
+from table_service.runtime import Runtime
+
+pytestmark = pytest.mark.timeout(600)
+
+TABLES = ["s-1", "s-2", "s-3", "s-4"]
+TAKEOVER = 3.0
+
+
+def _directory(base: str, token: str) -> dict[str, dict]:
+    answer = httpx.get(
+        f"{base}/api/v1/studio/tables", headers={"Authorization": f"Bearer {token}"}, timeout=5
+    )
+    assert answer.status_code == 200, answer.text
+    return {t["table_id"]: t for t in answer.json()["tables"]}
+
+
+def _wait_for(condition, seconds: float, what: str) -> float:  # type: ignore[no-untyped-def]
+    started = time.monotonic()
+    while not condition():
+        assert time.monotonic() - started < seconds, what
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_two_processes_share_tables_and_take_over_after_kill9(tmp_path: Path, db_url: str) -> None:
+    env = server_env(tmp_path, db_url, TAKEOVER)
+    runtime = Runtime.from_settings(
+        Settings(data_dir=tmp_path / "data", database_url=db_url), upgrade=True
+    )
+    tokens = principals(runtime)
+    tables = table_file(tmp_path / "tables.toml", TABLES)
+    a = Server(env, tables, tmp_path / "a.log", "node-a")
+    b = Server(env, tables, tmp_path / "b.log", "node-b")
+    try:
+        a.start()
+        b.start()
+        sup = tokens["supervisor"]
+
+        def balanced() -> bool:
+            here = _directory(a.base, sup)
+            owners = [here[t]["owner"] for t in TABLES]
+            return owners.count("node-a") == 2 and owners.count("node-b") == 2
+
+        _wait_for(balanced, 10 * TAKEOVER, "the two processes never shared the tables 2/2")
+        directory = _directory(b.base, sup)
+        on_b = [t for t in TABLES if directory[t]["owner"] == "node-b"]
+        on_a = [t for t in TABLES if directory[t]["owner"] == "node-a"]
+        assert directory[on_b[0]]["owner_url"] == b.base
+
+        # The wrong process answers 421 and names the right one; nothing is done there.
+        wrong = httpx.post(
+            f"{a.base}/api/v1/tables/{on_b[0]}/shoe",
+            headers={"Authorization": f"Bearer {sup}"},
+            timeout=5,
+        )
+        assert wrong.status_code == 421, wrong.text
+        assert wrong.json()["error"] == "table_elsewhere"
+        assert wrong.json()["owner_url"] == b.base
+        assert wrong.headers["location"] == f"{b.base}/api/v1/tables/{on_b[0]}/shoe"
+
+        # A stream opened on the wrong process is closed with 4421 and the owner's address.
+        ws_url = f"ws://127.0.0.1:{a.port}/api/v1/public/tables/{on_b[0]}/stream"
+        with connect(ws_url) as ws, pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=10)
+        assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (4421, b.base)
+
+        client = StudioClient(a.base, tokens)
+        client.ok(
+            "operator", "POST", "/accounts/p1/credit", json={"amount": 100_000, "reference": "c1"}
+        )
+
+        def bets(table_id: str) -> list[dict]:
+            return [
+                {"key": f"{table_id}-{i}", "account": "p1", "type": t, "stake": 1_000}
+                for i, t in enumerate(["player", "banker", "tie"])
+            ]
+
+        # A round on each of b's tables, caught in betting with bets on it.
+        for table_id in on_b:
+            client.ok("supervisor", "POST", f"/tables/{table_id}/shoe")
+            for card in SHOE_CARDS:
+                client.ok("supervisor", "POST", f"/tables/{table_id}/cards", json={"card": card})
+            client.ok("dealer", "POST", f"/tables/{table_id}/betting/open")
+            placed = client.ok(
+                "operator", "POST", f"/tables/{table_id}/bets", json={"bets": bets(table_id)}
+            )
+            assert [r["status"] for r in placed["results"]] == ["placed"] * 3
+        assert client.misdirected >= 1
+
+        b.kill()
+        killed = time.monotonic()
+
+        def all_on_a() -> bool:
+            here = _directory(a.base, sup)
+            return all(here[t]["owner"] == "node-a" and here[t]["here"] for t in TABLES)
+
+        _wait_for(all_on_a, TAKEOVER + 10, "node-a did not take node-b's tables over")
+        takeover = time.monotonic() - killed
+        assert takeover <= TAKEOVER + 10
+
+        # The rounds resumed from the log on node-a: the retried bets are known, not new.
+        for table_id in on_b:
+            state = client.ok("supervisor", "GET", f"/tables/{table_id}")
+            assert state["round"]["phase"] == "betting"
+            again = client.ok(
+                "operator", "POST", f"/tables/{table_id}/bets", json={"bets": bets(table_id)}
+            )
+            assert [r["status"] for r in again["results"]] == ["duplicate"] * 3
+            client.ok("dealer", "POST", f"/tables/{table_id}/betting/close")
+            for card in ROUND_CARDS:
+                client.ok("supervisor", "POST", f"/tables/{table_id}/cards", json={"card": card})
+            assert client.ok("supervisor", "GET", f"/tables/{table_id}")["round"]["phase"] == (
+                "settled"
+            )
+        for table_id in on_a:  # node-a's own tables were never disturbed
+            client.ok("supervisor", "GET", f"/tables/{table_id}")
+
+        # The money: every bet staked once and returned once; the balance is the ledger.
+        with runtime.sessions() as session:
+            statuses = session.scalars(select(BetRow.status)).all()
+            assert len(statuses) == 3 * len(on_b)
+            assert set(statuses) == {"settled"}, statuses
+            per_bet = session.execute(
+                select(LedgerEntry.bet_id, LedgerEntry.kind, func.count())
+                .where(LedgerEntry.bet_id.is_not(None))
+                .group_by(LedgerEntry.bet_id, LedgerEntry.kind)
+            ).all()
+            assert {n for *_, n in per_bet} == {1}
+            assert len(per_bet) == 2 * len(statuses)
+            total = session.scalar(
+                select(func.sum(LedgerEntry.amount)).where(LedgerEntry.account_id == "p1")
+            )
+            assert session.get(Account, "p1").balance == total
+            report = verify_database(session, {runtime.signer.key_id: runtime.signer.public_key})
+            assert report.ok, report.problem
+
+        # Restarted, node-b rejoins and the tables are shared out again.
+        b.start()
+        _wait_for(balanced, 20 * TAKEOVER, "node-b did not get its share back")
+    finally:
+        a.stop()
+        b.stop()
+        runtime.close()
