@@ -247,8 +247,9 @@ class Locator:
         table = np.median(border, axis=0)
         spread = np.abs(border - table).sum(axis=1)
         limit = max(40.0, 2.5 * float(np.percentile(spread, 90)))
-        diff = cv2.absdiff(colour, np.full_like(colour, table.astype(np.uint8))).astype(np.int16)
-        fg = ((diff[..., 0] + diff[..., 1] + diff[..., 2]) > limit).view(np.uint8)
+        diff = cv2.absdiff(colour, (*(float(v) for v in table), 0.0))
+        total = np.add.reduce(diff, axis=2, dtype=np.uint16)  # summed over the channels
+        fg = (total > limit).view(np.uint8)
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
         contours, _ = cv2.findContours(fg, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
         out = []
