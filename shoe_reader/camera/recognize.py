@@ -43,7 +43,7 @@ WEAK = 0.5
 """Below this a read carries the reason it is weak (the voting does not count it)."""
 LONE_CORNER = 0.45
 """Confidence kept by a read from one corner when the other could not be read."""
-SEPARATE = 0.99
+SEPARATE = 0.998
 """Faces of different ranks (or suits) alike beyond this cosine are not told apart."""
 MISNAMED = 0.5
 """A face the rest of the deck reads as another rank or suit this confidently is misnamed."""
@@ -179,8 +179,9 @@ def check_deck(cal: Calibration) -> dict[str, str]:
         for i, j in zip(*np.nonzero((alike > SEPARATE) & differ), strict=True):
             if i < j:
                 a, b = str(cards[i]), str(cards[j])
-                problems.setdefault(a, f"{what} cannot be told from {b}'s: photograph misnamed?")
-                problems.setdefault(b, f"{what} cannot be told from {a}'s: photograph misnamed?")
+                twice = "same face photographed twice?"
+                problems.setdefault(a, f"{what} cannot be told from {b}'s: {twice}")
+                problems.setdefault(b, f"{what} cannot be told from {a}'s: {twice}")
     return problems
 
 

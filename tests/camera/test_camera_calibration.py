@@ -93,6 +93,15 @@ def test_every_unusable_face_is_reported_and_the_calibration_refused(photos: Pat
     assert len(reasons) == 7
 
 
+def test_the_same_face_under_two_names_is_refused_naming_both(photos: Path) -> None:
+    shutil.copy(photos / "5H.png", photos / "6H.png")  # the five of hearts twice
+    with pytest.raises(CalibrationError) as info:
+        calibrate(photos)
+    reasons = {p.file: p.reason for p in info.value.problems}
+    assert "photographed twice" in reasons["6H.png"] and "5H" in reasons["6H.png"]
+    assert "photographed twice" in reasons["5H.png"]
+
+
 def test_allow_missing_keeps_the_usable_faces(photos: Path) -> None:
     (photos / "7H.png").unlink()
     cal, problems = calibrate(photos, allow_missing=True)
