@@ -42,6 +42,11 @@ def demo(
         60, min=20, help="The cut card comes out after this many cards of each shoe"
     ),
     decks: int = typer.Option(8, min=6, max=8, help="Decks per shoe"),
+    reader: str = typer.Option(
+        "serial",
+        help="serial: the shoe's scanner; camera: a synthetic camera over the shoe (real "
+        "recognition); both: the shoe, every card cross-checked by the camera",
+    ),
     log_level: str | None = typer.Option(
         None,
         help="Level of the service's own log, written to livetable.log in the data folder; "
@@ -59,6 +64,8 @@ def demo(
     the data folder. Ctrl-C voids a round in play (stakes refunded) and stops.
     """
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
+    if reader not in ("serial", "camera", "both"):
+        raise typer.BadParameter("one of serial, camera, both", param_hint="--reader")
     try:
         ShoeStack.check_cut_after(decks, cut_after)
     except ValueError as exc:
@@ -79,6 +86,7 @@ def demo(
         cut_after=cut_after,
         decks=decks,
         log_file=log_file,
+        reader=reader,
     )
 
     async def main() -> DemoReport:

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import structlog
 import uvicorn
@@ -33,7 +34,7 @@ from table_service.demo.roundlog import LogTotals, RoundLog
 from table_service.demo.shoestack import ShoeStack, SupplyExhausted
 from table_service.runtime import Runtime
 from table_service.table.api import build_app
-from table_service.table.config import ShoeConfig, TableConfig
+from table_service.table.config import CameraConfig, ShoeConfig, TableConfig
 
 log = structlog.get_logger(__name__)
 
@@ -62,6 +63,10 @@ class DemoOptions:
     heartbeat: float = 0.5
     log_file: Path | None = None
     """Where the service's own log goes (said once in the banner); None: standard error."""
+    reader: str = "serial"
+    """serial (the shoe's scanner), camera (a synthetic camera over the shoe, real
+    recognition), or both (the shoe, cross-checked card by card by the camera)."""
+    camera_deck: str = "plastic"
 
 
 @dataclass
@@ -168,12 +173,20 @@ async def _run_with(
         device, decks=options.decks, seed=seed, cut_after=options.cut_after, shoes=shoes
     )
     device.start()
+    camera = None
+    camera_config = None
+    if options.reader in ("camera", "both"):
+        camera, camera_config = await asyncio.to_thread(_camera, options, settings, seed)
+        device.observers.append(camera.card_dealt)
     config = TableConfig(
         table_id=options.table_id,
         decks=options.decks,
         cut_card_depth=options.decks * 52 - options.cut_after,
         betting_seconds=options.betting_seconds,
-        shoe=ShoeConfig(port=device.device_path, dialect="framed"),
+        shoe=None
+        if options.reader == "camera"
+        else ShoeConfig(port=device.device_path, dialect="framed"),
+        camera=camera_config,
     )
     app = build_app(runtime, [config])
     server = _Server(
@@ -283,6 +296,27 @@ async def _run_with(
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.wait_for(server_task, 15)
         device.stop()
+        if camera is not None:
+            camera.stop()
+
+
+def _camera(options: DemoOptions, settings: Settings, seed: int) -> tuple[Any, CameraConfig]:
+    """A synthetic camera over the shoe, and its calibration made from studio photographs."""
+    from hardware_sim.camera.live import SyntheticCamera
+    from hardware_sim.camera.synth import write_calibration_set
+    from hardware_sim.camera.video import ROI
+    from shoe_reader.camera.calibration import calibrate
+
+    folder = settings.data_dir / "camera" / options.camera_deck
+    path = folder.parent / f"{options.camera_deck}.npz"
+    if not path.exists():
+        write_calibration_set(options.camera_deck, folder, seed=seed, backdrop="grey")
+        cal, _problems = calibrate(folder)
+        cal.save(path)
+    name = f"demo-{options.table_id}-{seed}"
+    camera = SyntheticCamera(options.camera_deck, name=name, seed=seed)
+    roi = ",".join(str(v) for v in ROI)
+    return camera, CameraConfig(source=f"sim:{name}", calibration=str(path), roi=roi)
 
 
 def _console_banner(
@@ -326,9 +360,14 @@ def _banner(
     roundlog.banner(f"livetable demo · table {options.table_id} · seed {seed} · clock in UTC")
     roundlog.banner(f"API     {report.base_url}  (OpenAPI docs at {report.base_url}/docs)")
     roundlog.banner(f"stream  {ws}/api/v1/public/tables/{options.table_id}/stream")
+    read_by = {
+        "serial": "read by the serial reader",
+        "camera": f"read by a camera over the shoe ({options.camera_deck} deck, real recognition)",
+        "both": f"read by the serial reader, each card cross-checked by a camera "
+        f"({options.camera_deck} deck)",
+    }[options.reader]
     roundlog.banner(
-        f"shoe    virtual framed shoe on {device.pty_path} ({device.device_path}), "
-        "read by the serial reader"
+        f"shoe    virtual framed shoe on {device.pty_path} ({device.device_path}), {read_by}"
     )
     roundlog.banner(
         f"data    {report.database_url}; bot tokens in {settings.data_dir / TOKENS_FILE}"
