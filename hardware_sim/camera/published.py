@@ -41,6 +41,7 @@ from table_service.rules.cards import RANKS, SUITS
 GNOME_DIR = Path("/usr/share/aisleriot/cards")
 KDE_DIR = Path("/usr/share/carddecks")
 FACE_WIDTH = 500
+RENDER_VERSION = 3  # part of the cache folder's name: a changed renderer renders anew
 """Rendered face width in pixels (the height follows the deck's own proportions)."""
 
 _RANK_NAMES = {"A": "1", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
@@ -122,14 +123,37 @@ _SVG_NS = "http://www.w3.org/2000/svg"
 _XLINK = "{http://www.w3.org/1999/xlink}href"
 
 
+def _length(text: str | None) -> float | None:
+    if not text:
+        return None
+    value = re.sub(r"[a-z%]+$", "", text.strip())
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
 def _viewbox(root: ET.Element) -> tuple[float, float, float, float]:
+    """The part of user space the document shows.
+
+    A viewBox of other proportions than the page is centred on it ("xMidYMid
+    meet"), so the page shows more than the viewBox along one side: some decks
+    put a row of cards there (outside the viewBox, inside the page).
+    """
+    w, h = _length(root.get("width")), _length(root.get("height"))
     box = root.get("viewBox")
-    if box:
-        x, y, w, h = (float(v) for v in box.replace(",", " ").split())
-        return x, y, w, h
-    w = float(re.sub(r"[a-z%]+$", "", root.get("width", "0")))
-    h = float(re.sub(r"[a-z%]+$", "", root.get("height", "0")))
-    return 0.0, 0.0, w, h
+    if not box:
+        return 0.0, 0.0, w or 0.0, h or 0.0
+    x, y, bw, bh = (float(v) for v in box.replace(",", " ").split())
+    if w and h and bw > 0 and bh > 0 and root.get("preserveAspectRatio", "") in ("", "xMidYMid"):
+        page = w / h
+        if page > bw / bh:
+            wider = bh * page
+            x, bw = x - (wider - bw) / 2, wider
+        elif page < bw / bh:
+            taller = bw / page
+            y, bh = y - (taller - bh) / 2, taller
+    return x, y, bw, bh
 
 
 def _render(
@@ -245,7 +269,7 @@ def render_deck(name: str, cache: Path | None = None) -> Path:
         raise DeckUnavailable(f"{deck.svg} not found (Debian package {deck.package})")
     svg = _svg_text(deck.svg)
     digest = hashlib.sha256(svg).hexdigest()[:12]
-    folder = (cache or _cache_dir()) / f"{name}-{digest}-{FACE_WIDTH}"
+    folder = (cache or _cache_dir()) / f"{name}-{digest}-{FACE_WIDTH}-r{RENDER_VERSION}"
     codes = [r + s for s in SUITS for r in RANKS]
     if all((folder / f"{c}.png").exists() for c in codes):
         return folder
