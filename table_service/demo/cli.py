@@ -37,24 +37,30 @@ def demo(
     mistakes: float = typer.Option(
         0.25, min=0.0, max=1.0, help="Share of rounds in which the dealer makes a mistake"
     ),
-    players: int = typer.Option(3, min=1, max=50, help="Player bots"),
+    players: int = typer.Option(3, min=1, max=50, help="Player bots (blackjack: seats, up to 7)"),
+    decision_seconds: int = typer.Option(
+        10, min=1, max=120, help="Blackjack: a seated player's decision timer"
+    ),
     cut_after: int = typer.Option(
         60, min=20, help="The cut card comes out after this many cards of each shoe"
     ),
     decks: int = typer.Option(8, min=6, max=8, help="Decks per shoe"),
-    reader: str = typer.Option(
-        "serial",
-        help="serial: the shoe's scanner; camera: a synthetic camera over the shoe (real "
-        "recognition); both: the shoe, every card cross-checked by the camera",
-    ),
     log_level: str | None = typer.Option(
         None,
         help="Level of the service's own log, written to livetable.log in the data folder; "
         "warnings and errors at or above it also go to stderr "
         "(default: LIVETABLE_LOG_LEVEL, else INFO)",
     ),
+    game: str = typer.Option(
+        "baccarat", help="Game at the demo table: baccarat, blackjack (seed 000) or xidach"
+    ),
+    profile: str = typer.Option("room", help="xidach: room, classic or forced-draw"),
+    timer_seconds: int = typer.Option(
+        2, min=0, max=600, help="xidach: every decision timer in seconds (0: the profile's own)"
+    ),
 ) -> None:
-    """Run a live baccarat table on a simulated shoe, with dealer, supervisor and player bots.
+    """Run a live table (baccarat; --game blackjack or xidach) on a simulated shoe, with
+    dealer, supervisor and player bots.
 
     Everything runs here: SQLite in the data folder; a virtual framed shoe on a pseudo-terminal,
     read by the real serial reader; the table service and its API on http://HOST:PORT.
@@ -63,9 +69,22 @@ def demo(
     and every incident with the procedure applied; the service's own log goes to a file in
     the data folder. Ctrl-C voids a round in play (stakes refunded) and stops.
     """
+    if game not in ("baccarat", "blackjack", "xidach"):
+        raise typer.BadParameter("baccarat, blackjack or xidach", param_hint="--game")
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
-    if reader not in ("serial", "camera", "both"):
-        raise typer.BadParameter("one of serial, camera, both", param_hint="--reader")
+    if game == "xidach":
+        configure_for_command(log_level, default="WARNING", log_file=settings.data_dir / LOG_FILE)
+        _xidach(
+            profile,
+            host or settings.host,
+            settings.port if port is None else port,
+            data_dir,
+            rounds or 10,
+            seed,
+            timer_seconds,
+            min(betting_seconds, 5.0),
+        )
+        return
     try:
         ShoeStack.check_cut_after(decks, cut_after)
     except ValueError as exc:
@@ -83,10 +102,11 @@ def demo(
         betting_seconds=betting_seconds,
         mistakes=mistakes,
         players=players,
+        game=game,
+        decision_seconds=decision_seconds,
         cut_after=cut_after,
         decks=decks,
         log_file=log_file,
-        reader=reader,
     )
 
     async def main() -> DemoReport:
@@ -149,3 +169,44 @@ def _summary(console: Console, report: DemoReport) -> None:
         verify += f" --data-dir {report.data_dir}"
     console.print(f"seed {report.seed} · data in {report.data_dir} · check the log with", end=" ")
     console.print(verify, style="bold", soft_wrap=True)
+
+
+def _xidach(
+    profile: str,
+    host: str,
+    port: int,
+    data_dir: Path | None,
+    rounds: int,
+    seed: int | None,
+    timer_seconds: int,
+    betting_seconds: float,
+) -> None:
+    """A live Xì Dách table with punter bots (and a seated banker in ``room``)."""
+    from table_service.demo.xidach import XiDachDemoOptions, run_xidach_demo
+
+    console = make_console(highlight=False)
+    options = XiDachDemoOptions(
+        profile=profile,
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        rounds=rounds,
+        seed=seed,
+        timer_seconds=timer_seconds or None,
+        betting_seconds=betting_seconds,
+    )
+    try:
+        report = asyncio.run(run_xidach_demo(options, console))
+    except DemoError as exc:
+        console.print(f"[red]demo:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    console.rule("[bold]demo finished")
+    console.print(
+        f"{report.rounds_settled} rounds settled, {report.rounds_voided} voided; "
+        f"settle checks {report.settle_checks_passed} passed, "
+        f"{report.settle_checks_failed} failed; {report.timeouts} timeouts, "
+        f"{report.leaves} punters left mid-round; staked {report.staked:,}, "
+        f"returned {report.returned:,}; seed {report.seed}"
+    )
+    if report.settle_checks_failed:
+        raise typer.Exit(1)

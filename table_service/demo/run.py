@@ -15,9 +15,8 @@ import random
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import structlog
 import uvicorn
@@ -26,15 +25,23 @@ from rich.console import Console
 from audit.store import EventStore
 from hardware_sim.virtual_shoe import VirtualShoe
 from table_service.config import Settings
-from table_service.demo.bots import DealerBot, MistakeBag, PlayerBots, SupervisorBot, Table
+from table_service.demo.bots import (
+    MISTAKES_BY_GAME,
+    DealerBot,
+    MistakeBag,
+    PlayerBots,
+    SupervisorBot,
+    Table,
+)
 from table_service.demo.client import ApiClient
 from table_service.demo.credentials import TOKENS_FILE, BotPrincipal, ensure_principals
 from table_service.demo.feed import TableFeed
 from table_service.demo.roundlog import LogTotals, RoundLog
+from table_service.demo.seatbots import SeatPlayers
 from table_service.demo.shoestack import ShoeStack, SupplyExhausted
 from table_service.runtime import Runtime
 from table_service.table.api import build_app
-from table_service.table.config import CameraConfig, ShoeConfig, TableConfig
+from table_service.table.config import ShoeConfig, TableConfig
 
 log = structlog.get_logger(__name__)
 
@@ -58,15 +65,16 @@ class DemoOptions:
     players: int = 3
     cut_after: int = 60
     decks: int = 8
-    table_id: str = "bac-1"
+    table_id: str | None = None
+    """Default by game: ``bac-1``, ``bj-1``."""
+    game: str = "baccarat"
+    decision_seconds: int = 10
+    """A seated player's decision timer (seat 000: 10 s); blackjack only."""
+    follow_seconds: int = 5
     pause: float = 1.0
     heartbeat: float = 0.5
     log_file: Path | None = None
     """Where the service's own log goes (said once in the banner); None: standard error."""
-    reader: str = "serial"
-    """serial (the shoe's scanner), camera (a synthetic camera over the shoe, real
-    recognition), or both (the shoe, cross-checked card by card by the camera)."""
-    camera_deck: str = "plastic"
 
 
 @dataclass
@@ -116,11 +124,18 @@ async def _wait_started(server: _Server, task: asyncio.Task[None], timeout: floa
         await asyncio.sleep(0.02)
 
 
+TABLE_IDS = {"baccarat": "bac-1", "blackjack": "bj-1"}
+
+
 async def run_demo(
     options: DemoOptions, console: Console, *, stop: asyncio.Event | None = None
 ) -> DemoReport:
     """Run until ``options.rounds`` rounds are played (0: until ``stop`` is set)."""
     stop = stop or asyncio.Event()
+    if options.game not in TABLE_IDS:
+        raise DemoError(f"no demo for game {options.game!r}; try {', '.join(TABLE_IDS)}")
+    if options.table_id is None:
+        options = replace(options, table_id=TABLE_IDS[options.game])
     ShoeStack.check_cut_after(options.decks, options.cut_after)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(10**6)
     sock = _bind(options.host, options.port)  # first: a taken port fails before anything starts
@@ -173,20 +188,19 @@ async def _run_with(
         device, decks=options.decks, seed=seed, cut_after=options.cut_after, shoes=shoes
     )
     device.start()
-    camera = None
-    camera_config = None
-    if options.reader in ("camera", "both"):
-        camera, camera_config = await asyncio.to_thread(_camera, options, settings, seed)
-        device.observers.append(camera.card_dealt)
+    game_rules = (
+        {"decision_seconds": options.decision_seconds, "follow_seconds": options.follow_seconds}
+        if options.game == "blackjack"
+        else {}
+    )
     config = TableConfig(
         table_id=options.table_id,
+        game=options.game,
+        game_rules=game_rules,
         decks=options.decks,
         cut_card_depth=options.decks * 52 - options.cut_after,
         betting_seconds=options.betting_seconds,
-        shoe=None
-        if options.reader == "camera"
-        else ShoeConfig(port=device.device_path, dialect="framed"),
-        camera=camera_config,
+        shoe=ShoeConfig(port=device.device_path, dialect="framed"),
     )
     app = build_app(runtime, [config])
     server = _Server(
@@ -232,7 +246,16 @@ async def _run_with(
         await supervisor.recover()
         tasks.append(asyncio.create_task(supervisor.run(), name="supervisor"))
         rng = random.Random(seed)
-        players = PlayerBots(operator_api, table, options.players, random.Random(rng.random()))
+        players: PlayerBots | SeatPlayers
+        if options.game == "blackjack":
+            seated = SeatPlayers(
+                operator_api, table, min(options.players, 7), random.Random(rng.random())
+            )
+            feed.listeners.append(seated.on_event)
+            tasks.append(asyncio.create_task(seated.run(), name="seat-players"))
+            players = seated
+        else:
+            players = PlayerBots(operator_api, table, options.players, random.Random(rng.random()))
         await players.fund()
         dealer = DealerBot(
             dealer_api,
@@ -243,7 +266,9 @@ async def _run_with(
             random.Random(rng.random()),
             options.betting_seconds,
         )
-        bag = MistakeBag(options.mistakes, random.Random(rng.random()))
+        bag = MistakeBag(
+            options.mistakes, random.Random(rng.random()), MISTAKES_BY_GAME[options.game]
+        )
 
         async def rounds() -> None:
             while options.rounds == 0 or report.rounds_played < options.rounds:
@@ -296,27 +321,6 @@ async def _run_with(
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.wait_for(server_task, 15)
         device.stop()
-        if camera is not None:
-            camera.stop()
-
-
-def _camera(options: DemoOptions, settings: Settings, seed: int) -> tuple[Any, CameraConfig]:
-    """A synthetic camera over the shoe, and its calibration made from studio photographs."""
-    from hardware_sim.camera.live import SyntheticCamera
-    from hardware_sim.camera.synth import write_calibration_set
-    from hardware_sim.camera.video import ROI
-    from shoe_reader.camera.calibration import calibrate
-
-    folder = settings.data_dir / "camera" / options.camera_deck
-    path = folder.parent / f"{options.camera_deck}.npz"
-    if not path.exists():
-        write_calibration_set(options.camera_deck, folder, seed=seed, backdrop="grey")
-        cal, _problems = calibrate(folder)
-        cal.save(path)
-    name = f"demo-{options.table_id}-{seed}"
-    camera = SyntheticCamera(options.camera_deck, name=name, seed=seed)
-    roi = ",".join(str(v) for v in ROI)
-    return camera, CameraConfig(source=f"sim:{name}", calibration=str(path), roi=roi)
 
 
 def _console_banner(
@@ -360,14 +364,9 @@ def _banner(
     roundlog.banner(f"livetable demo · table {options.table_id} · seed {seed} · clock in UTC")
     roundlog.banner(f"API     {report.base_url}  (OpenAPI docs at {report.base_url}/docs)")
     roundlog.banner(f"stream  {ws}/api/v1/public/tables/{options.table_id}/stream")
-    read_by = {
-        "serial": "read by the serial reader",
-        "camera": f"read by a camera over the shoe ({options.camera_deck} deck, real recognition)",
-        "both": f"read by the serial reader, each card cross-checked by a camera "
-        f"({options.camera_deck} deck)",
-    }[options.reader]
     roundlog.banner(
-        f"shoe    virtual framed shoe on {device.pty_path} ({device.device_path}), {read_by}"
+        f"shoe    virtual framed shoe on {device.pty_path} ({device.device_path}), "
+        "read by the serial reader"
     )
     roundlog.banner(
         f"data    {report.database_url}; bot tokens in {settings.data_dir / TOKENS_FILE}"

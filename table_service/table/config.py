@@ -67,6 +67,9 @@ class TableConfig(BaseModel):
     table_id: str = Field(min_length=1, max_length=48, pattern=r"^[A-Za-z0-9_.-]+$")
     game: str = Field("baccarat", description="a registered game: rules/games.py")
     decks: int = Field(8, ge=1, le=16, description="the game checks its own range")
+    profile: str | None = Field(
+        None, description="a Xì Dách house-rule profile (room, classic, forced-draw)"
+    )
     cut_card_depth: int = Field(52, ge=1)
     betting_seconds: float = Field(15.0, gt=0, le=600)
     paytable_toml: str | None = Field(None, description="Paytable text; default: rules doc")
@@ -77,8 +80,31 @@ class TableConfig(BaseModel):
     limits: StakeLimits = StakeLimits()
     bet_limits: dict[str, StakeLimits] = Field(default_factory=dict)
     max_bets_per_request: int = Field(5000, ge=1)
+    void_approval_above: int | None = Field(
+        None,
+        ge=0,
+        description="a void of a round whose open stakes total more than this (minor units) "
+        "needs a second supervisor's approval (None: one supervisor voids)",
+    )
     shoe: ShoeConfig | None = None
     camera: CameraConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _game_defaults(cls, data: Any) -> Any:
+        """A game that says its own deck count and betting window (Xì Dách: the
+        profile's) supplies them when the table file does not; else 8 decks, 15 s."""
+        if not isinstance(data, dict):
+            return data
+        game = GAMES.get(str(data.get("game", "baccarat")))
+        for key, method in (("decks", "decks_for"), ("betting_seconds", "betting_seconds_for")):
+            default = getattr(game, method, None)
+            if data.get(key) is None and default is not None:
+                try:
+                    data = {**data, key: default(_game_rules(data))}
+                except RulesRefusal as exc:
+                    raise ValueError(str(exc)) from exc
+        return data
 
     @model_validator(mode="after")
     def _game_accepts(self) -> TableConfig:
@@ -102,8 +128,9 @@ class TableConfig(BaseModel):
                 {
                     "decks": self.decks,
                     "paytable_toml": self.paytable_toml,
-                    "game_rules": self.game_rules,
+                    "game_rules": _game_rules(self.model_dump(include={"game_rules", "profile"})),
                     "betting_seconds": self.betting_seconds,
+                    "limits": (self.limits.min_stake, self.limits.max_stake),
                 }
             )
         except RulesRefusal as exc:
@@ -128,6 +155,10 @@ class TableConfig(BaseModel):
             data["paytable_toml"] = default_paytable_text()
         if not data["game_rules"]:
             del data["game_rules"]  # a baccarat table's record stays as it always was
+        if data["profile"] is None:
+            del data["profile"]
+        if data["void_approval_above"] is None:
+            del data["void_approval_above"]  # likewise a table without the two-person rule
         return data
 
     @classmethod
@@ -137,8 +168,19 @@ class TableConfig(BaseModel):
         return cls(**values)
 
 
+def _game_rules(data: dict[str, Any]) -> dict[str, Any]:
+    """The game's rule keys, with a top-level ``profile`` folded in."""
+    rules = dict(data.get("game_rules") or {})
+    if data.get("profile") is not None:
+        if rules.get("profile", data["profile"]) != data["profile"]:
+            raise ValueError("give the profile once: profile or game_rules.profile")
+        rules["profile"] = data["profile"]
+    return rules
+
+
 def load_tables(path: Path) -> list[TableConfig]:
-    """Read a table file; ``paytable = "file.toml"`` is resolved next to it."""
+    """Read a table file; ``paytable = "file.toml"`` and ``profile_file = "file.toml"``
+    are resolved next to it."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -157,6 +199,13 @@ def load_tables(path: Path) -> list[TableConfig]:
                 raw["paytable_toml"] = (path.parent / paytable_file).read_text(encoding="utf-8")
             except OSError as exc:
                 raise ConfigError(f"{path}: tables[{index}].paytable: {exc}") from exc
+        profile_file = raw.pop("profile_file", None)  # a Xì Dách table's own profile
+        if profile_file is not None:
+            try:
+                text = (path.parent / profile_file).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"{path}: tables[{index}].profile_file: {exc}") from exc
+            raw["game_rules"] = {**dict(raw.get("game_rules") or {}), "profile_toml": text}
         try:
             table = TableConfig(**raw)
         except ValueError as exc:

@@ -80,6 +80,7 @@ class TableRound:
     play: Replay | None = None
     game: LiveGame | None = None
     turn: Deadline | None = None
+    revealed: tuple[int, ...] = ()  # face-down cards (indexes) the public has been shown
 
     @property
     def active(self) -> bool:
@@ -146,6 +147,7 @@ class TableState:
     reader_online: bool = False
     last_seq: int = 0
     seats: Mapping[int, SeatHolder] = field(default_factory=_empty)
+    bank_seat: int | None = None  # a seated bank kept from the last round's result
 
     @property
     def paused(self) -> bool:
@@ -455,6 +457,12 @@ def _refold(s: TableState, rnd: TableRound) -> TableRound:
     return replace(rnd, play=_replay(game, rules, rnd))
 
 
+def _cards_revealed(s: TableState, p: Mapping[str, Any]) -> TableState:
+    rnd = _round(s, p)
+    shown = tuple(sorted({*rnd.revealed, *(c["index"] for c in p["cards"])}))
+    return replace(s, round=replace(rnd, revealed=shown))
+
+
 def _cards_rearranged(s: TableState, p: Mapping[str, Any]) -> TableState:
     rnd = _round(s, p)
     shoe = s.shoe
@@ -484,7 +492,13 @@ def _card_set_aside(s: TableState, p: Mapping[str, Any]) -> TableState:
 
 def _round_result(s: TableState, p: Mapping[str, Any]) -> TableState:
     rnd = _round(s, p)
-    return replace(s, round=replace(rnd, phase="result", outcome=_frozen(dict(p["outcome"]))))
+    bank = p["outcome"].get("bank") if isinstance(p["outcome"], Mapping) else None
+    bank_seat = bank["seat"] if isinstance(bank, Mapping) and bank.get("keeps_bank") else None
+    return replace(
+        s,
+        round=replace(rnd, phase="result", outcome=_frozen(dict(p["outcome"]))),
+        bank_seat=bank_seat,
+    )
 
 
 def _round_settled(s: TableState, p: Mapping[str, Any]) -> TableState:
@@ -576,6 +590,7 @@ _HANDLERS = {
     "betting_closed": _betting_closed,
     "card_dealt": _card_dealt,
     "cards_rearranged": _cards_rearranged,
+    "cards_revealed": _cards_revealed,
     "card_set_aside": _card_set_aside,
     "round_result": _round_result,
     "bets_settled": lambda s, p: _close_bets(s, p, "results"),

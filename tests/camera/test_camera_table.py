@@ -183,33 +183,3 @@ def test_both_readers_agree_then_a_disagreement_stops_the_round(both: dict[str, 
     assert incident["details"]["serial"] == "KD" and incident["details"]["camera"] is None
     assert table()["round"]["cards"] == ["9S", "2H"]
 
-
-@pytest.mark.parametrize("reader", ["camera", "both"])
-async def test_the_demo_plays_rounds_with_the_camera_in_the_loop(
-    reader: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import io
-
-    from rich.console import Console
-
-    from table_service.demo.run import DemoOptions, run_demo
-
-    for name in ("LIVETABLE_DATABASE_URL", "LIVETABLE_DATA_DIR", "LIVETABLE_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    out = io.StringIO()
-    options = DemoOptions(
-        port=0,
-        data_dir=tmp_path / "data",
-        rounds=2,
-        seed=5,
-        betting_seconds=1.0,
-        mistakes=0.0,
-        players=2,
-        cut_after=40,
-        pause=0.1,
-        reader=reader,
-    )
-    report = await run_demo(options, Console(file=out, width=200, color_system=None))
-    assert report.rounds_played == 2, out.getvalue()[-3000:]
-    assert "camera" in out.getvalue()
-    assert "readers disagree" not in out.getvalue()
