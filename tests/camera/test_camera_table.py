@@ -182,4 +182,3 @@ def test_both_readers_agree_then_a_disagreement_stops_the_round(both: dict[str, 
     )[0]
     assert incident["details"]["serial"] == "KD" and incident["details"]["camera"] is None
     assert table()["round"]["cards"] == ["9S", "2H"]
-
