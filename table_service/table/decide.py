@@ -280,7 +280,12 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
     game, rules = config.game_impl, config.rules
     placed = _Placed(rnd.bets.values())
     context = BettingContext(
-        rnd.game_number, dict(d.state.seats_for_round()), placed, d.state.bank_seat
+        rnd.game_number,
+        dict(d.state.seats_for_round()),
+        placed,
+        d.state.bank_seat,
+        d.state.bank_from,
+        dict(cmd.balances),
     )
     for bet in cmd.bets:
         try:

@@ -274,7 +274,7 @@ class TableService:
                 seen[bet.key] = bet
                 fresh.append(bet)
                 answers.append(None)
-        accounts = {b.account for b in fresh}
+        accounts = {b.account for b in fresh} | set(self.state.seats_for_round().values())
         return c.PlaceBets(tuple(fresh), balances(session, accounts)), answers
 
     # -- effects after a commit ---------------------------------------------------------------
