@@ -140,6 +140,16 @@ def build_report(
             line.theoretical = rtp.get(bet.type)
             group.staked += bet.stake
             group.returned += bet.returned or 0
+    # Incidents outside any round (a card between rounds, a reader fault) count too.
+    for event in rows:
+        if event.type != "incident_raised" or event.round_id is not None:
+            continue
+        if (date_from and event.ts < date_from) or (date_to and event.ts[: len(date_to)] > date_to):
+            continue
+        key = {"table": event.table_id, "day": event.ts[:10]}.get(by)
+        if key is not None:
+            payload = event.payload if isinstance(event.payload, dict) else {}
+            groups.setdefault(key, Group(key)).incidents[str(payload.get("kind"))] += 1
     if by == "table":  # each ended shoe's reconciliation, with its table
         for shoe in folded_records.shoes:
             if shoe["ended"] and shoe["table_id"] in groups:

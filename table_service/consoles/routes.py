@@ -11,13 +11,14 @@ import asyncio
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import Path as FPath
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -25,7 +26,8 @@ from audit.models import AuditEvent
 from audit.store import EventStore, NewEvent
 from table_service.api.auth import check_table, get_runtime, require
 from table_service.api.problems import AUTH, errors
-from table_service.api.types import OpenModel, TablePath
+from table_service.api.types import IDENT_PATTERN, OpenModel, TablePath
+from table_service.consoles import approvals
 from table_service.consoles.views import console_view, recall_round, shoe_roads
 from table_service.errors import InvalidRequest, NotFound
 from table_service.models import RoundRow
@@ -106,6 +108,11 @@ def _game_view(state: Any, audience: str) -> dict[str, Any] | None:
     except Exception:  # a game without that audience: the public view is always there
         log.warning("console.view_failed", audience=audience, exc_info=True)
         return None
+
+
+class VoidRequestIn(BaseModel):
+    reason: str = Field(min_length=1, max_length=500)
+    change_shoe: bool = True
 
 
 def pages_router() -> APIRouter:
@@ -206,10 +213,61 @@ def console_api_router() -> APIRouter:
         out = []
         with get_runtime(request).reads() as session:
             for table_id in sorted(manager.tables):
+                service = manager.tables[table_id]
                 view = _view(request, table_id, "dealer")
                 view["dealer_on_duty"] = dealer_on_duty(session, table_id)
+                rnd = view.get("round")
+                view["void_approval"] = {
+                    "threshold": approvals.threshold(service),
+                    "open_stakes": approvals.open_stakes(service),
+                    "needed": approvals.needs_approval(service),
+                    "pending": approvals.pending(session, table_id, rnd["round_id"]) if rnd else [],
+                }
                 out.append(view)
         return out
+
+    supervisor = require(Role.SUPERVISOR)
+
+    @router.post(
+        "/tables/{table_id}/round/void-requests",
+        response_model=OpenModel,
+        responses=errors(*AUTH, 404, 409, 413, 422),
+    )
+    async def request_void(
+        table_id: TablePath,
+        body: VoidRequestIn,
+        request: Request,
+        who: Identity = Depends(supervisor),
+    ) -> dict[str, Any]:
+        """A void above the table's threshold: the first supervisor asks for it."""
+        check_table(who, table_id)
+        service = _service(request, table_id)
+        return await approvals.request_void(
+            get_runtime(request),
+            service,
+            reason=body.reason,
+            change_shoe=body.change_shoe,
+            actor=who.actor,
+            name=who.name,
+        )
+
+    @router.post(
+        "/tables/{table_id}/round/void-requests/{request_id}/approve",
+        response_model=OpenModel,
+        responses=errors(*AUTH, 404, 409, 422),
+    )
+    async def approve_void(
+        table_id: TablePath,
+        request_id: Annotated[str, FPath(min_length=1, max_length=64, pattern=IDENT_PATTERN)],
+        request: Request,
+        who: Identity = Depends(supervisor),
+    ) -> dict[str, Any]:
+        """A different supervisor approves; the round is voided and refunded in their name."""
+        check_table(who, table_id)
+        service = _service(request, table_id)
+        return await approvals.approve_void(
+            get_runtime(request), service, request_id, actor=who.actor, name=who.name
+        )
 
     @router.post(
         "/tables/{table_id}/duty", response_model=DutyOut, responses=errors(*AUTH, 404, 422)

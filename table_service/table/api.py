@@ -37,6 +37,7 @@ from table_service.api.types import (
     Note,
     Reason,
 )
+from table_service.consoles.approvals import check_void_approval
 from table_service.errors import InvalidRequest, NotFound, Refused
 from table_service.models import Account, BetRow, IncidentRow, RoundRow
 from table_service.principals import Identity, Role, authenticate
@@ -135,6 +136,10 @@ class BetIn(Strict):
     seat: int | None = Field(
         None, ge=1, le=64, strict=True, description="seat games: the seat bet on"
     )
+
+
+class LeaveIn(Strict):
+    reason: Reason = "player left"  # type: ignore[valid-type]
 
 
 class SeatIn(Strict):
@@ -349,6 +354,8 @@ def table_router() -> APIRouter:
     async def void_round(
         table_id: TableId, body: VoidIn, request: Request, who: Identity = Depends(supervisor)
     ) -> dict:
+        check_table(who, table_id)
+        check_void_approval(_table(table_id, request))
         return await run(table_id, request, who, c.VoidRound(body.reason, body.change_shoe))
 
     @router.post("/tables/{table_id}/shoe", **answer)
@@ -411,7 +418,7 @@ def table_router() -> APIRouter:
     async def leave_seat(
         table_id: TableId,
         seat: SeatNo,
-        body: ReasonIn,
+        body: LeaveIn,
         request: Request,
         who: Identity = Depends(operator),
     ) -> dict:

@@ -110,7 +110,7 @@ class TableService:
         if terms is not None:
             log.info("table.terms", table_id=self.table_id, **terms(self.config.rules))
         self._after_commit_effects(resync=True)
-        if with_reader and self.config.shoe is not None:
+        if with_reader and (self.config.shoe is not None or self.config.camera is not None):
             self._reader_task = asyncio.create_task(self._pump_reader())
 
     async def _void_after_restart(self) -> None:
@@ -287,8 +287,11 @@ class TableService:
             )
         accounts = {b.account for b in fresh}
         # Stakes come only from the operator's own accounts: another operator's account
-        # looks like an empty one (nothing about it is revealed).
-        return c.PlaceBets(tuple(fresh), owned_balances(session, accounts, actor)), answers
+        # looks like an empty one (nothing about it is revealed). Seated players' balances
+        # are read as they are (the game may need them, e.g. a bank passing on).
+        found = balances(session, set(self.state.seats_for_round().values()) - accounts)
+        found.update(owned_balances(session, accounts, actor))
+        return c.PlaceBets(tuple(fresh), found), answers
 
     # -- effects after a commit ---------------------------------------------------------------
     def _after_commit_effects(self, *, resync: bool = False) -> None:
@@ -369,6 +372,12 @@ class TableService:
     # -- the shoe reader ----------------------------------------------------------------------
     async def _pump_reader(self) -> None:
         from shoe_reader.serial_reader import open_reader
+
+        if self.config.camera is not None:  # a camera, alone or cross-checking the shoe
+            from shoe_reader.camera.table_feed import pump
+
+            await pump(self)
+            return
 
         shoe = self.config.shoe
         assert shoe is not None

@@ -80,6 +80,7 @@ class TableRound:
     play: Replay | None = None
     game: LiveGame | None = None
     turn: Deadline | None = None
+    revealed: tuple[int, ...] = ()  # face-down cards (indexes) the public has been shown
 
     @property
     def active(self) -> bool:
@@ -147,6 +148,7 @@ class TableState:
     last_seq: int = 0
     seats: Mapping[int, SeatHolder] = field(default_factory=_empty)
     bank_seat: int | None = None  # a seated bank kept from the last round's result
+    bank_from: int | None = None  # a seated bank that passes clockwise from this seat
 
     @property
     def paused(self) -> bool:
@@ -456,6 +458,12 @@ def _refold(s: TableState, rnd: TableRound) -> TableRound:
     return replace(rnd, play=_replay(game, rules, rnd))
 
 
+def _cards_revealed(s: TableState, p: Mapping[str, Any]) -> TableState:
+    rnd = _round(s, p)
+    shown = tuple(sorted({*rnd.revealed, *(c["index"] for c in p["cards"])}))
+    return replace(s, round=replace(rnd, revealed=shown))
+
+
 def _cards_rearranged(s: TableState, p: Mapping[str, Any]) -> TableState:
     rnd = _round(s, p)
     shoe = s.shoe
@@ -487,10 +495,15 @@ def _round_result(s: TableState, p: Mapping[str, Any]) -> TableState:
     rnd = _round(s, p)
     bank = p["outcome"].get("bank") if isinstance(p["outcome"], Mapping) else None
     bank_seat = bank["seat"] if isinstance(bank, Mapping) and bank.get("keeps_bank") else None
+    if isinstance(bank, Mapping):  # the bank is kept, or passes clockwise from its seat
+        bank_from = None if bank.get("keeps_bank") else bank["seat"]
+    else:
+        bank_from = s.bank_from  # no seated bank this round: a pending pass still stands
     return replace(
         s,
         round=replace(rnd, phase="result", outcome=_frozen(dict(p["outcome"]))),
         bank_seat=bank_seat,
+        bank_from=bank_from,
     )
 
 
@@ -583,6 +596,7 @@ _HANDLERS = {
     "betting_closed": _betting_closed,
     "card_dealt": _card_dealt,
     "cards_rearranged": _cards_rearranged,
+    "cards_revealed": _cards_revealed,
     "card_set_aside": _card_set_aside,
     "round_result": _round_result,
     "bets_settled": lambda s, p: _close_bets(s, p, "results"),

@@ -125,6 +125,12 @@ def test_the_report_by_table_day_and_dealer(bundle) -> None:  # type: ignore[no-
     assert (group.staked, group.returned, group.refunded) == (staked, returned, refunded)
     assert group.hold == pytest.approx((staked - returned) / staked)
     assert group.incidents == {}
+    between = SimpleNamespace(
+        seq=10**6, table_id="t1", round_id=None, type="incident_raised", actor="reader:r",
+        ts=events[-1].ts, payload={"kind": "unneeded_card", "blocking": False},
+    )  # fmt: skip
+    (with_stray,) = build_report([*events, between], by="table")
+    assert with_stray.incidents == {"unneeded_card": 1}
     player = group.by_bet.get("player") or group.by_bet["banker"]
     assert player.theoretical is not None and 0.98 < player.theoretical < 0.99
     assert sum(b.staked for b in group.by_bet.values()) == staked

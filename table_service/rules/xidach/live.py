@@ -59,7 +59,11 @@ from table_service.rules.xidach.actions import (
     Stand,
     Surrender,
 )
-from table_service.rules.xidach.bank import bank_requirement, unseated_for_not_betting
+from table_service.rules.xidach.bank import (
+    bank_requirement,
+    next_banker,
+    unseated_for_not_betting,
+)
 from table_service.rules.xidach.engine import (
     apply,
     awaiting,
@@ -191,6 +195,7 @@ class XiDachRound:
     cards: tuple[Card, ...] = ()
     bank_bet: Bet | None = None
     room_closed: bool = False  # a seated-bank table where nobody took the bank
+    dealt_to: tuple[tuple[int | None, int, bool], ...] = ()  # per card: seat, hand, face up
 
 
 def rules_from_settings(settings: Mapping[str, Any]) -> XiDachRules:
@@ -375,6 +380,22 @@ class XiDachGame:
                     code="bank_kept",
                 )
             held = keeper == seat
+            passes_from = context.bank_from
+            if keeper is not None and keeper not in context.seats:
+                passes_from = keeper  # the banker left between rounds
+            if passes_from is not None and not held:
+                successor = _clockwise_successor(rules, context, passes_from, seat, bet.stake)
+                if successor is None:
+                    raise RulesRefusal(
+                        f"the bank of seat {passes_from} passes clockwise and nobody holds "
+                        f"{bank_requirement(profile, rules.limits)}: the room closes",
+                        code="room_closed",
+                    )
+                if successor != seat:
+                    raise RulesRefusal(
+                        f"the bank of seat {passes_from} passes clockwise to seat {successor}",
+                        code="bank_passes",
+                    )
             need = rules.limits.min_bet if held else bank_requirement(profile, rules.limits)
             if bet.stake < need:
                 multiple = profile.seated_banker.bankroll_multiple_of_max_bet
@@ -531,12 +552,41 @@ class XiDachGame:
             raise RulesRefusal("no punter plays this round", code="card_not_owed")
         try:
             if isinstance(item, Card):
+                target = next_card_target(state.engine)
+                spot = self.next(state)
+                face_up = isinstance(spot, Spot) and spot.face_up
+                where = (target.seat, target.hand, face_up) if target else (None, 0, True)
                 return replace(
-                    state, engine=apply(state.engine, Deal(item)), cards=(*state.cards, item)
+                    state,
+                    engine=apply(state.engine, Deal(item)),
+                    cards=(*state.cards, item),
+                    dealt_to=(*state.dealt_to, where),
                 )
             return replace(state, engine=apply(state.engine, self._action(state, item)))
         except e.XiDachError as exc:
             raise refusal(exc) from exc
+
+    def revealed(self, state: XiDachRound) -> tuple[tuple[int, str], ...]:
+        """Cards dealt face down that the public may see now (index in the round, code):
+        the banker's once it reveals, a hidden seat's once that hand is settled."""
+        engine = state.engine
+        if engine is None:
+            return ()
+        over = engine.phase is Phase.SETTLED
+        shown = []
+        for index, ((seat, hand, face_up), card) in enumerate(
+            zip(state.dealt_to, state.cards, strict=True)
+        ):
+            if face_up:
+                continue
+            if seat is None:
+                visible = over or engine.banker.revealed
+            else:
+                h = next((x for x in engine.hands if x.seat == seat and x.index == hand), None)
+                visible = over or (h is not None and h.result is not None)
+            if visible:
+                shown.append((index, card.code))
+        return tuple(shown)
 
     def timeout_action(self, state: XiDachRound, actor: str) -> Move:
         key = self._engine_actor(actor)
@@ -786,6 +836,25 @@ class XiDachGame:
         return Settlement(
             self._lines(state, result), self._outcome(state, result), released, _bank_net(result)
         )
+
+
+def _clockwise_successor(
+    rules: XiDachRules, context: BettingContext, after: int, bidder: int, offered: int
+) -> int | None:
+    """The seat the bank passes to: the first qualifying player clockwise after ``after``.
+
+    A player's balance is the one the table read for this request; a bidder whose balance
+    was not read counts with the stake it offers.
+    """
+    players = []
+    for seat, account in context.seats.items():
+        if seat == after:
+            continue  # a banker who lost or left the bank cannot take it straight back
+        balance = context.balances.get(account)
+        if balance is None:
+            balance = offered if seat == bidder else 0
+        players.append((seat, balance))
+    return next_banker(rules.profile, rules.limits, players, after)
 
 
 def _final_engine(request: Mapping[str, Any], profile: Profile) -> RoundState:
