@@ -26,6 +26,7 @@ import time
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -241,17 +242,28 @@ def test_first_screen_venv_demo_and_api_example(tmp_path: Path) -> None:
     )
     assert proc.stdout is not None and proc.stderr is not None
     lines: list[str] = []
+    credit_and_bet = _credit_and_bet_steps(port)
+    answers: list[dict[str, Any]] = []
+    token = ""
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 120
         rounds_seen = 0
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))
+            assert time.monotonic() < deadline, "\n".join(lines)
             if re.search(r" (settled|void) ", line):
                 rounds_seen += 1
-            if rounds_seen and "betting    open until" in line:
-                break  # betting is open on a second round: bet now
-            assert time.monotonic() < deadline, "\n".join(lines)
-        answers = _credit_and_bet(tmp_path, port)
+            if rounds_seen and not token:
+                # The token and the credit first (any time), then the bet while betting is
+                # open: each command as the README writes it.
+                out = _bash(credit_and_bet[0] + '\nprintf "\\n%s\\n" "$TOKEN"', tmp_path)
+                *credit_lines, token = out.strip().splitlines()
+                answers.append(json.loads("".join(credit_lines)))
+            closes = re.search(r"betting    open until (\d\d:\d\d:\d\d) UTC", line)
+            if token and closes and _seconds_until(closes.group(1)) > 1.5:
+                bet = _bash(credit_and_bet[1], tmp_path, timeout=30, TOKEN=token)
+                answers.append(json.loads(bet))
+                break
         proc.send_signal(signal.SIGINT)
         rest, stderr = proc.communicate(timeout=60)
     finally:
@@ -294,13 +306,20 @@ def test_first_screen_venv_demo_and_api_example(tmp_path: Path) -> None:
     assert bet["results"][0]["status"] == "placed", bet
 
 
-def _credit_and_bet(cwd: Path, port: int) -> list[dict[str, Any]]:
-    script = _one("credit and bet").text
-    assert script.count("localhost:8000") == 2
-    out = _bash(script.replace("localhost:8000", f"localhost:{port}"), cwd, timeout=30)
-    answers = [json.loads(line) for line in out.replace("}{", "}\n{").splitlines() if line]
-    assert len(answers) == 2, out
-    return answers
+def _credit_and_bet_steps(port: int) -> tuple[str, str]:
+    """The README's three commands: (token and credit, bet), on the demo's port."""
+    commands = _commands(_one("credit and bet").text.replace("localhost:8000", f"localhost:{port}"))
+    assert len(commands) == 3 and commands[0].startswith("TOKEN=$(livetable principal add")
+    assert "/credit" in commands[1] and "/bets" in commands[2]
+    return "\n".join(commands[:2]), commands[2]
+
+
+def _seconds_until(clock: str) -> float:
+    """Seconds from now (UTC) to ``HH:MM:SS`` today (UTC)."""
+    now = datetime.now(UTC)
+    hour, minute, second = map(int, clock.split(":"))
+    then = now.replace(hour=hour, minute=minute, second=second, microsecond=0)
+    return (then - now).total_seconds()
 
 
 def test_test_command_is_what_ci_runs() -> None:
