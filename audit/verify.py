@@ -108,6 +108,8 @@ class VerifyReport:
     sealed_size: int = 0
     problem: Problem | None = None
     notes: list[str] = field(default_factory=list)
+    tail_start: tuple[int, str] | None = None  # (seq, ts) of the first unsealed event
+    last_checkpoint_at: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -140,6 +142,7 @@ def verify_log(
     frontier = MerkleFrontier()
     expected, prev, prev_prev = 1, GENESIS_HASH, None
     last_sealed = 0
+    tail_start: tuple[int, str] | None = None
 
     def fail(seq: int, kind: str, detail: str) -> VerifyReport:
         report.problem = Problem(seq, kind, detail)
@@ -154,14 +157,17 @@ def verify_log(
             if prev_prev is not None and row.prev_hash == prev_prev:
                 return fail(row.seq - 1, "inserted", "this row is not part of the chain")
             return fail(row.seq, "broken link", "prev_hash does not match the previous event")
-        try:
-            body = EventBody(
-                row.table_id, row.round_id, row.type, row.actor, row.ts, _payload(row)
-            ).canonical()
-        except (ValueError, NonCanonicalValue) as exc:
-            return fail(row.seq, "unreadable", str(exc))
-        if event_hash(row.seq, row.prev_hash, body) != row.hash:
-            return fail(row.seq, "altered", "content does not match its hash")
+        if not getattr(row, "redacted", False):  # a bundle's out-of-scope event: links only
+            try:
+                body = EventBody(
+                    row.table_id, row.round_id, row.type, row.actor, row.ts, _payload(row)
+                ).canonical()
+            except (ValueError, NonCanonicalValue) as exc:
+                return fail(row.seq, "unreadable", str(exc))
+            if event_hash(row.seq, row.prev_hash, body) != row.hash:
+                return fail(row.seq, "altered", "content does not match its hash")
+        if tail_start is None:
+            tail_start = (row.seq, row.ts)
         frontier.append(bytes.fromhex(row.hash))
         report.events += 1
         prev_prev, prev = prev, row.hash
@@ -179,6 +185,8 @@ def verify_log(
                     f"the change lies in {last_sealed + 1}..{cp.size}",
                 )
             last_sealed = cp.size
+            tail_start = None
+            report.last_checkpoint_at = getattr(cp, "created_at", None)
             report.checkpoints_checked += 1
             next_cp += 1
     report.sealed_size = last_sealed
@@ -189,8 +197,12 @@ def verify_log(
             "truncated",
             f"signed checkpoint covers {cp.size} events but the log ends at {expected - 1}",
         )
-    if report.unsealed:
-        report.notes.append(f"{report.unsealed} event(s) after the last signed checkpoint")
+    report.tail_start = tail_start
+    if report.unsealed and tail_start is not None:
+        report.notes.append(
+            f"{report.unsealed} event(s) after the last signed checkpoint "
+            f"(sequence {tail_start[0]} on, the first at {tail_start[1]})"
+        )
     return report
 
 

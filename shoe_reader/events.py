@@ -92,8 +92,12 @@ class HardwareAlarm(ReaderEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class HardwareWarning(ReaderEvent):
+    """A warning from the reader. ``card``: the card it is about, when it is about one
+    (``possible_duplicate_after_reconnect``), so no consumer decodes a dialect's bytes."""
+
     event: ClassVar[str] = "warning"
     code: str
+    card: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

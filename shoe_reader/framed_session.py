@@ -37,8 +37,8 @@ legitimately holds 8 copies of every card. So the host delivers it and says so:
   reached the shoe;
 * the first acknowledged frames after that HLO (within ``resend_window`` of it) are
   compared with them, in order: a CRD equal to one of them is delivered preceded by
-  ``HardwareWarning(code="possible_duplicate_after_reconnect")`` whose ``raw`` is the
-  repeated CRD frame (:func:`repeated_card` reads the card back out of it). The first
+  ``HardwareWarning(code="possible_duplicate_after_reconnect", card=...)`` naming the
+  repeated card (its ``raw`` is the repeated CRD frame). The first
   frame that matches none of them ends the comparison. The table service turns the
   warning into a blocking incident: only a person can tell a repeat from a real copy.
 """
@@ -270,7 +270,10 @@ class FramedSession:
             )
             # Right before the card, so the table knows which card it is about.
             interpreted.insert(
-                -1, self._event(HardwareWarning, stamp, frame=frame, code=POSSIBLE_DUPLICATE)
+                -1,
+                self._event(
+                    HardwareWarning, stamp, frame=frame, code=POSSIBLE_DUPLICATE, card=frame.payload
+                ),
             )
         events.extend(interpreted)
 

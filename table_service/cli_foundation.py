@@ -222,8 +222,30 @@ def audit_verify(
         "for the database, default: the data folder's own key (signing-key / signing-key.pub)",
     ),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    bundle: Path | None = typer.Option(None, "--bundle", help="Verify an export bundle folder"),
+    verifier_key: str | None = typer.Option(
+        None, "--verifier-key", help="The log's note verifier key (pins a bundle's key)"
+    ),
+    witness_key: list[str] = typer.Option(
+        [], "--witness-key", help="Require this witness's cosignature (repeatable)"
+    ),
+    replay: bool = typer.Option(False, "--replay", help="Recompute every round's payouts"),
+    read_models: bool = typer.Option(
+        False, "--read-models", help="Also check balances, ledger, bets, principals against the log"
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Refuse events older than LIVETABLE_CHECKPOINT_MAX_AGE unsealed"
+    ),
+    witness_state: Path | None = typer.Option(
+        None, "--witness-state", help="A witness's state folder: the log must extend what it saw"
+    ),
 ) -> None:
     """Check chain, hashes, Merkle roots and signatures; exit 1 naming the first bad seq."""
+    from table_service import cli_audit
+
+    if bundle is not None:
+        cli_audit.verify_bundle_cli(bundle, verifier_key, witness_key, replay)
+        return
     key_text = public_key
     if key_text and Path(key_text).exists():
         key_text = Path(key_text).read_text().strip()
@@ -242,13 +264,33 @@ def audit_verify(
         except _NoLog as exc:
             raise _fail("audit verify", exc) from exc
         try:
-            trusted = load_public_key(key_text) if key_text else _own_public_key(settings)
-            with make_sessionmaker(engine)() as session:
-                report = verify_database(session, {key_id(trusted): trusted})
+            if verifier_key:
+                trusted_keys: Any = [cli_audit.parse_log_key(verifier_key)]
+            else:
+                trusted = load_public_key(key_text) if key_text else _own_public_key(settings)
+                trusted_keys = {key_id(trusted): trusted}
+            sessions = make_sessionmaker(engine)
+            with sessions() as session:
+                report = verify_database(session, trusted_keys)
+            problems: list[str] = []
+            if report.ok:
+                problems = cli_audit.extra_checks(
+                    settings,
+                    sessions,
+                    report,
+                    strict=strict,
+                    witness_state=witness_state,
+                    read_models=read_models,
+                )
         except (_NoLog, SigningKeyError) as exc:
             raise _fail("audit verify", exc) from exc
         finally:
             engine.dispose()
+        if problems:
+            _print_report(report)
+            for problem in problems:
+                err.print(f"[red]FAILED[/red] {problem}")
+            raise typer.Exit(1)
     _print_report(report)
     if not report.ok:
         raise typer.Exit(1)
@@ -291,16 +333,17 @@ def audit_checkpoint(
 
 
 @audit_app.command("verifier-key")
-def audit_verifier_key() -> None:
+def audit_verifier_key(
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+) -> None:
     """Print the log's note verifier key (``<origin>+<key ID>+<key>``, c2sp.org/signed-note):
     all a standard client needs to check the checkpoints."""
-    settings = _settings()
+    settings = _settings(data_dir)
     configured = settings.signing_key
     if not configured and not settings.resolved_signing_key_file.exists():
         err.print(f"no signing key at {settings.resolved_signing_key_file} (nothing signed yet)")
         raise typer.Exit(2)
     from audit.note import NoteSigner
-    from audit.signing import load_or_create_signer
 
     try:
         signer = load_or_create_signer(settings.resolved_signing_key_file, configured)
@@ -312,11 +355,29 @@ def audit_verifier_key() -> None:
 
 @audit_app.command("export")
 def audit_export(
-    out: Path = typer.Option(..., help="Output file (JSON lines)"),
+    out: Path | None = typer.Option(None, help="Output file (JSON lines)"),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    bundle: Path | None = typer.Option(
+        None, "--bundle", help="Write a regulator bundle into this new folder instead"
+    ),
+    table: str | None = typer.Option(None, "--table", help="Bundle: this table only"),
+    date_from: str | None = typer.Option(None, "--from", help="Bundle: from this date (UTC)"),
+    date_to: str | None = typer.Option(None, "--to", help="Bundle: to this date (UTC)"),
 ) -> None:
-    """Export every event and checkpoint for offline verification."""
+    """Export every event and checkpoint for offline verification (or a regulator bundle)."""
+    if bundle is None and out is None:
+        err.print("[red]--out FILE or --bundle DIR is required[/red]")
+        raise typer.Exit(2)
     runtime = _existing_runtime("audit export", data_dir)
+    if bundle is not None:
+        from table_service.cli_audit import export_bundle
+
+        try:
+            export_bundle(runtime, bundle, table, date_from, date_to)
+        finally:
+            runtime.close()
+        return
+    assert out is not None
     try:
         with runtime.sessions() as session, out.open("w", encoding="utf-8") as handle:
             count = write_export(session, runtime.signer, runtime.settings.log_origin, handle)
@@ -360,7 +421,18 @@ def serve(
         err.print("no table configuration (--tables or LIVETABLE_TABLE_CONFIG): API only")
     bind_host, bind_port = host or settings.host, port or settings.port
     app = build_app(runtime, configs, manager=studio_for(runtime, configs, bind_host, bind_port))
-    uvicorn.run(app, host=bind_host, port=bind_port, log_config=None)
+    from audit.watchdog import AuditWatchdog
+
+    watchdog = AuditWatchdog(
+        runtime,
+        seal_seconds=settings.checkpoint_max_age,
+        read_model_seconds=settings.read_model_check_seconds,
+    )
+    watchdog.start()
+    try:
+        uvicorn.run(app, host=bind_host, port=bind_port, log_config=None)
+    finally:
+        watchdog.stop()
 
 
 def register(app: typer.Typer) -> None:
@@ -368,4 +440,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(db_app, name="db")
     app.add_typer(principal_app, name="principal")
     app.add_typer(audit_app, name="audit")
+    from table_service.cli_audit import report, witness
+
+    audit_app.command("witness")(witness)
+    app.command("report")(report)
     app.command("serve")(serve)

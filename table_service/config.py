@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     checkpoint_max_age: int = Field(
         300, ge=1, description="Seconds a new event may wait for a checkpoint (serve; --strict)"
     )
+    read_model_check_seconds: int = Field(
+        300, ge=0, description="serve: check read models against the log every N s (0: off)"
+    )
     signing_key: str | None = Field(
         None, description="Ed25519 private key, base64 of the 32-byte seed (overrides the file)"
     )

@@ -248,6 +248,9 @@ class LiveGame(Protocol):
     """A round in play when the table service restarts: resumed, or voided and refunded
     with a new shoe (seed 000: server failure)."""
     incidents: Mapping[str, IncidentKind]
+    shoe_burn: bool
+    """A new shoe starts with the burn procedure (the first card shown, then
+    :meth:`burn_count` more burnt); False: the first card out is dealt."""
 
     def load_rules(self, settings: Mapping[str, Any]) -> Any:
         """The game's rules from the table configuration (``decks``, ``paytable_toml``,

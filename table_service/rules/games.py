@@ -10,9 +10,12 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from table_service.rules.baccarat.live import GAME as BACCARAT
+from table_service.rules.blackjack.live import GAME as BLACKJACK
 from table_service.rules.game import LiveGame, RulesRefusal
 
-GAMES: Mapping[str, LiveGame] = MappingProxyType({BACCARAT.name: BACCARAT})
+GAMES: Mapping[str, LiveGame] = MappingProxyType(
+    {BACCARAT.name: BACCARAT, BLACKJACK.name: BLACKJACK}
+)
 
 
 class UnknownGame(RulesRefusal):

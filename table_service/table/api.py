@@ -25,6 +25,7 @@ from table_service.studio.coordinator import Studio
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
+from table_service.table.recall import round_record
 from table_service.table.service import TableManager, TableService, new_bet_id
 from table_service.table.stream import StreamHub, internal_view, public_view
 from table_service.table.wallet import Transfer, account_view, transfer
@@ -51,15 +52,18 @@ class IncidentIn(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
+ROUND_CARDS_MAX = 64  # the most cards any game's round takes (blackjack: 7 seats, splits)
+
+
 class EnteredCardIn(BaseModel):
     card: str = Field(min_length=2, max_length=3)
-    index: int = Field(ge=0, le=6)
+    index: int = Field(ge=0, le=ROUND_CARDS_MAX)
 
 
 class ResolveIn(BaseModel):
     note: str = Field(min_length=1, max_length=1000)
-    entered: list[EnteredCardIn] = Field(default_factory=list, max_length=6)
-    order: list[str] | None = Field(None, max_length=6)
+    entered: list[EnteredCardIn] = Field(default_factory=list, max_length=ROUND_CARDS_MAX)
+    order: list[str] | None = Field(None, max_length=ROUND_CARDS_MAX)
 
 
 class VoidIn(BaseModel):
@@ -77,6 +81,22 @@ class BetIn(BaseModel):
     account: str = Field(min_length=1, max_length=64)
     type: str = Field(min_length=1, max_length=32)
     stake: int
+    seat: int | None = Field(None, ge=1, le=64, description="seat games: the seat bet on")
+
+
+class SeatIn(BaseModel):
+    seat: int = Field(ge=1, le=64)
+    account: str = Field(min_length=1, max_length=64)
+
+
+class ActionIn(BaseModel):
+    actor: str = Field(
+        min_length=1, max_length=80, description="seat:N, behind:<bet id>, banker (by game)"
+    )
+    action: str = Field(min_length=1, max_length=32, description="hit, stand, double, accept…")
+    account: str = Field(min_length=1, max_length=64, description="the player answering")
+    hand: int | None = Field(None, ge=1, le=8)
+    target: str | None = Field(None, min_length=1, max_length=80)
 
 
 class BetsIn(BaseModel):
@@ -190,10 +210,42 @@ def table_router() -> APIRouter:
         if len(body.bets) > service.config.max_bets_per_request:
             raise InvalidRequest(f"at most {service.config.max_bets_per_request} bets a request")
         bets = tuple(
-            c.BetRequest(new_bet_id(), b.key, b.account, b.type, b.stake) for b in body.bets
+            c.BetRequest(new_bet_id(), b.key, b.account, b.type, b.stake, b.seat) for b in body.bets
         )
         outcome = await service.execute(c.PlaceBets(bets), actor=who.actor)
         return {**outcome.answer, "seq": service.state.last_seq}
+
+    operator = require(Role.OPERATOR)
+
+    @router.post("/tables/{table_id}/seats")
+    async def take_seat(
+        table_id: str, body: SeatIn, request: Request, who: Identity = Depends(operator)
+    ) -> dict:
+        return await run(table_id, request, who, c.TakeSeat(body.seat, body.account))
+
+    @router.post("/tables/{table_id}/seats/{seat}/leave")
+    async def leave_seat(
+        table_id: str,
+        seat: int,
+        body: ReasonIn,
+        request: Request,
+        who: Identity = Depends(operator),
+    ) -> dict:
+        return await run(table_id, request, who, c.LeaveSeat(seat, body.reason))
+
+    @router.post("/tables/{table_id}/seats/{seat}/disconnected")
+    async def player_disconnected(
+        table_id: str, seat: int, request: Request, who: Identity = Depends(operator)
+    ) -> dict:
+        return await run(table_id, request, who, c.PlayerDisconnected(seat))
+
+    @router.post("/tables/{table_id}/actions")
+    async def action(
+        table_id: str, body: ActionIn, request: Request, who: Identity = Depends(operator)
+    ) -> dict:
+        """A player's decision, checked against the legal actions of that actor now."""
+        command = c.Act(body.actor, body.action, body.account, body.hand, body.target)
+        return await run(table_id, request, who, command)
 
     @router.get("/tables/{table_id}/rounds")
     def round_history(
@@ -228,6 +280,7 @@ def table_router() -> APIRouter:
             )
             return {
                 **_round_json(row),
+                **round_record(session, row.table_id, round_id),
                 "bets": [
                     {
                         "bet_id": b.bet_id,

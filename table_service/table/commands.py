@@ -101,6 +101,47 @@ class VoidRound:
     change_shoe: bool = True
 
 
+@dataclass(frozen=True)
+class TakeSeat:
+    """An operator seats a player account at a free seat (one seat per player)."""
+
+    seat: int
+    account: str
+
+
+@dataclass(frozen=True)
+class LeaveSeat:
+    seat: int
+    reason: str = "player left"
+
+
+@dataclass(frozen=True)
+class PlayerDisconnected:
+    """The operator reports a seated player gone: the rules play the rest of the round."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
+class Act:
+    """A player's decision: ``actor`` as the game names it (``seat:3``, ``behind:<bet>``),
+    ``account`` the player's account, checked against the seat or the bet."""
+
+    actor: str
+    action: str
+    account: str
+    hand: int | None = None
+    target: str | None = None
+    balances: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TurnTimeout:
+    """A recorded decision deadline has passed: the rules play the timeout action."""
+
+    clock: str
+
+
 Command = (
     OpenTable
     | InsertShoe
@@ -115,4 +156,9 @@ Command = (
     | RaiseIncident
     | ResolveIncident
     | VoidRound
+    | TakeSeat
+    | LeaveSeat
+    | PlayerDisconnected
+    | Act
+    | TurnTimeout
 )

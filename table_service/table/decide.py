@@ -16,20 +16,33 @@ from typing import Any
 
 from audit.chain import utc_timestamp
 from table_service.rules.cards import CardError, parse_card
-from table_service.rules.game import Bet, BettingContext, Complete, IncidentKind, RulesRefusal
+from table_service.rules.game import (
+    Bet,
+    BettingContext,
+    Complete,
+    IncidentKind,
+    Move,
+    RulesRefusal,
+    Turn,
+)
 from table_service.table import commands as c
 from table_service.table.config import TableConfig, config_from_snapshot
 from table_service.table.errors import (
     BadCard,
     BadResolution,
     BettingClosed,
+    InsufficientFunds,
     NoShoe,
+    NotYourTurn,
+    RulesRefused,
+    SeatRefused,
     ShoeFinished,
     ShoeNotReady,
     TableNotOpen,
     TablePaused,
     UnknownIncident,
     WrongPhase,
+    WrongPlayer,
 )
 from table_service.table.state import TableState, apply, game_of, game_of_round
 
@@ -51,6 +64,7 @@ class Decision:
     state: TableState
     drafts: list[Draft] = field(default_factory=list)
     answer: dict[str, Any] = field(default_factory=dict)
+    now: datetime | None = None
 
     def emit(self, event_type: str, payload: dict[str, Any], round_id: str | None = None) -> None:
         self.state = apply(self.state, event_type, payload)
@@ -129,9 +143,12 @@ def _incident(
 
 
 def decide(state: TableState, command: c.Command, *, now: datetime, actor: str) -> Decision:
-    d = Decision(state)
+    d = Decision(state, now=now)
     handler = _HANDLERS[type(command)]
-    handler(d, command, now, actor)
+    try:
+        handler(d, command, now, actor)
+    except RulesRefusal as exc:  # one refusal root from every game: a typed answer
+        raise RulesRefused(exc.reason, exc.code, **exc.details) from exc
     return d
 
 
@@ -148,15 +165,19 @@ def _insert_shoe(d: Decision, cmd: c.InsertShoe, now: datetime, actor: str) -> N
     config = _config(d.state)
     if d.state.shoe is not None:
         raise WrongPhase("a shoe is in use; change the shoe first")
-    d.emit(
-        "shoe_inserted",
-        {
-            "shoe_no": d.state.shoes_inserted + 1,
-            "decks": config.decks,
-            "cut_card_depth": config.cut_card_depth,
-        },
-    )
-    d.answer = {"shoe_no": d.state.shoes_inserted, "next": "burn: deal the indicator card"}
+    payload: dict[str, Any] = {
+        "shoe_no": d.state.shoes_inserted + 1,
+        "decks": config.decks,
+        "cut_card_depth": config.cut_card_depth,
+    }
+    burn = config.game_impl.shoe_burn
+    if not burn:
+        payload["burn"] = False
+    d.emit("shoe_inserted", payload)
+    d.answer = {
+        "shoe_no": d.state.shoes_inserted,
+        "next": "burn: deal the indicator card" if burn else "open betting",
+    }
 
 
 def _change_shoe(d: Decision, cmd: c.ChangeShoe, now: datetime, actor: str) -> None:
@@ -613,7 +634,7 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
     )
     if missed and d.state.round is not None and d.state.round.active:
         _refund_insurance(d, "missed scan (rule 6)")
-    _progress(d)
+    _progress(d, resumed=incident.blocking)
     d.answer = {"incident_id": cmd.incident_id, "next_position": _next_position(d.state)}
 
 
@@ -632,11 +653,8 @@ def _void(d: Decision, reason: str, *, change_shoe: bool) -> None:
     rnd = d.state.round
     assert rnd is not None
     refunded = _refund(d, reason)
-    d.emit(
-        "round_voided",
-        {"round_id": rnd.round_id, "reason": reason, "refunded": refunded},
-        rnd.round_id,
-    )
+    voided = {"round_id": rnd.round_id, "reason": reason, "refunded": refunded}
+    d.emit("round_voided", voided, rnd.round_id)
     for incident in list(d.state.incidents.values()):
         if incident.round_id == rnd.round_id:
             d.emit(
@@ -703,7 +721,7 @@ def _set_aside(d: Decision, payload: dict[str, Any]) -> None:
     d.emit("card_set_aside", payload, rnd.round_id)
 
 
-def _progress(d: Decision) -> None:
+def _progress(d: Decision, *, resumed: bool = False) -> None:
     """Take the round as far as it goes without a card or a person: cards it cannot take
     by the game's stray-card rule, then settlement once the game says it is complete."""
     rnd = d.state.round
@@ -726,10 +744,95 @@ def _progress(d: Decision) -> None:
                 details={"cards": leftover, "expected": _expected(d.state)},
             )
             return
+    fresh = resumed
+    while True:
+        rnd = d.state.round
+        assert rnd is not None and rnd.play is not None
+        nxt = game.next(rnd.play.state)
+        if isinstance(nxt, Complete):
+            _settle(d)
+            return
+        if not isinstance(nxt, Turn):
+            return
+        if fresh or rnd.turn is None or rnd.turn.clock != nxt.clock:
+            assert d.now is not None
+            deadline = utc_timestamp(d.now + timedelta(seconds=nxt.seconds))
+            d.emit(
+                "decision_awaited",
+                {
+                    "round_id": rnd.round_id,
+                    "clock": nxt.clock,
+                    "actors": list(nxt.actors),
+                    "ms": round(nxt.seconds * 1000),  # no floats in the log
+                    "deadline": deadline,
+                },
+                rnd.round_id,
+            )
+            fresh = False
+        gone = [a for a in nxt.actors if _disconnected(d.state, a)]
+        if not gone:
+            return
+        _play(d, game.timeout_action(rnd.play.state, gone[0]), by=SYSTEM, auto="disconnected")
+
+
+def _disconnected(state: TableState, actor: str) -> bool:
+    kind, _, who = actor.partition(":")
+    if kind != "seat" or not who.isdigit():
+        return False
+    holder = state.seats.get(int(who))
+    return holder is not None and holder.disconnected
+
+
+def _play(
+    d: Decision,
+    move: Move,
+    *,
+    by: str,
+    auto: str | None = None,
+    balances: dict[str, int] | None = None,
+) -> None:
+    """Record a move, and debit every stake it adds (a double, a split, insurance, an
+    accepted follow offer) from the account of the bet it belongs to."""
     rnd = d.state.round
     assert rnd is not None and rnd.play is not None
-    if isinstance(game.next(rnd.play.state), Complete):
-        _settle(d)
+    payload: dict[str, Any] = {"round_id": rnd.round_id, **move.to_json(), "by": by}
+    if auto is not None:
+        payload["auto"] = auto
+    d.emit("action_taken", payload, rnd.round_id)
+    rnd = d.state.round
+    assert rnd is not None and rnd.play is not None
+    game = game_of_round(rnd)
+    added = [s for s in game.placed_stakes(rnd.play.state) if s.stake_id not in rnd.bets]
+    if not added:
+        return
+    items = []
+    for stake in added:
+        parent = rnd.bets.get(stake.bet_id)
+        if parent is None:
+            raise RuntimeError(f"{game.name}: stake {stake.stake_id} of an unknown bet")
+        if balances is not None:
+            have = balances.get(parent.account, 0)
+            if have < stake.amount:
+                raise InsufficientFunds(
+                    f"account {parent.account} balance {have} < {stake.part} stake {stake.amount}",
+                    account=parent.account,
+                )
+            balances[parent.account] = have - stake.amount
+        item: dict[str, Any] = {
+            "bet_id": stake.stake_id,
+            "key": f"{rnd.round_id}|{stake.stake_id}",
+            "account": parent.account,
+            "type": stake.bet_type,
+            "stake": stake.amount,
+            "parent": stake.bet_id,
+            "part": stake.part,
+        }
+        if stake.seat is not None:
+            item["seat"] = stake.seat
+        if stake.hand is not None:
+            item["hand"] = stake.hand
+        items.append(item)
+    d.emit("bets_placed", {"round_id": rnd.round_id, "bets": items}, rnd.round_id)
 
 
 def _expected(state: TableState) -> Any:
@@ -744,8 +847,8 @@ def _settle(d: Decision) -> None:
     assert rnd is not None and rnd.play is not None
     game = game_of_round(rnd)
     settlement = game.settle(rnd.play.state)
-    outcome = {"round_id": rnd.round_id, "outcome": dict(settlement.outcome)}
-    d.emit("round_result", outcome, rnd.round_id)
+    result = {"round_id": rnd.round_id, "outcome": dict(settlement.outcome)}
+    d.emit("round_result", result, rnd.round_id)
     open_bets = dict(rnd.bets)
     results = []
     staked = returned = 0
@@ -777,9 +880,170 @@ def _settle(d: Decision) -> None:
         {"round_id": rnd.round_id, "bets": len(results), "staked": staked, "returned": returned},
         rnd.round_id,
     )
+    for seat in settlement.released_seats:
+        holder = d.state.seats.get(seat)
+        if holder is not None:
+            d.emit(
+                "seat_released",
+                {
+                    "seat": seat,
+                    "account": holder.account,
+                    "reason": "no action during the round (rules: the seat is released)",
+                },
+                rnd.round_id,
+            )
     shoe = d.state.shoe
     if shoe is not None and shoe.cut_card_drawn:
         d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": "cut card"})
+
+
+# -- seats and decisions -----------------------------------------------------------------------
+def _seat_count(state: TableState) -> int:
+    game, rules = game_of(state)
+    return game.seats(rules)
+
+
+def _take_seat(d: Decision, cmd: c.TakeSeat, now: datetime, actor: str) -> None:
+    _config(d.state)
+    count = _seat_count(d.state)
+    if count == 0:
+        raise SeatRefused("this game has no seats: players bet on the round")
+    if isinstance(cmd.seat, bool) or not 1 <= cmd.seat <= count:
+        raise SeatRefused(f"seats are numbered 1..{count}", seat=cmd.seat)
+    holder = d.state.seats.get(cmd.seat)
+    if holder is not None:
+        raise SeatRefused(f"seat {cmd.seat} is taken", seat=cmd.seat)
+    elsewhere = [n for n, h in d.state.seats.items() if h.account == cmd.account]
+    if elsewhere:
+        raise SeatRefused(f"{cmd.account} already sits at seat {elsewhere[0]}: one seat a player")
+    rnd = d.state.round
+    pending = rnd is not None and rnd.phase in ("dealing", "result")
+    d.emit("seat_taken", {"seat": cmd.seat, "account": cmd.account, "pending": pending})
+    d.answer = {"seat": cmd.seat, "plays_from": "next round" if pending else "this round"}
+
+
+def _in_round(state: TableState, seat: int) -> bool:
+    rnd = state.round
+    return (
+        rnd is not None
+        and rnd.active
+        and any(b.seat == seat and b.parent is None for b in rnd.bets.values())
+    )
+
+
+def _leave_seat(d: Decision, cmd: c.LeaveSeat, now: datetime, actor: str) -> None:
+    _config(d.state)
+    holder = d.state.seats.get(cmd.seat)
+    if holder is None:
+        raise SeatRefused(f"seat {cmd.seat} is free", seat=cmd.seat)
+    if _in_round(d.state, cmd.seat):
+        raise WrongPhase(f"seat {cmd.seat} has bets in the round: it leaves after the round")
+    d.emit("seat_released", {"seat": cmd.seat, "account": holder.account, "reason": cmd.reason})
+
+
+def _player_disconnected(d: Decision, cmd: c.PlayerDisconnected, now: datetime, actor: str) -> None:
+    _config(d.state)
+    holder = d.state.seats.get(cmd.seat)
+    if holder is None:
+        raise SeatRefused(f"seat {cmd.seat} is free", seat=cmd.seat)
+    rnd = d.state.round
+    d.emit(
+        "player_disconnected",
+        {"seat": cmd.seat, "round_id": rnd.round_id if rnd is not None else None},
+        rnd.round_id if rnd is not None else None,
+    )
+    _progress(d)
+    d.answer = {"seat": cmd.seat, "auto_play": "the rules play the seat's decisions"}
+
+
+def _awaited(d: Decision, actor_name: str) -> Turn:
+    rnd = d.state.round
+    if rnd is None or rnd.phase != "dealing" or rnd.play is None:
+        raise WrongPhase("no round is being dealt")
+    if d.state.paused:
+        raise TablePaused("an incident is open; decisions wait for the supervisor")
+    if rnd.play.leftover:
+        raise TablePaused("cards are waiting for the supervisor")
+    nxt = game_of_round(rnd).next(rnd.play.state)
+    if not isinstance(nxt, Turn):
+        raise NotYourTurn("no decision is awaited now", expected=nxt.to_json(), actor=actor_name)
+    return nxt
+
+
+def _act(d: Decision, cmd: c.Act, now: datetime, actor: str) -> None:
+    _config(d.state)
+    turn = _awaited(d, cmd.actor)
+    if cmd.actor not in turn.actors:
+        raise NotYourTurn(f"{cmd.actor} is not to act", awaited=list(turn.actors))
+    rnd = d.state.round
+    assert rnd is not None and rnd.play is not None
+    _check_player(d.state, cmd.actor, cmd.account)
+    game = game_of_round(rnd)
+    legal = game.legal_actions(rnd.play.state, cmd.actor)
+    chosen = [
+        m
+        for m in legal
+        if m.action == cmd.action
+        and (cmd.hand is None or m.hand == cmd.hand)
+        and (cmd.target is None or m.target == cmd.target)
+    ]
+    if not chosen:
+        listed = [m.to_json() for m in legal]
+        try:
+            game.apply(rnd.play.state, Move(cmd.actor, cmd.action, cmd.hand, cmd.target))
+        except RulesRefusal as exc:
+            raise RulesRefused(exc.reason, exc.code, legal_actions=listed) from exc
+        raise RulesRefused(
+            f"{cmd.action} is not a decision {cmd.actor} may take now",
+            "illegal_decision",
+            legal_actions=listed,
+        )
+    _play(d, chosen[0], by=actor, balances=dict(cmd.balances))
+    _progress(d)
+    d.answer = {"round_id": rnd.round_id, "move": chosen[0].to_json()}
+
+
+def _check_player(state: TableState, actor_name: str, account: str) -> None:
+    """The account answering for ``actor_name`` must be the one the table knows for it."""
+    kind, _, who = actor_name.partition(":")
+    rnd = state.round
+    if kind == "seat" and who.isdigit():
+        holder = state.seats.get(int(who))
+        if holder is None or holder.account != account:
+            raise WrongPlayer(f"{account} does not sit at seat {who}")
+        return
+    if kind == "behind" and rnd is not None:
+        bet = rnd.bets.get(who)
+        if bet is None or bet.account != account:
+            raise WrongPlayer(f"{account} did not place bet {who}")
+        return
+    if kind == "seat" or kind == "behind":
+        raise WrongPlayer(f"no player for {actor_name}")
+    # other actors (a Xì Dách banker) are checked by account against the seats
+    if account not in {h.account for h in state.seats.values()} and account != actor_name:
+        raise WrongPlayer(f"{account} plays no part as {actor_name}")
+
+
+def _turn_timeout(d: Decision, cmd: c.TurnTimeout, now: datetime, actor: str) -> None:
+    _config(d.state)
+    rnd = d.state.round
+    turn = _awaited(d, "timer")
+    if rnd is None or rnd.turn is None or rnd.turn.clock != cmd.clock or turn.clock != cmd.clock:
+        raise WrongPhase("that clock is no longer running", clock=cmd.clock)
+    if utc_timestamp(now) < rnd.turn.deadline:
+        raise WrongPhase(f"the clock runs until {rnd.turn.deadline}", clock=cmd.clock)
+    played = []
+    while True:
+        rnd = d.state.round
+        assert rnd is not None and rnd.play is not None
+        nxt = game_of_round(rnd).next(rnd.play.state)
+        if not isinstance(nxt, Turn) or nxt.clock != cmd.clock:
+            break
+        move = game_of_round(rnd).timeout_action(rnd.play.state, nxt.actors[0])
+        _play(d, move, by=actor, auto="timeout")
+        played.append(move.to_json())
+    _progress(d)
+    d.answer = {"round_id": rnd.round_id, "timed_out": played}
 
 
 _HANDLERS: dict[type, Any] = {
@@ -796,4 +1060,9 @@ _HANDLERS: dict[type, Any] = {
     c.RaiseIncident: _raise_incident,
     c.ResolveIncident: _resolve_incident,
     c.VoidRound: _void_round,
+    c.TakeSeat: _take_seat,
+    c.LeaveSeat: _leave_seat,
+    c.PlayerDisconnected: _player_disconnected,
+    c.Act: _act,
+    c.TurnTimeout: _turn_timeout,
 }

@@ -56,3 +56,27 @@ class IdempotencyConflict(Conflict):
 class InsufficientFunds(Refused):
     code = "insufficient_funds"
     status = 402
+
+
+class NotYourTurn(Refused):
+    code = "not_your_turn"
+
+
+class WrongPlayer(Refused):
+    code = "wrong_player"
+    status = 403
+
+
+class SeatRefused(Refused):
+    code = "seat_refused"
+
+
+class RulesRefused(Refused):
+    """A refusal of the game's rules (its ``code`` is the game's stable code)."""
+
+    code = "rules_refused"
+
+    def __init__(self, reason: str, code: str | None = None, **details: object) -> None:
+        super().__init__(reason, **details)
+        if code is not None:
+            self.code = code

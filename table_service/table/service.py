@@ -22,14 +22,16 @@ import structlog
 from sqlalchemy.orm import Session
 
 from audit.store import EventStore, NewEvent, StoredEvent
+from table_service.errors import Refused
 from table_service.logs import bind_context
+from table_service.rules.game import Turn
 from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.decide import Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
 from table_service.table.projector import ROUND_CARDS, balances, project
-from table_service.table.state import TableState, fold
+from table_service.table.state import TableState, fold, game_of, game_of_round
 
 log = structlog.get_logger(__name__)
 
@@ -72,6 +74,8 @@ class TableService:
         self.reader_options = reader_options or {}
         self._lock = asyncio.Lock()
         self._close_task: asyncio.Task[None] | None = None
+        self._turn_task: asyncio.Task[None] | None = None
+        self._turn_clock: tuple[str, str] | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
 
@@ -100,12 +104,28 @@ class TableService:
                     table_id=self.table_id,
                     reason="round in progress; the recorded configuration stays",
                 )
+        await self._void_after_restart()
         self._after_commit_effects(resync=True)
         if with_reader and self.config.shoe is not None:
             self._reader_task = asyncio.create_task(self._pump_reader())
 
+    async def _void_after_restart(self) -> None:
+        """A game whose rules void a round interrupted by a server failure (blackjack,
+        Xì Dách: seed 000) gets it voided and refunded here, and its shoe replaced."""
+        rnd = self.state.round
+        if rnd is None or not rnd.active or self.state.config is None:
+            return
+        game, _ = game_of(self.state)
+        if game.on_restart != "void":
+            return
+        log.warning("table.round_void_after_restart", table_id=self.table_id, round=rnd.round_id)
+        await self.execute(
+            c.VoidRound("server failure: the table service restarted mid-round", True),
+            actor="system:restart",
+        )
+
     async def stop(self) -> None:
-        for task in (self._close_task, self._reader_task):
+        for task in (self._close_task, self._turn_task, self._reader_task):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -134,6 +154,13 @@ class TableService:
             plan: list[dict[str, Any] | None] = []
             if isinstance(command, c.PlaceBets):
                 command, plan = self._prepare_bets(session, command, actor)
+            elif isinstance(command, c.Act):
+                # a decision may add stakes (double, split, insurance, a follow offer)
+                rnd = self.state.round
+                accounts = {command.account} | (
+                    {b.account for b in rnd.bets.values()} if rnd is not None else set()
+                )
+                command = replace(command, balances=balances(session, accounts))
             if plan and not command.bets:
                 # Every bet of the request is known already (a retry after a lost answer: a
                 # crash, a timeout). Answer from the database in any phase, so the operator
@@ -257,6 +284,7 @@ class TableService:
         stale = not betting and task is not None and not task.done()
         if stale and task is not asyncio.current_task():
             task.cancel()  # type: ignore[union-attr]
+        self._schedule_turn()
         if self.reader is not None:
             want_locked = betting
             if resync or self.reader.host_locked != want_locked:
@@ -284,6 +312,43 @@ class TableService:
             await self.execute(c.CloseBetting("countdown"), actor="system:timer")
         except Exception:
             log.exception("table.auto_close_failed", round_id=round_id)
+
+    def _schedule_turn(self) -> None:
+        """One timer for the recorded decision deadline (a restart reschedules it from the
+        log); a new clock replaces the old timer."""
+        rnd = self.state.round
+        turn = rnd.turn if rnd is not None and rnd.phase == "dealing" else None
+        if turn is not None and rnd is not None and rnd.play is not None:
+            nxt = None if rnd.play.leftover else game_of_round(rnd).next(rnd.play.state)
+            if not isinstance(nxt, Turn) or nxt.clock != turn.clock:
+                turn = None  # that decision was taken: no timer
+        clock = (turn.clock, turn.deadline) if turn is not None else None
+        task = self._turn_task
+        if task is not None and not task.done() and self._turn_clock == clock:
+            return
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()
+        self._turn_task, self._turn_clock = None, clock
+        if turn is not None:
+            self._turn_task = asyncio.create_task(self._timeout_at(turn.clock, turn.deadline))
+
+    async def _timeout_at(self, clock: str, deadline: str) -> None:
+        due = _parse_ts(deadline)
+        # In short steps against the table's clock (a clock that jumps is noticed).
+        while (remaining := (due - self.clock()).total_seconds()) > 0:
+            await asyncio.sleep(min(remaining, 0.25))
+        rnd = self.state.round
+        if rnd is None or rnd.turn is None or rnd.turn.clock != clock:
+            return
+        try:
+            await self.execute(c.TurnTimeout(clock), actor="system:timer")
+        except Refused as exc:
+            log.info("table.timeout_not_played", clock=clock, reason=exc.reason)
+        except Exception:
+            log.exception("table.timeout_failed", clock=clock)
+        finally:
+            if self._turn_clock == (clock, deadline):
+                self._turn_clock = None
 
     # -- the shoe reader ----------------------------------------------------------------------
     async def _pump_reader(self) -> None:
@@ -317,7 +382,15 @@ class TableService:
             outcome = await self.execute(command, actor=actor)
         except Exception as exc:
             log.warning("table.reader_command_refused", reader_event=event.event, error=str(exc))
-            return None
+            if not isinstance(command, c.CardScanned):
+                return None
+            # A card the table cannot take is never only logged: a person must look at it.
+            fault = c.ReaderFault("unreadable", {"card": command.card, "reason": f"refused: {exc}"})
+            try:
+                return await self.execute(fault, actor=actor)
+            except Exception:
+                log.exception("table.reader_fault_failed", card=command.card)
+                return None
         log.debug("table.reader_command", ms=round((time.perf_counter() - started) * 1000, 2))
         return outcome
 
@@ -348,9 +421,7 @@ def reader_command(event: Any) -> c.Command | None:
     if kind == "shoe_empty":
         return c.ReaderFault("shoe_empty", {})
     if kind == "warning" and event.code == "possible_duplicate_after_reconnect":
-        from shoe_reader.framed_session import repeated_card
-
-        card = repeated_card(event.raw)
+        card = getattr(event, "card", None)
         text = f"{card} came again right after the shoe reconnected: a re-send or a real copy"
         return c.ReaderFault("possible_duplicate", {"card": card, "text": text})
     return None

@@ -20,6 +20,7 @@ from table_service.rules.game import (
     RoundSetup,
     RulesRefusal,
     Spot,
+    Turn,
     drive,
 )
 
@@ -52,6 +53,15 @@ class OpenBet:
 
 
 @dataclass(frozen=True, slots=True)
+class Deadline:
+    """A decision clock as recorded in the log: survives a restart with the log."""
+
+    clock: str
+    actors: tuple[str, ...]
+    deadline: str
+
+
+@dataclass(frozen=True, slots=True)
 class TableRound:
     """One round as the table keeps it: the table's facts (bets, cards in shoe order,
     moves) and the game's state folded from them (``play``)."""
@@ -69,6 +79,7 @@ class TableRound:
     moves: tuple[tuple[int, Move], ...] = ()
     play: Replay | None = None
     game: LiveGame | None = None
+    turn: Deadline | None = None
 
     @property
     def active(self) -> bool:
@@ -174,10 +185,23 @@ class TableState:
                 "view": None
                 if rnd.play is None
                 else game_of_round(rnd).view(rnd.play.state, "public"),
+                "dealer_view": None
+                if rnd.play is None
+                else game_of_round(rnd).view(rnd.play.state, "dealer"),
+                "turn": _turn_json(rnd),
                 "bets_open": len(rnd.bets),
                 "outcome": dict(rnd.outcome) if rnd.outcome else None,
             },
             "carried": list(self.carried),
+            "seats": [
+                {
+                    "seat": n,
+                    "account": h.account,
+                    "pending": h.pending,
+                    "disconnected": h.disconnected,
+                }
+                for n, h in self.seats.items()
+            ],
             "paused": self.paused,
             "incidents": [
                 {
@@ -208,6 +232,33 @@ def _next_json(rnd: TableRound) -> dict[str, Any] | None:
     if rnd.play.leftover:
         return {"kind": "supervisor", "cards_not_taken": [c.code for c in rnd.play.leftover]}
     return game_of_round(rnd).next(rnd.play.state).to_json()
+
+
+def _turn_json(rnd: TableRound) -> dict[str, Any] | None:
+    """Whose decision is awaited, until when, and what each of them may do."""
+    if rnd.phase != "dealing" or rnd.play is None or rnd.play.leftover:
+        return None
+    game = game_of_round(rnd)
+    nxt = game.next(rnd.play.state)
+    if not isinstance(nxt, Turn):
+        return None
+    recorded = rnd.turn if rnd.turn is not None and rnd.turn.clock == nxt.clock else None
+    return {
+        "clock": nxt.clock,
+        "actors": list(nxt.actors),
+        "seconds": nxt.seconds,
+        "deadline": recorded.deadline if recorded else None,
+        "legal_actions": {
+            a: [m.to_json() for m in game.legal_actions(rnd.play.state, a)] for a in nxt.actors
+        },
+    }
+
+
+def settle_input_of(rnd: TableRound) -> dict[str, Any] | None:
+    """The round as ``livetable settle <game>`` takes it (None before dealing began)."""
+    if rnd.play is None or rnd.setup is None or rnd.game is None:
+        return None
+    return rnd.game.settle_input(rnd.play.state, rnd.setup, [m for _, m in rnd.moves])
 
 
 def game_of(state: TableState) -> tuple[LiveGame, Any]:
@@ -285,7 +336,11 @@ def _table_opened(s: TableState, p: Mapping[str, Any]) -> TableState:
 def _shoe_inserted(s: TableState, p: Mapping[str, Any]) -> TableState:
     return replace(
         s,
-        shoe=ShoeState(shoe_no=p["shoe_no"], decks=p["decks"]),
+        shoe=ShoeState(
+            shoe_no=p["shoe_no"],
+            decks=p["decks"],
+            burn_remaining=None if p.get("burn", True) else 0,
+        ),
         shoes_inserted=p["shoe_no"],
         carried=(),
     )
@@ -305,6 +360,9 @@ def _card_burnt(s: TableState, p: Mapping[str, Any]) -> TableState:
 
 def _betting_opened(s: TableState, p: Mapping[str, Any]) -> TableState:
     assert s.shoe is not None
+    if s.seats:
+        seats = {n: SeatHolder(h.account) for n, h in s.seats.items()}
+        s = replace(s, seats=_frozen(seats))
     return replace(
         s,
         round=TableRound(
@@ -342,7 +400,7 @@ def _close_bets(s: TableState, p: Mapping[str, Any], key: str) -> TableState:
     return replace(s, round=replace(rnd, bets=_frozen(bets)))
 
 
-def round_setup(rnd: TableRound) -> RoundSetup:
+def round_setup(rnd: TableRound, seats: Mapping[int, str] | None = None) -> RoundSetup:
     """What the game's round starts from: the bets placed in the window, in order."""
     return RoundSetup(
         round_id=rnd.round_id,
@@ -352,13 +410,14 @@ def round_setup(rnd: TableRound) -> RoundSetup:
             for b in rnd.bets.values()
             if b.parent is None
         ),
+        seats=_frozen(dict(seats or {})),
     )
 
 
 def _betting_closed(s: TableState, p: Mapping[str, Any]) -> TableState:
     rnd = replace(_round(s, p), phase="dealing")
     game, rules = game_of(s)
-    rnd = replace(rnd, setup=round_setup(rnd), game=game)
+    rnd = replace(rnd, setup=round_setup(rnd, s.seats_for_round()), game=game)
     return replace(s, round=replace(rnd, play=_replay(game, rules, rnd)))
 
 
@@ -468,6 +527,46 @@ def _reader_status(s: TableState, p: Mapping[str, Any]) -> TableState:
     return replace(s, reader_online=bool(p["online"]))
 
 
+def _decision_awaited(s: TableState, p: Mapping[str, Any]) -> TableState:
+    rnd = _round(s, p)
+    turn = Deadline(p["clock"], tuple(p["actors"]), p["deadline"])
+    return replace(s, round=replace(rnd, turn=turn))
+
+
+def _action_taken(s: TableState, p: Mapping[str, Any]) -> TableState:
+    rnd = _round(s, p)
+    move = Move.from_json(p)
+    play = rnd.play
+    assert play is not None and not play.leftover, "a move recorded while cards were left over"
+    play = Replay(game_of_round(rnd).apply(play.state, move))
+    moves = (*rnd.moves, (len(rnd.cards), move))
+    return replace(s, round=replace(rnd, moves=moves, play=play))
+
+
+def _seats(s: TableState, seat: int, holder: SeatHolder | None) -> TableState:
+    seats = dict(s.seats)
+    if holder is None:
+        seats.pop(seat, None)
+    else:
+        seats[seat] = holder
+    return replace(s, seats=_frozen(dict(sorted(seats.items()))))
+
+
+def _seat_taken(s: TableState, p: Mapping[str, Any]) -> TableState:
+    return _seats(s, int(p["seat"]), SeatHolder(p["account"], pending=bool(p.get("pending"))))
+
+
+def _seat_released(s: TableState, p: Mapping[str, Any]) -> TableState:
+    return _seats(s, int(p["seat"]), None)
+
+
+def _player_disconnected(s: TableState, p: Mapping[str, Any]) -> TableState:
+    holder = s.seats.get(int(p["seat"]))
+    if holder is None:
+        return s
+    return _seats(s, int(p["seat"]), replace(holder, disconnected=True))
+
+
 _HANDLERS = {
     "table_opened": _table_opened,
     "shoe_inserted": _shoe_inserted,
@@ -488,4 +587,9 @@ _HANDLERS = {
     "cut_card_drawn": _cut_card_drawn,
     "shoe_ended": _shoe_ended,
     "reader_status": _reader_status,
+    "decision_awaited": _decision_awaited,
+    "action_taken": _action_taken,
+    "seat_taken": _seat_taken,
+    "seat_released": _seat_released,
+    "player_disconnected": _player_disconnected,
 }

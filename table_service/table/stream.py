@@ -26,7 +26,7 @@ PUBLIC_FIELDS: dict[str, tuple[str, ...]] = {
     "shoe_inserted": ("shoe_no", "decks"),
     "betting_opened": ("round_id", "game_number", "closes_at"),
     "betting_closed": ("round_id",),
-    "card_dealt": ("round_id", "card", "position", "index"),
+    "card_dealt": ("round_id", "card", "position", "index", "seat", "hand"),
     "cards_rearranged": ("round_id", "cards"),
     "round_result": ("round_id", "outcome"),
     "round_settled": ("round_id",),
@@ -35,6 +35,12 @@ PUBLIC_FIELDS: dict[str, tuple[str, ...]] = {
     "shoe_ended": ("shoe_no", "reason"),
     "incident_raised": ("kind", "blocking"),
     "incident_resolved": (),
+    # seat games: whose turn, until when, and what was decided (seats, never accounts)
+    "decision_awaited": ("round_id", "clock", "actors", "ms", "deadline"),
+    "action_taken": ("round_id", "actor", "action", "hand", "auto"),
+    "seat_taken": ("seat", "pending"),
+    "seat_released": ("seat",),
+    "player_disconnected": ("seat",),
 }
 
 
@@ -50,6 +56,14 @@ def public_view(event: StoredEvent) -> dict[str, Any] | None:
         data = {"card": event.payload.get("card")}
     elif event.type in PUBLIC_FIELDS:
         data = {k: event.payload.get(k) for k in PUBLIC_FIELDS[event.type]}
+        if event.type == "card_dealt" and event.payload.get("face_up") is False:
+            data["card"] = None  # dealt face down: the public sees it when it is turned
+        if event.type == "action_taken" and str(data.get("actor", "")).startswith("behind:"):
+            data["actor"] = "behind"  # a bet-behind answer: the bet id stays private
+        if event.type == "decision_awaited":
+            data["actors"] = [
+                "behind" if str(a).startswith("behind:") else a for a in data["actors"] or ()
+            ]
     else:
         return None
     return {

@@ -114,6 +114,7 @@ class BaccaratGame:
     stray_card: Literal["carry", "incident"] = "carry"
     on_restart: Literal["resume", "void"] = "resume"
     incidents = INCIDENTS
+    shoe_burn = True
 
     # -- the table ---------------------------------------------------------------------------
     def load_rules(self, settings: Mapping[str, Any]) -> BaccaratRules:

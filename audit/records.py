@@ -1,0 +1,209 @@
+"""Per-round records and shoe reconciliations, folded from the log (UK RTS 17, AGCO 4.02).
+
+A round's record names its table, the dealer(s) and supervisor(s) who acted in it, its
+shoe, each card's index in that shoe and its source (the shoe's reader, a card carried
+from the previous round, a supervisor's manual entry) and the hash of the rules in
+force. A shoe's reconciliation sets the cards seen, by rank and suit, against the shoe's
+composition: burnt, dealt, set aside, remaining, and every foreign, duplicate or
+unreadable card. Both come from the events alone, so a regulator's copy reproduces them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from audit.replay import rules_hash
+
+RANKS = "A23456789TJQK"
+SUITS = "SHDC"
+
+
+def _payload(event: Any) -> dict[str, Any]:
+    raw = event.payload
+    return json.loads(raw) if isinstance(raw, str) else raw
+
+
+@dataclass
+class _Shoe:
+    table_id: str
+    shoe_no: int
+    decks: int
+    inserted_seq: int
+    taken: int = 0  # cards out of the shoe so far (its running index)
+    burnt: Counter[str] = field(default_factory=Counter)
+    dealt: Counter[str] = field(default_factory=Counter)
+    set_aside: Counter[str] = field(default_factory=Counter)
+    foreign: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    unreadable: int = 0
+    ended: str | None = None
+    ended_seq: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        composition = {r + s: self.decks for r in RANKS for s in SUITS}
+        seen: Counter[str] = Counter()
+        for counter in (self.burnt, self.dealt, self.set_aside):
+            for code, n in counter.items():
+                seen[code] += n
+        remaining = {
+            code: composition[code] - seen.get(code, 0)
+            for code in composition
+            if composition[code] - seen.get(code, 0)
+        }
+        over = sorted(code for code in seen if seen[code] > composition.get(code, 0))
+        return {
+            "table_id": self.table_id,
+            "shoe_no": self.shoe_no,
+            "decks": self.decks,
+            "ended": self.ended,
+            "burnt": sum(self.burnt.values()),
+            "dealt": sum(self.dealt.values()),
+            "set_aside": sum(self.set_aside.values()),
+            "remaining": sum(remaining.values()),
+            "by_card": {
+                code: {
+                    "shoe": composition[code],
+                    "burnt": self.burnt.get(code, 0),
+                    "dealt": self.dealt.get(code, 0),
+                    "set_aside": self.set_aside.get(code, 0),
+                    "remaining": composition[code] - seen.get(code, 0),
+                }
+                for code in composition
+            },
+            "over_composition": over,
+            "foreign": self.foreign,
+            "duplicates": self.duplicates,
+            "unreadable": self.unreadable,
+        }
+
+
+@dataclass
+class Records:
+    rounds: dict[str, dict[str, Any]]
+    shoes: list[dict[str, Any]]
+
+
+def fold_records(events: Iterable[Any]) -> Records:
+    rounds: dict[str, dict[str, Any]] = {}
+    shoes: list[_Shoe] = []
+    current: dict[str, _Shoe] = {}
+    config_hash: dict[str, str] = {}
+    carried: dict[str, list[tuple[str, int | None]]] = {}
+
+    def person(record: dict[str, Any], actor: str) -> None:
+        role = actor.split(":", 1)[0]
+        key = {"dealer": "dealers", "supervisor": "supervisors"}.get(role)
+        if key and actor not in record[key]:
+            record[key].append(actor)
+
+    for event in events:
+        kind, table = event.type, event.table_id
+        p = _payload(event)
+        shoe = current.get(table)
+        if kind == "table_opened":
+            config_hash[table] = rules_hash(p["config"])
+        elif kind == "shoe_inserted":
+            shoe = _Shoe(table, int(p["shoe_no"]), int(p.get("decks", 8)), event.seq)
+            current[table] = shoe
+            shoes.append(shoe)
+        elif kind == "shoe_ended" and shoe is not None:
+            shoe.ended, shoe.ended_seq = p.get("reason"), event.seq
+            current.pop(table, None)
+        elif kind == "card_burnt" and shoe is not None:
+            shoe.taken += 1
+            if p.get("card"):
+                shoe.burnt[p["card"]] += 1
+            if p.get("unreadable"):
+                shoe.unreadable += 1
+        elif kind == "card_set_aside" and shoe is not None:
+            card = p.get("card")
+            from_round = p.get("from_round")
+            index: int | None = None
+            if from_round in rounds:
+                # dealt in that round but not needed by it: out of the round, set aside
+                cards = rounds[from_round]["cards"]
+                for position in range(len(cards) - 1, -1, -1):
+                    if cards[position]["card"] == card:
+                        index = cards.pop(position)["shoe_index"]
+                        break
+                shoe.dealt[card] -= 1
+                shoe.set_aside[card] += 1
+            elif p.get("reason") in ("foreign_card", "no_shoe") or p.get("counted") is False:
+                if p.get("reason") == "foreign_card":
+                    shoe.foreign.append(card)
+            else:
+                shoe.taken += 1
+                shoe.set_aside[card] += 1
+                index = shoe.taken
+            if p.get("carry"):
+                carried.setdefault(table, []).append((card, index))
+        elif kind == "incident_raised":
+            details = p.get("details") or {}
+            if shoe is not None and p.get("kind") in ("possible_duplicate", "duplicate_card"):
+                shoe.duplicates.append(details.get("card"))
+            if shoe is not None and p.get("kind") == "unreadable_card":
+                shoe.unreadable += 1
+        if kind == "betting_opened":
+            rounds[p["round_id"]] = {
+                "table_id": table,
+                "round_id": p["round_id"],
+                "game_number": p.get("game_number"),
+                "shoe_no": shoe.shoe_no if shoe else None,
+                "dealers": [],
+                "supervisors": [],
+                "cards": [],
+                "rules_sha256": config_hash.get(table),
+                "incidents": [],
+            }
+        round_id = event.round_id or (p.get("round_id") if isinstance(p, dict) else None)
+        record = rounds.get(round_id) if round_id else None
+        if record is None:
+            continue
+        person(record, event.actor)
+        if kind == "card_dealt":
+            source = p.get("source") or "reader"
+            index = None
+            if source == "carried":
+                waiting = carried.get(table, [])
+                for position, (card, at) in enumerate(waiting):
+                    if card == p["card"]:
+                        index = at
+                        del waiting[position]
+                        break
+                if shoe is not None:
+                    shoe.set_aside[p["card"]] -= 1
+                    shoe.dealt[p["card"]] += 1
+            elif shoe is not None:
+                shoe.taken += 1
+                shoe.dealt[p["card"]] += 1
+                index = shoe.taken
+            record["cards"].append({"card": p["card"], "shoe_index": index, "source": source})
+        elif kind == "cards_rearranged":
+            entered = list(p.get("entered") or [])
+            by_card = {c["card"]: c for c in record["cards"]}
+            cards = []
+            for code in p["cards"]:
+                if code in entered:
+                    entered.remove(code)
+                    if shoe is not None:
+                        shoe.taken += 1
+                        shoe.dealt[code] += 1
+                    cards.append(
+                        {
+                            "card": code,
+                            "shoe_index": shoe.taken if shoe else None,
+                            "source": "manual",
+                        }
+                    )
+                else:
+                    cards.append(
+                        by_card.get(code, {"card": code, "shoe_index": None, "source": "reader"})
+                    )
+            record["cards"] = cards
+        elif kind == "incident_raised":
+            record["incidents"].append(p.get("kind"))
+    return Records(rounds, [s.to_json() for s in shoes])

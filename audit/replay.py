@@ -1,0 +1,282 @@
+"""Rounds recomputed from the log alone, through the rules code that settled them live.
+
+Each round's settle input (exactly what ``livetable settle <game>`` reads) is folded from
+its events — never from read models — and settled again by the game's own settle path;
+every recomputed return is compared with the return the log recorded and with the one
+the ledger holds. A payout rewritten by an insider who re-signed the whole chain still
+disagrees with the cards, and is named.
+
+Games plug in through :data:`SETTLE_INPUTS` (a fold of the round's events into a settle input)
+and a settle call on the game's rules code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from audit.canonical import canonical_json
+
+
+class ReplayError(ValueError):
+    """A round that cannot be replayed or whose recomputation disagrees with the record."""
+
+    def __init__(self, round_id: str, detail: str, bet_id: str | None = None) -> None:
+        where = f"round {round_id}" + (f", bet {bet_id}" if bet_id else "")
+        super().__init__(f"{where}: {detail}")
+        self.round_id = round_id
+        self.bet_id = bet_id
+        self.detail = detail
+
+
+class Event(Protocol):
+    seq: int
+    table_id: str
+    round_id: str | None
+    type: str
+    ts: str
+
+    @property
+    def payload(self) -> Any: ...
+
+
+@dataclass
+class BetRecord:
+    bet_id: str
+    account: str
+    type: str
+    stake: int
+    status: str = "open"  # open | settled | refunded
+    result: str | None = None
+    returned: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bet_id": self.bet_id,
+            "account": self.account,
+            "type": self.type,
+            "stake": self.stake,
+            "status": self.status,
+            "result": self.result,
+            "returned": self.returned,
+        }
+
+
+@dataclass
+class RoundFold:
+    """What the events say about one round."""
+
+    game: str
+    table_id: str
+    round_id: str
+    rules_ref: str
+    game_number: int | None = None
+    cards: list[str] = field(default_factory=list)
+    status: str = "open"  # open | settled | voided
+    bets: dict[str, BetRecord] = field(default_factory=dict)
+    settled_bets: list[str] = field(default_factory=list)  # in the order the round settled them
+    first_seq: int = 0
+    started: str = ""
+
+    def settle_input(self) -> dict[str, Any]:
+        """The line ``livetable settle <game>`` takes: bets still standing at settlement
+        (a refund before the cards, e.g. insurance-type bets under rule 5, is not settled)."""
+        derive = SETTLE_INPUTS.get(self.game)
+        if derive is None:
+            raise ReplayError(self.round_id, f"no replay for game {self.game!r} yet")
+        return derive(self)
+
+
+def _baccarat_input(fold: RoundFold) -> dict[str, Any]:
+    line: dict[str, Any] = {"round": fold.round_id}
+    if fold.game_number is not None:
+        line["game_number"] = fold.game_number
+    line["cards"] = list(fold.cards)
+    line["bets"] = [
+        {"id": b.bet_id, "type": b.type, "stake": b.stake}
+        for b in fold.bets.values()
+        if b.status != "refunded"
+    ]
+    return line
+
+
+# How each game's settle input is folded from a round's events. The settling itself is
+# the game's own ``recompute`` from the registry (rules/games.py), the code that settles
+# the live table; a game plugs in here once its rounds' inputs are in the log.
+SETTLE_INPUTS: dict[str, Callable[[RoundFold], dict[str, Any]]] = {"baccarat": _baccarat_input}
+
+_RULES: dict[tuple[str, str], Any] = {}
+
+
+def settle(
+    game_name: str, config: Mapping[str, Any], settle_input: Mapping[str, Any]
+) -> dict[str, tuple[str, int]]:
+    """``{stake id: (result, returned)}`` from the game's live settle path."""
+    from table_service.rules.games import find_game
+
+    game = find_game(game_name)
+    key = (game_name, rules_hash(config))
+    rules = _RULES.get(key)
+    if rules is None:
+        rules = game.load_rules(config)
+        _RULES[key] = rules
+    settlement = game.recompute(rules, settle_input)
+    return {line.stake_id: (line.result, line.returned) for line in settlement.lines}
+
+
+def rules_hash(config: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(dict(config))).hexdigest()
+
+
+@dataclass
+class Folded:
+    rounds: dict[str, RoundFold]
+    rules: dict[str, dict[str, Any]]  # rules_ref → the table configuration in force
+
+
+def _payload(event: Event) -> dict[str, Any]:
+    raw = event.payload
+    return json.loads(raw) if isinstance(raw, str) else raw
+
+
+def fold_rounds(events: Iterable[Event]) -> Folded:
+    """Fold every round of the events (in sequence order) into its settle facts."""
+    rounds: dict[str, RoundFold] = {}
+    rules: dict[str, dict[str, Any]] = {}
+    in_force: dict[str, str] = {}  # table → rules_ref
+    for event in events:
+        kind = event.type
+        p = _payload(event)
+        if kind == "table_opened":
+            ref = f"{event.table_id}@{event.seq}"
+            rules[ref] = p["config"]
+            in_force[event.table_id] = ref
+            continue
+        if kind == "betting_opened":
+            ref = in_force.get(event.table_id)
+            if ref is None:
+                raise ReplayError(p["round_id"], "no table_opened event before the round")
+            game = str(rules[ref].get("game", "baccarat"))
+            rounds[p["round_id"]] = RoundFold(
+                game=game,
+                table_id=event.table_id,
+                round_id=p["round_id"],
+                rules_ref=ref,
+                game_number=p.get("game_number"),
+                first_seq=event.seq,
+                started=event.ts,
+            )
+            continue
+        round_id = p.get("round_id") if isinstance(p, dict) else None
+        fold = rounds.get(round_id) if round_id else None
+        if kind == "card_set_aside" and p.get("from_round") in rounds:
+            rounds[p["from_round"]].cards = list(p["round_cards"])
+            continue
+        if fold is None:
+            continue
+        if kind == "bets_placed":
+            for b in p["bets"]:
+                if b["bet_id"] in fold.bets:
+                    raise ReplayError(fold.round_id, "placed twice", b["bet_id"])
+                fold.bets[b["bet_id"]] = BetRecord(b["bet_id"], b["account"], b["type"], b["stake"])
+        elif kind == "card_dealt":
+            fold.cards.append(p["card"])
+        elif kind == "cards_rearranged":
+            fold.cards = list(p["cards"])
+        elif kind in ("bets_settled", "bets_refunded"):
+            key, status = (
+                ("results", "settled") if kind == "bets_settled" else ("refunds", "refunded")
+            )
+            for item in p[key]:
+                bet = fold.bets.get(item["bet_id"])
+                if bet is None:
+                    raise ReplayError(fold.round_id, f"{status} but never placed", item["bet_id"])
+                if bet.status != "open":
+                    raise ReplayError(
+                        fold.round_id, f"closed twice ({bet.status}, {status})", bet.bet_id
+                    )
+                bet.status = status
+                bet.result = item.get("result", "refunded")
+                bet.returned = item["returned"]
+                if status == "settled":
+                    fold.settled_bets.append(bet.bet_id)
+        elif kind == "round_settled":
+            fold.status = "settled"
+        elif kind == "round_voided":
+            fold.status = "voided"
+    return Folded(rounds, rules)
+
+
+@dataclass
+class ReplayTotals:
+    rounds: int = 0
+    bets: int = 0
+    staked: int = 0
+    returned: int = 0
+
+
+def replay_round(
+    fold: RoundFold,
+    rules: Mapping[str, Any],
+    recorded: Mapping[str, Mapping[str, Any]] | None,
+    totals: ReplayTotals,
+) -> None:
+    """Recompute one closed round; raise :class:`ReplayError` at the first difference.
+
+    ``recorded`` is the ledger's view (bet id → stake, result, returned); None skips it.
+    """
+    if fold.status == "open":
+        return
+    if fold.status == "settled":
+        settle_input = fold.settle_input()
+        try:
+            recomputed = settle(fold.game, rules, settle_input)
+        except Exception as exc:  # the rules code refusing the round is itself a finding
+            raise ReplayError(fold.round_id, f"the rules code cannot settle it: {exc}") from exc
+    else:
+        recomputed = {}
+    for bet in fold.bets.values():
+        if bet.status == "open":
+            raise ReplayError(
+                fold.round_id, f"round {fold.status} but the bet is still open", bet.bet_id
+            )
+        if bet.status == "refunded":
+            expected = ("refunded", bet.stake)
+        else:
+            if fold.status == "voided":
+                raise ReplayError(fold.round_id, "settled in a voided round", bet.bet_id)
+            if bet.bet_id not in recomputed:
+                raise ReplayError(fold.round_id, "settled but not in the settle input", bet.bet_id)
+            expected = recomputed[bet.bet_id]
+        logged = (bet.result, bet.returned)
+        if logged != expected:
+            raise ReplayError(
+                fold.round_id,
+                f"the log records {logged[0]} returning {logged[1]}, the rules give "
+                f"{expected[0]} returning {expected[1]}",
+                bet.bet_id,
+            )
+        if recorded is not None:
+            ledger = recorded.get(bet.bet_id)
+            if ledger is None:
+                raise ReplayError(fold.round_id, "missing from the recorded ledger", bet.bet_id)
+            seen = (ledger.get("stake"), ledger.get("result"), ledger.get("returned"))
+            want = (bet.stake, expected[0], expected[1])
+            if seen != want:
+                raise ReplayError(
+                    fold.round_id,
+                    f"the ledger records stake {seen[0]}, {seen[1]} returning {seen[2]}; "
+                    f"the rules give stake {want[0]}, {want[1]} returning {want[2]}",
+                    bet.bet_id,
+                )
+        totals.bets += 1
+        totals.staked += bet.stake
+        totals.returned += expected[1]
+    if recorded is not None:
+        extra = sorted(set(recorded) - set(fold.bets))
+        if extra:
+            raise ReplayError(fold.round_id, "in the ledger but never placed in the log", extra[0])
+    totals.rounds += 1

@@ -1,0 +1,140 @@
+"""``livetable report``: rounds, voids, incidents, stakes, returns and hold, by table,
+dealer or day, with each bet type's actual return next to its theoretical RTP from the
+rules code. Everything is folded from the log, as in a regulator's replay.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from audit.records import fold_records
+from audit.replay import fold_rounds, rules_hash
+
+
+def _baccarat_rtp(config: Mapping[str, Any]) -> dict[str, float]:
+    from table_service.rules.baccarat.rtp import analyse
+    from table_service.rules.games import find_game
+
+    rules = find_game("baccarat").load_rules(config)
+    report = analyse(rules.paytable, decks=int(config.get("decks", 8)))
+    return {bet: float(terms.rtp) for bet, terms in report.bets.items()}
+
+
+# Theoretical RTP per bet type, by game, from the game's own RTP code.
+THEORETICAL: dict[str, Callable[[Mapping[str, Any]], dict[str, float]]] = {
+    "baccarat": _baccarat_rtp
+}
+_RTP_CACHE: dict[str, dict[str, float]] = {}
+
+
+@dataclass
+class BetLine:
+    bets: int = 0
+    staked: int = 0
+    returned: int = 0
+    theoretical: float | None = None
+
+    @property
+    def actual(self) -> float | None:
+        return self.returned / self.staked if self.staked else None
+
+
+@dataclass
+class Group:
+    key: str
+    rounds: int = 0
+    voided: int = 0
+    incidents: Counter[str] = field(default_factory=Counter)
+    staked: int = 0
+    returned: int = 0
+    refunded: int = 0
+    by_bet: dict[str, BetLine] = field(default_factory=lambda: defaultdict(BetLine))
+
+    @property
+    def hold(self) -> float | None:
+        return (self.staked - self.returned) / self.staked if self.staked else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "rounds": self.rounds,
+            "voided": self.voided,
+            "incidents": dict(sorted(self.incidents.items())),
+            "staked": self.staked,
+            "returned": self.returned,
+            "refunded": self.refunded,
+            "hold": self.hold,
+            "bets": {
+                bet: {
+                    "bets": line.bets,
+                    "staked": line.staked,
+                    "returned": line.returned,
+                    "actual_return": line.actual,
+                    "theoretical_rtp": line.theoretical,
+                }
+                for bet, line in sorted(self.by_bet.items())
+            },
+        }
+
+
+def _theoretical(game: str, config: Mapping[str, Any]) -> dict[str, float]:
+    key = f"{game}:{rules_hash(config)}"
+    found = _RTP_CACHE.get(key)
+    if found is None:
+        compute = THEORETICAL.get(game)
+        found = compute(config) if compute else {}
+        _RTP_CACHE[key] = found
+    return found
+
+
+def build_report(
+    events: Iterable[Any],
+    *,
+    date_from: str | None = None,
+    date_to: str | None = None,
+    by: str = "table",
+) -> list[Group]:
+    """Groups of closed rounds opened within [date_from, date_to] (inclusive, UTC)."""
+    if by not in ("table", "dealer", "day"):
+        raise ValueError("--by is table, dealer or day")
+    rows = list(events)
+    folded = fold_rounds(rows)
+    records = fold_records(rows).rounds
+    groups: dict[str, Group] = {}
+    for fold in sorted(folded.rounds.values(), key=lambda f: f.first_seq):
+        day = fold.started[:10]
+        if (date_from and fold.started < date_from) or (
+            date_to and fold.started[: len(date_to)] > date_to
+        ):
+            continue
+        if fold.status == "open":
+            continue
+        record = records.get(fold.round_id, {})
+        if by == "table":
+            key = fold.table_id
+        elif by == "day":
+            key = day
+        else:
+            dealers = record.get("dealers") or ["(no dealer)"]
+            key = dealers[0]
+        group = groups.setdefault(key, Group(key))
+        group.rounds += 1
+        group.voided += fold.status == "voided"
+        group.incidents.update(record.get("incidents", []))
+        config = folded.rules[fold.rules_ref]
+        rtp = _theoretical(fold.game, config)
+        for bet in fold.bets.values():
+            if bet.status == "refunded":  # a refund is neither a win nor a loss
+                group.refunded += bet.stake
+                continue
+            line = group.by_bet[bet.type]
+            line.bets += 1
+            line.staked += bet.stake
+            line.returned += bet.returned or 0
+            line.theoretical = rtp.get(bet.type)
+            group.staked += bet.stake
+            group.returned += bet.returned or 0
+    return [groups[k] for k in sorted(groups)]

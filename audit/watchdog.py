@@ -1,0 +1,95 @@
+"""What ``serve`` does for the log in the background: seal and watch.
+
+Every new event is put under a signed checkpoint within ``checkpoint_max_age`` seconds
+(so ``audit verify --strict`` holds on a live log and a witness always has something
+fresh to cosign), and the read models are folded against the log every
+``read_model_seconds``: the first time a difference appears a ``ledger_mismatch`` alarm
+is written to the log itself and logged as an error, naming what differs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import structlog
+
+from audit.published import latest_checkpoint
+from audit.readmodels import check_read_models
+from audit.store import SYSTEM_TABLE, EventStore, NewEvent
+
+log = structlog.get_logger(__name__)
+
+MAX_PROBLEMS_IN_ALARM = 20
+
+
+class AuditWatchdog:
+    def __init__(self, runtime: Any, *, seal_seconds: float, read_model_seconds: float) -> None:
+        self.runtime = runtime
+        self.seal_seconds = seal_seconds
+        self.read_model_seconds = read_model_seconds
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_problems: list[str] = []
+        self._last_check = 0.0
+
+    def seal(self) -> int | None:
+        """Sign a checkpoint if events are waiting; the new size, or None."""
+        with self.runtime.sessions.begin() as session:
+            head = EventStore.head(session)[0]
+            latest = latest_checkpoint(session)
+            if head == 0 or (latest is not None and latest.size >= head):
+                return None
+            cp = self.runtime.store.checkpoint(session)
+            return None if cp is None else cp.size
+
+    def check_read_models(self) -> list[str]:
+        """Compare; write a ``ledger_mismatch`` alarm when the differences change."""
+        with self.runtime.sessions() as session:
+            problems = check_read_models(session)
+        if problems and problems != self._last_problems:
+            log.error("audit.ledger_mismatch", count=len(problems), first=problems[0])
+            with self.runtime.sessions.begin() as session:
+                self.runtime.store.append(
+                    session,
+                    [
+                        NewEvent(
+                            SYSTEM_TABLE,
+                            "alarm_raised",
+                            "system:audit",
+                            {
+                                "kind": "ledger_mismatch",
+                                "count": len(problems),
+                                "problems": problems[:MAX_PROBLEMS_IN_ALARM],
+                            },
+                        )
+                    ],
+                )
+        self._last_problems = problems
+        return problems
+
+    def tick(self) -> None:
+        try:
+            self.seal()
+            if self.read_model_seconds > 0:
+                now = time.monotonic()
+                if now - self._last_check >= self.read_model_seconds:
+                    self._last_check = now
+                    self.check_read_models()
+        except Exception:  # the watchdog must never take the service down
+            log.exception("audit.watchdog_failed")
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="audit-watchdog", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        interval = max(0.5, min(self.seal_seconds / 2, 60.0))
+        while not self._stop.wait(interval):
+            self.tick()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)

@@ -1,0 +1,273 @@
+"""Regulator commands of ``livetable audit``: bundles, their verification, the witness.
+
+Kept apart from ``cli_foundation`` so the foundation's commands stay small; they call in
+here when given ``--bundle`` (or the checks that need more than the chain).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from audit.bundle import BundleError, Scope, verify_bundle, write_bundle
+from audit.note import NoteError, VerifierKey
+from audit.verify import VerifyReport
+from table_service.terminal import make_console
+
+console = make_console()
+err = make_console(stderr=True)
+
+
+def _key_text(value: str) -> str:
+    path = Path(value)
+    return path.read_text().strip() if path.exists() else value.strip()
+
+
+def parse_log_key(value: str) -> VerifierKey:
+    try:
+        return VerifierKey.parse(_key_text(value))
+    except (NoteError, OSError) as exc:
+        err.print(f"[red]verifier key:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
+def parse_witness_keys(values: list[str]) -> list[VerifierKey]:
+    from audit.cosign import parse_cosigner_key
+
+    keys = []
+    for value in values:
+        try:
+            keys.append(parse_cosigner_key(_key_text(value)))
+        except (NoteError, OSError) as exc:
+            err.print(f"[red]witness key:[/red] {exc}")
+            raise typer.Exit(2) from exc
+    return keys
+
+
+def export_bundle(
+    runtime: object, out: Path, table: str | None, date_from: str | None, date_to: str | None
+) -> None:
+    from table_service.runtime import Runtime
+
+    assert isinstance(runtime, Runtime)
+    if out.exists():
+        err.print(f"[red]refused:[/red] {out} already exists; a bundle goes into a new folder")
+        raise typer.Exit(2)
+    started = time.monotonic()
+    try:
+        with runtime.sessions() as session:
+            summary = write_bundle(
+                session,
+                runtime.signer.public_key,
+                runtime.settings.log_origin,
+                out,
+                Scope(table, date_from, date_to),
+            )
+    except BundleError as exc:
+        err.print(f"[red]refused:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    console.print(
+        f"bundle {out}: {summary.events} events ({summary.redacted} outside the scope, links "
+        f"only), {summary.rounds} rounds, {summary.checkpoints} checkpoints up to size "
+        f"{summary.size}, in {time.monotonic() - started:.1f} s"
+    )
+
+
+def verify_bundle_cli(
+    bundle: Path, verifier_key: str | None, witness_keys: list[str], replay: bool
+) -> None:
+    log_key = parse_log_key(verifier_key) if verifier_key else None
+    witnesses = parse_witness_keys(witness_keys)
+    started = time.monotonic()
+    try:
+        report = verify_bundle(bundle, verifier_key=log_key, witness_keys=witnesses, replay=replay)
+    except (BundleError, OSError) as exc:
+        err.print(f"[red]FAILED[/red] {exc}")
+        raise typer.Exit(1) from exc
+    typer.echo(report.summary())
+    for note in report.notes:
+        err.print(f"  note: {note}")
+    for key, size in report.witnessed_size.items():
+        err.print(f"  witnessed up to size {size} by {key.split('+')[0]}")
+    err.print(f"  ({time.monotonic() - started:.1f} s)")
+
+
+def strict_problem(report: VerifyReport, max_age: int, now: datetime | None = None) -> str | None:
+    """Why a log fails ``--strict``: events waiting for a checkpoint longer than allowed."""
+    if report.tail_start is None or not report.unsealed:
+        return None
+    seq, ts = report.tail_start
+    moment = now or datetime.now(UTC)
+    try:
+        first = datetime.strptime(ts, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:
+        return f"event {seq} has an unreadable timestamp {ts!r}"
+    waited = (moment - first).total_seconds()
+    if waited > max_age:
+        return (
+            f"{report.unsealed} event(s) from sequence {seq} on are not covered by a checkpoint "
+            f"(the first is {int(waited)} s old, the limit is {max_age} s)"
+        )
+    return None
+
+
+def extra_checks(
+    settings: Any,
+    sessions: Any,
+    report: VerifyReport,
+    *,
+    strict: bool,
+    witness_state: Path | None,
+    read_models: bool,
+) -> list[str]:
+    """The checks beyond the chain: ``--strict``, ``--witness-state``, ``--read-models``."""
+    problems: list[str] = []
+    if strict:
+        found = strict_problem(report, settings.checkpoint_max_age)
+        problems += [found] if found else []
+    if witness_state is not None:
+        found = check_witness_state(settings.log_origin, sessions, witness_state)
+        problems += [found] if found else []
+    if read_models:
+        from audit.readmodels import check_read_models
+
+        with sessions() as session:
+            problems += check_read_models(session)
+    return problems
+
+
+def check_witness_state(origin: str, sessions: Any, state: Path) -> str | None:
+    """Compare the log with what a witness cosigned last (its state folder)."""
+    from audit.store import EventStore
+    from audit.tree import LogTree
+    from audit.witness import Witness
+
+    if not (state / "witness-key").exists():
+        return f"{state} is not a witness's state folder"
+    seen = Witness(state).latest(origin)
+    if seen is None:
+        return f"the witness at {state} has never cosigned {origin}"
+    with sessions() as session:
+        head = EventStore.head(session)[0]
+    if head < seen.size:
+        return f"truncated: the witness cosigned size {seen.size}, the log ends at {head}"
+    if LogTree(sessions).root(seen.size) != seen.root:
+        return f"rewritten: the log's tree of size {seen.size} is not what the witness cosigned"
+    return None
+
+
+def witness(
+    log: str = typer.Option(..., "--log", help="Base URL of the log (its /tlog/ endpoint)"),
+    verifier_key: str = typer.Option(
+        ..., "--verifier-key", help="The log's note verifier key (or a file holding it)"
+    ),
+    state: Path = typer.Option(..., "--state", help="This witness's own folder: key and state"),
+    name: str | None = typer.Option(None, "--name", help="Witness name on first start"),
+    token: str | None = typer.Option(
+        None, "--token", envvar="LIVETABLE_WITNESS_TOKEN", help="Regulator token for the log"
+    ),
+    interval: float = typer.Option(30.0, "--interval", min=0.5, help="Seconds between polls"),
+    once: bool = typer.Option(False, "--once", help="Poll once and exit (1 if refused)"),
+) -> None:
+    """Run an independent witness: poll the log's checkpoint, check its signature and its
+    consistency with the last one cosigned, cosign it (c2sp.org/tlog-cosignature) and hand
+    the cosignature back to the log. Refusals are kept in the state folder."""
+    import httpx
+
+    from audit.witness import Witness, WitnessRefused, poll_once
+
+    log_key = parse_log_key(verifier_key)
+    try:
+        me = Witness(state, name)
+    except (NoteError, OSError, ValueError) as exc:
+        err.print(f"[red]witness state:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    err.print(f"witness {me.verifier_key}")
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    with httpx.Client(base_url=log.rstrip("/"), headers=headers, timeout=30.0) as client:
+        while True:
+            try:
+                size, _ = poll_once(me, client, log_key)
+                console.print(f"cosigned {log_key.name} at size {size}")
+            except WitnessRefused as refused:
+                err.print(f"[red]REFUSED[/red] {refused.code}: {refused.reason}")
+                if once:
+                    raise typer.Exit(1) from refused
+            except (httpx.HTTPError, ValueError) as exc:
+                err.print(f"[yellow]log unreachable or bad answer:[/yellow] {exc}")
+                if once:
+                    raise typer.Exit(2) from exc
+            if once:
+                return
+            time.sleep(interval)
+
+
+def report(
+    date_from: str | None = typer.Option(None, "--from", help="First day (UTC, YYYY-MM-DD)"),
+    date_to: str | None = typer.Option(None, "--to", help="Last day (UTC, inclusive)"),
+    by: str = typer.Option("table", "--by", help="table | dealer | day"),
+    bundle: Path | None = typer.Option(None, "--bundle", help="Report on a bundle, not the DB"),
+    json_output: bool = typer.Option(False, "--json", help="JSON instead of tables"),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help="Data folder of the log"),
+) -> None:
+    """Rounds, voids, incidents by kind, stakes, returns and hold %, and per bet type the
+    actual return next to the theoretical RTP from the rules code."""
+    import json as jsonlib
+
+    from rich.table import Table
+
+    from audit.report import build_report
+
+    if by not in ("table", "dealer", "day"):
+        err.print("[red]--by is table, dealer or day[/red]")
+        raise typer.Exit(2)
+    if bundle is not None:
+        from audit.bundle import BundleError, check_manifest, read_bundle_events
+
+        try:
+            check_manifest(bundle)
+            events = [e for e in read_bundle_events(bundle) if not e.redacted]
+        except (BundleError, OSError) as exc:
+            err.print(f"[red]bundle:[/red] {exc}")
+            raise typer.Exit(2) from exc
+    else:
+        from audit.store import EventStore
+        from table_service.cli_foundation import _existing_runtime
+
+        runtime = _existing_runtime("report", data_dir)
+        try:
+            with runtime.sessions() as session:
+                events = EventStore.read(session)  # type: ignore[assignment]
+        finally:
+            runtime.close()
+    groups = build_report(events, date_from=date_from, date_to=date_to, by=by)
+    if json_output:
+        typer.echo(jsonlib.dumps([g.to_json() for g in groups], indent=2))
+        return
+    summary = Table("group", "rounds", "voided", "incidents", "staked", "returned", "hold %")
+    for g in groups:
+        incidents = ", ".join(f"{k} {n}" for k, n in sorted(g.incidents.items())) or "-"
+        hold = "-" if g.hold is None else f"{g.hold * 100:.2f}"
+        summary.add_row(
+            g.key, str(g.rounds), str(g.voided), incidents, str(g.staked), str(g.returned), hold
+        )
+    console.print(summary)
+    for g in groups:
+        bets = Table(
+            "bet",
+            "bets",
+            "staked",
+            "returned",
+            "actual %",
+            "theoretical RTP %",
+            title=f"{by} {g.key}",
+        )
+        for name, line in sorted(g.by_bet.items()):
+            actual = "-" if line.actual is None else f"{line.actual * 100:.2f}"
+            theory = "-" if line.theoretical is None else f"{line.theoretical * 100:.4f}"
+            bets.add_row(name, str(line.bets), str(line.staked), str(line.returned), actual, theory)
+        console.print(bets)

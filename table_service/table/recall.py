@@ -1,0 +1,57 @@
+"""A past round rebuilt from the log, for recall: the round as ``livetable settle`` takes it.
+
+The round's own events are folded through the same :func:`~table_service.table.state.apply`
+as the live table, under the configuration that was recorded when the round opened, so
+the ``settle_input`` given back is exactly what the live table settled (cards in shoe
+order, bets, decisions in order) and anyone can recompute the round offline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from audit.models import AuditEvent
+from audit.store import EventStore, StoredEvent
+from table_service.table.state import ShoeState, TableRound, TableState, apply, settle_input_of
+
+
+def _config_at(session: Session, table_id: str, before_seq: int) -> dict[str, Any] | None:
+    row = session.scalars(
+        select(AuditEvent)
+        .where(
+            AuditEvent.table_id == table_id,
+            AuditEvent.type == "table_opened",
+            AuditEvent.seq < before_seq,
+        )
+        .order_by(AuditEvent.seq.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    return dict(StoredEvent.from_row(row).payload["config"])
+
+
+def rebuild_round(session: Session, table_id: str, round_id: str) -> TableRound | None:
+    events = EventStore.read(session, table_id=table_id, round_id=round_id)
+    opened = next((e for e in events if e.type == "betting_opened"), None)
+    if opened is None:
+        return None
+    config = _config_at(session, table_id, opened.seq)
+    if config is None:
+        return None
+    shoe_no = opened.payload.get("shoe_no") or int(round_id.rsplit("-s", 1)[1].split("-g")[0])
+    state = TableState(table_id, config=config, shoe=ShoeState(shoe_no, int(config["decks"])))
+    for event in events:
+        state = apply(state, event.type, event.payload, event.seq)
+    return state.round
+
+
+def round_record(session: Session, table_id: str, round_id: str) -> dict[str, Any]:
+    """``game`` and ``settle_input`` of a round (None for a round voided before dealing)."""
+    rnd = rebuild_round(session, table_id, round_id)
+    if rnd is None or rnd.game is None:
+        return {"game": None, "settle_input": None}
+    return {"game": rnd.game.name, "settle_input": settle_input_of(rnd)}

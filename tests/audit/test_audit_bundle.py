@@ -1,0 +1,252 @@
+"""Regulator export bundles: every payout of a real baccarat session recomputed from the
+events through the rules code; an insider's rewritten payout (chain recomputed and
+re-signed with the studio's key) is named; so is any edit of the bundle's files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from audit_session import Session
+from sqlalchemy import text
+
+from audit.bundle import MANIFEST, BundleError, Scope, _write_manifest, verify_bundle, write_bundle
+from audit.chain import EventBody, event_hash
+from audit.readmodels import check_read_models
+from audit.verify import verify_database
+
+
+def _bundle(runtime, path: Path, scope: Scope | None = None):  # type: ignore[no-untyped-def]
+    with runtime.sessions.begin() as session:
+        runtime.store.checkpoint(session)
+    with runtime.sessions() as session:
+        return write_bundle(session, runtime.signer.public_key, runtime.store.origin, path, scope)
+
+
+@pytest.fixture
+def played(make_runtime):  # type: ignore[no-untyped-def]
+    runtime = make_runtime(checkpoint_every=200, log_origin="studio.example/livetable")
+    table = Session(runtime)
+    rounds = table.play(12, bets=5, void=(4,))
+    return runtime, rounds
+
+
+def test_a_session_replays_and_every_payout_is_recomputed(played, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    runtime, rounds = played
+    summary = _bundle(runtime, tmp_path / "b")
+    assert summary.rounds == 12
+    names = {p.name for p in (tmp_path / "b").iterdir()}
+    assert {
+        "events.jsonl",
+        "checkpoints",
+        "verifier.key",
+        "rules",
+        "rounds.jsonl",
+        MANIFEST,
+    } <= names
+    report = verify_bundle(tmp_path / "b", replay=True)
+    with runtime.engine.connect() as conn:
+        staked = conn.execute(text("SELECT SUM(stake) FROM bets")).scalar_one()
+        returned = conn.execute(text("SELECT SUM(returned) FROM bets")).scalar_one()
+        events = conn.execute(text("SELECT COUNT(*) FROM audit_events")).scalar_one()
+    assert report.summary() == (
+        f"OK: {events} events, 12 rounds replayed, 60 bets, staked {staked}, returned {returned}"
+    )
+    lines = [json.loads(x) for x in (tmp_path / "b" / "rounds.jsonl").read_text().splitlines()]
+    assert [x["round_id"] for x in lines] == rounds
+    assert [x["status"] for x in lines].count("voided") == 1
+    first = lines[0]
+    assert first["game"] == "baccarat" and set(first["settle_input"]) == {
+        "round",
+        "game_number",
+        "cards",
+        "bets",
+    }
+    assert (tmp_path / "b" / first["rules"]).exists()
+
+
+def _rewrite_payout(runtime, bet_id: str, delta: int) -> int:  # type: ignore[no-untyped-def]
+    """An insider raises one bet's recorded return, recomputes every later hash, replaces
+    the checkpoints with new ones signed by the studio key, and fixes the ledger to match."""
+    with runtime.engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SET LOCAL session_replication_role = replica"))
+        else:
+            for t in ("audit_events", "audit_checkpoints", "ledger_entries"):
+                for action in ("update", "delete"):
+                    conn.execute(text(f"DROP TRIGGER IF EXISTS {t}_no_{action}"))
+        rows = conn.execute(text("SELECT * FROM audit_events ORDER BY seq")).mappings().all()
+        target = next(
+            r["seq"] for r in rows if r["type"] == "bets_settled" and f'"{bet_id}"' in r["payload"]
+        )
+        prev = None
+        for row in rows:
+            payload = json.loads(row["payload"])
+            if row["seq"] < target:
+                prev = row["hash"]
+                continue
+            if row["seq"] == target:
+                for item in payload["results"]:
+                    if item["bet_id"] == bet_id:
+                        item["returned"] += delta
+                        account = item["account"]
+            body = EventBody(
+                row["table_id"], row["round_id"], row["type"], row["actor"], row["ts"], payload
+            )
+            digest = event_hash(row["seq"], prev, body.canonical())
+            conn.execute(
+                text(
+                    "UPDATE audit_events SET payload = :p, prev_hash = :prev, hash = :h"
+                    " WHERE seq = :s"
+                ),
+                {
+                    "p": json.dumps(payload, sort_keys=True, separators=(",", ":")),
+                    "prev": prev,
+                    "h": digest,
+                    "s": row["seq"],
+                },
+            )
+            prev = digest
+        conn.execute(text("DELETE FROM audit_checkpoints"))
+        conn.execute(
+            text("UPDATE bets SET returned = returned + :d WHERE bet_id = :b"),
+            {"d": delta, "b": bet_id},
+        )
+        conn.execute(
+            text(
+                "UPDATE ledger_entries SET amount = amount + :d"
+                " WHERE bet_id = :b AND kind = 'return'"
+            ),
+            {"d": delta, "b": bet_id},
+        )
+        conn.execute(
+            text("UPDATE accounts SET balance = balance + :d WHERE account_id = :a"),
+            {"d": delta, "a": account},
+        )
+    return target
+
+
+def test_an_insider_rewrite_re_signed_with_the_studio_key_fails_the_replay(
+    played, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    runtime, _ = played
+    with runtime.engine.connect() as conn:
+        bet_id, round_id = conn.execute(
+            text(
+                "SELECT bet_id, round_id FROM bets WHERE status = 'settled' AND returned = 0"
+                " ORDER BY placed_seq LIMIT 1"
+            )
+        ).one()
+    _rewrite_payout(runtime, bet_id, 5000)
+    with runtime.sessions.begin() as session:
+        runtime.store.checkpoint(session)  # re-signed with the studio's key
+    with runtime.sessions() as session:
+        assert verify_database(session, [runtime.store.note_signer.verifier_key]).ok
+        assert check_read_models(session) == []  # the insider fixed the read models too
+    _bundle(runtime, tmp_path / "b")
+    verify_bundle(tmp_path / "b")  # chain, notes and proofs all verify...
+    with pytest.raises(BundleError) as failed:
+        verify_bundle(tmp_path / "b", replay=True)  # ...the cards do not
+    message = str(failed.value)
+    assert f"round {round_id}, bet {bet_id}" in message
+    assert "returning 5000" in message and "returning 0" in message
+
+
+def test_every_bundle_file_is_covered_by_the_manifest(played, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    runtime, _ = played
+    _bundle(runtime, tmp_path / "b")
+    rounds = tmp_path / "b" / "rounds.jsonl"
+    original = rounds.read_text()
+    rounds.write_text(original + "\n")
+    with pytest.raises(BundleError, match=r"rounds\.jsonl: SHA-256 differs"):
+        verify_bundle(tmp_path / "b", replay=True)
+    # Editing the derived file and the manifest together: the events still decide.
+    lines = original.splitlines()
+    line = json.loads(lines[0])
+    line["settle_input"]["cards"] = list(reversed(line["settle_input"]["cards"]))
+    lines[0] = json.dumps(line)
+    rounds.write_text("\n".join(lines) + "\n")
+    _write_manifest(tmp_path / "b")
+    with pytest.raises(BundleError, match="settle_input differs from the events"):
+        verify_bundle(tmp_path / "b", replay=True)
+    (tmp_path / "b" / "extra.txt").write_text("x")
+    with pytest.raises(BundleError, match=r"extra\.txt: not in"):
+        verify_bundle(tmp_path / "b")
+
+
+def test_an_event_edited_in_the_bundle_is_named(played, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    runtime, _ = played
+    _bundle(runtime, tmp_path / "b")
+    events = tmp_path / "b" / "events.jsonl"
+    lines = events.read_text().splitlines()
+    index = next(i for i, x in enumerate(lines) if '"bets_settled"' in x)
+    event = json.loads(lines[index])
+    event["payload"]["results"][0]["returned"] += 1
+    lines[index] = json.dumps(event)
+    events.write_text("\n".join(lines) + "\n")
+    _write_manifest(tmp_path / "b")
+    with pytest.raises(BundleError, match=f"sequence {index + 1}: altered"):
+        verify_bundle(tmp_path / "b", replay=True)
+
+
+def test_a_table_and_period_scope_redacts_the_rest_and_still_verifies(
+    make_runtime, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    runtime = make_runtime(checkpoint_every=10_000)
+    Session(runtime, table_id="t1").play(3)
+    Session(runtime, table_id="t2", seed=9).play(2)
+    summary = _bundle(runtime, tmp_path / "b", Scope(table_id="t2"))
+    assert summary.rounds == 2 and summary.redacted > 0
+    report = verify_bundle(tmp_path / "b", replay=True)
+    assert report.totals.rounds == 2 and report.redacted == summary.redacted
+
+
+def test_read_model_edits_are_named(played) -> None:  # type: ignore[no-untyped-def]
+    runtime, _ = played
+    with runtime.sessions() as session:
+        assert check_read_models(session) == []
+    with runtime.engine.begin() as conn:
+        conn.execute(text("UPDATE accounts SET balance = balance + 700 WHERE account_id = 'a2'"))
+        bet = conn.execute(
+            text("SELECT bet_id FROM bets WHERE status = 'settled' LIMIT 1")
+        ).scalar_one()
+        conn.execute(text("UPDATE bets SET returned = returned + 1 WHERE bet_id = :b"), {"b": bet})
+        conn.execute(
+            text(
+                "INSERT INTO principals (name, role, token_hash, created_at)"
+                " VALUES ('ghost', 'admin', 'h', 'x')"
+            )
+        )
+    with runtime.sessions() as session:
+        problems = check_read_models(session)
+    assert any(p.startswith("account a2: balance") and "from the log" in p for p in problems)
+    assert any(p.startswith(f"bet {bet}: returned") for p in problems)
+    assert any(p.startswith("principal ghost: in the table but never added") for p in problems)
+
+
+def test_the_serve_watchdog_seals_and_raises_a_ledger_mismatch_alarm(played) -> None:  # type: ignore[no-untyped-def]
+    from audit.watchdog import AuditWatchdog
+
+    runtime, _ = played
+    dog = AuditWatchdog(runtime, seal_seconds=1, read_model_seconds=1)
+    size = dog.seal()
+    with runtime.sessions() as session:
+        assert (
+            size is not None
+            and verify_database(session, [runtime.store.note_signer.verifier_key]).unsealed == 0
+        )
+    assert dog.seal() is None  # nothing new to seal
+    assert dog.check_read_models() == []
+    with runtime.engine.begin() as conn:
+        conn.execute(text("UPDATE bets SET result = 'win' WHERE status = 'refunded'"))
+    problems = dog.check_read_models()
+    dog.check_read_models()  # the same differences: one alarm, not two
+    with runtime.engine.connect() as conn:
+        alarms = (
+            conn.execute(text("SELECT payload FROM audit_events WHERE type = 'alarm_raised'"))
+            .scalars()
+            .all()
+        )
+    assert len(alarms) == 1 and problems and "ledger_mismatch" in alarms[0]
+    assert "result 'win' (log: 'refunded')" in problems[0]
