@@ -2,8 +2,9 @@
 
 Every fenced block of README.md must be claimed by a test here (``CLAIMS``) or be preceded
 by an HTML comment naming the test that runs it, ``<!-- tested by: tests/x/test_y.py -->``
-(the file must exist and quote the block's first line). A block nobody claims fails
-``test_every_readme_block_is_run``, so a new example comes with its test.
+(the file must exist and name every ``livetable`` sub-command the block uses). A block
+nobody claims fails ``test_every_readme_block_is_run``, so a new example comes with its
+test.
 
 Commands run through ``bash`` in a fresh folder with the installed ``livetable``. The only
 liberties taken, each said where it is taken: the API port is a free one (``LIVETABLE_PORT``
@@ -14,6 +15,7 @@ README's install and test commands on every landing; the test checks it does).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -82,6 +84,7 @@ CLAIMS: dict[str, Callable[[Block], bool]] = {
     "test command": _starts('python -m pip install -e ".[test'),
     "postgres switch": _starts('python3 -m pip install -e ".[postgres]"'),
     "principals and audit": _starts("livetable principal add alice"),
+    "verifier key": _starts("livetable audit verifier-key"),
     "table file": _starts("[[tables]]", "toml"),
     "credit and bet": _starts("TOKEN=$(livetable principal add op-1"),
     "credit and bet answers": _starts('{"account":"player-42"', "json"),
@@ -126,9 +129,14 @@ def test_every_readme_block_is_run() -> None:
         )
         test_file = ROOT / marker.group(1).split("::")[0]
         assert test_file.is_file(), f"README line {block.line}: no test file {test_file}"
-        assert block.first.strip() in test_file.read_text(encoding="utf-8"), (
-            f"{test_file} does not quote README line {block.line + 1}: {block.first!r}"
-        )
+        source = test_file.read_text(encoding="utf-8")
+        commands = re.findall(r"\blivetable ([a-z][\w-]*)(?: ([a-z][\w-]*))?", block.text)
+        assert commands, f"README line {block.line}: a tested-by block runs no livetable command"
+        for words in commands:
+            for word in filter(None, words):
+                assert re.search(rf"\b{re.escape(word)}\b", source), (
+                    f"README line {block.line}: {test_file.name} never runs `{word}`"
+                )
 
 
 # -- running commands ---------------------------------------------------------------------
@@ -367,6 +375,15 @@ def test_principals_and_audit(tmp_path: Path) -> None:
     assert out[5].startswith("checkpoint size ")
     assert "events written to log.jsonl" in out[6]
     assert out[7].startswith("OK ")
+
+
+def test_verifier_key(tmp_path: Path) -> None:
+    (command,) = _commands(_one("verifier key").text)
+    _bash("livetable principal add alice --role supervisor", tmp_path)  # a log and its key
+    key = _bash(command, tmp_path).strip()
+    origin, key_id, public = key.split("+", 2)
+    assert origin == "livetable" and re.fullmatch(r"[0-9a-f]{8}", key_id), key
+    assert len(base64.b64decode(public)) == 33  # 0x01 ‖ the Ed25519 key
 
 
 def test_table_file(tmp_path: Path) -> None:
