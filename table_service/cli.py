@@ -17,6 +17,7 @@ from table_service.demo.cli import demo
 from table_service.rules.baccarat import cli as baccarat_cli
 from table_service.rules.blackjack import cli as blackjack_cli
 from table_service.rules.xidach import cli as xidach_cli
+from table_service.studio.cli import operator_feed
 
 app = typer.Typer(
     name="livetable",
@@ -41,6 +42,7 @@ app.add_typer(camera_app, name="camera")
 
 register_foundation(app)
 app.command("demo")(demo)
+app.command("operator-feed")(operator_feed)
 
 
 @app.callback()

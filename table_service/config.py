@@ -63,6 +63,7 @@ class Settings(BaseSettings):
     nats_url: str | None = Field(
         None, description="Also publish the stream to NATS JetStream at this URL"
     )
+    nats_stream: str = Field("LIVETABLE", description="The studio's JetStream stream")
     node_id: str | None = Field(
         None, description="This serve process in the studio's leases; default host:port"
     )

@@ -26,6 +26,7 @@ import structlog
 from table_service.runtime import Runtime
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.studio.lease import Leases
+from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.errors import UnknownTable
 from table_service.table.service import Clock, TableService, utc_now
@@ -189,9 +190,22 @@ class Studio:
                 hook(table_id)
 
     async def restart_rule(self, service: TableService) -> None:
-        """Each game's rule for a round found in progress when a table starts: a baccarat
-        round resumes where its log left it (the fold has its cards and its timer)."""
-        return None
+        """Each game's rule for a round found in play when its table starts here (a
+        restart, or a takeover after its process died): ``resume`` (baccarat: the fold has
+        its cards and its betting timer) or ``void`` (blackjack, Xì Dách: players' decisions
+        were in flight, so the round is voided, every stake refunded, the shoe changed)."""
+        if not _round_in_progress(service):
+            return
+        game = service.config.game_impl
+        if getattr(game, "on_restart", "resume") != "void":
+            log.info("studio.round_resumed", table_id=service.table_id)
+            return
+        reason = (
+            f"{service.config.game} round in play when its table restarted on {self.node_id}:"
+            " void and refund (the game's restart rule)"
+        )
+        await service.execute(c.VoidRound(reason, change_shoe=True), actor="system:restart")
+        log.warning("studio.round_voided_on_restart", table_id=service.table_id)
 
     async def _hand_back_one(self) -> None:
         for table_id, service in sorted(self.tables.items()):

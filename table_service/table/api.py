@@ -490,8 +490,18 @@ def build_app(
         if runtime.settings.nats_url:
             from table_service.table.nats_stream import JetStreamPublisher
 
-            publisher = JetStreamPublisher(runtime, runtime.settings.nats_url)
+            # In a studio only a table's lease holder publishes it (from the log).
+            studio = manager if isinstance(manager, Studio) else None
+            publisher = JetStreamPublisher(
+                runtime,
+                runtime.settings.nats_url,
+                stream=runtime.settings.nats_stream,
+                tables=() if studio is not None else None,
+            )
             await publisher.start()
+            if studio is not None:
+                studio.on_acquired.append(publisher.add_table)
+                studio.on_dropped.append(publisher.drop_table)
         await manager.start(with_readers=with_readers)
         try:
             yield

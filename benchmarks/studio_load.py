@@ -1,0 +1,720 @@
+"""Load of a whole studio: T tables on P ``serve`` processes, one SIGKILLed halfway.
+
+Run: ``python benchmarks/studio_load.py [--db URL] [--nats URL] [--tables T]
+[--processes P] [--seconds S]``. A fresh database (a scratch schema on PostgreSQL, or
+SQLite in a temporary folder), T framed virtual shoes on pseudo-terminals read by the
+real serial reader, P real ``livetable serve`` processes sharing the tables out through
+their leases. Per table a dealer bot runs rounds as fast as the table allows (betting,
+bets, close, cards from the shoe), operator bots place a batch of bets every round, and
+public WebSocket subscribers (hundreds in all) follow the tables' streams, reconnecting
+where the directory says a table runs now; with ``--nats``, JetStream consumers follow
+the tables' subjects. Halfway, the process running the most tables is SIGKILLed and its
+tables are taken over by the others.
+
+It prints figures as it goes and, last, one JSON line: ``tables``, ``processes``,
+``rounds``, ``bets``, ``events``, ``subscribers``, ``lost_events``, ``duplicate_events``
+(each subscriber's events against the log), ``ledger_mismatches`` (balances against the
+ledger and against the log), ``scan_to_subscriber_p50_ms`` / ``_p99_ms`` (shoe deal to a
+subscriber holding the card), ``commit_p50_ms`` (a one-row durable commit on the same
+database, measured in the same run) and ``takeover_seconds`` (kill to every table running
+again). The default run is sized for a 2-core machine (about a minute); a larger one:
+``--tables 24 --processes 4 --subscribers 1000 --seconds 300`` on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+# Run as a script, this folder leads sys.path, and benchmarks/shoe_reader.py would stand in
+# for the shoe_reader package the virtual shoe imports.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import httpx  # noqa: E402
+from sqlalchemy import BigInteger, Column, Integer, MetaData, func, insert, select  # noqa: E402
+from sqlalchemy import Table as SqlTable  # noqa: E402
+
+from audit.store import EventStore  # noqa: E402
+from hardware_sim.virtual_shoe import ShoeError, ShoeLockedError, VirtualShoe  # noqa: E402
+from table_service.logs import configure_logging  # noqa: E402
+from table_service.models import Account, BetRow, LedgerEntry  # noqa: E402
+from table_service.principals import add_principal  # noqa: E402
+from table_service.runtime import Runtime  # noqa: E402
+from table_service.scratch import scratch_runtime  # noqa: E402
+from table_service.table.stream import public_view  # noqa: E402
+
+BET_TYPES = ["player", "banker", "tie", "player_pair", "banker_pair"]
+
+
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def commit_cost(runtime: Runtime, samples: int) -> list[float]:
+    """Seconds per minimal durable transaction: one small row inserted, committed."""
+    meta = MetaData()
+    scratch = SqlTable(
+        f"bench_commit_{uuid.uuid4().hex[:8]}",
+        meta,
+        Column("id", Integer, primary_key=True),
+        Column("value", BigInteger),
+    )
+    meta.create_all(runtime.engine)
+    times = []
+    for i in range(samples):
+        start = time.perf_counter()
+        with runtime.engine.begin() as conn:
+            conn.execute(insert(scratch).values(id=i, value=i))
+        times.append(time.perf_counter() - start)
+    meta.drop_all(runtime.engine)
+    return times
+
+
+class Serve:
+    """One ``livetable serve`` of the studio."""
+
+    def __init__(self, env: dict[str, str], tables: Path, log: Path, node: str) -> None:
+        self.port = free_port()
+        self.node = node
+        self.env = {**env, "LIVETABLE_PORT": str(self.port), "LIVETABLE_NODE_ID": node}
+        self.tables = tables
+        self.log = log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "table_service.cli", "serve", "--tables", str(self.tables)],
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.alive():
+            assert self.proc is not None
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.alive():
+            assert self.proc is not None
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+class Studio:
+    """The bench's view of the studio: processes, directory, HTTP with 421 and retries."""
+
+    def __init__(self, servers: list[Serve], tokens: dict[str, str]) -> None:
+        self.servers = servers
+        self.headers = {r: {"Authorization": f"Bearer {t}"} for r, t in tokens.items()}
+        self.http = httpx.AsyncClient(timeout=15, limits=httpx.Limits(max_connections=200))
+        self.owner: dict[str, str] = {}
+
+    def live_bases(self) -> list[str]:
+        return [s.base for s in self.servers if s.alive()]
+
+    async def directory(self) -> list[dict[str, Any]]:
+        for base in self.live_bases():
+            with contextlib.suppress(httpx.HTTPError):
+                answer = await self.http.get(
+                    f"{base}/api/v1/studio/tables", headers=self.headers["supervisor"]
+                )
+                if answer.status_code == 200:
+                    tables = answer.json()["tables"]
+                    for t in tables:
+                        if t["owner_url"]:
+                            self.owner[t["table_id"]] = t["owner_url"]
+                    return tables
+        return []
+
+    async def base_for(self, table_id: str) -> str:
+        if table_id not in self.owner:
+            await self.directory()
+        return self.owner.get(table_id) or self.live_bases()[0]
+
+    async def call(
+        self, role: str, method: str, table_id: str | None, path: str, **kw: Any
+    ) -> httpx.Response:
+        deadline = time.monotonic() + 60
+        url = None
+        while True:
+            if url is None:
+                base = await self.base_for(table_id) if table_id else self.live_bases()[0]
+                url = f"{base}/api/v1{path}"
+            try:
+                answer = await self.http.request(method, url, headers=self.headers[role], **kw)
+            except httpx.HTTPError:
+                answer = None
+            if answer is not None and answer.status_code == 421:
+                url = answer.headers["location"]
+                if table_id:
+                    self.owner[table_id] = answer.json()["owner_url"]
+                continue
+            if answer is not None and answer.status_code not in (502, 503):
+                return answer
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{path}: no answer for a minute")
+            self.owner.pop(table_id or "", None)
+            url = None
+            await asyncio.sleep(0.2)
+
+
+class Subscriber:
+    """A public WebSocket client of one table: every event it holds, by seq."""
+
+    def __init__(self, studio: Studio, table_id: str, dealt: dict[tuple[str, int], float]) -> None:
+        self.studio = studio
+        self.table_id = table_id
+        self.dealt = dealt
+        self.seqs: list[int] = []
+        self.latencies: list[float] = []
+        self.reconnects = 0
+        self.listeners: list[asyncio.Queue[dict[str, Any]]] = []
+
+    async def run(self, stop: asyncio.Event) -> None:
+        from websockets.asyncio.client import connect
+
+        while not stop.is_set():
+            base = await self.studio.base_for(self.table_id)
+            after = self.seqs[-1] if self.seqs else 0
+            url = f"{base.replace('http', 'ws', 1)}/api/v1/public/tables/{self.table_id}/stream"
+            try:
+                async with connect(f"{url}?after_seq={after}", open_timeout=10) as ws:
+                    while not stop.is_set():
+                        try:
+                            text = await asyncio.wait_for(ws.recv(), 0.5)
+                        except TimeoutError:
+                            continue
+                        item = json.loads(text)
+                        now = time.monotonic()
+                        self.seqs.append(item["seq"])
+                        if item["type"] == "card_dealt":
+                            key = (item["data"]["round_id"], item["data"]["index"])
+                            dealt_at = self.dealt.get(key)
+                            if dealt_at is not None:
+                                self.latencies.append(now - dealt_at)
+                        for queue in self.listeners:
+                            queue.put_nowait(item)
+            except Exception as exc:
+                if os.environ.get("STUDIO_LOAD_DEBUG"):
+                    say(f"subscriber {self.table_id}: {exc!r}")
+                code = getattr(getattr(exc, "rcvd", None), "code", None)
+                if code in (4421, 4503, 4404):
+                    self.studio.owner.pop(self.table_id, None)
+                self.reconnects += 1
+                await asyncio.sleep(0.2)
+
+
+class Dealer:
+    """Runs a table's rounds from its state: shoe, burn, betting, bets, close, cards."""
+
+    def __init__(
+        self, studio: Studio, table_id: str, shoe: VirtualShoe, operators: list[str], bets: int
+    ) -> None:
+        self.studio = studio
+        self.table_id = table_id
+        self.shoe = shoe
+        self.operators = operators
+        self.bets_per_round = bets
+        self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.dealt: dict[tuple[str, int], float] = {}
+        self.rounds = 0
+        self.bet_rounds: set[str] = set()
+        self.round_cards: dict[str, list[str]] = defaultdict(list)
+        self.errors: Counter[str] = Counter()
+
+    async def state(self) -> dict[str, Any]:
+        answer = await self.studio.call(
+            "supervisor", "GET", self.table_id, f"/tables/{self.table_id}"
+        )
+        answer.raise_for_status()
+        return answer.json()
+
+    async def post(
+        self, role: str, path: str, body: dict[str, Any] | None = None
+    ) -> httpx.Response:
+        answer = await self.studio.call(
+            role, "POST", self.table_id, f"/tables/{self.table_id}{path}", json=body
+        )
+        if answer.status_code != 200:
+            self.errors[f"{path}:{answer.status_code}:{answer.json().get('error')}"] += 1
+        return answer
+
+    async def deal_one(self, round_id: str | None, index: int | None) -> None:
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                card = self.shoe.deal()
+                break
+            except ShoeLockedError:
+                if time.monotonic() > deadline:
+                    return
+                await asyncio.sleep(0.005)
+        if card is None:
+            return
+        now = time.monotonic()
+        if round_id is not None and index is not None and card != "CUT":
+            self.dealt[(round_id, index)] = now
+            self.round_cards[round_id].append(card)
+        await self.wait_for_card(2.0)
+
+    async def wait_for_card(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            try:
+                item = await asyncio.wait_for(self.events.get(), end - time.monotonic())
+            except TimeoutError:
+                return
+            if item["type"] in ("card_dealt", "card_burnt", "round_settled", "cut_card_drawn"):
+                return
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self.step()
+            except Exception as exc:  # the process under us died: re-read and go on
+                self.errors[type(exc).__name__] += 1
+                if os.environ.get("STUDIO_LOAD_DEBUG"):
+                    import traceback
+
+                    traceback.print_exc()
+                await asyncio.sleep(0.2)
+
+    async def step(self) -> None:
+        table = await self.state()
+        shoe, rnd = table["shoe"], table["round"]
+        blocking = [i for i in table["incidents"] if i["blocking"]]
+        if blocking and rnd is not None and rnd["phase"] not in ("settled", "voided"):
+            await self.post(
+                "supervisor", "/round/void", {"reason": "bench: incident", "change_shoe": False}
+            )
+            return
+        for incident in blocking:
+            await self.post(
+                "supervisor", f"/incidents/{incident['incident_id']}/resolve", {"note": "bench"}
+            )
+        if blocking:
+            return
+        round_over = rnd is None or rnd["phase"] in ("settled", "voided")
+        if shoe is None or (round_over and shoe.get("cut_card_drawn")):
+            self.new_shoe()
+            await self.post("supervisor", "/shoe")
+            return
+        if not shoe["ready"]:
+            await self.deal_one(None, None)
+            return
+        if round_over:
+            answer = await self.post("dealer", "/betting/open")
+            if answer.status_code == 200:
+                self.rounds += 1
+            elif answer.json().get("error") in ("shoe_finished", "no_shoe"):
+                self.new_shoe()
+                await self.post("supervisor", "/shoe")
+            return
+        round_id = rnd["round_id"]
+        if rnd["phase"] == "betting":
+            if round_id not in self.bet_rounds:
+                await self.place_bets(round_id)
+                self.bet_rounds.add(round_id)
+            await self.post("dealer", "/betting/close")
+            return
+        if rnd["phase"] == "dealing" and rnd["next_position"] is not None:
+            recorded = len(rnd["cards"])
+            mine = self.round_cards.get(round_id, [])
+            if len(mine) > recorded:
+                # Dealt from the shoe while the table's process died: the reader's report
+                # was lost with it. The supervisor keys the card in, as the rules say.
+                await asyncio.sleep(1.0)
+                again = (await self.state())["round"]
+                if again and again["round_id"] == round_id and len(again["cards"]) == recorded:
+                    await self.post("supervisor", "/cards", {"card": mine[recorded]})
+                return
+            await self.deal_one(round_id, recorded)
+            return
+        await asyncio.sleep(0.05)
+
+    def new_shoe(self) -> None:
+        with contextlib.suppress(ShoeError):
+            self.shoe.load(self.shoe._build_shoe())  # a fresh shuffled shoe
+
+    async def place_bets(self, round_id: str) -> None:
+        for op_no, operator in enumerate(self.operators):
+            bets = [
+                {
+                    "key": f"{round_id}-{i}",
+                    "account": f"{operator}-acct-{(i + op_no) % 20}",
+                    "type": BET_TYPES[i % len(BET_TYPES)],
+                    "stake": 100 + 100 * (i % 7),
+                }
+                for i in range(self.bets_per_round)
+            ]
+            answer = await self.studio.call(
+                operator,
+                "POST",
+                self.table_id,
+                f"/tables/{self.table_id}/bets",
+                json={"bets": bets},
+            )
+            if answer.status_code != 200:
+                self.errors[f"bets:{answer.status_code}"] += 1
+
+
+class NatsFollower:
+    """A JetStream consumer of one table's subjects: every event seq it got."""
+
+    def __init__(self, url: str, stream: str, root: str, table_id: str) -> None:
+        self.url = url
+        self.stream = stream
+        self.root = root
+        self.table_id = table_id
+        self.seqs: list[int] = []
+
+    async def run(self, stop: asyncio.Event) -> None:
+        import nats
+
+        from table_service.table.nats_stream import subject_token
+
+        nc = await nats.connect(self.url, max_reconnect_attempts=-1)
+        js = nc.jetstream()
+        subject = f"{self.root}.tables.{subject_token(self.table_id)}.>"
+
+        async def on_message(message: Any) -> None:
+            self.seqs.append(int(message.headers["Livetable-Seq"]))
+
+        while True:
+            try:
+                sub = await js.subscribe(
+                    subject, stream=self.stream, cb=on_message, ordered_consumer=True
+                )
+                break
+            except Exception:
+                await asyncio.sleep(0.5)
+        await stop.wait()
+        await asyncio.sleep(1.0)
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+        await nc.drain()
+
+
+def ledger_mismatches(runtime: Runtime) -> tuple[int, int, int]:
+    """(mismatches, bets, rounds settled): balances against the ledger, against the log."""
+    mismatches = 0
+    expected: Counter[str] = Counter()
+    bets = rounds = 0
+    with runtime.sessions() as session:
+        for event in EventStore.read(session):
+            p = event.payload
+            if event.type == "account_credited":
+                expected[p["account"]] += p["amount"]
+            elif event.type == "account_debited":
+                expected[p["account"]] -= p["amount"]
+            elif event.type == "bets_placed":
+                for b in p["bets"]:
+                    expected[b["account"]] -= b["stake"]
+                    bets += 1
+            elif event.type in ("bets_settled", "bets_refunded"):
+                for b in p["results" if event.type == "bets_settled" else "refunds"]:
+                    expected[b["account"]] += b["returned"]
+            elif event.type == "round_settled":
+                rounds += 1
+        ledger = dict(
+            session.execute(
+                select(LedgerEntry.account_id, func.sum(LedgerEntry.amount)).group_by(
+                    LedgerEntry.account_id
+                )
+            ).all()
+        )
+        for account in session.scalars(select(Account)):
+            if account.balance != ledger.get(account.account_id, 0):
+                mismatches += 1
+            if account.balance != expected.get(account.account_id, 0):
+                mismatches += 1
+        per_bet = session.execute(
+            select(LedgerEntry.bet_id, LedgerEntry.kind, func.count())
+            .where(LedgerEntry.bet_id.is_not(None))
+            .group_by(LedgerEntry.bet_id, LedgerEntry.kind)
+        ).all()
+        mismatches += sum(1 for *_, n in per_bet if n != 1)
+        closed = session.scalar(select(func.count()).where(BetRow.status != "open")) or 0
+        returns = sum(1 for _, kind, _ in per_bet if kind == "return")
+        mismatches += abs(closed - returns)
+    return mismatches, bets, rounds
+
+
+async def run_load(
+    args: argparse.Namespace, runtime: Runtime, db_url: str, tmp: Path
+) -> dict[str, Any]:
+    tokens: dict[str, str] = {}
+    operators = [f"op{i}" for i in range(args.operators)]
+    with runtime.sessions.begin() as session:
+        for role in ("dealer", "supervisor"):
+            tokens[role] = add_principal(
+                session, runtime.store, f"bench-{role}", role, actor="bench"
+            )
+        for op in operators:
+            tokens[op] = add_principal(session, runtime.store, op, "operator", actor="bench")
+    table_ids = [f"load-{i}" for i in range(args.tables)]
+    shoes = {
+        t: VirtualShoe(
+            "framed", decks=8, seed=i, cut_depth=52, link_path=str(tmp / f"shoe-{t}")
+        ).start()
+        for i, t in enumerate(table_ids)
+    }
+    table_file = tmp / "tables.toml"
+    table_file.write_text(
+        "".join(
+            f'[[tables]]\ntable_id = "{t}"\nbetting_seconds = 60\n'
+            f'shoe = {{ port = "{shoes[t].device_path}", dialect = "framed" }}\n\n'
+            for t in table_ids
+        )
+    )
+    env = {
+        **os.environ,
+        "LIVETABLE_DATA_DIR": str(tmp / "data"),
+        "LIVETABLE_DATABASE_URL": db_url,
+        "LIVETABLE_LOG_LEVEL": "WARNING",
+        "LIVETABLE_TAKEOVER_SECONDS": str(args.takeover_seconds),
+    }
+    for name in ("LIVETABLE_CONFIG", "LIVETABLE_TABLE_CONFIG", "LIVETABLE_NATS_URL"):
+        env.pop(name, None)
+    if args.nats:
+        env["LIVETABLE_NATS_URL"] = args.nats
+        env["LIVETABLE_NATS_STREAM"] = args.nats_stream
+    servers = [
+        Serve(env, table_file, tmp / f"serve-{i}.log", f"node-{i}") for i in range(args.processes)
+    ]
+    for server in servers:
+        server.start()
+    studio = Studio(servers, tokens)
+    stop = asyncio.Event()
+    tasks: list[asyncio.Task[Any]] = []
+    try:
+        started = time.monotonic()
+        while True:  # every table running somewhere, and shared out
+            directory = await studio.directory()
+            owners = Counter(t["owner"] for t in directory if t["owner"])
+            share = -(-len(table_ids) // args.processes)
+            if sum(owners.values()) == len(table_ids) and max(owners.values()) <= share:
+                break
+            for server in servers:
+                if not server.alive():
+                    raise RuntimeError(f"{server.node} exited: {server.log.read_text()[-2000:]}")
+            if time.monotonic() - started > 120:
+                raise RuntimeError(f"tables not shared out: {owners}")
+            await asyncio.sleep(0.2)
+        say(f"studio up: {dict(owners)} in {time.monotonic() - started:.1f} s")
+        for op in operators:
+            for n in range(20):
+                await studio.call(
+                    op,
+                    "POST",
+                    None,
+                    f"/accounts/{op}-acct-{n}/credit",
+                    json={"amount": 10**12, "reference": f"seed-{op}-{n}"},
+                )
+        dealers = {t: Dealer(studio, t, shoes[t], operators, args.bets) for t in table_ids}
+        subscribers: list[Subscriber] = []
+        for n in range(args.subscribers):
+            t = table_ids[n % len(table_ids)]
+            subscriber = Subscriber(studio, t, dealers[t].dealt)
+            if n < len(table_ids):
+                subscriber.listeners.append(dealers[t].events)
+            subscribers.append(subscriber)
+        followers = [
+            NatsFollower(args.nats, args.nats_stream, "livetable", table_ids[n % len(table_ids)])
+            for n in range(args.nats_consumers if args.nats else 0)
+        ]
+        tasks += [asyncio.create_task(s.run(stop)) for s in subscribers]
+        tasks += [asyncio.create_task(f.run(stop)) for f in followers]
+        await asyncio.sleep(1.0)
+        tasks += [asyncio.create_task(d.run(stop)) for d in dealers.values()]
+        run_started = time.monotonic()
+        takeover = None
+        killed_node = None
+        next_report = run_started + 5
+        while time.monotonic() - run_started < args.seconds:
+            await asyncio.sleep(0.2)
+            now = time.monotonic()
+            if killed_node is None and args.kill and now - run_started > args.seconds / 2:
+                directory = await studio.directory()
+                owners = Counter(t["owner"] for t in directory if t["owner"])
+                killed_node = owners.most_common(1)[0][0]
+                victim = next(s for s in servers if s.node == killed_node)
+                victim_tables = [t["table_id"] for t in directory if t["owner"] == killed_node]
+                victim.kill()
+                killed_at = time.monotonic()
+                say(f"SIGKILL {killed_node} running {victim_tables}")
+            if killed_node is not None and takeover is None:
+                directory = await studio.directory()
+                if all(t["owner"] not in (None, killed_node) for t in directory):
+                    takeover = time.monotonic() - killed_at
+                    say(f"taken over in {takeover:.2f} s")
+            if now >= next_report:
+                next_report = now + 5
+                rounds = sum(d.rounds for d in dealers.values())
+                lat = [x for s in subscribers for x in s.latencies]
+                say(
+                    f"t={now - run_started:5.1f}s rounds={rounds}"
+                    f" deliveries={sum(len(s.seqs) for s in subscribers)}"
+                    f" scan->sub p50={statistics.median(lat) * 1000 if lat else 0:.1f} ms"
+                )
+        stop_dealing = asyncio.Event()
+        del stop_dealing
+        for task in tasks[len(subscribers) + len(followers) :]:
+            task.cancel()
+        await asyncio.sleep(0.1)
+        # Let every subscriber drain up to the log's end.
+        with runtime.sessions() as session:
+            public = {
+                t: [
+                    e.seq
+                    for e in EventStore.read(session, table_id=t)
+                    if public_view(e) is not None
+                ]
+                for t in table_ids
+            }
+            every = {t: [e.seq for e in EventStore.read(session, table_id=t)] for t in table_ids}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            behind = [
+                s
+                for s in subscribers
+                if (s.seqs[-1] if s.seqs else 0) < (public[s.table_id] or [0])[-1]
+            ]
+            behind += [f for f in followers if len(set(f.seqs)) < len(every[f.table_id])]
+            if not behind:
+                break
+            await asyncio.sleep(0.2)
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        stop.set()
+        for task in tasks:
+            task.cancel()
+        await studio.http.aclose()
+        for server in servers:
+            server.stop()
+        for shoe in shoes.values():
+            shoe.stop()
+    lost = duplicates = 0
+    for s in subscribers:
+        want = set(public[s.table_id])
+        lost += len(want - set(s.seqs))
+        duplicates += len(s.seqs) - len(set(s.seqs))
+    for f in followers:
+        want = set(every[f.table_id])
+        lost += len(want - set(f.seqs))
+        duplicates += len(f.seqs) - len(set(f.seqs))
+    mismatches, bets, rounds = ledger_mismatches(runtime)
+    latencies = [x for s in subscribers for x in s.latencies]
+    errors: Counter[str] = Counter()
+    for d in dealers.values():
+        errors.update(d.errors)
+    if errors:
+        say(f"refusals and errors seen by the bots: {dict(errors.most_common(8))}")
+    return {
+        "tables": len(table_ids),
+        "processes": args.processes,
+        "rounds": rounds,
+        "bets": bets,
+        "events": sum(len(v) for v in every.values()),
+        "subscribers": len(subscribers) + len(followers),
+        "lost_events": lost,
+        "duplicate_events": duplicates,
+        "ledger_mismatches": mismatches,
+        "scan_to_subscriber_p50_ms": round(statistics.median(latencies) * 1000, 2)
+        if latencies
+        else None,
+        "scan_to_subscriber_p99_ms": round(percentile(latencies, 0.99) * 1000, 2)
+        if latencies
+        else None,
+        "takeover_seconds": round(takeover, 2) if takeover is not None else None,
+        "reconnects": sum(s.reconnects for s in subscribers),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
+    parser.add_argument("--nats", default=None, help="NATS URL: publish and follow JetStream")
+    parser.add_argument("--nats-stream", default=f"LOAD{uuid.uuid4().hex[:8].upper()}")
+    parser.add_argument("--tables", type=int, default=6)
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--subscribers", type=int, default=200, help="public WebSocket clients")
+    parser.add_argument("--nats-consumers", type=int, default=12)
+    parser.add_argument("--operators", type=int, default=2)
+    parser.add_argument("--bets", type=int, default=50, help="bets per operator per round")
+    parser.add_argument("--takeover-seconds", type=float, default=10.0)
+    parser.add_argument("--no-kill", dest="kill", action="store_false")
+    args = parser.parse_args()
+    configure_logging(level="WARNING")
+    with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:
+        db_url = runtime.engine.url.render_as_string(hide_password=False)
+        commits = commit_cost(runtime, 200)
+        say(
+            f"backend {runtime.engine.dialect.name}; "
+            f"durable commit p50 {statistics.median(commits) * 1000:.2f} ms"
+        )
+        result = asyncio.run(run_load(args, runtime, db_url, Path(tmp)))
+        commits += commit_cost(runtime, 200)
+        if args.nats:
+            asyncio.run(_drop_stream(args.nats, args.nats_stream))
+    result["commit_p50_ms"] = round(statistics.median(commits) * 1000, 3)
+    if result["scan_to_subscriber_p50_ms"] is not None:
+        say(
+            "ratio scan->subscriber p50 / commit p50: "
+            f"{result['scan_to_subscriber_p50_ms'] / result['commit_p50_ms']:.2f} x"
+        )
+    print(json.dumps(result), flush=True)
+
+
+async def _drop_stream(url: str, stream: str) -> None:
+    import nats
+
+    nc = await nats.connect(url)
+    with contextlib.suppress(Exception):
+        await nc.jetstream().delete_stream(stream)
+    await nc.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""An operator's durable feed: its bet results and settlements, in order, at least once.
+
+A JetStream durable consumer per operator (``operator-<name>``) on the operator's
+subjects keeps the operator's place while it is down: messages wait in the stream and
+are delivered when it comes back, in the order they were published. Delivery is at
+least once (a message whose acknowledgement was lost comes again), so the event's
+sequence number is the idempotency key: per table, a message at or below the last one
+handled is acknowledged and skipped. With a state file that high-water mark survives a
+restart of the client; it is written before the acknowledgement, so a crash in between
+means a redelivery that is skipped, never a loss.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from table_service.table.nats_stream import ensure_stream, subject_token
+
+log = structlog.get_logger(__name__)
+
+Deliver = Callable[[dict[str, Any]], None]
+
+
+def durable_name(operator: str) -> str:
+    return f"operator-{subject_token(operator)}"
+
+
+class FeedState:
+    """Per table, the last event sequence handled (a JSON file, replaced atomically)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.last: dict[str, int] = {}
+        if path is not None and path.exists():
+            self.last = {k: int(v) for k, v in json.loads(path.read_text()).items()}
+
+    def seen(self, table_id: str, seq: int) -> bool:
+        return seq <= self.last.get(table_id, 0)
+
+    def mark(self, table_id: str, seq: int) -> None:
+        self.last[table_id] = seq
+        if self.path is not None:
+            tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+            tmp.write_text(json.dumps(self.last, sort_keys=True))
+            os.replace(tmp, self.path)
+
+
+async def run_feed(
+    url: str,
+    operator: str,
+    deliver: Deliver,
+    *,
+    stream: str = "LIVETABLE",
+    root: str = "livetable",
+    state: FeedState | None = None,
+    stop: asyncio.Event | None = None,
+    batch: int = 100,
+) -> None:
+    """Deliver the operator's messages to ``deliver`` until ``stop`` is set."""
+    import nats
+    from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+    from nats.js.errors import FetchTimeoutError
+
+    state = state or FeedState(None)
+    stop = stop or asyncio.Event()
+    nc = await nats.connect(
+        url, name=f"operator-feed:{operator}", max_reconnect_attempts=-1, reconnect_time_wait=0.5
+    )
+    try:
+        js = nc.jetstream()
+        await ensure_stream(js, stream, root)
+        subscription = await js.pull_subscribe(
+            f"{root}.operators.{subject_token(operator)}.>",
+            durable=durable_name(operator),
+            stream=stream,
+            config=ConsumerConfig(
+                ack_policy=AckPolicy.EXPLICIT,
+                deliver_policy=DeliverPolicy.ALL,
+                ack_wait=30,
+                max_ack_pending=batch * 10,
+            ),
+        )
+        log.info("operator_feed.started", operator=operator, durable=durable_name(operator))
+        while not stop.is_set():
+            try:
+                messages = await subscription.fetch(batch, timeout=0.5)
+            except (FetchTimeoutError, TimeoutError):
+                continue
+            except Exception:  # NATS restarting: the client reconnects; fetch again
+                log.warning("operator_feed.fetch_failed", exc_info=True)
+                await asyncio.sleep(0.5)
+                continue
+            for message in messages:
+                body = json.loads(message.data)
+                table_id, seq = body["table_id"], int(body["seq"])
+                if not state.seen(table_id, seq):
+                    deliver(body)
+                    state.mark(table_id, seq)
+                with contextlib.suppress(Exception):  # lost: redelivered, then skipped
+                    await message.ack()
+    finally:
+        with contextlib.suppress(Exception):
+            await nc.flush(timeout=2)  # the last acknowledgements reach the server
+        await nc.close()
