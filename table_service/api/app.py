@@ -20,6 +20,7 @@ from audit.models import AuditCheckpoint
 from audit.store import EventStore
 from table_service.api.auth import get_runtime, identify, require
 from table_service.api.tiles import tiles_router
+from table_service.consoles.routes import mount_consoles
 from table_service.errors import Refused
 from table_service.logs import bind_context
 from table_service.principals import (
@@ -159,4 +160,5 @@ def create_app(
     app.include_router(tiles_router())
     for router in routers:
         app.include_router(router)
+    mount_consoles(app)
     return app

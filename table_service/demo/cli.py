@@ -48,6 +48,11 @@ def demo(
         "warnings and errors at or above it also go to stderr "
         "(default: LIVETABLE_LOG_LEVEL, else INFO)",
     ),
+    game: str = typer.Option("baccarat", help="baccarat, or xidach (Xì Dách)"),
+    profile: str = typer.Option("room", help="xidach: room, classic or forced-draw"),
+    timer_seconds: int = typer.Option(
+        2, min=0, max=600, help="xidach: every decision timer in seconds (0: the profile's own)"
+    ),
 ) -> None:
     """Run a live baccarat table on a simulated shoe, with dealer, supervisor and player bots.
 
@@ -59,6 +64,21 @@ def demo(
     the data folder. Ctrl-C voids a round in play (stakes refunded) and stops.
     """
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
+    if game == "xidach":
+        configure_for_command(log_level, default="WARNING", log_file=settings.data_dir / LOG_FILE)
+        _xidach(
+            profile,
+            host or settings.host,
+            settings.port if port is None else port,
+            data_dir,
+            rounds or 10,
+            seed,
+            timer_seconds,
+            min(betting_seconds, 5.0),
+        )
+        return
+    if game != "baccarat":
+        raise typer.BadParameter(f"no demo for game {game!r}", param_hint="--game")
     try:
         ShoeStack.check_cut_after(decks, cut_after)
     except ValueError as exc:
@@ -141,3 +161,44 @@ def _summary(console: Console, report: DemoReport) -> None:
         verify += f" --data-dir {report.data_dir}"
     console.print(f"seed {report.seed} · data in {report.data_dir} · check the log with", end=" ")
     console.print(verify, style="bold", soft_wrap=True)
+
+
+def _xidach(
+    profile: str,
+    host: str,
+    port: int,
+    data_dir: Path | None,
+    rounds: int,
+    seed: int | None,
+    timer_seconds: int,
+    betting_seconds: float,
+) -> None:
+    """A live Xì Dách table with punter bots (and a seated banker in ``room``)."""
+    from table_service.demo.xidach import XiDachDemoOptions, run_xidach_demo
+
+    console = make_console(highlight=False)
+    options = XiDachDemoOptions(
+        profile=profile,
+        host=host,
+        port=port,
+        data_dir=data_dir,
+        rounds=rounds,
+        seed=seed,
+        timer_seconds=timer_seconds or None,
+        betting_seconds=betting_seconds,
+    )
+    try:
+        report = asyncio.run(run_xidach_demo(options, console))
+    except DemoError as exc:
+        console.print(f"[red]demo:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    console.rule("[bold]demo finished")
+    console.print(
+        f"{report.rounds_settled} rounds settled, {report.rounds_voided} voided; "
+        f"settle checks {report.settle_checks_passed} passed, "
+        f"{report.settle_checks_failed} failed; {report.timeouts} timeouts, "
+        f"{report.leaves} punters left mid-round; staked {report.staked:,}, "
+        f"returned {report.returned:,}; seed {report.seed}"
+    )
+    if report.settle_checks_failed:
+        raise typer.Exit(1)

@@ -27,7 +27,7 @@ from hardware_sim.virtual_shoe import VirtualShoe
 from table_service.config import Settings
 from table_service.demo.bots import DealerBot, MistakeBag, PlayerBots, SupervisorBot, Table
 from table_service.demo.client import ApiClient
-from table_service.demo.credentials import TOKENS_FILE, ensure_principals
+from table_service.demo.credentials import TOKENS_FILE, BotPrincipal, ensure_principals
 from table_service.demo.feed import TableFeed
 from table_service.demo.roundlog import LogTotals, RoundLog
 from table_service.demo.shoestack import ShoeStack, SupplyExhausted
@@ -202,6 +202,7 @@ async def _run_with(
         )
         clients += [dealer_api, supervisor_api, operator_api]
         _banner(roundlog, options, report, device, settings, seed)
+        _console_banner(roundlog, report.base_url, options.table_id, principals)
         feed = TableFeed(
             base_url.replace("http://", "ws://"),
             options.table_id,
@@ -282,6 +283,18 @@ async def _run_with(
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.wait_for(server_task, 15)
         device.stop()
+
+
+def _console_banner(
+    roundlog: RoundLog, base_url: str, table_id: str, principals: dict[str, BotPrincipal]
+) -> None:
+    """The four pages and the tokens a person signs in with (the bots' own principals)."""
+    roundlog.banner(f"dealer console      {base_url}/console/dealer")
+    roundlog.banner(f"pit supervisor      {base_url}/console/supervisor")
+    roundlog.banner(f"studio overlay      {base_url}/overlay/{table_id}   (?lang=vi)")
+    roundlog.banner(f"regulator recall    {base_url}/recall/{table_id}")
+    roundlog.banner(f"dealer token        {principals['dealer'].token}")
+    roundlog.banner(f"supervisor token    {principals['supervisor'].token}")
 
 
 def _seal(runtime: Runtime) -> int | None:

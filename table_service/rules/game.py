@@ -151,6 +151,8 @@ class BettingContext:
     game_number: int
     seats: Mapping[int, str] = field(default_factory=dict)
     placed: Sequence[Bet] = ()
+    bank_seat: int | None = None
+    """The seat that keeps a seated bank from the last round (Xì Dách ``room``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +195,9 @@ class Line:
     reason: str | None = None
     seat: int | None = None
     hand: int | None = None
+    commission: int = 0
+    """The house's share of the net win on this stake, already out of ``returned``
+    (Xì Dách's profile ``commission``): recorded as its own figure on the settled line."""
 
 
 @dataclass(frozen=True, slots=True)

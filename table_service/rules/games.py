@@ -12,9 +12,10 @@ from types import MappingProxyType
 from table_service.rules.baccarat.live import GAME as BACCARAT
 from table_service.rules.blackjack.live import GAME as BLACKJACK
 from table_service.rules.game import LiveGame, RulesRefusal
+from table_service.rules.xidach.live import GAME as XIDACH
 
 GAMES: Mapping[str, LiveGame] = MappingProxyType(
-    {BACCARAT.name: BACCARAT, BLACKJACK.name: BLACKJACK}
+    {BACCARAT.name: BACCARAT, BLACKJACK.name: BLACKJACK, XIDACH.name: XIDACH}
 )
 
 

@@ -361,7 +361,17 @@ def table_router() -> APIRouter:
         websocket: WebSocket, table_id: str, after_seq: int = 0, token: str | None = None
     ) -> None:
         runtime: Runtime = websocket.app.state.runtime
-        bearer = token or websocket.headers.get("authorization", "").removeprefix("Bearer ")
+        # A browser cannot set headers on a WebSocket: the consoles offer their token as a
+        # sub-protocol ("bearer.<token>") beside "livetable.v1", so it is never in a URL.
+        offered = [
+            p.strip() for p in websocket.headers.get("sec-websocket-protocol", "").split(",")
+        ]
+        protocol_token = next((p[7:] for p in offered if p.startswith("bearer.")), "")
+        bearer = (
+            token
+            or protocol_token
+            or websocket.headers.get("authorization", "").removeprefix("Bearer ")
+        )
         with runtime.sessions() as session:
             identity = authenticate(session, bearer) if bearer else None
         if identity is None:
@@ -370,7 +380,8 @@ def table_router() -> APIRouter:
         if identity.table_id is not None and identity.table_id != table_id:
             await websocket.close(code=4403, reason="bound to another table")
             return
-        await _serve_stream(websocket, table_id, after_seq, internal_view)
+        subprotocol = "livetable.v1" if "livetable.v1" in offered else None
+        await _serve_stream(websocket, table_id, after_seq, internal_view, subprotocol)
 
     @router.websocket("/public/tables/{table_id}/stream")
     async def public_stream(websocket: WebSocket, table_id: str, after_seq: int = 0) -> None:
@@ -394,10 +405,17 @@ def _round_json(row: Any) -> dict[str, Any]:
     }
 
 
-async def _serve_stream(websocket: WebSocket, table_id: str, after_seq: int, view: Any) -> None:
+async def _serve_stream(
+    websocket: WebSocket,
+    table_id: str,
+    after_seq: int,
+    view: Any,
+    subprotocol: str | None = None,
+) -> None:
     manager: TableManager = websocket.app.state.tables
     hub: StreamHub = websocket.app.state.hub
-    await websocket.accept()  # accepted first, so the client reads the close code and reason
+    # accepted first, so the client reads the close code and reason
+    await websocket.accept(subprotocol=subprotocol)
     if table_id not in manager.tables:
         await websocket.close(*_not_here(manager, table_id))
         return

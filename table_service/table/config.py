@@ -45,6 +45,9 @@ class TableConfig(BaseModel):
     table_id: str = Field(min_length=1, max_length=48, pattern=r"^[A-Za-z0-9_.-]+$")
     game: str = Field("baccarat", description="a registered game: rules/games.py")
     decks: int = Field(8, ge=1, le=16, description="the game checks its own range")
+    profile: str | None = Field(
+        None, description="a Xì Dách house-rule profile (room, classic, forced-draw)"
+    )
     cut_card_depth: int = Field(52, ge=1)
     betting_seconds: float = Field(15.0, gt=0, le=600)
     paytable_toml: str | None = Field(None, description="Paytable text; default: rules doc")
@@ -56,6 +59,23 @@ class TableConfig(BaseModel):
     bet_limits: dict[str, StakeLimits] = Field(default_factory=dict)
     max_bets_per_request: int = Field(5000, ge=1)
     shoe: ShoeConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _game_defaults(cls, data: Any) -> Any:
+        """A game that says its own deck count and betting window (Xì Dách: the
+        profile's) supplies them when the table file does not; else 8 decks, 15 s."""
+        if not isinstance(data, dict):
+            return data
+        game = GAMES.get(str(data.get("game", "baccarat")))
+        for key, method in (("decks", "decks_for"), ("betting_seconds", "betting_seconds_for")):
+            default = getattr(game, method, None)
+            if data.get(key) is None and default is not None:
+                try:
+                    data = {**data, key: default(_game_rules(data))}
+                except RulesRefusal as exc:
+                    raise ValueError(str(exc)) from exc
+        return data
 
     @model_validator(mode="after")
     def _game_accepts(self) -> TableConfig:
@@ -79,8 +99,9 @@ class TableConfig(BaseModel):
                 {
                     "decks": self.decks,
                     "paytable_toml": self.paytable_toml,
-                    "game_rules": self.game_rules,
+                    "game_rules": _game_rules(self.model_dump(include={"game_rules", "profile"})),
                     "betting_seconds": self.betting_seconds,
+                    "limits": (self.limits.min_stake, self.limits.max_stake),
                 }
             )
         except RulesRefusal as exc:
@@ -105,6 +126,8 @@ class TableConfig(BaseModel):
             data["paytable_toml"] = default_paytable_text()
         if not data["game_rules"]:
             del data["game_rules"]  # a baccarat table's record stays as it always was
+        if data["profile"] is None:
+            del data["profile"]
         return data
 
     @classmethod
@@ -112,6 +135,16 @@ class TableConfig(BaseModel):
         values = dict(data)
         values["betting_seconds"] = values.pop("betting_ms") / 1000
         return cls(**values)
+
+
+def _game_rules(data: dict[str, Any]) -> dict[str, Any]:
+    """The game's rule keys, with a top-level ``profile`` folded in."""
+    rules = dict(data.get("game_rules") or {})
+    if data.get("profile") is not None:
+        if rules.get("profile", data["profile"]) != data["profile"]:
+            raise ValueError("give the profile once: profile or game_rules.profile")
+        rules["profile"] = data["profile"]
+    return rules
 
 
 def load_tables(path: Path) -> list[TableConfig]:

@@ -21,8 +21,10 @@ from table_service.rules.game import (
     BettingContext,
     Complete,
     IncidentKind,
+    Line,
     Move,
     RulesRefusal,
+    Spot,
     Turn,
 )
 from table_service.table import commands as c
@@ -157,8 +159,12 @@ def _open_table(d: Decision, cmd: c.OpenTable, now: datetime, actor: str) -> Non
     rnd = d.state.round
     if rnd is not None and rnd.active:
         raise WrongPhase("cannot reconfigure a table while a round is in progress")
-    cmd.config.rules  # noqa: B018 - bad rules are refused before anything is written
-    d.emit("table_opened", {"config": cmd.config.snapshot()})
+    rules = cmd.config.rules  # bad rules are refused before anything is written
+    payload: dict[str, Any] = {"config": cmd.config.snapshot()}
+    terms = getattr(cmd.config.game_impl, "opening_terms", None)
+    if terms is not None:  # Xì Dách: the exact house edge of the terms the table opens with
+        payload["terms"] = terms(rules)
+    d.emit("table_opened", payload)
 
 
 def _insert_shoe(d: Decision, cmd: c.InsertShoe, now: datetime, actor: str) -> None:
@@ -244,7 +250,9 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
         for b in rnd.bets.values()
         if b.parent is None
     ]
-    context = BettingContext(rnd.game_number, dict(d.state.seats_for_round()), placed)
+    context = BettingContext(
+        rnd.game_number, dict(d.state.seats_for_round()), placed, d.state.bank_seat
+    )
     for bet in cmd.bets:
         try:
             intent = Bet(bet.bet_id, bet.account, bet.bet_type, bet.stake, bet.seat)
@@ -290,6 +298,11 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
         answers.append({"key": bet.key, "status": "placed", "bet_id": bet.bet_id})
     d.emit_chunks("bets_placed", "bets", accepted, {"round_id": rnd.round_id}, rnd.round_id)
     d.answer = {"round_id": rnd.round_id, "results": answers}
+    all_bet = getattr(game, "betting_complete", None)  # Xì Dách room: close once all have bet
+    if accepted and all_bet is not None and all_bet(rules, context.seats, placed):
+        answer = d.answer
+        _close_betting(d, c.CloseBetting("every seated player has bet"), now, actor)
+        d.answer = {**answer, "betting_closed": True}
 
 
 def _close_betting(d: Decision, cmd: c.CloseBetting, now: datetime, actor: str) -> None:
@@ -621,6 +634,9 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
         }
         if rnd.moves:
             payload["entered_at"] = sorted(e.index for e in cmd.entered)
+        hidden = _face_down_at(d.state, rnd, cards)
+        if hidden:
+            payload["face_down"] = hidden  # the public stream shows these as null
         d.emit("cards_rearranged", payload, rnd.round_id)
     d.emit(
         "incident_resolved",
@@ -721,6 +737,44 @@ def _set_aside(d: Decision, payload: dict[str, Any]) -> None:
     d.emit("card_set_aside", payload, rnd.round_id)
 
 
+def _result_item(line: Line, bet: Any) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "bet_id": line.stake_id,
+        "account": bet.account,
+        "type": bet.bet_type,
+        "stake": line.stake,
+        "result": line.result,
+        "returned": line.returned,
+    }
+    if line.part != "original":
+        item["part"] = line.part
+    for key in ("seat", "hand", "reason"):
+        if getattr(line, key) is not None:
+            item[key] = getattr(line, key)
+    if line.commission:
+        item["commission"] = line.commission
+    return item
+
+
+def _settle_early(d: Decision) -> None:
+    """Pay the stakes a game settles before the round ends (a Xì Dách check) at once."""
+    rnd = d.state.round
+    assert rnd is not None and rnd.play is not None
+    early = getattr(game_of_round(rnd), "settled_early", None)
+    if early is None:
+        return
+    lines = [ln for ln in early(rnd.play.state) if ln.stake_id in rnd.bets]
+    if lines:
+        results = [_result_item(ln, rnd.bets[ln.stake_id]) for ln in lines]
+        d.emit_chunks(
+            "bets_settled",
+            "results",
+            results,
+            {"round_id": rnd.round_id, "early": True},
+            rnd.round_id,
+        )
+
+
 def _progress(d: Decision, *, resumed: bool = False) -> None:
     """Take the round as far as it goes without a card or a person: cards it cannot take
     by the game's stray-card rule, then settlement once the game says it is complete."""
@@ -745,6 +799,7 @@ def _progress(d: Decision, *, resumed: bool = False) -> None:
             )
             return
     fresh = resumed
+    _settle_early(d)
     while True:
         rnd = d.state.round
         assert rnd is not None and rnd.play is not None
@@ -795,6 +850,7 @@ def _play(
     accepted follow offer) from the account of the bet it belongs to."""
     rnd = d.state.round
     assert rnd is not None and rnd.play is not None
+    before = {s.stake_id for s in game_of_round(rnd).placed_stakes(rnd.play.state)}
     payload: dict[str, Any] = {"round_id": rnd.round_id, **move.to_json(), "by": by}
     if auto is not None:
         payload["auto"] = auto
@@ -802,7 +858,11 @@ def _play(
     rnd = d.state.round
     assert rnd is not None and rnd.play is not None
     game = game_of_round(rnd)
-    added = [s for s in game.placed_stakes(rnd.play.state) if s.stake_id not in rnd.bets]
+    added = [  # stakes the move added (not those a check has already settled)
+        s
+        for s in game.placed_stakes(rnd.play.state)
+        if s.stake_id not in before and s.stake_id not in rnd.bets
+    ]
     if not added:
         return
     items = []
@@ -835,6 +895,33 @@ def _play(
     d.emit("bets_placed", {"round_id": rnd.round_id, "bets": items}, rnd.round_id)
 
 
+def _face_down_at(state: TableState, rnd: Any, cards: list[str]) -> list[int]:
+    """Indexes of ``cards`` that go to a face-down spot (a Xì Dách banker's hole card, a
+    hidden seat), as the game places them in this order with the round's moves."""
+    if rnd.setup is None:
+        return []
+    game, rules = game_of(state)
+    play = game.new_round(rules, rnd.setup)
+    pending = list(rnd.moves)
+    hidden = []
+    for index, code in enumerate(cards):
+        while pending and pending[0][0] <= index:
+            try:
+                play = game.apply(play, pending.pop(0)[1])
+            except RulesRefusal:
+                return hidden
+        spot = game.next(play)
+        if not isinstance(spot, Spot):
+            break
+        if not spot.face_up:
+            hidden.append(index)
+        try:
+            play = game.apply(play, parse_card(code))
+        except RulesRefusal:
+            break
+    return hidden
+
+
 def _expected(state: TableState) -> Any:
     rnd = state.round
     if rnd is None or rnd.play is None:
@@ -855,23 +942,10 @@ def _settle(d: Decision) -> None:
     for line in settlement.lines:
         bet = open_bets.pop(line.stake_id, None)
         if bet is None:
-            continue  # refunded already in the round (an insurance-type wager, rule 5/6)
+            continue  # closed already in the round (rule 5/6 refunds, a Xì Dách check)
         staked += line.stake
         returned += line.returned
-        item: dict[str, Any] = {
-            "bet_id": line.stake_id,
-            "account": bet.account,
-            "type": bet.bet_type,
-            "stake": line.stake,
-            "result": line.result,
-            "returned": line.returned,
-        }
-        if line.part != "original":
-            item["part"] = line.part
-        for key in ("seat", "hand", "reason"):
-            if getattr(line, key) is not None:
-                item[key] = getattr(line, key)
-        results.append(item)
+        results.append(_result_item(line, bet))
     if open_bets:
         raise RuntimeError(f"{game.name} left stakes unsettled: {sorted(open_bets)}")
     d.emit_chunks("bets_settled", "results", results, {"round_id": rnd.round_id}, rnd.round_id)
@@ -893,8 +967,12 @@ def _settle(d: Decision) -> None:
                 rnd.round_id,
             )
     shoe = d.state.shoe
+    fresh = getattr(game, "fresh_deck_each_round", None)
     if shoe is not None and shoe.cut_card_drawn:
         d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": "cut card"})
+    elif shoe is not None and fresh is not None and fresh(game_of(d.state)[1]):
+        reason = "one deck: a fresh deck each round"
+        d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": reason})
 
 
 # -- seats and decisions -----------------------------------------------------------------------
@@ -973,13 +1051,15 @@ def _awaited(d: Decision, actor_name: str) -> Turn:
 def _act(d: Decision, cmd: c.Act, now: datetime, actor: str) -> None:
     _config(d.state)
     turn = _awaited(d, cmd.actor)
-    if cmd.actor not in turn.actors:
-        raise NotYourTurn(f"{cmd.actor} is not to act", awaited=list(turn.actors))
     rnd = d.state.round
     assert rnd is not None and rnd.play is not None
-    _check_player(d.state, cmd.actor, cmd.account)
     game = game_of_round(rnd)
     legal = game.legal_actions(rnd.play.state, cmd.actor)
+    # out of turn only what the game allows anyone at any time (a Xì Dách punter or
+    # seated banker leaving, a privacy flag); every other move waits for the actor's turn
+    if cmd.actor not in turn.actors and not any(m.action == cmd.action for m in legal):
+        raise NotYourTurn(f"{cmd.actor} is not to act", awaited=list(turn.actors))
+    _check_player(d.state, cmd.actor, cmd.account)
     chosen = [
         m
         for m in legal

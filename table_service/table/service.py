@@ -105,6 +105,9 @@ class TableService:
                     reason="round in progress; the recorded configuration stays",
                 )
         await self._void_after_restart()
+        terms = getattr(self.config.game_impl, "opening_terms", None)
+        if terms is not None:
+            log.info("table.terms", table_id=self.table_id, **terms(self.config.rules))
         self._after_commit_effects(resync=True)
         if with_reader and self.config.shoe is not None:
             self._reader_task = asyncio.create_task(self._pump_reader())

@@ -146,6 +146,7 @@ class TableState:
     reader_online: bool = False
     last_seq: int = 0
     seats: Mapping[int, SeatHolder] = field(default_factory=_empty)
+    bank_seat: int | None = None  # a seated bank kept from the last round's result
 
     @property
     def paused(self) -> bool:
@@ -484,7 +485,13 @@ def _card_set_aside(s: TableState, p: Mapping[str, Any]) -> TableState:
 
 def _round_result(s: TableState, p: Mapping[str, Any]) -> TableState:
     rnd = _round(s, p)
-    return replace(s, round=replace(rnd, phase="result", outcome=_frozen(dict(p["outcome"]))))
+    bank = p["outcome"].get("bank") if isinstance(p["outcome"], Mapping) else None
+    bank_seat = bank["seat"] if isinstance(bank, Mapping) and bank.get("keeps_bank") else None
+    return replace(
+        s,
+        round=replace(rnd, phase="result", outcome=_frozen(dict(p["outcome"]))),
+        bank_seat=bank_seat,
+    )
 
 
 def _round_settled(s: TableState, p: Mapping[str, Any]) -> TableState:

@@ -58,6 +58,9 @@ def public_view(event: StoredEvent) -> dict[str, Any] | None:
         data = {k: event.payload.get(k) for k in PUBLIC_FIELDS[event.type]}
         if event.type == "card_dealt" and event.payload.get("face_up") is False:
             data["card"] = None  # dealt face down: the public sees it when it is turned
+        if event.type == "cards_rearranged" and event.payload.get("face_down"):
+            down = set(event.payload["face_down"])
+            data["cards"] = [None if i in down else c for i, c in enumerate(data["cards"])]
         if event.type == "action_taken" and str(data.get("actor", "")).startswith("behind:"):
             data["actor"] = "behind"  # a bet-behind answer: the bet id stays private
         if event.type == "decision_awaited":

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,9 +12,36 @@ import pytest
 from table_service.rules.cards import parse_cards
 from table_service.rules.xidach.actions import Deal
 from table_service.rules.xidach.engine import apply, new_round
-from table_service.rules.xidach.profile import load_profile
+from table_service.rules.xidach.profile import Profile, load_profile, profile_from_dict
 from table_service.rules.xidach.replay import handle_line
-from table_service.rules.xidach.state import RoundState, SeatBet
+from table_service.rules.xidach.state import RoundState, SeatBet, TableLimits
+
+PROFILES_DIR = Path(__file__).parents[2] / "table_service/rules/xidach/profiles"
+# A seated banker for profile variants: the banker's own rules (stand at 15, checks) are
+# choices only a seated banker makes; the house follows its published policy.
+SEATED = {"seat": 9, "balance": 1_000_000}
+TABLE = {"min_bet": 100, "max_bet": 10_000}
+SEATED_KW: dict[str, Any] = {
+    "banker_seat": 9,
+    "banker_balance": 1_000_000,
+    "limits": TableLimits(100, 10_000),
+}
+
+
+def profile_data(name: str) -> dict[str, Any]:
+    return tomllib.loads((PROFILES_DIR / f"{name}.toml").read_text("utf-8"))
+
+
+def seated_variant(name: str, **banker: Any) -> Profile:
+    """A shipped profile that also allows a seated banker (same name, same rules)."""
+    data = profile_data(name)
+    data["banker_modes"] = ["house", "seated"]
+    data["banker"].update(banker)
+    return profile_from_dict(data)
+
+
+def _profile(profile: str | Profile) -> Profile:
+    return profile if isinstance(profile, Profile) else load_profile(profile)
 
 
 @pytest.fixture
@@ -20,21 +49,27 @@ def play() -> Callable[..., dict[str, Any]]:
     """Settle one round through the settle command's code and return its output line."""
 
     def _play(
-        profile: str,
+        profile: str | Profile,
         cards: Sequence[str],
         decisions: Sequence[dict[str, Any]] = (),
         stakes: Sequence[int] = (1000,),
         **extra: Any,
     ) -> dict[str, Any]:
+        chosen = _profile(profile)
+        if (
+            chosen.banker_modes == {"house", "seated"}
+            and "seated" not in load_profile(chosen.name).banker_modes
+        ):
+            extra = {"banker": SEATED, "table": TABLE, **extra}
         request: dict[str, Any] = {
             "round": "t",
-            "profile": profile,
+            "profile": chosen.name,
             "cards": list(cards),
             "seats": [{"seat": i + 1, "stake": s} for i, s in enumerate(stakes)],
             "decisions": list(decisions),
             **extra,
         }
-        return handle_line(request, None)
+        return handle_line(request, chosen)
 
     return _play
 
@@ -44,10 +79,19 @@ def dealt() -> Callable[..., RoundState]:
     """A round of ``profile`` with the given cards dealt through the engine."""
 
     def _dealt(
-        profile: str, cards: Sequence[str], stakes: Sequence[int] = (1000,), **kwargs: Any
+        profile: str | Profile,
+        cards: Sequence[str],
+        stakes: Sequence[int] = (1000,),
+        **kwargs: Any,
     ) -> RoundState:
+        chosen = _profile(profile)
+        if (
+            chosen.banker_modes == {"house", "seated"}
+            and "seated" not in load_profile(chosen.name).banker_modes
+        ):
+            kwargs = {**SEATED_KW, **kwargs}
         bets = [SeatBet(i + 1, s) for i, s in enumerate(stakes)]
-        state = new_round(load_profile(profile), bets, **kwargs)
+        state = new_round(chosen, bets, **kwargs)
         for card in parse_cards(cards):
             state = apply(state, Deal(card))
         return state

@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 from table_service.rules.cards import parse_card
-from table_service.rules.xidach.actions import BANKER, Check, Deal, HandRef, Hit, Stand
+from table_service.rules.xidach.actions import (
+    BANKER,
+    Check,
+    Deal,
+    HandRef,
+    Hit,
+    NoDecision,
+    Stand,
+)
 from table_service.rules.xidach.engine import apply, awaiting, legal_actions, new_round
 from table_service.rules.xidach.errors import (
     ActionNotAllowedError,
@@ -16,12 +24,18 @@ from table_service.rules.xidach.errors import (
     DuplicateCardError,
     ForcedDrawError,
     HitOn21Error,
+    HousePolicyError,
     NotYourTurnError,
 )
+from table_service.rules.xidach.policy import house_step
 from table_service.rules.xidach.profile import load_profile, load_profile_file, profile_from_dict
 from table_service.rules.xidach.state import Phase, SeatBet
+from tests.xidach.conftest import SEATED_KW, seated_variant
 
 CLASSIC = load_profile("classic")
+# The banker's own rules (stand from 15, check from 15) bind a banker who decides; in a
+# live studio the house does not decide, so they are exercised with a seated banker.
+SEATED_CLASSIC = seated_variant("classic")
 P1, P2 = HandRef(1), HandRef(2)
 
 
@@ -41,8 +55,8 @@ def test_decks_are_configurable(tmp_path: Path, dealt):
 def test_two_cards_each_and_up_to_three_more(play):
     out = play(
         "classic",
-        ["2S", "TC", "3H", "6D", "2C", "3C", "4C"],  # 5, then 7, 10, 14 with five cards
-        [{"seat": 1, "action": "hit"}] * 3 + [{"seat": "banker", "action": "stand"}],
+        ["2S", "TC", "3H", "7D", "2C", "3C", "4C"],  # 5, then 7, 10, 14 with five cards
+        [{"seat": 1, "action": "hit"}] * 3 + [{"seat": "banker", "action": "check"}],
     )
     assert len(out["hands"][0]["cards"]) == 5
     assert out["hands"][0]["classification"] == "ngu_linh"
@@ -58,12 +72,31 @@ def test_a_punter_may_stand_only_at_16_or_more(dealt):
 
 
 def test_the_banker_may_stand_and_check_only_at_15_or_more(dealt):
-    state = apply(dealt("classic", ["TS", "TC", "9H", "4D"]), Stand(P1))  # banker 14
+    state = apply(dealt(SEATED_CLASSIC, ["TS", "TC", "9H", "4D"]), Stand(P1))  # banker 14
     for action in (Stand(BANKER), Check(1), Check(None)):
         with pytest.raises((ForcedDrawError, CheckNotAllowedError)):
             apply(state, action)
     state = apply(apply(state, Hit(BANKER)), Deal(parse_card("AH")))  # 14 + A(1) = 15
     assert apply(state, Check(1)).phase is Phase.SETTLED
+
+
+@pytest.mark.parametrize("second", ["5D", "6D"])
+def test_the_house_banker_draws_at_15_and_16(dealt, second):
+    """The deviation fixed: the house may not stand or check at 15 or 16 (seed 002 §3.4)."""
+    state = apply(dealt("classic", ["TS", "TC", "9H", second]), Stand(P1))  # banker 15 / 16
+    assert house_step(state).text == "draw"
+    assert legal_actions(state, BANKER) == (Hit(BANKER), NoDecision(BANKER))
+    for action in (Stand(BANKER), Check(1), Check(None)):
+        with pytest.raises(HousePolicyError, match="draw"):
+            apply(state, action)
+    state = apply(apply(state, Hit(BANKER)), Deal(parse_card("2H")))  # 17 / 18
+    assert house_step(state).text == "check all"
+    assert legal_actions(state, BANKER) == (NoDecision(BANKER), Check(None))
+    for action in (Hit(BANKER), Stand(BANKER), Check(1)):
+        with pytest.raises(HousePolicyError, match="check all"):
+            apply(state, action)
+    done = apply(state, Check(None))
+    assert done.phase is Phase.SETTLED and done.hands[0].result.basis.value == "check"
 
 
 def test_house_banker_timeout_draws_until_17(play):
@@ -132,7 +165,7 @@ def test_a_banker_natural_stops_the_round(play, punter, result, returned):
 
 def test_check_one_punter_then_go_on_drawing(play):
     out = play(
-        "classic",
+        SEATED_CLASSIC,
         ["TS", "9D", "TC", "7H", "8S", "5D", "KH"],  # punters 17, 17; banker 15
         [
             {"seat": 1, "action": "stand"},
@@ -162,7 +195,7 @@ def test_check_all(play):
 
 
 def test_a_checked_seat_cannot_be_checked_again(dealt):
-    state = dealt("classic", ["TS", "9D", "TC", "7H", "8S", "8D"], [1000, 1000])
+    state = dealt(SEATED_CLASSIC, ["TS", "9D", "TC", "7H", "8S", "8D"], [1000, 1000])
     state = apply(apply(apply(state, Stand(P1)), Stand(P2)), Check(2))
     with pytest.raises(ActionNotAllowedError):
         apply(state, Check(2))
@@ -170,7 +203,7 @@ def test_a_checked_seat_cannot_be_checked_again(dealt):
 
 def test_the_banker_at_15_beats_a_bust_and_loses_to_16(play):
     out = play(
-        "classic",
+        SEATED_CLASSIC,
         ["TS", "9D", "TC", "6H", "7S", "5D", "KS"],  # 16; 16 -> bust; banker 15
         [
             {"seat": 1, "action": "stand"},
@@ -194,14 +227,14 @@ def test_wins_pay_1x_and_naturals_1_5x(play):
     out = play(
         "classic",
         ["AS", "TS", "TC", "KH", "9H", "8D"],  # Xì Dách; 19; banker 18
-        [{"seat": 2, "action": "stand"}, {"seat": "banker", "action": "stand"}],
+        [{"seat": 2, "action": "stand"}, {"seat": "banker", "action": "check"}],
         [1000, 1000],
     )
     assert [h["returned"] for h in out["hands"]] == [2500, 2000]
 
 
 def test_the_banker_is_refused_a_hit_on_21_too(dealt):
-    state = apply(dealt("classic", ["TS", "AC", "9H", "5D"]), Stand(P1))  # banker A+5
+    state = apply(dealt(SEATED_CLASSIC, ["TS", "AC", "9H", "5D"]), Stand(P1))  # banker A+5
     state = apply(apply(state, Hit(BANKER)), Deal(parse_card("6C")))  # Ace as 10: 21
     assert state.banker.value(CLASSIC).total == 21
     with pytest.raises(HitOn21Error):
@@ -212,8 +245,9 @@ def test_the_banker_is_refused_a_hit_on_21_too(dealt):
 def test_a_profile_may_forbid_drawing_after_a_check(dealt):
     data = tomllib.loads(Path("table_service/rules/xidach/profiles/classic.toml").read_text())
     data["banker"]["draw_after_check"] = False
+    data["banker_modes"] = ["house", "seated"]
     strict = profile_from_dict(data)
-    state = new_round(strict, [SeatBet(1, 100), SeatBet(2, 100)])
+    state = new_round(strict, [SeatBet(1, 100), SeatBet(2, 100)], **SEATED_KW)
     for code in ["TS", "9D", "TC", "7H", "8S", "5D"]:
         state = apply(state, Deal(parse_card(code)))
     state = apply(apply(apply(state, Stand(P1)), Stand(P2)), Check(1))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,8 @@ ROUND = {
         {"seat": 2, "hand": 1, "action": "hit"},
         {"seat": 1, "hand": 1, "action": "stand"},
         {"seat": 2, "hand": 1, "action": "stand"},
-        {"seat": "banker", "action": "check", "target": 2},
-        {"seat": "banker", "action": "hit"},
-        {"seat": "banker", "action": "stand"},
+        {"seat": "banker", "action": "hit"},  # the house draws on 15 (its policy: to 17)
+        {"seat": "banker", "action": "check", "target": "all"},  # 18: checks everyone
     ],
 }
 
@@ -46,8 +46,8 @@ def test_settle_one_line_per_input_line_errors_in_place():
     )
     assert len(out) == 4
     assert out[0]["bets"] == [
-        {"id": "b1", "seat": 1, "stake": 1000, "returned": 2000},
-        {"id": "b2", "seat": 2, "stake": 500, "returned": 1000},
+        {"id": "b1", "seat": 1, "stake": 1000, "returned": 2000, "commission": 0},
+        {"id": "b2", "seat": 2, "stake": 500, "returned": 1000, "commission": 0},
     ]
     assert out[0]["banker"] == {
         "seat": "house",
@@ -95,12 +95,13 @@ def test_settle_unknown_profile_is_a_usage_error():
 
 
 def test_settle_accepts_ten_as_10():
-    line = {**ROUND, "cards": ["10S", "5H", "7D", "9S", "6H", "8D", "KC"]}
+    line = {**ROUND, "cards": ["10S", "5H", "7D", "9S", "6H", "8D", "KC", "2D"]}
     line["decisions"] = [
         {"seat": 1, "action": "stand"},
         {"seat": 2, "action": "hit"},
         {"seat": 2, "action": "stand"},
-        {"seat": "banker", "action": "stand"},
+        {"seat": "banker", "action": "hit"},
+        {"seat": "banker", "action": "check"},
     ]
     (out,) = settle_lines(["--profile", "classic"], [line])
     assert out["hands"][0]["cards"] == ["TS", "9S"]
@@ -110,11 +111,12 @@ def test_settle_with_a_rules_file(tmp_path: Path):
     text = Path("table_service/rules/xidach/profiles/classic.toml").read_text()
     custom = tmp_path / "generous.toml"
     custom.write_text(text.replace("natural = [3, 2]", "natural = [2, 1]"))
-    line = {**ROUND, "cards": ["AS", "5H", "7D", "KH", "6H", "8D", "KC"]}
+    line = {**ROUND, "cards": ["AS", "5H", "7D", "KH", "6H", "8D", "KC", "4C"]}
     line["decisions"] = [
         {"seat": 2, "action": "hit"},
         {"seat": 2, "action": "stand"},
-        {"seat": "banker", "action": "stand"},
+        {"seat": "banker", "action": "hit"},
+        {"seat": "banker", "action": "check"},
     ]
     (out,) = settle_lines(["--rules", str(custom)], [line])
     assert out["hands"][0]["returned"] == 3000  # natural pays 2:1 at this table
@@ -147,9 +149,35 @@ def test_rtp_json_is_seeded_and_independent_of_workers():
     assert report == json.loads(two.stdout)
     main = report["bets"]["main"]
     assert report["game"] == "xidach" and report["rounds"] == 3000
-    assert main["ci95"][0] < main["house_edge"] < main["ci95"][1]
+    # the exact edge (deck enumeration) must lie in the simulation's CI: a real cross-check
+    assert main["ci95"][0] < main["exact_house_edge"] < main["ci95"][1]
+    assert main["exact_within_ci95"] is True
+    assert main["exact_house_edge"] == pytest.approx(-0.02341573, abs=1e-8)
     assert math.isclose(main["rtp"], 1 - main["house_edge"], abs_tol=1e-6)
     assert math.isclose(sum(o["probability"] for o in main["outcomes"]), 1, abs_tol=1e-5)
+
+
+def test_rtp_exact_json_and_commission(tmp_path: Path):
+    result = runner.invoke(app, ["rtp", "xidach", "-p", "room", "--exact", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    main = report["bets"]["main"]
+    assert (report["method"], report["commission"]) == ("exact", "0")
+    assert main["house_edge"] == pytest.approx(-0.02544772, abs=1e-8)
+    share = Fraction(main["commission_for_1pct"])
+    text = Path("table_service/rules/xidach/profiles/room.toml").read_text()
+    taxed = tmp_path / "room-commission.toml"
+    taxed.write_text(
+        text.replace(
+            "commission = [0, 100]", f"commission = [{share.numerator}, {share.denominator}]"
+        )
+    )
+    result = runner.invoke(app, ["rtp", "xidach", "--rules", str(taxed), "--exact", "--json"])
+    with_commission = json.loads(result.stdout)["bets"]["main"]
+    assert with_commission["house_edge"] >= 0.01
+    assert with_commission["house_edge_before_commission"] == main["house_edge"]
+    result = runner.invoke(app, ["rtp", "xidach", "-p", "room", "--exact"])
+    assert "commission for an edge of +1 %" in result.stdout
 
 
 def test_rtp_table_output():

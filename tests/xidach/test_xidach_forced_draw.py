@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from table_service.rules.cards import parse_card
-from table_service.rules.xidach.actions import BANKER, Check, Deal, HandRef, Hide, Hit, Stand
+from table_service.rules.xidach.actions import (
+    BANKER,
+    Check,
+    Deal,
+    HandRef,
+    Hide,
+    Hit,
+    NoDecision,
+    Stand,
+)
 from table_service.rules.xidach.engine import (
     apply,
     awaiting,
@@ -13,12 +22,21 @@ from table_service.rules.xidach.engine import (
     new_round,
     next_card_target,
 )
-from table_service.rules.xidach.errors import ForcedDrawError, ForcedStandError, NotYourTurnError
-from table_service.rules.xidach.profile import load_profile
+from table_service.rules.xidach.errors import (
+    ForcedDrawError,
+    ForcedStandError,
+    HousePolicyError,
+    NotYourTurnError,
+)
+from table_service.rules.xidach.policy import house_step
+from table_service.rules.xidach.profile import load_profile, profile_from_dict
 from table_service.rules.xidach.state import Phase, SeatBet, Target
+from table_service.rules.xidach.timers import clock
 from table_service.rules.xidach.view import public_view
+from tests.xidach.conftest import profile_data, seated_variant
 
 FORCED = load_profile("forced-draw")
+SEATED_FORCED = seated_variant("forced-draw")  # the banker's own choices (checks) need a player
 P1 = HandRef(1)
 
 
@@ -51,7 +69,7 @@ def test_at_most_three_draws_then_the_hand_is_complete(play):
     out = play(
         "forced-draw",
         ["2S", "TC", "3H", "8D", "2C", "3C", "4C"],  # 5 -> 7 -> 10 -> 14 with five cards
-        [{"seat": 1, "action": "hit"}] * 3 + [{"seat": "banker", "action": "stand"}],
+        [{"seat": 1, "action": "hit"}] * 3 + [{"seat": "banker", "action": "check"}],
     )
     hand = out["hands"][0]
     assert (len(hand["cards"]), hand["classification"], hand["result"]) == (5, "ngu_linh", "win")
@@ -81,14 +99,31 @@ def test_timeout_draws_until_over_17(play):
     out = play(
         "forced-draw",
         ["TS", "TC", "7H", "8D", "AD", "2C"],  # 17 -> A (1) = 18 -> stands
-        [{"seat": 1, "action": "no_decision"}, {"seat": "banker", "action": "stand"}],
+        [{"seat": 1, "action": "no_decision"}, {"seat": "banker", "action": "check"}],
     )
     assert (out["hands"][0]["cards"], out["hands"][0]["total"]) == (["TS", "7H", "AD"], 18)
     assert out["unused_cards"] == ["2C"]
 
 
-def test_timer_is_15_seconds():
-    assert (FORCED.punter.timer_s, FORCED.punter.auto_stand_at) == (15, 18)
+def test_each_punter_turn_has_its_own_15_s_timer_and_its_expiry_draws_past_17(dealt):
+    state = dealt("forced-draw", ["TS", "9D", "TC", "3H", "4S", "7D"], [100, 100])  # 13, 13
+    first = clock(state)  # counter-clockwise: seat 2 first
+    assert (first.seconds, first.actors) == (15, (HandRef(2),))
+    state = apply(apply(state, Hit(HandRef(2))), Deal(parse_card("2C")))  # 15; seat 1's turn
+    second = clock(state)
+    assert second.actors == (P1,) and second.key != first.key
+    for action in second.on_expiry:  # seat 1 timed out: drawn until over 17
+        state = apply(state, action)
+    state = apply(state, Deal(parse_card("AC")))  # 9 + 4 + A = 14 (no Ace value fits)
+    third = clock(state)  # one card per turn: seat 2 again, with a new 15 s
+    assert third.actors == (HandRef(2),) and third.key not in (first.key, second.key)
+    state = apply(apply(state, Hit(HandRef(2))), Deal(parse_card("5C")))  # seat 2: 20
+    assert next_card_target(state) == Target(1, 1, True)  # seat 1 plays on by itself: 14
+    state = apply(state, Deal(parse_card("6C")))  # seat 1: 20, drawn past 17
+    assert clock(state).actors == (HandRef(2),)  # seat 2 must stand on 20
+    state = apply(state, Stand(HandRef(2)))
+    assert state.hands[1].stood and state.hands[1].value(FORCED).total == 20  # by itself
+    assert awaiting(state) == BANKER
 
 
 @pytest.mark.parametrize(
@@ -113,7 +148,7 @@ def test_a_banker_natural_wins_against_all_but_equal_or_higher(play, punter, res
 def test_banker_checks_one_at_more_than_15_then_draws_again(play):
     # seats 2 then 1 (counter-clockwise): seat 2 17, seat 1 bust; banker 16
     out = play(
-        "forced-draw",
+        SEATED_FORCED,
         ["9D", "TS", "TC", "8S", "5H", "6D", "KH", "3C"],
         [
             {"seat": 2, "action": "stand"},
@@ -130,10 +165,34 @@ def test_banker_checks_one_at_more_than_15_then_draws_again(play):
 
 
 def test_the_banker_may_not_check_at_15(dealt):
-    state = apply(dealt("forced-draw", ["TS", "TC", "8H", "5D"]), Stand(P1))  # banker 15
-    assert kinds(legal_actions(state, BANKER)) == {"Hit", "NoDecision"}
+    state = apply(dealt(SEATED_FORCED, ["TS", "TC", "8H", "5D"]), Stand(P1))  # banker 15
+    assert kinds(legal_actions(state, BANKER)) == {"Hit", "NoDecision", "Leave"}
     state = apply(apply(state, Hit(BANKER)), Deal(parse_card("AC")))  # 16
     assert apply(state, Check(1)).phase is Phase.SETTLED
+
+
+def test_the_house_banker_draws_to_17_then_checks_all(dealt):
+    state = apply(dealt("forced-draw", ["TS", "TC", "8H", "6D"]), Stand(P1))  # banker 16
+    assert legal_actions(state, BANKER) == (Hit(BANKER), NoDecision(BANKER))
+    state = apply(apply(state, Hit(BANKER)), Deal(parse_card("AC")))  # 17
+    assert legal_actions(state, BANKER) == (NoDecision(BANKER), Check(None))
+
+
+def test_a_beaten_check_policy_checks_a_bust_seat_before_drawing(dealt):
+    data = profile_data("forced-draw")
+    data["house_policy"]["check_before_draw"] = "beaten"
+    beaten = profile_from_dict(data)
+    # seats 2 then 1: seat 2 stands on 17, seat 1 busts (unsettled: shown at the check)
+    state = dealt(beaten, ["9D", "TS", "TC", "8S", "5H", "6D"], [100, 100])
+    state = apply(apply(state, Stand(HandRef(2))), Hit(P1))
+    state = apply(state, Deal(parse_card("KH")))  # seat 1: 25
+    step = house_step(state)
+    assert (step.kind, step.seat, step.text) == ("check", 1, "check seat 1")  # 16 beats a bust
+    with pytest.raises(HousePolicyError, match="check seat 1"):
+        apply(state, Hit(BANKER))
+    state = apply(state, Check(1))
+    assert state.hands[1].result.result.value == "lose"
+    assert house_step(state).text == "draw"  # 16 does not beat seat 2's 17: draw on
 
 
 def test_a_bust_banker_shows_to_every_remaining_punter(play):
@@ -153,7 +212,7 @@ def test_a_bust_banker_shows_to_every_remaining_punter(play):
 
 
 def test_privacy_hides_cards_from_spectators_until_settled(dealt):
-    state = dealt("forced-draw", ["TS", "9D", "TC", "7H", "8S", "6D"], [100, 100])
+    state = dealt("forced-draw", ["TS", "9D", "TC", "7H", "8S", "7D"], [100, 100])
     state = apply(state, Hide(1))
     view = public_view(state)
     assert [h["cards"] for h in view["hands"]] == [["TS", "7H"], ["XX", "XX"]]  # seats 2, 1
@@ -167,7 +226,7 @@ def test_privacy_flag_at_bet_time(play):
     out = play(
         "forced-draw",
         ["TS", "TC", "8H", "8D"],
-        [{"seat": 1, "action": "stand"}, {"seat": "banker", "action": "stand"}],
+        [{"seat": 1, "action": "stand"}, {"seat": "banker", "action": "check"}],
     )
     assert out["hands"][0]["result"] == "push"
     state = new_round(FORCED, [SeatBet(1, 100, hidden=True)])
@@ -178,7 +237,7 @@ def test_naturals_pay_1_5x_wins_1x(play):
     out = play(
         "forced-draw",
         ["AS", "9D", "TC", "KH", "9H", "8D"],  # seat 2 Xì Dách, seat 1 18, banker 18
-        [{"seat": 1, "action": "stand"}, {"seat": "banker", "action": "stand"}],
+        [{"seat": 1, "action": "stand"}, {"seat": "banker", "action": "check"}],
         [1000, 1000],
     )
     assert [(h["seat"], h["returned"]) for h in out["hands"]] == [(2, 2500), (1, 1000)]

@@ -7,12 +7,13 @@ timeouts, leaving and the seated banker's cover.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from table_service.rules.cards import Card, standard_deck
+from table_service.rules.cards import Card, parse_cards, standard_deck
 from table_service.rules.xidach.actions import (
     BANKER,
     Action,
@@ -37,21 +38,28 @@ from table_service.rules.xidach.engine import (
 )
 from table_service.rules.xidach.errors import ForcedDrawError, XiDachError
 from table_service.rules.xidach.hands import NATURALS, Kind, Outcome, classify, compare, rank_key
-from table_service.rules.xidach.profile import load_profile
+from table_service.rules.xidach.policy import house_step
+from table_service.rules.xidach.profile import load_profile, profile_from_dict
 from table_service.rules.xidach.replay import handle_line
 from table_service.rules.xidach.settlement import settle
 from table_service.rules.xidach.state import Basis, Phase, Result, RoundState, SeatBet, TableLimits
+from table_service.rules.xidach.view import view
+from tests.xidach.conftest import profile_data
 
 PROFILES = [load_profile(n) for n in ("room", "classic", "forced-draw")]
 DECK = standard_deck()
 LIMITS = TableLimits(100, 5000)
+_taxed = profile_data("room")
+_taxed["payouts"]["commission"] = [3, 100]
+# rounds are also played with a commission, so the money properties cover that line
+ROUND_PROFILES = [*PROFILES, profile_from_dict(_taxed)]
 
 hands = st.lists(st.sampled_from(DECK), min_size=2, max_size=5, unique=True)
 
 
 @st.composite
 def round_setup(draw: st.DrawFn) -> tuple[RoundState, list[Card]]:
-    profile = draw(st.sampled_from(PROFILES))
+    profile = draw(st.sampled_from(ROUND_PROFILES))
     n = draw(st.integers(1, min(4, profile.max_punters)))
     seats = draw(st.lists(st.integers(1, 9), min_size=n, max_size=n, unique=True))
     stakes = draw(st.lists(st.integers(LIMITS.min_bet, LIMITS.max_bet), min_size=n, max_size=n))
@@ -120,7 +128,7 @@ def test_settlement_conserves_money(setup, data):
     final, _, _ = play_randomly(state, deck, data)
     result = settle(final)
     for h in result.hands:
-        assert h.returned + h.shortfall == h.owed
+        assert h.returned + h.shortfall + h.commission == h.owed
         assert 0 <= h.returned <= h.owed
         if h.result is Result.LOSE:
             assert h.owed == 0
@@ -137,7 +145,8 @@ def test_settlement_conserves_money(setup, data):
         assert bank.balance_after >= 0
         # what the punters take out is exactly what the banker's balance lost
         assert (
-            result.total_returned + bank.balance_after == result.total_staked + bank.balance_before
+            result.total_returned + result.total_commission + bank.balance_after
+            == result.total_staked + bank.balance_before
         )
         assert bank.shortfall == sum(h.shortfall for h in result.hands)
         if bank.shortfall:
@@ -184,11 +193,11 @@ def test_every_refusal_is_typed_and_the_replay_agrees_with_the_engine(setup, dat
         except XiDachError as exc:
             assert exc.reason
     request = _to_request(state, log)
-    out = handle_line(request, None)
+    out = handle_line(request, state.profile)  # a variant may share a shipped name
     expected = settle(final)
-    assert [(h["seat"], h["hand"], h["result"], h["returned"]) for h in out["hands"]] == [
-        (h.seat, h.hand, h.result.value, h.returned) for h in expected.hands
-    ]
+    assert [
+        (h["seat"], h["hand"], h["result"], h["returned"], h["commission"]) for h in out["hands"]
+    ] == [(h.seat, h.hand, h.result.value, h.returned, h.commission) for h in expected.hands]
 
 
 def _all_candidates(state: RoundState) -> list[Action]:
@@ -240,14 +249,35 @@ def _to_request(start: RoundState, log: list[Action]) -> dict[str, Any]:
     return request
 
 
+# The ranking as the contract (rules/xidach.md) states it, strongest first, written
+# independently of ``rank_key``; ties inside a class go by total (lower for Ngũ Linh).
+CONTRACT_ORDER = {
+    "room": ["xi_bang", "xi_dach", "ngu_linh", "du_tuoi", "non", "quac"],
+    "classic": ["xi_bang", "xi_dach", "ngu_linh", "du_tuoi", "non", "quac"],
+    "forced-draw": ["xi_bang", "xi_dach", "ngu_linh", "du_tuoi", "quac", "non"],
+}
+
+
+def contract_outcome(punter, banker, profile) -> Outcome:
+    if punter.kind is Kind.QUAC and banker.kind is Kind.QUAC:
+        return Outcome.PUSH if profile.ranking.bust_vs_bust == "push" else Outcome.LOSE
+    order = CONTRACT_ORDER[profile.name]
+    i, j = order.index(punter.kind.value), order.index(banker.kind.value)
+    if i != j:
+        return Outcome.WIN if i < j else Outcome.LOSE
+    if punter.kind in (Kind.XI_BANG, Kind.XI_DACH, Kind.QUAC):
+        return Outcome.PUSH
+    mine, theirs = punter.total, banker.total
+    if punter.kind is Kind.NGU_LINH:  # two Ngũ Linh: the lower total wins
+        mine, theirs = -mine, -theirs
+    return Outcome.WIN if mine > theirs else Outcome.LOSE if mine < theirs else Outcome.PUSH
+
+
 @given(st.sampled_from(PROFILES), hands, hands, hands)
-def test_the_ranking_is_a_total_preorder(profile, a, b, c):
+def test_compare_follows_the_contract_ranking_and_is_transitive(profile, a, b, c):
     va, vb, vc = (classify(h, profile) for h in (a, b, c))
-    ka, kb, kc = (rank_key(v, profile) for v in (va, vb, vc))
-    assert ka <= kb or kb <= ka  # total
-    if ka <= kb and kb <= kc:
-        assert ka <= kc  # transitive
     ab, ba = compare(va, vb, profile), compare(vb, va, profile)
+    assert ab == contract_outcome(va, vb, profile)
     if va.kind is Kind.QUAC and vb.kind is Kind.QUAC:
         assert ab == ba  # both busted: the profile's rule, the same either way round
     else:
@@ -256,7 +286,31 @@ def test_the_ranking_is_a_total_preorder(profile, a, b, c):
             (Outcome.LOSE, Outcome.WIN),
             (Outcome.PUSH, Outcome.PUSH),
         }
+        ka, kb = rank_key(va, profile), rank_key(vb, profile)
         assert (ab is Outcome.WIN) == (ka > kb)
+    bc, ac = compare(vb, vc, profile), compare(va, vc, profile)
+    if ab is Outcome.WIN and bc is Outcome.WIN:
+        assert ac is Outcome.WIN  # beating a hand that beats c beats c
+    if ab is Outcome.PUSH and bc is Outcome.PUSH and Kind.QUAC not in (va.kind, vb.kind):
+        assert ac is Outcome.PUSH
+
+
+def test_the_contract_ranking_on_known_hands():
+    """Hands where the profiles disagree: a non (15) against a bust."""
+    room, classic, forced = PROFILES
+    non, bust = (
+        classify(parse_cards(["TS", "5D"]), room),
+        classify(parse_cards(["TS", "5D", "KH"]), room),
+    )
+    assert compare(non, bust, room) is Outcome.WIN
+    assert compare(non, bust, classic) is Outcome.WIN
+    assert compare(non, bust, forced) is Outcome.LOSE  # "giằng non" loses even to a bust
+    low, high = (
+        classify(parse_cards(c), forced)
+        for c in (["AS", "2D", "3H", "4C", "5S"], ["2S", "3D", "4H", "5C", "6S"])
+    )
+    assert (low.kind, high.kind) == (Kind.NGU_LINH, Kind.NGU_LINH)
+    assert compare(low, high, forced) is Outcome.WIN  # the lower Ngũ Linh wins
 
 
 @given(st.sampled_from(PROFILES), hands)
@@ -266,3 +320,39 @@ def test_the_best_total_never_busts_when_a_choice_fits(profile, cards):
     assert value.total >= low  # an Ace is never worth less than 1
     if low <= 21:
         assert value.total <= 21
+
+
+@settings(max_examples=100)
+@given(round_setup(), st.data())
+def test_the_house_banker_has_exactly_one_move(setup, data):
+    state, deck = setup
+    _, _, seen = play_randomly(state, deck, data)
+    for s in seen:
+        step = house_step(s)
+        if awaiting(s) != BANKER or s.banker.seated:
+            assert step is None
+            continue
+        moves = [a for a in legal_actions(s, BANKER) if not isinstance(a, NoDecision | Leave)]
+        assert moves == [step.action], (step, moves)
+        total = s.banker.value(s.profile).total
+        policy = s.profile.house_policy
+        assert (step.kind == "draw") == (total < policy.draw_below) or step.kind == "check"
+
+
+@settings(max_examples=100)
+@given(round_setup(), st.data())
+def test_the_public_view_never_shows_a_hidden_card(setup, data):
+    state, deck = setup
+    _, _, seen = play_randomly(state, deck, data)
+    for s in seen:
+        text = json.dumps(view(s, "public"))
+        secret = []
+        if not s.banker.revealed and s.phase is not Phase.SETTLED:
+            secret += s.banker.cards[: s.profile.banker_face_down]
+        hidden = {x.seat for x in s.seats if x.hidden}
+        secret += [c for h in s.hands if h.seat in hidden and h.result is None for c in h.cards]
+        for card in secret:
+            assert f'"{card.code}"' not in text, (card, text)
+        staff = json.dumps(view(s, "dealer"))
+        for card in s.dealt:  # the dealer (and the audit log) always see every card
+            assert f'"{card.code}"' in staff

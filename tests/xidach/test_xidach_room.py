@@ -18,7 +18,14 @@ from table_service.rules.xidach.actions import (
     Stand,
     Surrender,
 )
-from table_service.rules.xidach.bank import can_take_bank, keeps_bank, next_banker, take_bank
+from table_service.rules.xidach.bank import (
+    after_round,
+    can_take_bank,
+    keeps_bank,
+    next_banker,
+    take_bank,
+    unseated_for_not_betting,
+)
 from table_service.rules.xidach.engine import apply, awaiting, new_round, next_card_target
 from table_service.rules.xidach.errors import (
     ActionNotAllowedError,
@@ -34,7 +41,9 @@ from table_service.rules.xidach.errors import (
 )
 from table_service.rules.xidach.profile import load_profile
 from table_service.rules.xidach.state import Phase, SeatBet, TableLimits, Target
+from table_service.rules.xidach.timers import clock
 from table_service.rules.xidach.view import public_view
+from tests.xidach.conftest import SEATED_KW
 
 ROOM = load_profile("room")
 P1 = HandRef(1)
@@ -72,7 +81,7 @@ def test_seated_banker_play_starts_with_the_seat_after_the_banker():
 
 
 def test_banker_may_hit_only_below_17_and_must_stand_on_17(dealt):
-    state = dealt("room", ["TS", "TC", "9H", "6D"])  # punter 19, banker 16
+    state = dealt("room", ["TS", "TC", "9H", "6D"], **SEATED_KW)  # punter 19, banker 16
     state = apply(state, Stand(P1))
     with pytest.raises(ForcedDrawError):
         apply(state, Stand(BANKER))
@@ -128,7 +137,9 @@ def test_split_two_hands_second_stake_one_card_each_left_first(play, dealt):
     left, right = out["hands"]
     assert (left["cards"], left["total"], left["result"]) == (["8S", "3C", "9S"], 20, "win")
     assert (right["cards"], right["total"], right["result"]) == (["8H", "KD"], 18, "win")
-    assert out["bets"] == [{"id": None, "seat": 1, "stake": 2000, "returned": 4000}]
+    assert out["bets"] == [
+        {"id": None, "seat": 1, "stake": 2000, "returned": 4000, "commission": 0}
+    ]
 
 
 @pytest.mark.parametrize("pair", [["8S", "9H"], ["KS", "QH"]])
@@ -375,13 +386,54 @@ def test_room_has_no_privacy_flag(dealt):
         apply(state, Hide(1))
 
 
-def test_room_timers_and_round_start_are_profile_data():
-    assert (ROOM.punter.timer_s, ROOM.punter.timer_scope, ROOM.banker.timer_s) == (
-        30,
-        "all_punters",
-        20,
-    )
+def test_one_shared_30_s_timer_for_all_punters_then_20_s_for_the_banker(dealt):
+    # seat 1: 20, seat 2: 13, banker 17 (dealt seat 1, seat 2, banker, twice)
+    state = dealt("room", ["TS", "TD", "TC", "TH", "3H", "7D"], [100, 100], **SEATED_KW)
+    running = clock(state)
+    assert (running.key, running.seconds) == ("punters", 30)
+    assert running.actors == (P1, HandRef(2))
+    state = apply(state, Stand(P1))  # the turn passes to seat 2: the same timer runs on
+    assert clock(state).key == running.key and clock(state).actors == (HandRef(2),)
+    for action in clock(state).on_expiry:  # it runs out: seat 2 (13) plays automatically
+        state = apply(state, action)
+    state = apply(state, Deal(parse_card("4C")))  # 13 + 4 = 17: stands
+    assert awaiting(state) == BANKER
+    banker = clock(state)
+    assert (banker.key, banker.seconds, banker.actors) == ("banker", 20, (BANKER,))
+    for action in banker.on_expiry:  # a seated banker timing out: hit until 17, stand
+        state = apply(state, action)
+    assert state.phase is Phase.SETTLED  # banker 17 stood: seat 1 (20) wins, seat 2 pushes
+    assert [h.result.result.value for h in state.hands] == ["win", "push"]
+
+
+def test_the_shared_timer_plays_every_open_hand_when_it_runs_out(dealt):
+    state = dealt("room", ["TS", "TD", "TC", "TH", "3H", "7D"], [100, 100])
+    for action in clock(state).on_expiry:
+        state = apply(state, action)
+    assert state.hands[0].stood  # seat 1 on 20 stands at once
+    state = apply(state, Deal(parse_card("4C")))  # seat 2: 13 + 4 = 17
+    assert clock(state).key == "banker" and state.hands[1].stood
+
+
+def test_the_round_starts_20_s_after_the_last_and_a_punter_without_a_bet_is_removed():
     assert ROOM.round_start_delay_s == 20
+    assert unseated_for_not_betting(ROOM, [1, 2, 4], [2]) == (1, 4)
+    assert unseated_for_not_betting(load_profile("classic"), [1, 2, 4], [2]) == ()
+
+
+def test_after_a_round_the_bank_is_kept_passed_clockwise_or_the_room_closes():
+    limits = TableLimits(100, 1000)
+    players = [(1, 9000), (2, 100), (4, 6000), (5, 99)]
+    kept = after_round(ROOM, limits, players, banker_seat=5, banker_balance=100)
+    assert (kept.banker, kept.passed, kept.reason) == (5, False, "keeps")
+    broke = after_round(ROOM, limits, players, banker_seat=5, banker_balance=99)
+    assert (broke.banker, broke.passed, broke.reason) == (1, True, "below_min_bet")  # wraps
+    left = after_round(
+        ROOM, limits, players, banker_seat=2, banker_balance=90_000, banker_left=True
+    )
+    assert (left.banker, left.reason) == (4, "left")  # clockwise after seat 2: seat 4
+    closes = after_round(ROOM, limits, [(2, 100), (5, 99)], banker_seat=5, banker_balance=99)
+    assert closes.room_closes and closes.banker is None
 
 
 def test_no_decision_may_mark_any_open_hand_when_the_shared_timer_runs_out(dealt):

@@ -8,6 +8,7 @@ tests use the same code.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from table_service.rules.xidach.errors import BankrollError
 from table_service.rules.xidach.profile import Profile
@@ -59,3 +60,47 @@ def next_banker(
         if can_take_bank(profile, limits, balance):
             return seat
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class BankChange:
+    """Who banks the next round, and why."""
+
+    banker: int | None  # None: nobody qualifies and the room closes
+    passed: bool  # the bank changed hands (or the room closed)
+    reason: str  # "keeps" | "left" | "below_min_bet"
+
+    @property
+    def room_closes(self) -> bool:
+        return self.banker is None
+
+
+def after_round(
+    profile: Profile,
+    limits: TableLimits,
+    players: Sequence[tuple[int, int]],
+    banker_seat: int,
+    banker_balance: int,
+    *,
+    banker_left: bool = False,
+) -> BankChange:
+    """The bank after a round: kept, passed clockwise, or the room closes.
+
+    ``players`` are (seat, balance) of everyone still seated, the banker included or
+    not; a banker who left or fell below the minimum bet cannot take it straight back.
+    """
+    if not banker_left and keeps_bank(profile, limits, banker_balance):
+        return BankChange(banker_seat, False, "keeps")
+    others = [p for p in players if p[0] != banker_seat]
+    reason = "left" if banker_left else "below_min_bet"
+    return BankChange(next_banker(profile, limits, others, banker_seat), True, reason)
+
+
+def unseated_for_not_betting(
+    profile: Profile, seated: Sequence[int], betting: Sequence[int]
+) -> tuple[int, ...]:
+    """Punters removed because they did not bet this round (``room``, seed 001)."""
+    if profile.punter.no_bet != "removed":
+        return ()
+    placed = set(betting)
+    return tuple(s for s in seated if s not in placed)

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from table_service.rules.settle_io import run_jsonl
 from table_service.rules.xidach.errors import ProfileError
+from table_service.rules.xidach.exact import ExactEdge, exact_edge
 from table_service.rules.xidach.profile import (
     PROFILE_NAMES,
     Profile,
@@ -60,10 +61,24 @@ def rtp(
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     rules: Path | None = typer.Option(None, "--rules", help=RULES_HELP),
+    exact: bool = typer.Option(
+        False, "--exact", help="The exact edge (one punter, deck enumeration), no simulation."
+    ),
 ) -> None:
-    """Simulated house edge: the house banker against punters, both on the automatic policy."""
+    """House edge: the house banker against punters, both on the automatic policy.
+
+    Simulated by default (the exact figure for one punter is shown beside it);
+    ``--exact`` enumerates the deck instead.
+    """
     chosen = _load(profile, rules)
     assert chosen is not None
+    if exact:
+        result = exact_edge(chosen)
+        if as_json:
+            typer.echo(json.dumps(exact_json(chosen, result)))
+        else:
+            _print_exact(chosen, result)
+        return
     if punters > chosen.max_punters:
         typer.echo(f"error: profile {chosen.name} seats at most {chosen.max_punters}", err=True)
         raise typer.Exit(2)
@@ -86,14 +101,73 @@ def rtp(
             workers=workers or os.cpu_count() or 1,
             progress=lambda done: bar.update(task, completed=done),
         )
+    reference = exact_edge(chosen) if report.punters == 1 else None
     if as_json:
-        typer.echo(json.dumps(report_json(chosen, report)))
+        typer.echo(json.dumps(report_json(chosen, report, reference)))
     else:
-        _print_report(chosen, report)
+        _print_report(chosen, report, reference)
 
 
-def report_json(profile: Profile, report: EdgeReport) -> dict[str, Any]:
+def _policy(profile: Profile) -> dict[str, Any]:
+    house = profile.house_policy
     return {
+        "punter_stands_at": profile.punter.auto_stand_at,
+        "house_draws_below": house.draw_below,
+        "house_then": house.then,
+        "house_checks_before_drawing": house.check_before_draw,
+    }
+
+
+def exact_json(profile: Profile, result: ExactEdge) -> dict[str, Any]:
+    """The exact report; ``commission_for_1pct`` is the smallest 0.5 % step reaching +1 %."""
+    return {
+        "game": "xidach",
+        "profile": profile.name,
+        "decks": profile.decks,
+        "method": "exact",
+        "punters": 1,
+        "banker": "house",
+        "policy": _policy(profile),
+        "commission": str(profile.payouts.commission),
+        "bets": {
+            "main": {
+                "house_edge": round(result.house_edge, 9),
+                "house_edge_before_commission": round(result.house_edge_before_commission, 9),
+                "rtp": round(result.rtp, 9),
+                "expected_win_per_unit": round(result.gross_win, 9),
+                "commission_for_1pct": str(result.commission_for(0.01)),
+                "outcomes": [
+                    {"result": k, "probability": round(v, 9)}
+                    for k, v in sorted(result.outcomes.items())
+                ],
+            }
+        },
+        "seconds": round(result.seconds, 3),
+    }
+
+
+def _print_exact(profile: Profile, result: ExactEdge) -> None:
+    console = make_console()
+    table = Table(title=f"Xì Dách '{profile.name}' — exact, one punter against the house")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row("decks", str(profile.decks))
+    table.add_row("house edge", f"{result.house_edge:+.4%}")
+    table.add_row("house edge before commission", f"{result.house_edge_before_commission:+.4%}")
+    table.add_row("commission", f"{float(profile.payouts.commission):.2%}")
+    need = result.commission_for(0.01)
+    table.add_row("commission for an edge of +1 %", f"{float(need):.1%}")
+    table.add_row("RTP", f"{result.rtp:.4%}")
+    for outcome, share in sorted(result.outcomes.items()):
+        table.add_row(f"punter {outcome}", f"{share:.4%}")
+    table.add_row("computed in", f"{result.seconds:.2f} s")
+    console.print(table)
+
+
+def report_json(
+    profile: Profile, report: EdgeReport, reference: ExactEdge | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "game": "xidach",
         "profile": profile.name,
         "decks": profile.decks,
@@ -102,10 +176,8 @@ def report_json(profile: Profile, report: EdgeReport) -> dict[str, Any]:
         "seed": report.seed,
         "punters": report.punters,
         "banker": "house",
-        "policy": {
-            "punter_stands_at": profile.punter.auto_stand_at,
-            "banker_stands_at": profile.banker.auto_stand_at,
-        },
+        "policy": _policy(profile),
+        "commission": str(profile.payouts.commission),
         "bets": {
             "main": {
                 "house_edge": round(report.house_edge, 6),
@@ -119,9 +191,14 @@ def report_json(profile: Profile, report: EdgeReport) -> dict[str, Any]:
             }
         },
     }
+    if reference is not None:
+        low, high = report.ci95
+        out["bets"]["main"]["exact_house_edge"] = round(reference.house_edge, 9)
+        out["bets"]["main"]["exact_within_ci95"] = low <= reference.house_edge <= high
+    return out
 
 
-def _print_report(profile: Profile, report: EdgeReport) -> None:
+def _print_report(profile: Profile, report: EdgeReport, reference: ExactEdge | None) -> None:
     console = make_console()
     table = Table(title=f"Xì Dách '{profile.name}' — house banker, automatic policies")
     table.add_column("measure")
@@ -132,6 +209,10 @@ def _print_report(profile: Profile, report: EdgeReport) -> None:
     table.add_row("house edge", f"{report.house_edge:+.4%}")
     table.add_row("95 % CI", f"[{report.ci95[0]:+.4%}, {report.ci95[1]:+.4%}]")
     table.add_row("RTP", f"{report.rtp:.4%}")
+    if reference is not None:
+        low, high = report.ci95
+        inside = "inside" if low <= reference.house_edge <= high else "OUTSIDE"
+        table.add_row("exact house edge", f"{reference.house_edge:+.4%} ({inside} the CI)")
     for result, share in report.outcomes.items():
         table.add_row(f"punter hands {result}", f"{share:.4%}")
     for kind, share in report.kinds.items():

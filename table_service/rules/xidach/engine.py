@@ -36,9 +36,7 @@ from table_service.rules.xidach.errors import (
     CheckNotAllowedError,
     DuplicateCardError,
     ForcedDrawError,
-    ForcedStandError,
-    HitOn21Error,
-    MaxCardsError,
+    HousePolicyError,
     NoCardAwaitedError,
     NotACardError,
     NotYourTurnError,
@@ -47,7 +45,19 @@ from table_service.rules.xidach.errors import (
     UnknownSeatError,
     XiDachError,
 )
-from table_service.rules.xidach.hands import NATURALS, HandValue, Kind, compare, is_pair_natural
+from table_service.rules.xidach.hands import (
+    NATURALS,
+    HandValue,
+    Kind,
+    compare,
+    is_pair_natural,
+    win_rate,
+)
+from table_service.rules.xidach.policy import (
+    hit_refusal,
+    house_step,
+    punter_auto_draws,
+)
 from table_service.rules.xidach.profile import Profile
 from table_service.rules.xidach.state import (
     BankerHand,
@@ -67,18 +77,29 @@ from table_service.rules.xidach.state import (
 # ---------------------------------------------------------------------------- setup
 
 
-def play_order(seats: Sequence[int], profile: Profile, banker_seat: int | None) -> list[int]:
-    """Seats in the order they receive cards and act.
+def play_order(
+    seats: Sequence[int],
+    profile: Profile,
+    banker_seat: int | None,
+    direction: str | None = None,
+) -> list[int]:
+    """Seats in the order they act (``direction`` defaults to the profile's turns).
 
     Seats are numbered clockwise. Clockwise play starts at the first seat after the
     banker (the house sits before seat 1); counter-clockwise play is the reverse.
+    The deal uses the same rule with the profile's ``deal_direction``.
     """
     ordered = sorted(seats)
     if banker_seat is not None:
         ordered = [s for s in ordered if s > banker_seat] + [s for s in ordered if s < banker_seat]
-    if profile.draw_direction == "counterclockwise":
+    if (direction or profile.draw_direction) == "counterclockwise":
         ordered.reverse()
     return ordered
+
+
+def deal_order(seats: Sequence[int], profile: Profile, banker_seat: int | None) -> list[int]:
+    """Seats in the order they receive the dealt cards (the banker after them, twice)."""
+    return play_order(seats, profile, banker_seat, profile.deal_direction)
 
 
 def new_round(
@@ -127,9 +148,10 @@ def new_round(
     )
     hands = tuple(Hand(s, 1, (), by_seat[s].stake) for s in order)
     queue: list[Target] = []
-    for face_up in (False, True):  # the banker's first card is face down, the second up
-        queue.extend(Target(s, 1, True) for s in order)
-        queue.append(Target(None, 0, face_up))
+    dealing = deal_order(numbers, profile, banker_seat)
+    for k in range(2):  # two cards each; the banker's first ``banker_face_down`` face down
+        queue.extend(Target(s, 1, True) for s in dealing)
+        queue.append(Target(None, 0, k >= profile.banker_face_down))
     return RoundState(
         profile=profile,
         limits=limits,
@@ -352,12 +374,9 @@ def _split(state: RoundState, index: int, hand: Hand) -> RoundState:
 
 
 def _check_may_hit(n_cards: int, total: int, profile: Profile, must_stand_from: int) -> None:
-    if n_cards >= profile.max_cards:
-        raise MaxCardsError(f"a hand holds at most {profile.max_cards} cards")
-    if total == 21 and not profile.hit_on_21:
-        raise HitOn21Error(f"profile {profile.name} refuses a hit on 21")
-    if total >= must_stand_from:
-        raise ForcedStandError(f"total {total}: must stand from {must_stand_from}")
+    refusal = hit_refusal(n_cards, total, profile, must_stand_from)
+    if refusal is not None:
+        raise refusal
 
 
 def _banker_decision(state: RoundState, action: Action) -> RoundState:
@@ -365,6 +384,12 @@ def _banker_decision(state: RoundState, action: Action) -> RoundState:
         raise NotYourTurnError(f"the banker acts after the punters (phase {state.phase})")
     profile = state.profile
     value = state.banker.value(profile)
+    step = house_step(state)
+    if step is not None and not isinstance(action, NoDecision) and action != step.action:
+        raise HousePolicyError(
+            f"the house banker has no discretion: with {value.total} its published policy "
+            f"is to {step.text}"
+        )
     match action:
         case Hit():
             rules = profile.banker
@@ -484,10 +509,7 @@ def _after_deal(state: RoundState) -> RoundState:
 def _auto_punter(state: RoundState, index: int, hand: Hand) -> RoundState:
     """The timeout policy: hit until the profile's total, within the forced rules."""
     profile = state.profile
-    total = hand.value(profile).total
-    if total < profile.punter.auto_stand_at and _may_hit(
-        len(hand.cards), total, profile, profile.punter.must_stand_from
-    ):
+    if punter_auto_draws(len(hand.cards), hand.value(profile).total, profile):
         return evolve(state, queue=(Target(hand.seat, hand.index, True),))
     hands = _put(state.hands, index, evolve(hand, stood=True))
     return evolve(state, hands=hands, turn=_next_open(hands, profile, index + 1))
@@ -502,20 +524,16 @@ def _banker_progress(state: RoundState) -> RoundState:
     if value.kind is Kind.QUAC or len(state.banker.cards) >= profile.max_cards or value.is_natural:
         return _showdown(state, Basis.SHOWDOWN)  # bust, five cards or a natural: all show
     if state.banker.auto:
-        if value.total < rules.auto_stand_at and _may_hit(
-            len(state.banker.cards), value.total, profile, rules.must_stand_from
+        step = house_step(state)
+        if step is not None:  # the house: its published policy, one step at a time
+            return _banker_decision(state, step.action)
+        if value.total < rules.auto_stand_at and (
+            hit_refusal(len(state.banker.cards), value.total, profile, rules.must_stand_from)
+            is None
         ):
             return evolve(state, queue=(Target(None, 0, True),))
         return _showdown(state, Basis.SHOWDOWN)
     return state
-
-
-def _may_hit(n_cards: int, total: int, profile: Profile, must_stand_from: int) -> bool:
-    try:
-        _check_may_hit(n_cards, total, profile, must_stand_from)
-    except XiDachError:
-        return False
-    return True
 
 
 # ---------------------------------------------------------------------------- settling
@@ -529,12 +547,7 @@ def payout(stake: int, value: HandValue, result: Result, profile: Profile) -> in
         return stake
     if result is Result.HALF_REFUND:
         return stake // 2
-    if value.is_natural:
-        rate = profile.payouts.natural
-    elif value.kind is Kind.NGU_LINH:
-        rate = profile.payouts.ngu_linh
-    else:
-        rate = profile.payouts.win
+    rate = win_rate(value, profile)
     return stake + stake * rate.numerator // rate.denominator
 
 

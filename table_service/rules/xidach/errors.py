@@ -86,3 +86,7 @@ class CheckNotAllowedError(ActionNotAllowedError):
 
 class IncompleteRoundError(XiDachError):
     """A recorded round ends (cards or decisions) before the round is complete."""
+
+
+class HousePolicyError(ActionNotAllowedError):
+    """A house-banker move other than the one its published policy prescribes."""

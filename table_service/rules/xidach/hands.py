@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from fractions import Fraction
 from functools import lru_cache
 
 from table_service.rules.cards import Card
@@ -133,3 +134,12 @@ def compare(punter: HandValue, banker: HandValue, profile: Profile) -> Outcome:
     if p < b:
         return Outcome.LOSE
     return Outcome.PUSH
+
+
+def win_rate(value: HandValue, profile: Profile) -> Fraction:
+    """Winnings per unit staked when ``value`` wins (before any commission)."""
+    if value.is_natural:
+        return profile.payouts.natural
+    if value.kind is Kind.NGU_LINH:
+        return profile.payouts.ngu_linh
+    return profile.payouts.win

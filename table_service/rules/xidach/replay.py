@@ -135,6 +135,17 @@ def line_profile(request: dict[str, Any], default: Profile | None) -> Profile:
 
 def replay(request: dict[str, Any], default: Profile | None) -> tuple[Settlement, list[str]]:
     """Play a recorded round to its end; returns the settlement and the unused cards."""
+    state, unused = play(request, default)
+    return settle(state), unused
+
+
+def final_state(request: dict[str, Any], default: Profile | None) -> RoundState:
+    """The state a recorded round ends in."""
+    return play(request, default)[0]
+
+
+def play(request: dict[str, Any], default: Profile | None) -> tuple[RoundState, list[str]]:
+    """Fold a recorded round through the engine; returns its final state and unused cards."""
     profile = line_profile(request, default)
     codes = request.get("cards")
     if not isinstance(codes, list):
@@ -168,7 +179,7 @@ def replay(request: dict[str, Any], default: Profile | None) -> tuple[Settlement
             f"decision {next_decision + 1} comes after the round was settled "
             f"({len(decisions) - next_decision} extra)"
         )
-    return settle(state), [c.code for c in cards[next_card:]]
+    return state, [c.code for c in cards[next_card:]]
 
 
 def _step(state: RoundState, action: Action, where: str) -> RoundState:
@@ -201,11 +212,15 @@ def settlement_to_json(settlement: Settlement, round_id: Any, unused: list[str])
                 "settled_by": h.basis.value,
                 "returned": h.returned,
                 "shortfall": h.shortfall,
+                "commission": h.commission,
             }
         )
-        bet = bets.setdefault(h.seat, {"id": h.bet_id, "seat": h.seat, "stake": 0, "returned": 0})
+        bet = bets.setdefault(
+            h.seat, {"id": h.bet_id, "seat": h.seat, "stake": 0, "returned": 0, "commission": 0}
+        )
         bet["stake"] += h.stake
         bet["returned"] += h.returned
+        bet["commission"] += h.commission
     out: dict[str, Any] = {
         "round": round_id,
         "profile": settlement.profile,

@@ -3,17 +3,20 @@
 Hands already carry their result (decided when they were shown, checked or compared);
 this module turns results into payments. Only a seated banker can run short: winners
 are then paid pro rata to what each won, rounded down, and the unpaid part is recorded
-per hand so the ledger shows the shortfall exactly.
+per hand so the ledger shows the shortfall exactly. A profile's ``commission`` is then
+taken from each net win actually paid (rounded down, in the punter's favour) and kept
+as its own line, so the ledger shows stake, win and commission apart.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from table_service.rules.cards import Card
 from table_service.rules.xidach.errors import RoundNotOverError
 from table_service.rules.xidach.hands import HandValue
-from table_service.rules.xidach.state import Basis, Phase, Result, RoundState
+from table_service.rules.xidach.state import Basis, Hand, Phase, Result, RoundState
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +30,14 @@ class HandSettlement:
     result: Result
     basis: Basis
     owed: int  # what the rules award back (stake included)
-    returned: int  # what is actually paid back
-    shortfall: int  # owed - returned (a seated banker who could not cover)
+    returned: int  # what is actually paid back: owed - shortfall - commission
+    shortfall: int  # what a seated banker who could not cover did not pay
+    commission: int = 0  # the house's share of the net win paid (its own ledger line)
+
+    @property
+    def net(self) -> int:
+        """The punter's gain (+) or loss (-) on this hand."""
+        return self.returned - self.stake
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +67,15 @@ class Settlement:
     @property
     def total_returned(self) -> int:
         return sum(h.returned for h in self.hands)
+
+    @property
+    def total_commission(self) -> int:
+        return sum(h.commission for h in self.hands)
+
+
+def commission_on(win: int, share: Fraction) -> int:
+    """The house's commission on a net win of ``win`` minor units, rounded down."""
+    return win * share.numerator // share.denominator if win > 0 else 0
 
 
 def settle(state: RoundState) -> Settlement:
@@ -95,22 +113,42 @@ def settle(state: RoundState) -> Settlement:
             keeps_bank=keeps,
             left=state.banker.left,
         )
-    seat_ids = {s.seat: s.bet_id for s in state.seats}
-    hands = tuple(
-        HandSettlement(
-            seat=h.seat,
-            hand=h.index,
-            bet_id=seat_ids[h.seat],
-            cards=h.cards,
-            value=h.value(profile),
-            stake=h.stake,
-            result=h.result.result if h.result else Result.PUSH,
-            basis=h.result.basis if h.result else Basis.SHOWDOWN,
-            owed=o,
-            returned=p,
-            shortfall=o - p,
-        )
-        for h, o, p in zip(state.hands, owed, paid, strict=True)
-    )
+    hands = tuple(_line(state, h, o, p) for h, o, p in zip(state.hands, owed, paid, strict=True))
     banker_value = state.banker.value(profile) if len(state.banker.cards) >= 2 else None
     return Settlement(profile.name, state.banker.cards, banker_value, hands, bank)
+
+
+def _line(state: RoundState, h: Hand, owed: int, paid: int) -> HandSettlement:
+    commission = commission_on(paid - h.stake, state.profile.payouts.commission)
+    return HandSettlement(
+        seat=h.seat,
+        hand=h.index,
+        bet_id=state.seat(h.seat).bet_id,
+        cards=h.cards,
+        value=h.value(state.profile),
+        stake=h.stake,
+        result=h.result.result if h.result else Result.PUSH,
+        basis=h.result.basis if h.result else Basis.SHOWDOWN,
+        owed=owed,
+        returned=paid - commission,
+        shortfall=owed - paid,
+        commission=commission,
+    )
+
+
+def settled_so_far(state: RoundState) -> tuple[HandSettlement, ...]:
+    """Hands whose payment is final before the round ends (a check, a natural, a bust).
+
+    The live table pays these at once. Against the house every decided hand is final;
+    a seated banker's winners wait for the end of the round, because a banker who
+    cannot cover them all pays them pro rata to what each won.
+    """
+    lines = []
+    for h in state.hands:
+        if h.result is None:
+            continue
+        owed = h.result.returned
+        if state.banker.seated and owed > h.stake:
+            continue
+        lines.append(_line(state, h, owed, owed))
+    return tuple(lines)

@@ -1,0 +1,1 @@
+"""Web consoles: dealer, pit supervisor, studio overlay and regulator recall pages."""

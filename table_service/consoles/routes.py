@@ -1,0 +1,272 @@
+"""The consoles' pages and the read routes they use, on the service's own app.
+
+Pages are static files (HTML, JavaScript, CSS) shipped in the package: no build step, no
+CDN, so a studio's machines work offline. Everything a page shows comes from the API
+below and the tables' WebSocket streams, through the same authentication as any client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import structlog
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from audit.models import AuditEvent
+from audit.store import EventStore, NewEvent
+from table_service.api.auth import check_table, get_runtime, require
+from table_service.consoles.views import console_view, recall_round, shoe_roads
+from table_service.errors import InvalidRequest, NotFound
+from table_service.models import RoundRow
+from table_service.principals import Identity, Role
+
+log = structlog.get_logger(__name__)
+
+STATIC = Path(__file__).parent / "static"
+DUTY_EVENT = "dealer_signed_in"
+STAFF = (Role.DEALER, Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)
+PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data:; connect-src 'self' ws: wss:; frame-ancestors *"
+    ),
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def _page(name: str) -> FileResponse:
+    return FileResponse(STATIC / name, media_type="text/html", headers=PAGE_HEADERS)
+
+
+def _service(request: Request, table_id: str) -> Any:
+    manager = getattr(request.app.state, "tables", None)
+    if manager is None or table_id not in manager.tables:
+        raise NotFound(f"no table {table_id!r}")
+    return manager.tables[table_id]
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def dealer_on_duty(session: Session, table_id: str, before_seq: int | None = None) -> dict | None:
+    """The last dealer who signed in at the table (before ``before_seq``, if given)."""
+    query = select(AuditEvent).where(AuditEvent.table_id == table_id, AuditEvent.type == DUTY_EVENT)
+    if before_seq is not None:
+        query = query.where(AuditEvent.seq < before_seq)
+    row = session.scalars(query.order_by(AuditEvent.seq.desc()).limit(1)).first()
+    if row is None:
+        return None
+    payload = json.loads(row.payload)
+    return {"dealer": payload.get("dealer"), "since": row.ts, "seq": row.seq}
+
+
+def _view(request: Request, table_id: str, audience: str) -> dict[str, Any]:
+    service = _service(request, table_id)
+    state = service.state
+    view = console_view(
+        state.public_summary(),
+        state.config,
+        audience=audience,
+        game_view=_game_view(state, audience),
+    )
+    view["server_time"] = _now()
+    shoe = getattr(service.config, "shoe", None)
+    dialect = str(getattr(shoe, "dialect", "") or getattr(shoe, "kind", "") or "")
+    view["reader"] = {"kind": "camera" if "camera" in dialect else "shoe"}
+    if audience == "dealer":
+        for item in view.get("incidents", []):
+            found = state.incidents.get(item.get("incident_id"))
+            item["raised_by"] = getattr(found, "raised_by", None)
+    return view
+
+
+def _game_view(state: Any, audience: str) -> dict[str, Any] | None:
+    """The game's own view of the round in play for ``audience`` (what a spectator or the
+    dealer may see: a face-down card stays face down for the public)."""
+    rnd = getattr(state, "round", None)
+    play = getattr(rnd, "play", None)
+    game = getattr(rnd, "game", None)
+    if play is None or game is None:
+        return None
+    try:
+        return dict(game.view(play.state, audience))
+    except Exception:  # a game without that audience: the public view is always there
+        log.warning("console.view_failed", audience=audience, exc_info=True)
+        return None
+
+
+def pages_router() -> APIRouter:
+    router = APIRouter(include_in_schema=False)
+
+    @router.get("/console/dealer")
+    def dealer_page() -> FileResponse:
+        return _page("dealer.html")
+
+    @router.get("/console/supervisor")
+    def supervisor_page() -> FileResponse:
+        return _page("supervisor.html")
+
+    @router.get("/overlay/{table_id}")
+    def overlay_page(table_id: str) -> FileResponse:
+        return _page("overlay.html")
+
+    @router.get("/recall/{table_id}")
+    def recall_page(table_id: str) -> FileResponse:
+        return _page("recall.html")
+
+    return router
+
+
+def console_api_router() -> APIRouter:
+    router = APIRouter(prefix="/api/v1")
+
+    @router.get("/console/time")
+    def server_time() -> dict[str, str]:
+        """The server's clock, so a page's countdown runs on the table's time."""
+        return {"now": _now()}
+
+    @router.get("/public/tables/{table_id}/view")
+    def public_view(table_id: str, request: Request) -> dict[str, Any]:
+        """What the studio graphics show: no accounts, stakes, actors or incident details."""
+        return _view(request, table_id, "public")
+
+    @router.get("/console/tables/{table_id}/view")
+    def dealer_view(
+        table_id: str, request: Request, who: Identity = Depends(require(*STAFF))
+    ) -> dict[str, Any]:
+        check_table(who, table_id)
+        view = _view(request, table_id, "dealer")
+        with get_runtime(request).sessions() as session:
+            view["dealer_on_duty"] = dealer_on_duty(session, table_id)
+        return view
+
+    @router.get("/console/overview")
+    def overview(
+        request: Request,
+        who: Identity = Depends(require(Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)),
+    ) -> list[dict[str, Any]]:
+        """Every table at a glance for the pit: phase, shoe, dealer, incidents, reader."""
+        manager = getattr(request.app.state, "tables", None)
+        if manager is None:
+            return []
+        out = []
+        with get_runtime(request).sessions() as session:
+            for table_id in sorted(manager.tables):
+                view = _view(request, table_id, "dealer")
+                view["dealer_on_duty"] = dealer_on_duty(session, table_id)
+                out.append(view)
+        return out
+
+    @router.post("/tables/{table_id}/duty")
+    async def sign_in_dealer(
+        table_id: str, request: Request, who: Identity = Depends(require(Role.DEALER))
+    ) -> dict[str, Any]:
+        """The dealer on duty at the table, recorded in the audit log, so every round's
+        record names its dealer."""
+        check_table(who, table_id)
+        _service(request, table_id)
+        runtime = get_runtime(request)
+
+        def record() -> int:
+            with runtime.sessions.begin() as session:
+                runtime.store.lock(session)
+                stored = runtime.store.append(
+                    session,
+                    [NewEvent(table_id, DUTY_EVENT, who.actor, {"dealer": who.name})],
+                )
+                return stored[-1].seq
+
+        seq = await asyncio.to_thread(record)
+        log.info("console.dealer_signed_in", table_id=table_id, dealer=who.name, seq=seq)
+        return {"table_id": table_id, "dealer": who.name, "seq": seq}
+
+    @router.get("/tables/{table_id}/roads")
+    def table_roads(table_id: str, request: Request) -> dict[str, Any]:
+        """The current shoe's baccarat roads (public: every studio shows them)."""
+        service = _service(request, table_id)
+        state = service.state
+        game = (state.config or {}).get("game", "baccarat")
+        if game != "baccarat":
+            raise InvalidRequest(f"table {table_id} plays {game}: roads are for baccarat")
+        shoe_no = state.shoe.shoe_no if state.shoe is not None else state.shoes_inserted
+        with get_runtime(request).sessions() as session:
+            rows = session.scalars(
+                select(RoundRow)
+                .where(
+                    RoundRow.table_id == table_id,
+                    RoundRow.shoe_no == shoe_no,
+                    RoundRow.outcome.is_not(None),
+                    RoundRow.phase != "voided",
+                )
+                .order_by(RoundRow.opened_seq)
+            )
+            outcomes = [json.loads(r.outcome) for r in rows if r.outcome]
+        return {
+            "table_id": table_id,
+            "shoe_no": shoe_no,
+            "last_seq": state.last_seq,
+            **shoe_roads(outcomes),
+        }
+
+    @router.get("/tables/{table_id}/recall")
+    def recall(
+        table_id: str,
+        request: Request,
+        last: int = Query(10, ge=1, le=50),
+        who: Identity = Depends(require(Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)),
+    ) -> dict[str, Any]:
+        """The current round and the ones before it, every step in log order, each with
+        its settle input for offline recomputation."""
+        check_table(who, table_id)
+        _service(request, table_id)
+        with get_runtime(request).sessions() as session:
+            rows = list(
+                session.scalars(
+                    select(RoundRow)
+                    .where(RoundRow.table_id == table_id)
+                    .order_by(RoundRow.opened_seq.desc())
+                    .limit(last)
+                )
+            )
+            rounds = []
+            for row in rows:
+                events = EventStore.read(session, round_id=row.round_id)
+                duty = dealer_on_duty(session, table_id, before_seq=row.opened_seq)
+                record = {
+                    "round_id": row.round_id,
+                    "game_number": row.game_number,
+                    "shoe_no": row.shoe_no,
+                    "phase": row.phase,
+                    "cards": json.loads(row.cards),
+                    "outcome": json.loads(row.outcome) if row.outcome else None,
+                    "void_reason": row.void_reason,
+                    "opened_seq": row.opened_seq,
+                    "closed_seq": row.closed_seq,
+                }
+                rounds.append(
+                    {
+                        **recall_round(record, events, duty["dealer"] if duty else None),
+                        "opened_seq": row.opened_seq,
+                        "closed_seq": row.closed_seq,
+                    }
+                )
+        return {"table_id": table_id, "rounds": rounds}
+
+    return router
+
+
+def mount_consoles(app: FastAPI) -> None:
+    """Pages, their static files and their read routes on ``app``."""
+    app.include_router(pages_router())
+    app.include_router(console_api_router())
+    app.mount("/console/static", StaticFiles(directory=STATIC), name="console-static")

@@ -1,0 +1,268 @@
+"use strict";
+// The dealer console: what to do next, where the next card goes, what the reader saw,
+// and the dealer's buttons. Live from the table's stream, resumed after a drop.
+(() => {
+  const { el, t, api } = LT;
+  const $ = (id) => document.getElementById(id);
+  const TABLE_KEY = "lt.dealer.table";
+  const state = { who: null, tableId: null, view: null, last: null, stream: null, busy: false };
+
+  LT.applyI18n();
+  LT.langSwitch($("lang-switch"));
+  LT.onLang(() => render());
+  LT.onUnauthorized((reason) => {
+    sessionStorage.removeItem("lt.token");
+    LT.toast(t("auth.expired", { reason }), "error");
+    setTimeout(() => location.reload(), 1500);
+  });
+  $("signout").addEventListener("click", () => LT.signOut());
+
+  async function start() {
+    await LT.syncClock();
+    state.who = await LT.signIn(["dealer", "supervisor"], { form: $("signin-form"), error: $("signin-error") });
+    $("who").textContent = t("auth.signed_in", { name: state.who.name, role: t(`role.${state.who.role}`) });
+    $("signout").hidden = false;
+    const tables = (await api("GET", "/api/v1/tables")).filter((x) => !state.who.table_id || x.table_id === state.who.table_id);
+    const remembered = sessionStorage.getItem(TABLE_KEY);
+    if (state.who.table_id) return choose(state.who.table_id);
+    if (remembered && tables.some((x) => x.table_id === remembered)) return choose(remembered);
+    const list = $("table-list");
+    list.replaceChildren();
+    if (!tables.length) list.append(el("p", {}, t("choose.none")));
+    for (const table of tables) {
+      list.append(el("button", { type: "button", "data-table": table.table_id, onclick: () => choose(table.table_id) }, `${t("table.table")} ${table.table_id}`));
+    }
+    $("choose-section").hidden = false;
+  }
+
+  async function choose(tableId) {
+    state.tableId = tableId;
+    sessionStorage.setItem(TABLE_KEY, tableId);
+    $("choose-section").hidden = true;
+    if (state.who.role === "dealer") {
+      try {
+        await api("POST", `/api/v1/tables/${encodeURIComponent(tableId)}/duty`);
+      } catch (exc) {
+        LT.toast(t("error.generic", { reason: exc.message }), "error");
+      }
+    }
+    await refresh();
+    $("console").hidden = false;
+    state.stream = LT.stream({
+      path: `/api/v1/tables/${encodeURIComponent(tableId)}/stream`,
+      afterSeq: state.view ? state.view.last_seq : 0,
+      auth: true,
+      onEvent,
+      onStatus: (s) => LT.statusBadge($("stream-badge"), s),
+      onFatal: (code, reason) => {
+        LT.toast(t("stream.closed", { reason: reason || code }), "error");
+        if (code === 4401) LT.signOut();
+      },
+    });
+    window.LT_DEALER = state;
+    setInterval(tick, 200);
+  }
+
+  async function refresh() {
+    try {
+      state.view = await api("GET", `/api/v1/console/tables/${encodeURIComponent(state.tableId)}/view`);
+      render();
+    } catch (exc) {
+      LT.toast(t("error.generic", { reason: exc.message }), "error");
+    }
+  }
+  const refreshSoon = LT.debounce(refresh, 60);
+
+  function readerKind(event) {
+    if (event.payload && event.payload.source === "carried") return t("reader.carried");
+    if (!event.actor || !event.actor.startsWith("reader:")) return `${t("reader.manual")} · ${event.actor || ""}`;
+    const kind = (state.view && state.view.reader && state.view.reader.kind) || "shoe";
+    return `${t(`reader.${kind}`)} · ${event.actor.slice(7)}`;
+  }
+
+  function onEvent(event) {
+    const p = event.payload || {};
+    if (event.type === "card_dealt") {
+      state.last = { card: p.card, source: readerKind(event), seq: p.reader_seq, position: p.position, note: "" };
+      // Draw the card at once; the view (totals, next target) follows from the server.
+      const r = state.view && state.view.round;
+      if (r && r.round_id === event.round_id && r.layout && r.layout.positions && p.position) {
+        r.layout.positions = [...r.layout.positions.filter((x) => x.position !== p.position), { position: p.position, card: p.card }];
+      }
+      render();
+    } else if (event.type === "card_burnt" || event.type === "card_set_aside") {
+      if (p.card) {
+        const note = event.type === "card_burnt" ? t("last.burnt") : t("last.set_aside", { reason: p.reason || "" });
+        state.last = { card: p.card, source: readerKind(event), seq: p.reader_seq, note };
+        render();
+      }
+    } else if (event.type === "cards_rearranged") {
+      for (const card of p.entered || []) state.last = { card, source: `${t("reader.manual")} · ${event.actor}`, note: "" };
+    }
+    refreshSoon();
+  }
+
+  function instruction(view) {
+    const r = view.round;
+    if (view.paused) return { text: t("next.paused") };
+    if (!view.shoe) return { text: t("next.insert_shoe") };
+    if (!view.shoe.ready) {
+      return view.shoe.burn_remaining === null || view.shoe.burn_remaining === undefined
+        ? { text: t("table.burn_indicator") }
+        : { text: t("table.burning", { n: view.shoe.burn_remaining }) };
+    }
+    if (!r || r.phase === "settled" || r.phase === "voided") return { text: t("next.open_betting") };
+    if (r.phase === "betting") return { text: t("next.wait_betting") };
+    if (r.next) return { text: t("next.deal_to"), target: LT.targetLabel(r.next), code: r.next.code };
+    if (r.turn) return { text: t("next.wait_turn") };
+    return { text: t("next.round_over") };
+  }
+
+  function render() {
+    const view = state.view;
+    if (!view) return;
+    const r = view.round;
+    $("table-badge").textContent = `${t("table.table")} ${view.table_id} · ${t(`game.${view.game}`)}`;
+    $("shoe-badge").textContent = view.shoe ? `${t("table.shoe")} ${view.shoe.shoe_no} · ${t("table.cards_seen", { n: view.shoe.cards_seen })}` : t("table.no_shoe");
+    const reader = $("reader-badge");
+    reader.textContent = view.reader_online ? t("reader.online") : t("reader.offline");
+    reader.className = `badge ${view.reader_online ? "ok" : "bad"}`;
+    $("phase").textContent = r ? `${t("table.round")} ${r.game_number} · ${t(`phase.${r.phase}`)}` : t("phase.none");
+    $("phase").dataset.phase = r ? r.phase : "none";
+    const what = instruction(view);
+    $("instruction").textContent = what.text;
+    $("next-target").textContent = what.target || "";
+    $("next-target").dataset.code = what.code || "";
+    $("next-code").textContent = what.code && what.code !== what.target ? what.code : "";
+    Render.round($("layout"), view, {});
+    const banner = Render.resultBanner(view);
+    $("result").replaceChildren(...(banner ? [banner] : []));
+    renderTurn(r);
+    renderLast();
+    const blocking = (view.incidents || []).filter((i) => i.blocking);
+    $("paused-banner").hidden = !view.paused;
+    $("paused-reason").textContent = blocking.map((i) => t("paused.reason", { kind: LT.incidentName(i.kind), procedure: i.procedure || "" })).join(" · ");
+    const idle = !r || r.phase === "settled" || r.phase === "voided";
+    $("open-betting").disabled = state.busy || view.paused || !view.shoe || !view.shoe.ready || !idle;
+    $("close-betting").disabled = state.busy || !r || r.phase !== "betting";
+    $("report").disabled = state.busy || !view.opened;
+    $("round-badge").textContent = r ? r.round_id : "";
+    tick();
+  }
+
+  function renderTurn(r) {
+    const box = $("turn");
+    box.replaceChildren();
+    if (!r || !r.turn) return;
+    const turn = r.turn;
+    const actors = (turn.actors || []).map((a) => (typeof a === "object" ? LT.targetLabel(a) : String(a))).join(", ");
+    box.append(
+      el("div", {}, el("strong", {}, `${t("turn.title")}: `), actors || LT.targetLabel(turn)),
+      el("div", { class: "timer", id: "turn-timer" }),
+      turn.actions ? el("div", { class: "muted" }, t("turn.actions", { actions: turn.actions.join(", ") })) : null,
+    );
+  }
+
+  function renderLast() {
+    const box = $("last-card");
+    box.replaceChildren();
+    if (!state.last) {
+      box.append(el("div", { class: "slot big" }, "—"));
+      $("last-source").textContent = t("last.none");
+      return;
+    }
+    box.append(LT.cardEl(state.last.card, { size: "big" }));
+    const parts = [state.last.source];
+    if (state.last.position) parts.push(state.last.position);
+    if (state.last.seq !== undefined && state.last.seq !== null) parts.push(t("last.seq", { n: state.last.seq }));
+    if (state.last.note) parts.push(state.last.note);
+    $("last-source").textContent = parts.join(" · ");
+  }
+
+  function tick() {
+    const r = state.view && state.view.round;
+    const countdown = $("countdown");
+    const left = r && r.phase === "betting" ? LT.secondsLeft(r.deadline) : null;
+    countdown.textContent = left === null ? "" : t("countdown.seconds", { n: Math.ceil(left) });
+    const timer = document.getElementById("turn-timer");
+    if (timer && r && r.turn) {
+      const s = LT.secondsLeft(r.turn.deadline);
+      timer.textContent = s === null ? "" : t("countdown.seconds", { n: Math.ceil(s) });
+    }
+  }
+
+  async function act(run, done) {
+    state.busy = true;
+    render();
+    try {
+      await run();
+      if (done) LT.toast(done, "ok");
+    } catch (exc) {
+      LT.toast(t("error.generic", { reason: exc.message }), "error");
+    } finally {
+      state.busy = false;
+      await refresh();
+    }
+  }
+
+  const path = (suffix) => `/api/v1/tables/${encodeURIComponent(state.tableId)}${suffix}`;
+
+  function openBetting() {
+    if ($("open-betting").disabled) return;
+    act(() => api("POST", path("/betting/open")));
+  }
+
+  async function closeBetting() {
+    if ($("close-betting").disabled) return;
+    if (!(await LT.confirmDialog(t("confirm.close_betting")))) return;
+    act(() => api("POST", path("/betting/close")));
+  }
+
+  async function report() {
+    if ($("report").disabled) return;
+    const kinds = (state.view && state.view.dealer_incidents) || [];
+    const dialog = el("dialog", { id: "report-dialog" });
+    const count = el("input", { type: "number", name: "count", min: "1", max: "52", value: "1" });
+    const chosen = await new Promise((resolve) => {
+      const grid = el("div", { class: "kinds" });
+      for (const kind of kinds) {
+        grid.append(el("button", { type: "button", "data-kind": kind, onclick: () => resolve(kind) }, LT.incidentName(kind)));
+      }
+      dialog.append(
+        el("h2", {}, t("action.report")),
+        grid,
+        el("label", { class: "form-row" }, t("incident.count"), count),
+        el("div", { class: "buttons" }, el("button", { type: "button", "data-action": "cancel", onclick: () => resolve(null) }, t("action.cancel"))),
+      );
+      dialog.addEventListener("cancel", (e) => {
+        e.preventDefault();
+        resolve(null);
+      });
+      document.body.append(dialog);
+      dialog.showModal();
+      grid.querySelector("button")?.focus();
+    });
+    dialog.close();
+    dialog.remove();
+    if (!chosen) return;
+    if (!(await LT.confirmDialog(t("confirm.report", { kind: LT.incidentName(chosen) })))) return;
+    const details = {};
+    const r = state.view && state.view.round;
+    if (chosen === "cards_exposed") details.count = Math.max(1, parseInt(count.value, 10) || 1);
+    if (chosen === "missed_scan" && r && r.cards) details.index = r.cards.length;
+    act(() => api("POST", path("/incidents"), { kind: chosen, details }), LT.incidentName(chosen));
+  }
+
+  $("open-betting").addEventListener("click", openBetting);
+  $("close-betting").addEventListener("click", closeBetting);
+  $("report").addEventListener("click", report);
+  document.addEventListener("keydown", (event) => {
+    if (event.target.closest("input, textarea, select, dialog") || event.ctrlKey || event.metaKey || event.altKey) return;
+    const key = event.key.toLowerCase();
+    if (key === "o") openBetting();
+    else if (key === "c") closeBetting();
+    else if (key === "r") report();
+  });
+
+  start();
+})();

@@ -1,0 +1,124 @@
+"use strict";
+// How a round is drawn, for every game, from the view the server lays out: the pages
+// compute nothing of the rules (positions and totals come with the view).
+const Render = (() => {
+  const { el, t, cardEl } = LT;
+  const BACCARAT_SLOTS = { player: ["P1", "P2", "P3"], banker: ["B1", "B2", "B3"] };
+
+  function handLabel(hand) {
+    if (hand.label) return hand.label;
+    const key = `hand.${hand.hand}`;
+    if (LT.has(key)) return t(key);
+    if (hand.seat !== undefined) return t("pos.seat", { seat: hand.seat });
+    return String(hand.hand ?? "");
+  }
+
+  // Baccarat: every position as a slot, filled or waiting, the next one marked.
+  function baccarat(container, round, { size = "", cls = "hand" } = {}) {
+    const layout = round.layout || { positions: [], hands: [] };
+    const byPosition = Object.fromEntries((layout.positions || []).map((p) => [p.position, p.card]));
+    const totals = Object.fromEntries((layout.hands || []).map((h) => [h.hand, h.total]));
+    const next = round.next && round.next.code;
+    container.replaceChildren();
+    for (const side of ["player", "banker"]) {
+      const cards = el("div", { class: "cards" });
+      for (const code of BACCARAT_SLOTS[side]) {
+        if (byPosition[code]) {
+          cards.append(el("div", { class: "position", "data-position": code }, cardEl(byPosition[code], { size }), el("span", { class: "code" }, code)));
+        } else if (code === next || !code.endsWith("3")) {
+          cards.append(el("div", { class: "position", "data-position": code }, el("div", { class: `slot ${code === next ? "next" : ""} ${size}` }, code)));
+        }
+      }
+      const total = totals[side];
+      container.append(
+        el(
+          "div",
+          { class: `${cls} ${side}`, "data-hand": side },
+          el("div", { class: "head" }, el("span", { class: "label" }, t(`hand.${side}`)), cls === "hand" ? null : el("span", { class: "total", "data-total": side }, total ?? "")),
+          cards,
+          cls === "hand" ? el("span", { class: "total", "data-total": side }, total ?? "") : null,
+        ),
+      );
+    }
+  }
+
+  function cardsOf(hand, size) {
+    return el("div", { class: "cards" }, (hand.cards || []).map((code) => cardEl(code, { size, faceDown: code === null || code === "??" || code === "XX" })));
+  }
+
+  // Any other game: seats with their hands, the dealer's (or banker's) hand.
+  function generic(container, round, { size = "small" } = {}) {
+    const layout = round.layout || {};
+    container.replaceChildren();
+    const seats = layout.seats || [];
+    const turn = round.turn || {};
+    const activeSeats = new Set((turn.actors || []).map((a) => String(a.seat ?? a)));
+    if (seats.length) {
+      const grid = el("div", { class: "seats" });
+      for (const seat of seats) {
+        const box = el(
+          "div",
+          { class: `seat ${activeSeats.has(String(seat.seat)) ? "active" : ""}`, "data-seat": seat.seat },
+          el("div", { class: "head" }, t("pos.seat", { seat: seat.seat }), seat.player ? el("span", { class: "muted" }, ` ${seat.player}`) : null),
+        );
+        for (const hand of seat.hands || []) {
+          box.append(
+            el("div", { class: "seat-hand", "data-hand": hand.hand ?? "" },
+              cardsOf(hand, size),
+              el("span", { class: "total" }, [hand.total ?? "", hand.status ? ` ${hand.status}` : ""].join(""))),
+          );
+        }
+        grid.append(box);
+      }
+      container.append(grid);
+    }
+    const hands = layout.hands || (layout.dealer ? [{ hand: "dealer", ...layout.dealer }] : []);
+    for (const hand of hands) {
+      container.append(
+        el("div", { class: `hand ${hand.hand}`, "data-hand": hand.hand },
+          el("span", { class: "label" }, handLabel(hand)),
+          cardsOf(hand, size),
+          el("span", { class: "total", "data-total": hand.hand }, hand.total ?? "")),
+      );
+    }
+  }
+
+  function round(container, view, options = {}) {
+    const r = view && view.round;
+    if (!r) {
+      container.replaceChildren();
+      return;
+    }
+    if (view.game === "baccarat" && !(r.layout && r.layout.seats)) baccarat(container, r, options);
+    else generic(container, r, options);
+  }
+
+  // The winner's total first, as the studios announce it ("Banker wins 7–5").
+  function score(o) {
+    const { player, banker } = LT.totals(o);
+    if (player === undefined || banker === undefined) return "";
+    return o.winner === "player" ? ` ${player}–${banker}` : ` ${banker}–${player}`;
+  }
+
+  function resultBanner(view, { cls = "result-banner" } = {}) {
+    const r = view && view.round;
+    if (!r) return null;
+    if (r.phase === "voided") return el("div", { class: `${cls} voided`, "data-result": "voided" }, t("result.voided"));
+    const o = r.outcome;
+    if (!o || !o.winner) return null;
+    const extras = [];
+    if (o.natural) extras.push(t("result.natural"));
+    if (o.player_pair) extras.push(t("result.player_pair"));
+    if (o.banker_pair) extras.push(t("result.banker_pair"));
+    const text = LT.has(`result.${o.winner}`) ? t(`result.${o.winner}`) : String(o.winner);
+    return el(
+      "div",
+      { class: `${cls} ${o.winner}`, "data-result": o.winner },
+      text + score(o),
+      extras.length ? el("span", { class: "sub" }, extras.join(" · ")) : null,
+    );
+  }
+
+  return { round, resultBanner, baccarat, generic };
+})();
+window.Render = Render;

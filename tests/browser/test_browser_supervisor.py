@@ -1,0 +1,65 @@
+"""The supervisor console in Chromium: a missed scan reported by the dealer is resolved
+by picking the card at its shoe-order index; the round then completes by the rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from browser_helpers import sign_in, wait_for
+from playwright.sync_api import expect
+
+
+def test_missed_scan_resolved_by_picking_the_card(make_studio: Any, browser: Any) -> None:
+    studio = make_studio()
+    studio.ready_shoe()
+    t = studio.table_id
+    studio.call("POST", f"/tables/{t}/betting/open", "dealer")
+    studio.call("POST", f"/tables/{t}/betting/close", "dealer")
+    assert studio.deal() == "2S"  # P1
+    assert studio.deal(scan=False) == "5H"  # B1 leaves the shoe without passing the reader
+
+    dealer = studio.page(browser, "/console/dealer")
+    sign_in(dealer, studio.tokens["dealer"])
+    expect(dealer.locator("#next-target")).to_have_attribute("data-code", "B1")
+    dealer.keyboard.press("r")  # the dealer reports it, by keyboard alone
+    dealer.click("dialog [data-kind=missed_scan]")
+    dealer.click("dialog [data-action=confirm]")
+    expect(dealer.locator("#paused-banner")).to_be_visible()
+    expect(dealer.locator("#paused-reason")).to_contain_text("Missed scan")
+    expect(dealer.locator("#instruction")).to_contain_text("paused")
+
+    page = studio.page(browser, "/console/supervisor", width=1440, height=1000)
+    sign_in(page, studio.tokens["sup-bao"])
+    tile = page.locator(f"[data-table={t}]")
+    expect(tile.locator("[data-field=dealer]")).to_have_text("dealer-ann")
+    expect(tile.locator("[data-field=incidents]")).to_have_text("1")
+    expect(tile.locator("[data-field=reader]")).to_contain_text("online")
+    incident = page.locator("[data-kind=missed_scan]")
+    expect(incident).to_be_visible()
+    expect(incident.locator(".procedure")).to_contain_text("rule 6")
+    expect(incident).to_contain_text("dealer-ann")
+    expect(incident.locator("select[name=index]")).to_have_value("1")
+    incident.locator("[data-rank='5']").click()
+    incident.locator("[data-suit=H]").click()
+    expect(incident.locator("[data-field=picked]")).to_have_attribute("data-card", "5H")
+    incident.locator("textarea[name=note]").fill("5H left the shoe unread; seen on the table")
+    studio.shot(page, "supervisor-missed-scan")
+    incident.locator("[data-action=resolve]").click()
+    page.click("dialog [data-action=confirm]")
+    expect(page.locator("[data-kind=missed_scan]")).to_have_count(0)
+    expect(page.locator("#resolved")).to_contain_text("sup-bao")
+    expect(page.locator("#resolved")).to_contain_text("5H left the shoe unread")
+
+    # the dealer console is live again with the card in place
+    expect(dealer.locator("#paused-banner")).to_be_hidden()
+    expect(dealer.locator("[data-position=B1] [data-card]")).to_have_attribute("data-card", "5H")
+    expect(dealer.locator("#next-target")).to_have_attribute("data-code", "P2")
+    for card in ("KD", "TC", "3S"):
+        assert studio.deal() == card
+    expect(dealer.locator("#result [data-result]")).to_have_attribute("data-result", "tie")
+    rnd = wait_for(lambda: studio.summary()["round"]["phase"] == "settled" and studio.summary())
+    assert rnd["round"]["cards"] == ["2S", "5H", "KD", "TC", "3S"]
+    resolved = studio.call("GET", "/incidents?status=resolved", "supervisor")
+    assert [(i["kind"], i["raised_by"], i["resolved_by"]) for i in resolved] == [
+        ("missed_scan", "dealer:dealer-ann", "supervisor:sup-bao")
+    ]

@@ -1,0 +1,150 @@
+"""Live Xì Dách through HTTP and WebSocket, on SQLite and PostgreSQL: a round, the
+public stream's privacy, and a restart mid-round."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from table_service.principals import add_principal
+from table_service.rules.games import find_game
+from table_service.table.api import build_app
+from table_service.table.config import TableConfig
+from table_service.table.service import TableManager
+from tests.table.test_table_api import ROLES, Clock, _ledger_ok
+
+T = "xd-1"
+CONFIG = TableConfig(
+    table_id=T,
+    game="xidach",
+    profile="forced-draw",
+    betting_seconds=15,
+    limits={"min_stake": 100, "max_stake": 5000},
+)
+HIDDEN = ("9D", "8S", "TC")  # seat 1's hidden hand, the banker's face-down card
+CARDS = ("TS", "9D", "TC", "7H", "8S", "7D")  # counter-clockwise: seat 2, seat 1, banker
+
+
+class Client:
+    def __init__(self, client: TestClient, tokens: dict[str, str]) -> None:
+        self.client, self.tokens = client, tokens
+
+    def post(self, path: str, role: str, body: Any = None, status: int = 200) -> dict:
+        response = self.client.post(
+            f"/api/v1{path}", json=body, headers={"Authorization": f"Bearer {self.tokens[role]}"}
+        )
+        assert response.status_code == status, response.text
+        return response.json()
+
+    def get(self, path: str, role: str = "regulator") -> Any:
+        response = self.client.get(
+            f"/api/v1{path}", headers={"Authorization": f"Bearer {self.tokens[role]}"}
+        )
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def act(self, actor: str, action: str, account: str, status: int = 200, **kw: Any) -> dict:
+        body = {"actor": actor, "action": action, "account": account, **kw}
+        return self.post(f"/tables/{T}/actions", "operator", body, status)
+
+
+def _tokens(runtime: Any) -> dict[str, str]:
+    with runtime.sessions.begin() as session:
+        return {r: add_principal(session, runtime.store, r, r, actor="test") for r in ROLES}
+
+
+def _start(t: Client) -> str:
+    for account in ("alice", "bob"):
+        t.post(f"/accounts/{account}/credit", "operator", {"amount": 10_000, "reference": account})
+    t.post(f"/tables/{T}/shoe", "supervisor")
+    t.post(f"/tables/{T}/seats", "operator", {"seat": 1, "account": "alice"})
+    t.post(f"/tables/{T}/seats", "operator", {"seat": 2, "account": "bob"})
+    opened = t.post(f"/tables/{T}/betting/open", "dealer")
+    bets = [
+        {"key": "a1", "account": "alice", "type": "hidden", "stake": 1000, "seat": 1},
+        {"key": "b1", "account": "bob", "type": "main", "stake": 1000, "seat": 2},
+    ]
+    results = t.post(f"/tables/{T}/bets", "operator", {"bets": bets})["results"]
+    assert [r["status"] for r in results] == ["placed", "placed"]
+    t.post(f"/tables/{T}/betting/close", "dealer")
+    return opened["round_id"]
+
+
+@pytest.fixture
+def xd(make_runtime) -> Iterator[Client]:  # type: ignore[no-untyped-def]
+    runtime = make_runtime()
+    manager = TableManager(runtime, [CONFIG], clock=Clock())
+    with TestClient(build_app(runtime, [CONFIG], manager=manager)) as client:
+        t = Client(client, _tokens(runtime))
+        t.runtime = runtime  # type: ignore[attr-defined]
+        yield t
+
+
+def test_a_forced_draw_round_and_the_public_stream_shows_no_hidden_card_early(xd: Client) -> None:
+    with xd.client.websocket_connect(f"/api/v1/public/tables/{T}/stream") as ws:
+        round_id = _start(xd)
+        for card in CARDS:
+            state = xd.post(f"/tables/{T}/cards", "supervisor", {"card": card})["table"]
+        public_view = state["round"]["view"]
+        assert public_view["banker"]["cards"][0] == "XX"
+        assert xd.act("seat:1", "stand", "alice", 409)["error"] == "not_your_turn"
+        xd.act("seat:2", "stand", "bob")  # counter-clockwise: seat 2 first (17)
+        xd.act("seat:1", "stand", "alice")  # 17, hidden
+        turn = xd.get(f"/tables/{T}")["round"]["turn"]
+        assert turn["actors"] == ["banker"]
+        assert [m["action"] for m in turn["legal_actions"]["banker"]] == ["check"]
+        assert xd.act("banker", "stand", "banker", 409)["error"] == "house_policy"
+        xd.act("banker", "check", "banker", target="all")  # the house at 17: check all
+        public: list[dict] = []
+        while not public or public[-1]["type"] != "round_settled":
+            public.append(ws.receive_json())
+    result_at = next(i for i, e in enumerate(public) if e["type"] == "round_result")
+    before = str(public[:result_at])
+    for code in HIDDEN:
+        assert f"'{code}'" not in before, (code, before)  # nothing hidden shown early
+        assert f"'{code}'" in str(public[result_at])  # everything shown once settled
+    dealt = [e["data"]["card"] for e in public if e["type"] == "card_dealt"]
+    assert dealt == ["TS", None, None, "7H", None, "7D"]
+    assert "alice" not in str(public) and "stake" not in str(public)
+    staff = xd.client.websocket_connect(
+        f"/api/v1/tables/{T}/stream?token={xd.tokens['supervisor']}"
+    )
+    with staff as ws:
+        internal = []
+        while not internal or internal[-1]["type"] != "round_settled":
+            internal.append(ws.receive_json())
+    staff_dealt = [e["payload"]["card"] for e in internal if e["type"] == "card_dealt"]
+    assert staff_dealt == list(CARDS)  # the staff stream and the log hold the real cards
+    detail = xd.get(f"/rounds/{round_id}")
+    returned = {b["bet_id"]: b["returned"] for b in detail["bets"]}
+    assert sorted(returned.values()) == [1000, 1000]  # 17 against 17: both push
+    again = find_game("xidach").recompute(CONFIG.rules, detail["settle_input"])
+    assert {ln.stake_id: ln.returned for ln in again.lines} == returned
+    _ledger_ok(xd.runtime)  # type: ignore[attr-defined]
+
+
+def test_a_restart_mid_round_voids_it_and_refunds_once(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    runtime = make_runtime()
+    tokens = _tokens(runtime)
+    clock = Clock()
+    with TestClient(
+        build_app(runtime, [CONFIG], manager=TableManager(runtime, [CONFIG], clock=clock))
+    ) as client:
+        t = Client(client, tokens)
+        round_id = _start(t)
+        for card in CARDS[:4]:
+            t.post(f"/tables/{T}/cards", "supervisor", {"card": card})
+    with TestClient(
+        build_app(runtime, [CONFIG], manager=TableManager(runtime, [CONFIG], clock=clock))
+    ) as client:
+        t = Client(client, tokens)
+        summary = t.get(f"/tables/{T}")
+        assert summary["round"]["phase"] == "voided" and summary["shoe"] is None
+        detail = t.get(f"/rounds/{round_id}")
+        assert {b["status"] for b in detail["bets"]} == {"refunded"}
+        for account in ("alice", "bob"):
+            assert t.get(f"/accounts/{account}", "operator")["balance"] == 10_000
+        _ledger_ok(runtime)
