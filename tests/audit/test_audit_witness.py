@@ -4,6 +4,8 @@ the witness's key."""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
@@ -125,6 +127,13 @@ def test_a_checkpoint_not_signed_by_the_log_key_is_refused(log, tmp_path) -> Non
         )
     assert refused.value.code == "bad_signature"
     body = parse_note(note).text
-    forged = body + "\n" + note.split("\n\n", 1)[1].replace("A", "B", 1)
+    # One bit of the log's signature flipped (a text substitution could miss: the
+    # signature may hold no given letter, or the letter may sit in base64 padding bits).
+    first, *rest = note.split("\n\n", 1)[1].split("\n")
+    dash, name, signature = first.split(" ")
+    raw = bytearray(base64.b64decode(signature))
+    raw[-1] ^= 0x01
+    forged_line = f"{dash} {name} {base64.b64encode(bytes(raw)).decode()}"
+    forged = body + "\n" + "\n".join([forged_line, *rest])
     with pytest.raises(WitnessRefused):
         witness.add_checkpoint(log_key, forged, lambda a, b: [])
