@@ -397,10 +397,10 @@ def test_verifier_key(tmp_path: Path) -> None:
 def test_table_file(tmp_path: Path) -> None:
     from table_service.table.config import load_tables
 
-    path = tmp_path / "tables.toml"
-    path.write_text(_one("table file").text)
-    (table,) = load_tables(path)
-    assert table.table_id == "bac-1"
+    for i, block in enumerate(_claimed("table file")):
+        path = tmp_path / f"tables-{i}.toml"
+        path.write_text(block.text)
+        assert load_tables(path), f"README line {block.line}: no table in this table file"
     sample = ROOT / "table_service" / "table" / "sample_tables.toml"
     assert load_tables(sample), "the sample the README names is a valid table file"
 
