@@ -424,30 +424,30 @@ def verify_bundle(
         previous = cp
 
     for key in witness_keys:
-        report.witnessed_size[str(key)] = _check_witness(key, checkpoints)
+        notes = [(cp.size, cp.note or "") for cp in checkpoints]
+        report.witnessed_size[str(key)] = check_witness(key, notes)
 
     if replay:
         _replay(root, rows, report)
     return report
 
 
-def _check_witness(key: VerifierKey, checkpoints: Sequence[_Checkpoint]) -> int:
-    """Every cosignature by ``key`` must verify, and the newest checkpoint must have one:
-    a log rewritten after the witness saw it cannot show the witness's signature."""
+def check_witness(key: VerifierKey, notes: Sequence[tuple[int, str]]) -> int:
+    """Every cosignature by ``key`` on these (size, note) must verify, and the newest
+    checkpoint must have one: a log rewritten after the witness saw it cannot show the
+    witness's signature. Returns the newest size the witness cosigned."""
     witnessed = 0
-    for cp in checkpoints:
-        assert cp.note is not None
-        note = parse_note(cp.note)
-        body = note.text
+    for size, note_text in notes:
+        note = parse_note(note_text)
         for sig in note.unverified:
             if sig.name != key.name or sig.key_id != key.key_id:
                 continue
             try:
-                verify_cosignature(key, body, sig)
+                verify_cosignature(key, note.text, sig)
             except NoteError as exc:
-                raise BundleError(f"checkpoint {cp.size}: witness {key.name}: {exc}") from exc
-            witnessed = cp.size
-    newest = checkpoints[-1].size
+                raise BundleError(f"checkpoint {size}: witness {key.name}: {exc}") from exc
+            witnessed = size
+    newest = notes[-1][0]
     if witnessed != newest:
         raise BundleError(
             f"checkpoint {newest} is not cosigned by witness {key.name}"

@@ -22,6 +22,16 @@ RANKS = "A23456789TJQK"
 SUITS = "SHDC"
 
 
+def card_source(actor: str) -> str:
+    """Where a dealt card was read: the shoe's reader, a camera, or typed at a console."""
+    kind, _, name = actor.partition(":")
+    if kind == "camera" or (kind == "reader" and "camera" in name):
+        return "camera"
+    if kind == "reader":
+        return "shoe"
+    return "manual"
+
+
 def _payload(event: Any) -> dict[str, Any]:
     raw = event.payload
     return json.loads(raw) if isinstance(raw, str) else raw
@@ -165,7 +175,7 @@ def fold_records(events: Iterable[Any]) -> Records:
             continue
         person(record, event.actor)
         if kind == "card_dealt":
-            source = p.get("source") or "reader"
+            source = "carried" if p.get("source") == "carried" else card_source(event.actor)
             index = None
             if source == "carried":
                 waiting = carried.get(table, [])
@@ -181,7 +191,9 @@ def fold_records(events: Iterable[Any]) -> Records:
                 shoe.taken += 1
                 shoe.dealt[p["card"]] += 1
                 index = shoe.taken
-            record["cards"].append({"card": p["card"], "shoe_index": index, "source": source})
+            record["cards"].append(
+                {"card": p["card"], "shoe_index": index, "source": source, "by": event.actor}
+            )
         elif kind == "cards_rearranged":
             entered = list(p.get("entered") or [])
             by_card = {c["card"]: c for c in record["cards"]}

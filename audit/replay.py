@@ -6,15 +6,15 @@ every recomputed return is compared with the return the log recorded and with th
 the ledger holds. A payout rewritten by an insider who re-signed the whole chain still
 disagrees with the cards, and is named.
 
-Games plug in through :data:`SETTLE_INPUTS` (a fold of the round's events into a settle input)
-and a settle call on the game's rules code.
+Every game of the registry (``rules/games.py``) replays the same way: the table's own fold
+of the round's events gives the settle input, the game's ``recompute`` settles it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -80,33 +80,31 @@ class RoundFold:
     settled_bets: list[str] = field(default_factory=list)  # in the order the round settled them
     first_seq: int = 0
     started: str = ""
+    shoe_no: int = 0
+    events: list[tuple[str, dict[str, Any], int]] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)
+    _settle_input: tuple[dict[str, Any] | None] | None = field(default=None, repr=False)
 
-    def settle_input(self) -> dict[str, Any]:
-        """The line ``livetable settle <game>`` takes: bets still standing at settlement
-        (a refund before the cards, e.g. insurance-type bets under rule 5, is not settled)."""
-        derive = SETTLE_INPUTS.get(self.game)
-        if derive is None:
-            raise ReplayError(self.round_id, f"no replay for game {self.game!r} yet")
-        return derive(self)
+    def settle_input(self) -> dict[str, Any] | None:
+        """The line ``livetable settle <game>`` takes, folded from this round's events by
+        the table's own fold (``table_service.table.state``) under the configuration the
+        round opened with: cards in shoe order, bets, decisions in order. None for a
+        round voided before any card."""
+        if self._settle_input is not None:
+            return self._settle_input[0]
+        from table_service.table.state import ShoeState, TableState, apply, settle_input_of
 
+        decks = int(self.config.get("decks", 8))
+        shoe = ShoeState(self.shoe_no, decks)
+        state = TableState(self.table_id, config=self.config, shoe=shoe)
+        for kind, payload, seq in self.events:
+            state = apply(state, kind, payload, seq)
+        if state.round is None:
+            raise ReplayError(self.round_id, "its events do not make a round")
+        line = settle_input_of(state.round)
+        self._settle_input = (line,)
+        return line
 
-def _baccarat_input(fold: RoundFold) -> dict[str, Any]:
-    line: dict[str, Any] = {"round": fold.round_id}
-    if fold.game_number is not None:
-        line["game_number"] = fold.game_number
-    line["cards"] = list(fold.cards)
-    line["bets"] = [
-        {"id": b.bet_id, "type": b.type, "stake": b.stake}
-        for b in fold.bets.values()
-        if b.status != "refunded"
-    ]
-    return line
-
-
-# How each game's settle input is folded from a round's events. The settling itself is
-# the game's own ``recompute`` from the registry (rules/games.py), the code that settles
-# the live table; a game plugs in here once its rounds' inputs are in the log.
-SETTLE_INPUTS: dict[str, Callable[[RoundFold], dict[str, Any]]] = {"baccarat": _baccarat_input}
 
 _RULES: dict[tuple[str, str], Any] = {}
 
@@ -115,14 +113,18 @@ def settle(
     game_name: str, config: Mapping[str, Any], settle_input: Mapping[str, Any]
 ) -> dict[str, tuple[str, int]]:
     """``{stake id: (result, returned)}`` from the game's live settle path."""
-    from table_service.rules.games import find_game
+    from table_service.table.config import config_from_snapshot
 
-    game = find_game(game_name)
     key = (game_name, rules_hash(config))
-    rules = _RULES.get(key)
-    if rules is None:
-        rules = game.load_rules(config)
-        _RULES[key] = rules
+    found = _RULES.get(key)
+    if found is None:
+        # The recorded configuration parsed exactly as the live table parses it.
+        table_config = config_from_snapshot(dict(config))
+        if table_config.game != game_name:
+            raise ValueError(f"the rules in force are for {table_config.game}, not {game_name}")
+        found = (table_config.game_impl, table_config.rules)
+        _RULES[key] = found
+    game, rules = found
     settlement = game.recompute(rules, settle_input)
     return {line.stake_id: (line.result, line.returned) for line in settlement.lines}
 
@@ -160,18 +162,25 @@ def fold_rounds(events: Iterable[Event]) -> Folded:
             if ref is None:
                 raise ReplayError(p["round_id"], "no table_opened event before the round")
             game = str(rules[ref].get("game", "baccarat"))
-            rounds[p["round_id"]] = RoundFold(
+            round_id = p["round_id"]
+            shoe_no = p.get("shoe_no") or int(round_id.rsplit("-s", 1)[1].split("-g")[0])
+            rounds[round_id] = RoundFold(
                 game=game,
                 table_id=event.table_id,
-                round_id=p["round_id"],
+                round_id=round_id,
                 rules_ref=ref,
                 game_number=p.get("game_number"),
                 first_seq=event.seq,
                 started=event.ts,
+                shoe_no=int(shoe_no),
+                events=[(kind, p, event.seq)],
+                config=rules[ref],
             )
             continue
-        round_id = p.get("round_id") if isinstance(p, dict) else None
+        round_id = event.round_id or (p.get("round_id") if isinstance(p, dict) else None)
         fold = rounds.get(round_id) if round_id else None
+        if fold is not None:
+            fold.events.append((kind, p, event.seq))
         if kind == "card_set_aside" and p.get("from_round") in rounds:
             rounds[p["from_round"]].cards = list(p["round_cards"])
             continue
@@ -232,6 +241,8 @@ def replay_round(
         return
     if fold.status == "settled":
         settle_input = fold.settle_input()
+        if settle_input is None:
+            raise ReplayError(fold.round_id, "settled, but its events give no settle input")
         try:
             recomputed = settle(fold.game, rules, settle_input)
         except Exception as exc:  # the rules code refusing the round is itself a finding

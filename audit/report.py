@@ -52,6 +52,7 @@ class Group:
     returned: int = 0
     refunded: int = 0
     by_bet: dict[str, BetLine] = field(default_factory=lambda: defaultdict(BetLine))
+    shoes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def hold(self) -> float | None:
@@ -66,6 +67,7 @@ class Group:
             "staked": self.staked,
             "returned": self.returned,
             "refunded": self.refunded,
+            "shoes": self.shoes,
             "hold": self.hold,
             "bets": {
                 bet: {
@@ -102,7 +104,8 @@ def build_report(
         raise ValueError("--by is table, dealer or day")
     rows = list(events)
     folded = fold_rounds(rows)
-    records = fold_records(rows).rounds
+    folded_records = fold_records(rows)
+    records = folded_records.rounds
     groups: dict[str, Group] = {}
     for fold in sorted(folded.rounds.values(), key=lambda f: f.first_seq):
         day = fold.started[:10]
@@ -137,4 +140,18 @@ def build_report(
             line.theoretical = rtp.get(bet.type)
             group.staked += bet.stake
             group.returned += bet.returned or 0
+    # Incidents outside any round (a card between rounds, a reader fault) count too.
+    for event in rows:
+        if event.type != "incident_raised" or event.round_id is not None:
+            continue
+        if (date_from and event.ts < date_from) or (date_to and event.ts[: len(date_to)] > date_to):
+            continue
+        key = {"table": event.table_id, "day": event.ts[:10]}.get(by)
+        if key is not None:
+            payload = event.payload if isinstance(event.payload, dict) else {}
+            groups.setdefault(key, Group(key)).incidents[str(payload.get("kind"))] += 1
+    if by == "table":  # each ended shoe's reconciliation, with its table
+        for shoe in folded_records.shoes:
+            if shoe["ended"] and shoe["table_id"] in groups:
+                groups[shoe["table_id"]].shoes.append(shoe)
     return [groups[k] for k in sorted(groups)]

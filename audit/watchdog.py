@@ -4,11 +4,13 @@ Every new event is put under a signed checkpoint within ``checkpoint_max_age`` s
 (so ``audit verify --strict`` holds on a live log and a witness always has something
 fresh to cosign), and the read models are folded against the log every
 ``read_model_seconds``: the first time a difference appears a ``ledger_mismatch`` alarm
-is written to the log itself and logged as an error, naming what differs.
+is written to the log itself and logged as an error, naming what differs. Every shoe that
+ends gets a ``shoe_reconciled`` event: its cards by rank and suit against its composition.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any
@@ -33,6 +35,8 @@ class AuditWatchdog:
         self._thread: threading.Thread | None = None
         self._last_problems: list[str] = []
         self._last_check = 0.0
+        self._shoes_seen = 0
+        self._reconciled: set[tuple[str, int]] = set()
 
     def seal(self) -> int | None:
         """Sign a checkpoint if events are waiting; the new size, or None."""
@@ -69,9 +73,55 @@ class AuditWatchdog:
         self._last_problems = problems
         return problems
 
+    def reconcile_shoes(self) -> int:
+        """Write a ``shoe_reconciled`` event for every shoe that ended since the last look
+        (cards by rank and suit against the shoe's composition); how many were written."""
+        from sqlalchemy import text
+
+        from audit.records import fold_records
+
+        with self.runtime.sessions() as session:
+            ended = session.execute(
+                text(
+                    "SELECT seq, table_id, payload FROM audit_events"
+                    " WHERE seq > :after AND type IN ('shoe_ended', 'shoe_reconciled')"
+                    " ORDER BY seq"
+                ),
+                {"after": self._shoes_seen},
+            ).all()
+        if not ended:
+            return 0
+        self._shoes_seen = ended[-1][0]
+        done = set(self._reconciled)
+        wanted: list[tuple[str, int]] = []
+        for _, table_id, raw in ended:
+            payload = json.loads(raw)
+            if table_id == SYSTEM_TABLE:
+                done.add((payload["table_id"], payload["shoe_no"]))
+            else:
+                wanted.append((table_id, int(payload["shoe_no"])))
+        self._reconciled = done
+        written = 0
+        for table_id, shoe_no in wanted:
+            if (table_id, shoe_no) in done:
+                continue
+            with self.runtime.sessions() as session:
+                shoes = fold_records(EventStore.read(session, table_id=table_id)).shoes
+            shoe = next((x for x in shoes if x["shoe_no"] == shoe_no and x["ended"]), None)
+            if shoe is None:
+                continue
+            with self.runtime.sessions.begin() as session:
+                self.runtime.store.append(
+                    session, [NewEvent(SYSTEM_TABLE, "shoe_reconciled", "system:audit", shoe)]
+                )
+            done.add((table_id, shoe_no))
+            written += 1
+        return written
+
     def tick(self) -> None:
         try:
             self.seal()
+            self.reconcile_shoes()
             if self.read_model_seconds > 0:
                 now = time.monotonic()
                 if now - self._last_check >= self.read_model_seconds:

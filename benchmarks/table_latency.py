@@ -1,6 +1,11 @@
 """Scan-to-subscriber latency of a live table, next to the cost of one durable commit.
 
-Run: ``python benchmarks/table_latency.py [--cards N] [--db URL]``. A framed virtual shoe
+Run: ``python benchmarks/table_latency.py [--game baccarat|blackjack] [--cards N] [--db URL]``.
+With ``--game blackjack`` the table also takes player decisions, and the figure that
+matters is decision -> subscriber: from the player's decision entering the table service
+(``execute(Act)``, what ``POST /actions`` calls) to a stream subscriber receiving its
+``action_taken`` event (checked against the legal actions, decided, appended, projected,
+committed durably, published). A framed virtual shoe
 on a pseudo-terminal, the real serial reader, the table service with its one writer and
 the stream hub that feeds WebSocket clients. For each card dealt in a round, the time from
 the shoe writing the CRD frame's last byte to a stream subscriber receiving the matching
@@ -35,9 +40,11 @@ from table_service.table import commands as c  # noqa: E402
 from table_service.table.config import ShoeConfig, TableConfig  # noqa: E402
 from table_service.table.service import TableService  # noqa: E402
 from table_service.table.stream import StreamHub  # noqa: E402
+from table_service.table.wallet import Transfer, transfer  # noqa: E402
 
 ACTOR = "bench:latency"
 TABLE = "bench-latency"
+SEATS = {1: "bench-p1", 2: "bench-p2", 3: "bench-p3"}
 
 
 def commit_cost(runtime: Runtime, samples: int) -> list[float]:
@@ -77,6 +84,7 @@ class Bench:
         self.shoe = shoe
         self.from_frame: list[float] = []
         self.from_deal: list[float] = []
+        self.from_decision: list[float] = []
 
     async def next_event(self, wanted: str) -> StoredEvent:
         while True:
@@ -101,19 +109,73 @@ class Bench:
                 return tx.sent
         raise AssertionError(f"no CRD frame for {card}")
 
-    async def run(self, cards: int) -> None:
+    async def card(self, service: TableService) -> None:
+        card, dealt_at = await self.deal()
+        event = await self.next_event("card_dealt")
+        received = time.monotonic()
+        assert event.payload["card"] == card, (event.payload, card)
+        self.from_frame.append(received - self.frame_sent(card))
+        self.from_deal.append(received - dealt_at)
+        await synced(service, event)
+        await asyncio.sleep(0.01)  # a dealer's hand is slower than this
+
+    async def decide(self, service: TableService, turn: dict) -> None:  # type: ignore[type-arg]
+        actor = turn["actors"][0]
+        moves = [m for m in turn["legal_actions"][actor] if m["action"] in ("hit", "stand")]
+        move = moves[0] if len(self.from_decision) % 3 else moves[-1]
+        account = SEATS[int(actor.split(":")[1])]
+        started = time.monotonic()
+        await service.execute(c.Act(actor, move["action"], account), actor=ACTOR)
+        event = await self.next_event("action_taken")
+        self.from_decision.append(time.monotonic() - started)
+        await synced(service, event)
+
+    async def run_blackjack(self, service: TableService, decisions: int) -> None:
+        for seat, account in SEATS.items():
+            await asyncio.to_thread(
+                transfer, self.runtime, Transfer(account, 10**9, f"bench-{account}", "credit"),
+                actor=ACTOR,
+            )  # fmt: skip
+            await service.execute(c.TakeSeat(seat, account), actor=ACTOR)
+        while len(self.from_decision) < decisions:
+            if service.state.shoe is None:
+                await service.execute(c.InsertShoe(), actor=ACTOR)
+            opened = await service.execute(c.OpenBetting(), actor=ACTOR)
+            round_id = opened.answer["round_id"]
+            bets = tuple(
+                c.BetRequest(uuid.uuid4().hex, f"{round_id}-{s}", a, "main", 1000, s)
+                for s, a in SEATS.items()
+            )
+            await service.execute(c.PlaceBets(bets), actor=ACTOR)
+            await service.execute(c.CloseBetting(), actor=ACTOR)
+            while True:
+                summary = service.state.public_summary()["round"]
+                if summary["phase"] != "dealing":
+                    break
+                if summary["next"]["kind"] == "card":
+                    await self.card(service)
+                else:
+                    await self.decide(service, summary["turn"])
+
+    async def run(self, cards: int, game: str = "baccarat") -> None:
         hub = StreamHub(asyncio.get_running_loop())
         self.runtime.store.subscribe(hub.publish)
         self.queue = hub.subscribe(TABLE)
         config = TableConfig(
             table_id=TABLE,
+            game=game,
             betting_seconds=600,
+            game_rules={"decision_seconds": 600} if game == "blackjack" else {},
             shoe=ShoeConfig(port=self.shoe.device_path, dialect="framed"),
         )
         service = TableService(self.runtime, config)
         await service.start(with_reader=True)
         while not (service.reader is not None and self.shoe.host_connected):
             await asyncio.sleep(0.01)
+        if game == "blackjack":
+            await self.run_blackjack(service, cards)
+            await service.stop()
+            return
         await service.execute(c.InsertShoe(), actor=ACTOR)
         while not service.state.shoe.ready:  # type: ignore[union-attr]
             await self.deal()
@@ -126,30 +188,29 @@ class Bench:
                 assert rnd is not None
                 if rnd.phase != "dealing" or rnd.next_position() is None:
                     break
-                card, dealt_at = await self.deal()
-                event = await self.next_event("card_dealt")
-                received = time.monotonic()
-                assert event.payload["card"] == card, (event.payload, card)
-                self.from_frame.append(received - self.frame_sent(card))
-                self.from_deal.append(received - dealt_at)
-                await synced(service, event)
-                await asyncio.sleep(0.01)  # a dealer's hand is slower than this
+                await self.card(service)
         await service.stop()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cards", type=int, default=300)
+    parser.add_argument("--game", choices=("baccarat", "blackjack"), default="baccarat")
+    parser.add_argument(
+        "--cards", type=int, default=None, help="cards dealt (300; blackjack: decisions, 100)"
+    )
     parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
     args = parser.parse_args()
     configure_logging(level="WARNING")
     with scratch_runtime(args.db) as runtime:
         backend = runtime.engine.dialect.name
         commits = commit_cost(runtime, 300)
-        shoe = VirtualShoe("framed", decks=8, seed=11, cut_depth=52).start()
+        blackjack = args.game == "blackjack"
+        count = args.cards or (100 if blackjack else 300)
+        # blackjack: one shoe without a cut card holds the whole run (416 cards)
+        shoe = VirtualShoe("framed", decks=8, seed=11, cut_depth=0 if blackjack else 52).start()
         try:
             bench = Bench(runtime, shoe)
-            asyncio.run(bench.run(args.cards))
+            asyncio.run(bench.run(count, args.game))
         finally:
             shoe.stop()
         commits += commit_cost(runtime, 300)
@@ -171,6 +232,14 @@ def main() -> None:
         f"p99 {percentile(commits, 0.99) * ms:7.2f} ms"
     )
     print(f"ratio p50 latency/commit  {p50 / commit_p50:7.2f} x  (goal <= 3x)")
+    if bench.from_decision:
+        d50, d99 = statistics.median(bench.from_decision), percentile(bench.from_decision, 0.99)
+        print(f"decisions                 {len(bench.from_decision)}")
+        print(
+            f"decision -> subscriber    p50 {d50 * ms:7.2f} ms   p99 {d99 * ms:7.2f} ms   "
+            f"max {max(bench.from_decision) * ms:7.2f} ms"
+        )
+        print(f"ratio p50 decision/commit {d50 / commit_p50:7.2f} x  (goal <= 3x)")
 
 
 if __name__ == "__main__":

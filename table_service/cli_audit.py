@@ -123,6 +123,7 @@ def extra_checks(
     strict: bool,
     witness_state: Path | None,
     read_models: bool,
+    witness_keys: list[str] | None = None,
 ) -> list[str]:
     """The checks beyond the chain: ``--strict``, ``--witness-state``, ``--read-models``."""
     problems: list[str] = []
@@ -132,11 +133,35 @@ def extra_checks(
     if witness_state is not None:
         found = check_witness_state(settings.log_origin, sessions, witness_state)
         problems += [found] if found else []
+    if witness_keys:
+        problems += witnessed_in_database(sessions, parse_witness_keys(witness_keys))
     if read_models:
         from audit.readmodels import check_read_models
 
         with sessions() as session:
             problems += check_read_models(session)
+    return problems
+
+
+def witnessed_in_database(sessions: Any, keys: list[VerifierKey]) -> list[str]:
+    """The log's newest checkpoint must carry a valid cosignature by each witness key."""
+    from sqlalchemy import select
+
+    from audit.bundle import check_witness
+    from audit.models import AuditCheckpoint
+    from audit.published import note_with_cosignatures
+
+    with sessions() as session:
+        rows = list(session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size)))
+        notes = [(cp.size, note_with_cosignatures(session, cp)) for cp in rows if cp.note]
+    if not notes:
+        return ["the log has no signed-note checkpoint to be witnessed"]
+    problems = []
+    for key in keys:
+        try:
+            check_witness(key, notes)
+        except BundleError as exc:
+            problems.append(str(exc))
     return problems
 
 
@@ -256,6 +281,35 @@ def report(
             g.key, str(g.rounds), str(g.voided), incidents, str(g.staked), str(g.returned), hold
         )
     console.print(summary)
+    shoes = Table(
+        "table",
+        "shoe",
+        "ended",
+        "burnt",
+        "dealt",
+        "set aside",
+        "remaining",
+        "foreign",
+        "duplicate",
+        "unreadable",
+        title="shoe reconciliation",
+    )
+    for g in groups:
+        for s in g.shoes:
+            shoes.add_row(
+                s["table_id"],
+                str(s["shoe_no"]),
+                str(s["ended"]),
+                str(s["burnt"]),
+                str(s["dealt"]),
+                str(s["set_aside"]),
+                str(s["remaining"]),
+                " ".join(s["foreign"]) or "-",
+                " ".join(map(str, s["duplicates"])) or "-",
+                str(s["unreadable"]),
+            )
+    if shoes.row_count:
+        console.print(shoes)
     for g in groups:
         bets = Table(
             "bet",

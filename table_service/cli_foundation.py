@@ -281,6 +281,7 @@ def audit_verify(
                     strict=strict,
                     witness_state=witness_state,
                     read_models=read_models,
+                    witness_keys=witness_key,
                 )
         except (_NoLog, SigningKeyError) as exc:
             raise _fail("audit verify", exc) from exc

@@ -17,12 +17,14 @@ import structlog
 from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from audit.models import AuditEvent
 from audit.store import EventStore, NewEvent
 from table_service.api.auth import check_table, get_runtime, require
+from table_service.consoles import approvals
 from table_service.consoles.views import console_view, recall_round, shoe_roads
 from table_service.errors import InvalidRequest, NotFound
 from table_service.models import RoundRow
@@ -105,6 +107,11 @@ def _game_view(state: Any, audience: str) -> dict[str, Any] | None:
         return None
 
 
+class VoidRequestIn(BaseModel):
+    reason: str = Field(min_length=1, max_length=500)
+    change_shoe: bool = True
+
+
 def pages_router() -> APIRouter:
     router = APIRouter(include_in_schema=False)
 
@@ -162,10 +169,47 @@ def console_api_router() -> APIRouter:
         out = []
         with get_runtime(request).sessions() as session:
             for table_id in sorted(manager.tables):
+                service = manager.tables[table_id]
                 view = _view(request, table_id, "dealer")
                 view["dealer_on_duty"] = dealer_on_duty(session, table_id)
+                rnd = view.get("round")
+                view["void_approval"] = {
+                    "threshold": approvals.threshold(service),
+                    "open_stakes": approvals.open_stakes(service),
+                    "needed": approvals.needs_approval(service),
+                    "pending": approvals.pending(session, table_id, rnd["round_id"]) if rnd else [],
+                }
                 out.append(view)
         return out
+
+    supervisor = require(Role.SUPERVISOR)
+
+    @router.post("/tables/{table_id}/round/void-requests")
+    async def request_void(
+        table_id: str, body: VoidRequestIn, request: Request, who: Identity = Depends(supervisor)
+    ) -> dict[str, Any]:
+        """A void above the table's threshold: the first supervisor asks for it."""
+        check_table(who, table_id)
+        service = _service(request, table_id)
+        return await approvals.request_void(
+            get_runtime(request),
+            service,
+            reason=body.reason,
+            change_shoe=body.change_shoe,
+            actor=who.actor,
+            name=who.name,
+        )
+
+    @router.post("/tables/{table_id}/round/void-requests/{request_id}/approve")
+    async def approve_void(
+        table_id: str, request_id: str, request: Request, who: Identity = Depends(supervisor)
+    ) -> dict[str, Any]:
+        """A different supervisor approves; the round is voided and refunded in their name."""
+        check_table(who, table_id)
+        service = _service(request, table_id)
+        return await approvals.approve_void(
+            get_runtime(request), service, request_id, actor=who.actor, name=who.name
+        )
 
     @router.post("/tables/{table_id}/duty")
     async def sign_in_dealer(

@@ -18,6 +18,9 @@ The dealer's mistakes are the ones the rules document has procedures for:
   its index, which puts the cards back in their shoe-order positions.
 * ``unneeded_card``: one card more than the round took, pulled after it settled; the
   table sets it aside as the next round's first card (rule 3).
+* ``card_not_owed`` (blackjack): a card pulled while a player's decision is awaited; the
+  table sets it aside behind a blocking dealing incident, the supervisor confirms the
+  card burnt and the round goes on.
 
 The cut card is not a mistake: it comes out of the shoe where it was placed.
 """
@@ -42,6 +45,10 @@ from table_service.demo.shoestack import Pull, ShoeStack
 log = structlog.get_logger(__name__)
 
 MISTAKE_KINDS = ("exposed_card", "missed_scan", "unneeded_card", "double_exposure")
+MISTAKES_BY_GAME = {
+    "baccarat": MISTAKE_KINDS,
+    "blackjack": ("exposed_card", "missed_scan", "card_not_owed", "double_exposure"),
+}
 READER_TIMEOUT = 10.0
 """Seconds a card may take from the shoe, over the serial line, to a committed event."""
 LOCK_WAIT = 5.0
@@ -61,18 +68,21 @@ class MistakeBag:
     each kind once (refilled when empty), so every kind comes up before any repeats.
     """
 
-    def __init__(self, rate: float, rng: random.Random) -> None:
+    def __init__(
+        self, rate: float, rng: random.Random, kinds: tuple[str, ...] = MISTAKE_KINDS
+    ) -> None:
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"mistake rate must be within 0..1, got {rate}")
         self.rate = rate
         self.rng = rng
+        self.kinds = kinds
         self._bag: list[str] = []
 
     def draw(self) -> str | None:
         if self.rate == 0 or self.rng.random() >= self.rate:
             return None
         if not self._bag:
-            self._bag = list(MISTAKE_KINDS)
+            self._bag = list(self.kinds)
             self.rng.shuffle(self._bag)
         return self._bag.pop()
 
@@ -195,6 +205,15 @@ class SupervisorBot:
                 "entered": [{"card": card, "index": index}],
             }
             await self.api.post(path, body)
+        elif kind == "card_not_owed":
+            self.table.log.note(
+                "supervisor",
+                "a card no position was owed: confirms it set aside (burnt); the round goes on",
+                rnd["round_id"] if rnd else None,
+            )
+            await self.api.post(
+                path, {"note": "card not owed by the rules: set aside as burnt; dealer warned"}
+            )
         elif kind == "reader_offline":
             await self._reader_back()
             await self.api.post(path, {"note": "reader back online; table checked"})
@@ -305,6 +324,9 @@ class PlayerBots:
             )
             if not answer["duplicate"]:
                 self.stats.credited += WELCOME_CREDIT
+
+    async def prepare_round(self) -> None:
+        """Nothing to do before a baccarat round: players bet on the round, not a seat."""
 
     async def bet_round(self, round_id: str, window: float) -> None:
         jobs = [
@@ -443,6 +465,7 @@ class DealerBot:
     async def play_round(self, mistake: str | None) -> str:
         await self.ensure_shoe()
         await self._until(lambda v: not v.paused, timeout=60)  # a supervisor is on it
+        await self.players.prepare_round()
         opened = await self.api.post(f"/tables/{self.t}/betting/open")
         round_id, mark = opened["round_id"], opened["seq"]
         bets = asyncio.create_task(self.players.bet_round(round_id, self.betting_seconds))
@@ -500,7 +523,10 @@ class DealerBot:
             self.mistakes.append((round_id, "double_exposure" if exposed > 1 else "exposed_card"))
 
     async def deal_round(self, round_id: str, mistake: str | None) -> None:
-        miss_at = self.rng.randint(0, 3) if mistake == "missed_scan" else None
+        view = await self.table.view(self.api, at_least_seq=self.table.feed.last_seq)
+        initial = _initial_cards(view)
+        miss_at = self.rng.randint(0, initial - 1) if mistake == "missed_scan" else None
+        stray = mistake == "card_not_owed"
         while True:
             view = await self.table.view(self.api, at_least_seq=self.table.feed.last_seq)
             if view.round_phase(round_id) != "dealing":
@@ -511,12 +537,16 @@ class DealerBot:
             rnd = view.round
             assert rnd is not None
             if rnd["next_position"] is None:
-                await asyncio.sleep(0.05)
+                if stray and rnd.get("turn") and self.stack.peek() != CUT:
+                    stray = False
+                    await self.card_not_owed(round_id)
+                    continue
+                await asyncio.sleep(0.05)  # a decision is awaited: the players answer
                 continue
             index = len(rnd["cards"])
             if miss_at is not None and index >= miss_at and self.stack.peek() != CUT:
                 miss_at = None
-                await self.missed_scan(round_id, index)
+                await self.missed_scan(round_id, index, initial)
                 continue
             taken, _ = await self.pull()
             if taken.card == CUT:
@@ -525,7 +555,15 @@ class DealerBot:
                     round_id,
                 )
 
-    async def missed_scan(self, round_id: str, index: int) -> None:
+    async def card_not_owed(self, round_id: str) -> None:
+        self.note(
+            "mistake: pulls a card while a player is still deciding (no position is owed)",
+            round_id,
+        )
+        await self.pull()
+        self.mistakes.append((round_id, "card_not_owed"))
+
+    async def missed_scan(self, round_id: str, index: int, initial: int = 4) -> None:
         taken = await self._take(scan=False)
         self.mistakes.append((round_id, "missed_scan"))
         self.note(
@@ -533,9 +571,10 @@ class DealerBot:
             f"(it belongs at index {index} of the round)",
             round_id,
         )
-        if index <= 2 and self.stack.peek() != CUT:
-            # Only among the first four cards, which every round takes: the next card
-            # cannot complete the round in its wrong position before anyone notices.
+        if index + 1 < initial and self.stack.peek() != CUT:
+            # Only among the first cards, which every round takes (baccarat's four, a
+            # blackjack deal's two a seat and the dealer's one): the next card cannot
+            # complete the round in its wrong position before anyone notices.
             follower, _ = await self.pull()
             self.note(
                 f"the next card {plain(follower.card)} lands in the missed card's position; "
@@ -566,3 +605,12 @@ class DealerBot:
         self.note("mistake: pulls one card more than the round needed", round_id)
         await self.pull()
         self.mistakes.append((round_id, "unneeded_card"))
+
+
+def _initial_cards(view: TableView) -> int:
+    """Cards every round of this game takes before anything depends on them."""
+    rnd = view.round or {}
+    game_view = rnd.get("view") or {}
+    if game_view.get("game") == "blackjack":
+        return 2 * len(game_view.get("seats", [])) + 1
+    return 4

@@ -37,7 +37,10 @@ def demo(
     mistakes: float = typer.Option(
         0.25, min=0.0, max=1.0, help="Share of rounds in which the dealer makes a mistake"
     ),
-    players: int = typer.Option(3, min=1, max=50, help="Player bots"),
+    players: int = typer.Option(3, min=1, max=50, help="Player bots (blackjack: seats, up to 7)"),
+    decision_seconds: int = typer.Option(
+        10, min=1, max=120, help="Blackjack: a seated player's decision timer"
+    ),
     cut_after: int = typer.Option(
         60, min=20, help="The cut card comes out after this many cards of each shoe"
     ),
@@ -48,13 +51,16 @@ def demo(
         "warnings and errors at or above it also go to stderr "
         "(default: LIVETABLE_LOG_LEVEL, else INFO)",
     ),
-    game: str = typer.Option("baccarat", help="baccarat, or xidach (Xì Dách)"),
+    game: str = typer.Option(
+        "baccarat", help="Game at the demo table: baccarat, blackjack (seed 000) or xidach"
+    ),
     profile: str = typer.Option("room", help="xidach: room, classic or forced-draw"),
     timer_seconds: int = typer.Option(
         2, min=0, max=600, help="xidach: every decision timer in seconds (0: the profile's own)"
     ),
 ) -> None:
-    """Run a live baccarat table on a simulated shoe, with dealer, supervisor and player bots.
+    """Run a live table (baccarat; --game blackjack or xidach) on a simulated shoe, with
+    dealer, supervisor and player bots.
 
     Everything runs here: SQLite in the data folder; a virtual framed shoe on a pseudo-terminal,
     read by the real serial reader; the table service and its API on http://HOST:PORT.
@@ -63,6 +69,8 @@ def demo(
     and every incident with the procedure applied; the service's own log goes to a file in
     the data folder. Ctrl-C voids a round in play (stakes refunded) and stops.
     """
+    if game not in ("baccarat", "blackjack", "xidach"):
+        raise typer.BadParameter("baccarat, blackjack or xidach", param_hint="--game")
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
     if game == "xidach":
         configure_for_command(log_level, default="WARNING", log_file=settings.data_dir / LOG_FILE)
@@ -77,8 +85,6 @@ def demo(
             min(betting_seconds, 5.0),
         )
         return
-    if game != "baccarat":
-        raise typer.BadParameter(f"no demo for game {game!r}", param_hint="--game")
     try:
         ShoeStack.check_cut_after(decks, cut_after)
     except ValueError as exc:
@@ -96,6 +102,8 @@ def demo(
         betting_seconds=betting_seconds,
         mistakes=mistakes,
         players=players,
+        game=game,
+        decision_seconds=decision_seconds,
         cut_after=cut_after,
         decks=decks,
         log_file=log_file,

@@ -44,6 +44,10 @@ LABEL_STYLES = {
     "supervisor": "italic dim",
     "players": "italic dim",
     "demo": "bold blue",
+    "hand": "white",
+    "seat": "magenta",
+    "turn": "cyan",
+    "decision": "bold cyan",
 }
 
 
@@ -90,6 +94,39 @@ def positions(cards: list[str]) -> list[str]:
     return labels
 
 
+def _bet_label(result: dict[str, Any]) -> str:
+    """``main``, ``main split``, ``behind double`` (seat games add the seat)."""
+    label = str(result["type"])
+    if result.get("part"):
+        label += f" {result['part']}"
+    if result.get("seat") is not None:
+        label = f"seat {result['seat']} {label}"
+    return label
+
+
+def _hand_text(hand: dict[str, Any]) -> Text:
+    text = Text()
+    for code in hand.get("cards", []):
+        text.append(card_text(code))
+        text.append(" ")
+    if hand.get("blackjack"):
+        text.append("BLACKJACK", style="bold green")
+    elif hand.get("bust"):
+        text.append(f"{hand.get('total')} BUST", style="bold red")
+    else:
+        text.append(f"= {hand.get('total')}")
+    return text
+
+
+def _actor_text(actor: str) -> str:
+    kind, _, who = actor.partition(":")
+    if kind == "seat":
+        return f"seat {who}"
+    if kind == "behind":
+        return "bet-behind player"
+    return actor
+
+
 def money(amount: int) -> str:
     return f"{amount:,}"
 
@@ -132,6 +169,7 @@ class RoundLog:
         self._burnt = 0
         self._round_active = False
         self._current_round: str | None = None
+        self._game = "baccarat"
 
     # -- output ------------------------------------------------------------------------------
     def _line(self, ts: str | None, round_id: str | None, label: str, body: Text | str) -> None:
@@ -166,6 +204,7 @@ class RoundLog:
 
     def _on_table_opened(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         cfg = p["config"]
+        self._game = cfg.get("game", "baccarat")
         self._line(
             e["ts"],
             None,
@@ -182,12 +221,13 @@ class RoundLog:
 
     def _on_shoe_inserted(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         self._burn_left, self._burnt = None, 0
+        burn = (
+            "burn: the first card shown is the indicator"
+            if p.get("burn", True)
+            else "no burn: the first card out is dealt"
+        )
         self._line(
-            e["ts"],
-            None,
-            "shoe",
-            f"shoe {p['shoe_no']} inserted ({p['decks']} decks); burn: the first card shown "
-            "is the indicator",
+            e["ts"], None, "shoe", f"shoe {p['shoe_no']} inserted ({p['decks']} decks); {burn}"
         )
 
     def _on_card_burnt(self, e: dict[str, Any], p: dict[str, Any]) -> None:
@@ -250,7 +290,8 @@ class RoundLog:
 
     def _on_cards_rearranged(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         body = Text("in shoe order: ")
-        for label, code in zip(positions(p["cards"]), p["cards"], strict=True):
+        labels = positions(p["cards"]) if self._game == "baccarat" else [""] * len(p["cards"])
+        for label, code in zip(labels, p["cards"], strict=True):
             body.append(f"{label} ")
             body.append(card_text(code))
             body.append("  ")
@@ -272,6 +313,9 @@ class RoundLog:
 
     def _on_round_result(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         o = p["outcome"]
+        if "dealer" in o:
+            self._seat_game_result(e, p["round_id"], o)
+            return
         player, banker = o["player"], o["banker"]
         winner = o["winner"]
         headline = {
@@ -305,6 +349,71 @@ class RoundLog:
     def _on_bets_settled(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         self._stats(p["round_id"]).results.extend(p["results"])
 
+    # -- seat games (blackjack) ------------------------------------------------------------
+    def _seat_game_result(self, e: dict[str, Any], round_id: str, o: dict[str, Any]) -> None:
+        """The dealer's hand, then each seat's hands: what a pit boss checks."""
+        dealer = o.get("dealer")
+        if dealer is None:
+            self._line(e["ts"], round_id, "result", "no seat bet: nothing dealt")
+            return
+        body = Text("DEALER ", style="bold")
+        body.append(_hand_text(dealer))
+        self.totals.outcomes["dealer bust" if dealer.get("bust") else "dealer stands"] += 1
+        self._line(e["ts"], round_id, "result", body)
+        for seat in o.get("seats", []):
+            for hand in seat["hands"]:
+                line = Text(f"seat {seat['seat']} hand {hand['hand']}  ")
+                line.append(_hand_text(hand))
+                flags = [
+                    name
+                    for name, on in (
+                        ("doubled", hand.get("doubled")),
+                        ("surrendered", hand.get("surrendered")),
+                        ("auto-played", hand.get("auto")),
+                        ("insured", seat.get("insured") and hand["hand"] == 1),
+                    )
+                    if on
+                ]
+                if flags:
+                    line.append(" (" + ", ".join(flags) + ")", style="cyan")
+                self._line(e["ts"], round_id, "hand", line)
+
+    def _on_seat_taken(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        when = " (plays from the next round)" if p.get("pending") else ""
+        self._line(e["ts"], None, "seat", f"{p['account']} takes seat {p['seat']}{when}")
+
+    def _on_seat_released(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self._line(e["ts"], e.get("round_id"), "seat", f"seat {p['seat']} released ({p['reason']})")
+
+    def _on_player_disconnected(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self._line(
+            e["ts"],
+            e.get("round_id"),
+            "seat",
+            f"seat {p['seat']}: player disconnected; the rules play the rest of the round",
+        )
+
+    def _on_decision_awaited(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        actors = ", ".join(_actor_text(a) for a in p["actors"])
+        self._line(
+            e["ts"],
+            p["round_id"],
+            "turn",
+            f"{actors} to decide within {p['ms'] / 1000:g} s (until {p['deadline'][11:19]})",
+        )
+
+    def _on_action_taken(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        who = _actor_text(p["actor"])
+        hand = f" hand {p['hand']}" if p.get("hand") else ""
+        action = str(p["action"]).replace("_", " ")
+        body = Text(f"{who}{hand}: ")
+        body.append(action.upper(), style="bold")
+        if p.get("auto") == "timeout":
+            body.append("  (timer ran out: the rules play it)", style="yellow")
+        elif p.get("auto") == "disconnected":
+            body.append("  (player disconnected: the rules play it)", style="yellow")
+        self._line(e["ts"], p["round_id"], "decision", body)
+
     def _payouts(self, round_id: str) -> Text | None:
         """Which bets won or pushed: ``won: demo-player-1 banker 500 → 975, …``."""
         results = self._stats(round_id).results
@@ -320,11 +429,20 @@ class RoundLog:
             body.append(f"{label}: ", style="bold")
             body.append(
                 ", ".join(
-                    f"{r['account']} {r['type']} {money(r['stake'])} → {money(r['returned'])}"
+                    f"{r['account']} {_bet_label(r)} {money(r['stake'])} → {money(r['returned'])}"
                     for r in paid
                 )
             )
         others = [r for r in results if r["result"] not in ("win", "push")]
+        if others and any(r.get("seat") is not None for r in others):
+            # a seat game: the pit boss reads every bet's fate, lost ones too
+            if body:
+                body.append(" · ")
+            body.append("lost: ", style="bold")
+            body.append(
+                ", ".join(f"{r['account']} {_bet_label(r)} {money(r['stake'])}" for r in others)
+            )
+            return body
         if others:
             if body:
                 body.append(" · ")

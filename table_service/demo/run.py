@@ -15,7 +15,7 @@ import random
 import socket
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import structlog
@@ -25,11 +25,19 @@ from rich.console import Console
 from audit.store import EventStore
 from hardware_sim.virtual_shoe import VirtualShoe
 from table_service.config import Settings
-from table_service.demo.bots import DealerBot, MistakeBag, PlayerBots, SupervisorBot, Table
+from table_service.demo.bots import (
+    MISTAKES_BY_GAME,
+    DealerBot,
+    MistakeBag,
+    PlayerBots,
+    SupervisorBot,
+    Table,
+)
 from table_service.demo.client import ApiClient
 from table_service.demo.credentials import TOKENS_FILE, BotPrincipal, ensure_principals
 from table_service.demo.feed import TableFeed
 from table_service.demo.roundlog import LogTotals, RoundLog
+from table_service.demo.seatbots import SeatPlayers
 from table_service.demo.shoestack import ShoeStack, SupplyExhausted
 from table_service.runtime import Runtime
 from table_service.table.api import build_app
@@ -57,7 +65,12 @@ class DemoOptions:
     players: int = 3
     cut_after: int = 60
     decks: int = 8
-    table_id: str = "bac-1"
+    table_id: str | None = None
+    """Default by game: ``bac-1``, ``bj-1``."""
+    game: str = "baccarat"
+    decision_seconds: int = 10
+    """A seated player's decision timer (seat 000: 10 s); blackjack only."""
+    follow_seconds: int = 5
     pause: float = 1.0
     heartbeat: float = 0.5
     log_file: Path | None = None
@@ -111,11 +124,18 @@ async def _wait_started(server: _Server, task: asyncio.Task[None], timeout: floa
         await asyncio.sleep(0.02)
 
 
+TABLE_IDS = {"baccarat": "bac-1", "blackjack": "bj-1"}
+
+
 async def run_demo(
     options: DemoOptions, console: Console, *, stop: asyncio.Event | None = None
 ) -> DemoReport:
     """Run until ``options.rounds`` rounds are played (0: until ``stop`` is set)."""
     stop = stop or asyncio.Event()
+    if options.game not in TABLE_IDS:
+        raise DemoError(f"no demo for game {options.game!r}; try {', '.join(TABLE_IDS)}")
+    if options.table_id is None:
+        options = replace(options, table_id=TABLE_IDS[options.game])
     ShoeStack.check_cut_after(options.decks, options.cut_after)
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(10**6)
     sock = _bind(options.host, options.port)  # first: a taken port fails before anything starts
@@ -168,8 +188,15 @@ async def _run_with(
         device, decks=options.decks, seed=seed, cut_after=options.cut_after, shoes=shoes
     )
     device.start()
+    game_rules = (
+        {"decision_seconds": options.decision_seconds, "follow_seconds": options.follow_seconds}
+        if options.game == "blackjack"
+        else {}
+    )
     config = TableConfig(
         table_id=options.table_id,
+        game=options.game,
+        game_rules=game_rules,
         decks=options.decks,
         cut_card_depth=options.decks * 52 - options.cut_after,
         betting_seconds=options.betting_seconds,
@@ -219,7 +246,16 @@ async def _run_with(
         await supervisor.recover()
         tasks.append(asyncio.create_task(supervisor.run(), name="supervisor"))
         rng = random.Random(seed)
-        players = PlayerBots(operator_api, table, options.players, random.Random(rng.random()))
+        players: PlayerBots | SeatPlayers
+        if options.game == "blackjack":
+            seated = SeatPlayers(
+                operator_api, table, min(options.players, 7), random.Random(rng.random())
+            )
+            feed.listeners.append(seated.on_event)
+            tasks.append(asyncio.create_task(seated.run(), name="seat-players"))
+            players = seated
+        else:
+            players = PlayerBots(operator_api, table, options.players, random.Random(rng.random()))
         await players.fund()
         dealer = DealerBot(
             dealer_api,
@@ -230,7 +266,9 @@ async def _run_with(
             random.Random(rng.random()),
             options.betting_seconds,
         )
-        bag = MistakeBag(options.mistakes, random.Random(rng.random()))
+        bag = MistakeBag(
+            options.mistakes, random.Random(rng.random()), MISTAKES_BY_GAME[options.game]
+        )
 
         async def rounds() -> None:
             while options.rounds == 0 or report.rounds_played < options.rounds:

@@ -88,7 +88,7 @@ class Turn:
         return {
             "kind": "decision",
             "actors": list(self.actors),
-            "seconds": self.seconds,
+            "ms": round(self.seconds * 1000),  # integers only: this goes into the log
             "clock": self.clock,
         }
 

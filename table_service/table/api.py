@@ -16,6 +16,7 @@ from sqlalchemy import select
 from audit.store import EventStore, StoredEvent
 from table_service.api.app import create_app
 from table_service.api.auth import check_table, get_runtime, require
+from table_service.consoles.approvals import check_void_approval
 from table_service.errors import InvalidRequest, NotFound, Refused
 from table_service.models import BetRow, IncidentRow, RoundRow
 from table_service.principals import Identity, Role, authenticate
@@ -87,6 +88,10 @@ class BetIn(BaseModel):
 class SeatIn(BaseModel):
     seat: int = Field(ge=1, le=64)
     account: str = Field(min_length=1, max_length=64)
+
+
+class LeaveIn(BaseModel):
+    reason: str = Field("player left", min_length=1, max_length=500)
 
 
 class ActionIn(BaseModel):
@@ -173,6 +178,8 @@ def table_router() -> APIRouter:
     async def void_round(
         table_id: str, body: VoidIn, request: Request, who: Identity = Depends(supervisor)
     ) -> dict:
+        check_table(who, table_id)
+        check_void_approval(_table(table_id, request))
         return await run(table_id, request, who, c.VoidRound(body.reason, body.change_shoe))
 
     @router.post("/tables/{table_id}/shoe")
@@ -227,7 +234,7 @@ def table_router() -> APIRouter:
     async def leave_seat(
         table_id: str,
         seat: int,
-        body: ReasonIn,
+        body: LeaveIn,
         request: Request,
         who: Identity = Depends(operator),
     ) -> dict:

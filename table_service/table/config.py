@@ -58,6 +58,12 @@ class TableConfig(BaseModel):
     limits: StakeLimits = StakeLimits()
     bet_limits: dict[str, StakeLimits] = Field(default_factory=dict)
     max_bets_per_request: int = Field(5000, ge=1)
+    void_approval_above: int | None = Field(
+        None,
+        ge=0,
+        description="a void of a round whose open stakes total more than this (minor units) "
+        "needs a second supervisor's approval (None: one supervisor voids)",
+    )
     shoe: ShoeConfig | None = None
 
     @model_validator(mode="before")
@@ -128,6 +134,8 @@ class TableConfig(BaseModel):
             del data["game_rules"]  # a baccarat table's record stays as it always was
         if data["profile"] is None:
             del data["profile"]
+        if data["void_approval_above"] is None:
+            del data["void_approval_above"]  # likewise a table without the two-person rule
         return data
 
     @classmethod
@@ -148,7 +156,8 @@ def _game_rules(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_tables(path: Path) -> list[TableConfig]:
-    """Read a table file; ``paytable = "file.toml"`` is resolved next to it."""
+    """Read a table file; ``paytable = "file.toml"`` and ``profile_file = "file.toml"``
+    are resolved next to it."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
@@ -165,6 +174,13 @@ def load_tables(path: Path) -> list[TableConfig]:
                 raw["paytable_toml"] = (path.parent / paytable_file).read_text(encoding="utf-8")
             except OSError as exc:
                 raise ConfigError(f"{path}: tables[{index}].paytable: {exc}") from exc
+        profile_file = raw.pop("profile_file", None)  # a Xì Dách table's own profile
+        if profile_file is not None:
+            try:
+                text = (path.parent / profile_file).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"{path}: tables[{index}].profile_file: {exc}") from exc
+            raw["game_rules"] = {**dict(raw.get("game_rules") or {}), "profile_toml": text}
         try:
             table = TableConfig(**raw)
         except ValueError as exc:

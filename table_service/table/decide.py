@@ -756,6 +756,20 @@ def _result_item(line: Line, bet: Any) -> dict[str, Any]:
     return item
 
 
+def _reveal(d: Decision) -> None:
+    """Show the public the face-down cards the game now turns (a Xì Dách banker's hole
+    card at its turn, a hidden seat's cards once that hand is settled)."""
+    rnd = d.state.round
+    assert rnd is not None and rnd.play is not None
+    revealed = getattr(game_of_round(rnd), "revealed", None)
+    if revealed is None:
+        return
+    new = [(i, card) for i, card in revealed(rnd.play.state) if i not in rnd.revealed]
+    if new:
+        cards = [{"index": i, "card": card} for i, card in new]
+        d.emit("cards_revealed", {"round_id": rnd.round_id, "cards": cards}, rnd.round_id)
+
+
 def _settle_early(d: Decision) -> None:
     """Pay the stakes a game settles before the round ends (a Xì Dách check) at once."""
     rnd = d.state.round
@@ -800,6 +814,7 @@ def _progress(d: Decision, *, resumed: bool = False) -> None:
             return
     fresh = resumed
     _settle_early(d)
+    _reveal(d)
     while True:
         rnd = d.state.round
         assert rnd is not None and rnd.play is not None
@@ -962,7 +977,7 @@ def _settle(d: Decision) -> None:
                 {
                     "seat": seat,
                     "account": holder.account,
-                    "reason": "no action during the round (rules: the seat is released)",
+                    "reason": "the player took no action during the round",
                 },
                 rnd.round_id,
             )

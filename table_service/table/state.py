@@ -80,6 +80,7 @@ class TableRound:
     play: Replay | None = None
     game: LiveGame | None = None
     turn: Deadline | None = None
+    revealed: tuple[int, ...] = ()  # face-down cards (indexes) the public has been shown
 
     @property
     def active(self) -> bool:
@@ -456,6 +457,12 @@ def _refold(s: TableState, rnd: TableRound) -> TableRound:
     return replace(rnd, play=_replay(game, rules, rnd))
 
 
+def _cards_revealed(s: TableState, p: Mapping[str, Any]) -> TableState:
+    rnd = _round(s, p)
+    shown = tuple(sorted({*rnd.revealed, *(c["index"] for c in p["cards"])}))
+    return replace(s, round=replace(rnd, revealed=shown))
+
+
 def _cards_rearranged(s: TableState, p: Mapping[str, Any]) -> TableState:
     rnd = _round(s, p)
     shoe = s.shoe
@@ -583,6 +590,7 @@ _HANDLERS = {
     "betting_closed": _betting_closed,
     "card_dealt": _card_dealt,
     "cards_rearranged": _cards_rearranged,
+    "cards_revealed": _cards_revealed,
     "card_set_aside": _card_set_aside,
     "round_result": _round_result,
     "bets_settled": lambda s, p: _close_bets(s, p, "results"),

@@ -28,6 +28,7 @@ PUBLIC_FIELDS: dict[str, tuple[str, ...]] = {
     "betting_closed": ("round_id",),
     "card_dealt": ("round_id", "card", "position", "index", "seat", "hand"),
     "cards_rearranged": ("round_id", "cards"),
+    "cards_revealed": ("round_id", "cards"),  # face-down cards turned (Xì Dách)
     "round_result": ("round_id", "outcome"),
     "round_settled": ("round_id",),
     "round_voided": ("round_id", "reason"),

@@ -32,7 +32,7 @@ class Session:
         self.run(c.OpenTable(self.config), "system:config")
         for account in ("a1", "a2", "a3"):
             transfer(
-                runtime, Transfer(account, 10**9, f"fund-{account}", "credit"), actor="op:test"
+                runtime, Transfer(account, 10**9, f"fund-{account}", "credit"), actor="operator:op"
             )
         self.run(c.InsertShoe(), "dealer:d1")
         while not self.service.state.shoe.ready:  # type: ignore[union-attr]
@@ -72,3 +72,66 @@ class Session:
 
     def play(self, rounds: int, bets: int = 4, void: tuple[int, ...] = ()) -> list[str]:
         return [self.round(bets, void_after=2 if i in void else None) for i in range(rounds)]
+
+
+class BlackjackSession:
+    """Blackjack rounds through the table service: seats, bets, every decision a random
+    legal move (so doubles, splits and insurance add their own stakes)."""
+
+    def __init__(self, runtime: Any, table_id: str = "bj1", seed: int = 11) -> None:
+        self.runtime = runtime
+        self.config = TableConfig(table_id=table_id, game="blackjack", betting_seconds=600)
+        self.service = TableService(runtime, self.config)
+        self.rng = random.Random(seed)
+        self.cards = iter(shoe(seed))
+        self.bets = 0
+        self.run(c.OpenTable(self.config), "system:config")
+        for account in ("p1", "p2", "p3"):
+            transfer(
+                runtime, Transfer(account, 10**9, f"fund-{account}", "credit"), actor="operator:op"
+            )
+        self.run(c.InsertShoe(), "dealer:d1")
+        while not self.service.state.shoe.ready:  # type: ignore[union-attr]
+            self.run(c.CardScanned(next(self.cards)), "dealer:d1")
+        for seat, account in ((1, "p1"), (2, "p2"), (3, "p3")):
+            self.run(c.TakeSeat(seat, account), "operator:op")
+
+    def run(self, command: Any, actor: str = "dealer:d1") -> dict[str, Any]:
+        return self.service._execute_sync(command, actor).answer
+
+    def round(self) -> str:
+        opened = self.run(c.OpenBetting())
+        requests = []
+        for seat, account in ((1, "p1"), (2, "p2"), (3, "p3")):
+            self.bets += 1
+            stake = self.rng.randrange(1, 20) * 100
+            key = f"{self.config.table_id}-{self.bets}"
+            requests.append(c.BetRequest(key, key, account, "main", stake, seat=seat))
+        answer = self.run(c.PlaceBets(tuple(requests)), "operator:op")
+        assert all(r["status"] == "placed" for r in answer["results"]), answer
+        self.run(c.CloseBetting())
+        owner = {"seat:1": "p1", "seat:2": "p2", "seat:3": "p3"}
+        for _ in range(200):
+            rnd = self.service.state.round
+            if rnd is None or not rnd.active:
+                break
+            turn = self.service.state.public_summary()["round"].get("turn")
+            if turn:
+                actor = turn["actors"][0]
+                legal = [m["action"] for m in turn["legal_actions"][actor]]
+                choice = self.rng.choice(legal)  # every legal move: doubles, splits too
+                self.run(
+                    c.Act(
+                        actor,
+                        choice,
+                        owner.get(actor, "p1"),
+                        balances={owner.get(actor, "p1"): 10**9},
+                    ),
+                    "operator:op",
+                )
+            else:
+                self.run(c.CardScanned(next(self.cards)))
+        return str(opened["round_id"])
+
+    def play(self, rounds: int) -> list[str]:
+        return [self.round() for _ in range(rounds)]

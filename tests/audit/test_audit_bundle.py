@@ -250,3 +250,57 @@ def test_the_serve_watchdog_seals_and_raises_a_ledger_mismatch_alarm(played) -> 
         )
     assert len(alarms) == 1 and problems and "ledger_mismatch" in alarms[0]
     assert "result 'win' (log: 'refunded')" in problems[0]
+
+
+def test_a_blackjack_session_replays_every_stake_through_its_rules(
+    make_runtime, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    from audit_session import BlackjackSession
+
+    runtime = make_runtime(checkpoint_every=10_000)
+    BlackjackSession(runtime).play(8)
+    summary = _bundle(runtime, tmp_path / "b")
+    assert summary.rounds == 8
+    report = verify_bundle(tmp_path / "b", replay=True)
+    with runtime.engine.connect() as conn:
+        bets, staked, returned = conn.execute(
+            text("SELECT COUNT(*), SUM(stake), SUM(returned) FROM bets")
+        ).one()
+    assert (report.totals.rounds, report.totals.bets) == (8, bets)
+    assert (report.totals.staked, report.totals.returned) == (int(staked), int(returned))
+    line = json.loads((tmp_path / "b" / "rounds.jsonl").read_text().splitlines()[0])
+    assert line["game"] == "blackjack" and line["settle_input"]["cards"]
+    # One stake's return rewritten in the bundle (chain and manifest recomputed): named.
+    events = tmp_path / "b" / "events.jsonl"
+    rows = [json.loads(x) for x in events.read_text().splitlines()]
+    target = next(r for r in rows if r.get("type") == "bets_settled")
+    target["payload"]["results"][0]["returned"] += 100
+    bet_id = target["payload"]["results"][0]["bet_id"]
+    prev = None
+    for row in rows:
+        if row["seq"] >= target["seq"]:
+            body = EventBody(
+                row["table_id"],
+                row["round_id"],
+                row["type"],
+                row["actor"],
+                row["ts"],
+                row["payload"],
+            )
+            row["prev_hash"] = prev or row["prev_hash"]
+            row["hash"] = event_hash(row["seq"], row["prev_hash"], body.canonical())
+        prev = row["hash"]
+    events.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for note in (tmp_path / "b" / "checkpoints").glob("*.note"):
+        note.unlink()
+    from audit.merkle import merkle_root
+    from audit.note import checkpoint_text, sign_note
+
+    root = merkle_root(bytes.fromhex(r["hash"]) for r in rows)
+    body = checkpoint_text(runtime.store.origin, len(rows), root)
+    (tmp_path / "b" / "checkpoints" / f"{len(rows)}.note").write_text(
+        sign_note(body, runtime.store.note_signer)
+    )
+    _write_manifest(tmp_path / "b")
+    with pytest.raises(BundleError, match=f"bet {bet_id}"):
+        verify_bundle(tmp_path / "b", replay=True)

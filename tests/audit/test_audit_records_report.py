@@ -39,8 +39,10 @@ def test_each_round_names_its_people_shoe_cards_and_rules(bundle) -> None:  # ty
         cards = [c["card"] for c in record["cards"]]
         if line["status"] == "settled":
             assert cards == line["settle_input"]["cards"]
-        assert all(c["source"] in ("reader", "carried", "manual") for c in record["cards"])
-        indexes += [c["shoe_index"] for c in record["cards"] if c["source"] == "reader"]
+        # the session scans as the dealer's console: typed in, not read by the shoe
+        assert all(c["source"] in ("manual", "carried") for c in record["cards"])
+        assert all(c["by"] == "dealer:d1" for c in record["cards"])
+        indexes += [c["shoe_index"] for c in record["cards"] if c["source"] != "carried"]
     assert indexes == sorted(indexes) and len(set(indexes)) == len(indexes)
     voided = next(x for x in lines if x["status"] == "voided")
     assert voided["record"]["supervisors"] == ["supervisor:s1"]
@@ -55,6 +57,15 @@ def test_the_shoe_reconciles_against_its_composition(bundle) -> None:  # type: i
     lines = [json.loads(x) for x in (path / "rounds.jsonl").read_text().splitlines()]
     assert shoe["dealt"] == sum(len(x["record"]["cards"]) for x in lines)
     assert sum(v["remaining"] for v in shoe["by_card"].values()) == shoe["remaining"]
+
+
+def test_card_sources() -> None:
+    from audit.records import card_source
+
+    assert card_source("reader:bac-1-shoe") == "shoe"
+    assert card_source("camera:cam-2") == "camera"
+    assert card_source("reader:bac-1-camera") == "camera"
+    assert card_source("dealer:alice") == "manual"
 
 
 def test_a_shoe_with_foreign_duplicate_and_unreadable_cards() -> None:
@@ -114,6 +125,12 @@ def test_the_report_by_table_day_and_dealer(bundle) -> None:  # type: ignore[no-
     assert (group.staked, group.returned, group.refunded) == (staked, returned, refunded)
     assert group.hold == pytest.approx((staked - returned) / staked)
     assert group.incidents == {}
+    between = SimpleNamespace(
+        seq=10**6, table_id="t1", round_id=None, type="incident_raised", actor="reader:r",
+        ts=events[-1].ts, payload={"kind": "unneeded_card", "blocking": False},
+    )  # fmt: skip
+    (with_stray,) = build_report([*events, between], by="table")
+    assert with_stray.incidents == {"unneeded_card": 1}
     player = group.by_bet.get("player") or group.by_bet["banker"]
     assert player.theoretical is not None and 0.98 < player.theoretical < 0.99
     assert sum(b.staked for b in group.by_bet.values()) == staked
@@ -124,3 +141,27 @@ def test_the_report_by_table_day_and_dealer(bundle) -> None:  # type: ignore[no-
     assert build_report(events, date_from="2999-01-01") == []
     with pytest.raises(ValueError):
         build_report(events, by="shoe")
+
+
+def test_every_ended_shoe_gets_one_reconciliation_event(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    from audit.watchdog import AuditWatchdog
+    from table_service.table import commands as c
+
+    runtime = make_runtime(checkpoint_every=10_000)
+    table = Session(runtime)
+    table.play(3)
+    dog = AuditWatchdog(runtime, seal_seconds=1, read_model_seconds=0)
+    assert dog.reconcile_shoes() == 0  # the shoe is still in use
+    table.run(c.ChangeShoe("end of test shoe"), "supervisor:s1")
+    assert dog.reconcile_shoes() == 1
+    assert dog.reconcile_shoes() == 0  # once only
+    assert AuditWatchdog(runtime, seal_seconds=1, read_model_seconds=0).reconcile_shoes() == 0
+    with runtime.sessions() as session:
+        events = [e for e in EventStore.read(session) if e.type == "shoe_reconciled"]
+    (event,) = events
+    shoe = event.payload
+    assert (shoe["table_id"], shoe["shoe_no"], shoe["ended"]) == ("t1", 1, "end of test shoe")
+    assert shoe["burnt"] + shoe["dealt"] + shoe["set_aside"] + shoe["remaining"] == 416
+    with runtime.sessions() as session:
+        groups = build_report(EventStore.read(session), by="table")
+    assert groups[0].shoes == [shoe]

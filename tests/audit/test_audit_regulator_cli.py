@@ -5,7 +5,10 @@ and cosigns; ``audit export --bundle`` and ``audit verify --bundle --witness-key
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -119,7 +122,22 @@ def test_strict_and_the_witness_state_catch_a_tail_and_a_truncation(served, tmp_
     vkey = runner.invoke(app, ["audit", "verifier-key"], env=env).stdout.strip()
     state = tmp_path / "witness"
     args = ["audit", "witness", "--log", url, "--verifier-key", vkey, "--state", str(state)]
-    assert runner.invoke(app, [*args, "--token", token, "--once"], env=env).exit_code == 0
+    # The witness as its own process, over HTTP, as at a regulator's.
+    witness = subprocess.run(
+        [sys.executable, "-m", "table_service.cli", *args, "--token", token, "--once"],
+        env={**os.environ, **env, "LIVETABLE_DATA_DIR": str(tmp_path / "elsewhere")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert witness.returncode == 0, witness.stderr
+    assert "cosigned studio.example/livetable at size 41" in witness.stdout
+    assert not (tmp_path / "elsewhere").exists()  # the witness touches no log of its own
+
+    wkey = str(Witness(state).verifier_key)
+    witnessed = runner.invoke(app, ["audit", "verify", "--witness-key", wkey], env=env)
+    assert witnessed.exit_code == 0, witnessed.output
 
     # A correctly chained event after the last checkpoint: reported, refused by --strict.
     with runtime.sessions.begin() as session:
@@ -142,6 +160,8 @@ def test_strict_and_the_witness_state_catch_a_tail_and_a_truncation(served, tmp_
     with runtime.sessions.begin() as session:
         runtime.store.checkpoint(session)
     assert runner.invoke(app, ["audit", "verify"], env=env).exit_code == 0
+    unwitnessed = runner.invoke(app, ["audit", "verify", "--witness-key", wkey], env=env)
+    assert unwitnessed.exit_code == 1 and "is not cosigned by witness" in unwitnessed.output
     caught = runner.invoke(app, ["audit", "verify", "--witness-state", str(state)], env=env)
     assert caught.exit_code == 1 and "truncated: the witness cosigned size 41" in caught.output
     refused = runner.invoke(app, [*args, "--token", token, "--once"], env=env)

@@ -81,6 +81,7 @@ def make_studio(tmp_path: Path) -> Iterator[Callable[..., Studio]]:
         *,
         table: TableConfig | None = None,
         betting_seconds: float = 30,
+        void_approval_above: int | None = None,
     ) -> Studio:
         settings = Settings(
             data_dir=tmp_path / "data", database_url=f"sqlite:///{tmp_path / 'lt.db'}"
@@ -107,6 +108,7 @@ def make_studio(tmp_path: Path) -> Iterator[Callable[..., Studio]]:
         config = table or TableConfig(
             table_id="bac-1",
             betting_seconds=betting_seconds,
+            void_approval_above=void_approval_above,
             shoe=ShoeConfig(port=shoe.device_path),
         )
         app = build_app(runtime, [config], reader_options={"offline_timeout": 5.0})

@@ -63,3 +63,50 @@ def test_missed_scan_resolved_by_picking_the_card(make_studio: Any, browser: Any
     assert [(i["kind"], i["raised_by"], i["resolved_by"]) for i in resolved] == [
         ("missed_scan", "dealer:dealer-ann", "supervisor:sup-bao")
     ]
+
+
+def test_a_void_above_the_threshold_needs_a_second_supervisor(
+    make_studio: Any, browser: Any
+) -> None:
+    studio = make_studio(void_approval_above=500)
+    studio.ready_shoe()
+    t = studio.table_id
+    studio.call("POST", "/accounts/acct-1/credit", "operator", {"amount": 10_000, "reference": "c"})
+    studio.call("POST", f"/tables/{t}/betting/open", "dealer")
+    bet = [{"key": "k1", "account": "acct-1", "type": "banker", "stake": 1000}]
+    studio.call("POST", f"/tables/{t}/bets", "operator", {"bets": bet})
+    studio.call("POST", f"/tables/{t}/betting/close", "dealer")
+    assert studio.deal() == "2S"
+
+    first = studio.page(browser, "/console/supervisor", width=1440, height=1000)
+    sign_in(first, studio.tokens["sup-bao"])
+    tile = first.locator(f"[data-table={t}]")
+    expect(tile.locator("[data-field=approval-needed]")).to_contain_text("1000")
+    tile.locator("[data-action=void]").click()
+    first.fill("dialog textarea[name=reason]", "dealer dropped the shoe")
+    first.click("dialog [data-action=confirm]")
+    request = tile.locator("[data-request]")
+    expect(request).to_contain_text("sup-bao")
+    expect(request.locator("[data-action=approve-void]")).to_be_disabled()  # not by themself
+    assert studio.summary()["round"]["phase"] == "dealing"  # nothing voided yet
+
+    second = studio.page(browser, "/console/supervisor", width=1440, height=1000)
+    sign_in(second, studio.tokens["sup-chi"])
+    other = second.locator(f"[data-table={t}] [data-request] [data-action=approve-void]")
+    expect(other).to_be_enabled()
+    studio.shot(second, "supervisor-void-approval")
+    other.click()
+    second.click("dialog [data-action=confirm]")
+    wait_for(lambda: studio.summary()["round"]["phase"] == "voided", what="voided")
+    expect(first.locator(f"[data-table={t}] [data-request]")).to_have_count(0)
+    events = studio.call("GET", f"/audit/events?table_id={t}", "regulator")
+    kinds = [(e["type"], e["actor"]) for e in events if e["type"].startswith(("void_", "round_v"))]
+    assert kinds == [
+        ("void_requested", "supervisor:sup-bao"),
+        ("void_approved", "supervisor:sup-chi"),
+        ("round_voided", "supervisor:sup-chi"),
+    ]
+    voided = next(e for e in events if e["type"] == "round_voided")
+    assert "requested by sup-bao, approved by sup-chi" in voided["payload"]["reason"]
+    refunds = [e for e in events if e["type"] == "bets_refunded"]
+    assert [r["stake"] for e in refunds for r in e["payload"]["refunds"]] == [1000]

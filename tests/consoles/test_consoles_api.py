@@ -221,3 +221,50 @@ def test_the_stream_takes_its_token_as_a_sub_protocol(rig: Rig) -> None:
     ):
         ws.receive_json()
     assert refused.value.code in (1008, 4401, 403)
+
+
+@pytest.fixture
+def strict(make_runtime) -> Iterator[Rig]:  # type: ignore[no-untyped-def]
+    """A table whose voids above 500 need two supervisors."""
+    runtime = make_runtime()
+    tokens = {}
+    with runtime.sessions.begin() as session:
+        for name, role in (
+            ("dealer", "dealer"),
+            ("supervisor", "supervisor"),
+            ("sup-2", "supervisor"),
+            ("operator", "operator"),
+            ("regulator", "regulator"),
+        ):
+            tokens[name] = add_principal(session, runtime.store, name, role, actor="test")
+    configs = [TableConfig(table_id="bac-1", betting_seconds=60, void_approval_above=500)]
+    with TestClient(build_app(runtime, configs, with_readers=False)) as client:
+        yield Rig(client, tokens)
+
+
+def test_two_supervisors_void_a_round_above_the_threshold(strict: Rig) -> None:
+    rig = strict
+    rig.ready()
+    rig.post("/accounts/acct-1/credit", "operator", {"amount": 10_000, "reference": "c1"})
+    small = [{"key": "s", "account": "acct-1", "type": "player", "stake": 400}]
+    rig.round("2S", bets=small)  # 400 staked: one supervisor may void
+    rig.post("/tables/bac-1/round/void", "supervisor", {"reason": "small", "change_shoe": False})
+
+    big = [{"key": "b", "account": "acct-1", "type": "player", "stake": 600}]
+    rig.round("2S", bets=big)
+    refused = rig.post("/tables/bac-1/round/void", "supervisor", {"reason": "x"}, status=409)
+    assert refused["error"] == "void_needs_approval" or refused.get("code") == "void_needs_approval"
+    [tile] = rig.get("/console/overview", "supervisor")
+    assert tile["void_approval"]["needed"] is True and tile["void_approval"]["open_stakes"] == 600
+    asked = rig.post("/tables/bac-1/round/void-requests", "supervisor", {"reason": "shoe fault"})
+    rid = asked["request_id"]
+    [pending] = rig.get("/console/overview", "supervisor")[0]["void_approval"]["pending"]
+    assert pending["requested_by"] == "supervisor" and pending["stake"] == 600
+    rig.post(f"/tables/bac-1/round/void-requests/{rid}/approve", "supervisor", status=403)
+    rig.post(f"/tables/bac-1/round/void-requests/{rid}/approve", "dealer", status=403)
+    rig.post("/tables/bac-1/round/void-requests/nope/approve", "sup-2", status=404)
+    done = rig.post(f"/tables/bac-1/round/void-requests/{rid}/approve", "sup-2")
+    assert done["approved"] is True and done["approved_by"] == "sup-2"
+    assert rig.get("/tables/bac-1", "supervisor")["round"]["phase"] == "voided"
+    assert rig.get("/console/overview", "supervisor")[0]["void_approval"]["pending"] == []
+    rig.post(f"/tables/bac-1/round/void-requests/{rid}/approve", "sup-2", status=409)

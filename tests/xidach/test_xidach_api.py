@@ -101,11 +101,17 @@ def test_a_forced_draw_round_and_the_public_stream_shows_no_hidden_card_early(xd
         public: list[dict] = []
         while not public or public[-1]["type"] != "round_settled":
             public.append(ws.receive_json())
-    result_at = next(i for i, e in enumerate(public) if e["type"] == "round_result")
-    before = str(public[:result_at])
+    reveals = [(i, e) for i, e in enumerate(public) if e["type"] == "cards_revealed"]
+    shown_at = {c["card"]: i for i, e in reveals for c in e["data"]["cards"]}
+    assert set(shown_at) == set(HIDDEN)  # each hidden card is turned for the public once
     for code in HIDDEN:
-        assert f"'{code}'" not in before, (code, before)  # nothing hidden shown early
-        assert f"'{code}'" in str(public[result_at])  # everything shown once settled
+        before = str(public[: shown_at[code]])
+        assert f"'{code}'" not in before, (code, before)  # and never shown before that
+    moves = [(i, e["data"]) for i, e in enumerate(public) if e["type"] == "action_taken"]
+    last_punter = max(i for i, m in moves if m["actor"] != "banker")
+    check = next(i for i, m in moves if m["actor"] == "banker")
+    assert last_punter < shown_at["TC"] < check  # the hole card: turned at the banker's turn
+    assert check < shown_at["9D"] == shown_at["8S"]  # the hidden hand: once it is settled
     dealt = [e["data"]["card"] for e in public if e["type"] == "card_dealt"]
     assert dealt == ["TS", None, None, "7H", None, "7D"]
     assert "alice" not in str(public) and "stake" not in str(public)

@@ -314,3 +314,37 @@ def test_a_card_the_one_deck_cannot_hold_is_a_blocking_incident_never_dealt():
     h.run(c.ResolveIncident(incident, "foreign card removed"))
     h.deal("5H", "8D")  # seat 1: 15, house 17
     assert h.turn()["actors"] == ["seat:1"]
+
+
+def test_a_table_file_may_name_its_own_profile_file(tmp_path: Path):
+    from table_service.table.config import ConfigError, load_tables
+
+    text = Path("table_service/rules/xidach/profiles/classic.toml").read_text()
+    (tmp_path / "house.toml").write_text(
+        text.replace("commission = [0, 100]", "commission = [3, 100]")
+    )
+    (tmp_path / "tables.toml").write_text(
+        '[[tables]]\ntable_id = "xd-own"\ngame = "xidach"\nprofile_file = "house.toml"\n'
+    )
+    (table,) = load_tables(tmp_path / "tables.toml")
+    assert (table.decks, table.rules.profile.name) == (1, "classic")
+    assert str(table.rules.profile.payouts.commission) == "3/100"
+    (tmp_path / "tables.toml").write_text(
+        '[[tables]]\ntable_id = "xd-own"\ngame = "xidach"\nprofile_file = "missing.toml"\n'
+    )
+    with pytest.raises(ConfigError, match="profile_file"):
+        load_tables(tmp_path / "tables.toml")
+
+
+def test_the_hole_card_is_turned_for_the_public_at_the_banker_turn():
+    h = xtable("room", 1, 2)
+    h.xd_bet("p1", "main", 100, 1)
+    h.xd_bet("p2", "main", 100, 2)
+    h.deal("TS", "TD", "6C", "TH", "9H", "KD")  # banker: 6C face down, KD up
+    assert h.events("cards_revealed") == []
+    h.act("seat:1", "stand", "p1")
+    assert h.events("cards_revealed") == []  # seat 2 still to play: the card stays down
+    h.act("seat:2", "stand", "p2")
+    assert h.events("cards_revealed")[-1]["cards"] == [{"index": 2, "card": "6C"}]
+    assert h.state.public_summary()["round"]["view"]["banker"]["cards"] == ["6C", "KD"]
+    assert h.replayed() == h.state

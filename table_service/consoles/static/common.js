@@ -383,6 +383,17 @@ const LT = (() => {
     return { player: pick("player"), banker: pick("banker") };
   }
 
+  // Who a decision waits for: "seat:3" -> "Seat 3", "behind:<bet>" -> bet behind, "banker".
+  function actorLabel(actor) {
+    if (actor && typeof actor === "object") return targetLabel(actor);
+    const [kind, who] = String(actor).split(":");
+    if (kind === "seat") return t("pos.seat", { seat: who });
+    if (kind === "behind") return t("turn.behind");
+    if (kind === "banker") return t("pos.BANKER");
+    if (kind === "supervisor") return t("role.supervisor");
+    return String(actor);
+  }
+
   function incidentName(kind) {
     return has(`incident.${kind}`) ? t(`incident.${kind}`) : kind;
   }
@@ -416,6 +427,7 @@ const LT = (() => {
     debounce,
     targetLabel,
     incidentName,
+    actorLabel,
     totals,
   };
 })();

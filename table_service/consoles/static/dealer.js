@@ -114,7 +114,10 @@
     if (!r || r.phase === "settled" || r.phase === "voided") return { text: t("next.open_betting") };
     if (r.phase === "betting") return { text: t("next.wait_betting") };
     if (r.next) return { text: t("next.deal_to"), target: LT.targetLabel(r.next), code: r.next.code };
-    if (r.turn) return { text: t("next.wait_turn") };
+    if (r.turn) {
+      const who = (r.turn.actors || []).map(LT.actorLabel).join(", ");
+      return { text: t("next.wait_turn"), target: who, code: (r.turn.actors || []).join(" ") };
+    }
     return { text: t("next.round_over") };
   }
 
@@ -155,12 +158,13 @@
     box.replaceChildren();
     if (!r || !r.turn) return;
     const turn = r.turn;
-    const actors = (turn.actors || []).map((a) => (typeof a === "object" ? LT.targetLabel(a) : String(a))).join(", ");
-    box.append(
-      el("div", {}, el("strong", {}, `${t("turn.title")}: `), actors || LT.targetLabel(turn)),
-      el("div", { class: "timer", id: "turn-timer" }),
-      turn.actions ? el("div", { class: "muted" }, t("turn.actions", { actions: turn.actions.join(", ") })) : null,
-    );
+    const actors = (turn.actors || []).map(LT.actorLabel).join(", ");
+    box.append(el("div", { "data-field": "turn" }, el("strong", {}, `${t("turn.title")}: `), actors), el("div", { class: "timer", id: "turn-timer" }));
+    const legal = turn.legal_actions || {};
+    for (const [actor, moves] of Object.entries(legal)) {
+      const words = [...new Set((moves || []).map((m) => (m.hand ? `${m.action} (${t("pos.hand", { hand: m.hand })})` : m.action)))];
+      box.append(el("div", { class: "muted", "data-legal": actor }, `${LT.actorLabel(actor)} — ${t("turn.actions", { actions: words.join(", ") })}`));
+    }
   }
 
   function renderLast() {
@@ -182,7 +186,7 @@
   function tick() {
     const r = state.view && state.view.round;
     const countdown = $("countdown");
-    const left = r && r.phase === "betting" ? LT.secondsLeft(r.deadline) : null;
+    const left = r && r.phase === "betting" ? LT.secondsLeft(r.deadline) : r && r.turn ? LT.secondsLeft(r.turn.deadline) : null;
     countdown.textContent = left === null ? "" : t("countdown.seconds", { n: Math.ceil(left) });
     const timer = document.getElementById("turn-timer");
     if (timer && r && r.turn) {

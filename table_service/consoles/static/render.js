@@ -42,6 +42,13 @@ const Render = (() => {
     }
   }
 
+  // What a hand's flags say, in words (bust, blackjack, doubled …), and a status text.
+  function handFlags(hand) {
+    const flags = ["bust", "blackjack", "doubled", "surrendered", "auto"].filter((f) => hand[f]).map((f) => t(`hand.${f}`));
+    if (hand.status) flags.push(String(hand.status));
+    return flags;
+  }
+
   function cardsOf(hand, size) {
     return el("div", { class: "cards" }, (hand.cards || []).map((code) => cardEl(code, { size, faceDown: code === null || code === "??" || code === "XX" })));
   }
@@ -52,7 +59,7 @@ const Render = (() => {
     container.replaceChildren();
     const seats = layout.seats || [];
     const turn = round.turn || {};
-    const activeSeats = new Set((turn.actors || []).map((a) => String(a.seat ?? a)));
+    const activeSeats = new Set((turn.actors || []).map((a) => String(typeof a === "object" ? a.seat : String(a).replace(/^seat:/, ""))));
     if (seats.length) {
       const grid = el("div", { class: "seats" });
       for (const seat of seats) {
@@ -65,7 +72,7 @@ const Render = (() => {
           box.append(
             el("div", { class: "seat-hand", "data-hand": hand.hand ?? "" },
               cardsOf(hand, size),
-              el("span", { class: "total" }, [hand.total ?? "", hand.status ? ` ${hand.status}` : ""].join(""))),
+              el("span", { class: "total" }, [hand.total ?? "", ...handFlags(hand)].join(" "))),
           );
         }
         grid.append(box);
@@ -78,7 +85,7 @@ const Render = (() => {
         el("div", { class: `hand ${hand.hand}`, "data-hand": hand.hand },
           el("span", { class: "label" }, handLabel(hand)),
           cardsOf(hand, size),
-          el("span", { class: "total", "data-total": hand.hand }, hand.total ?? "")),
+          el("span", { class: "total", "data-total": hand.hand }, [hand.total ?? "", ...handFlags(hand)].join(" "))),
       );
     }
   }
@@ -119,6 +126,6 @@ const Render = (() => {
     );
   }
 
-  return { round, resultBanner, baccarat, generic };
+  return { round, resultBanner, baccarat, generic, handFlags };
 })();
 window.Render = Render;

@@ -136,15 +136,46 @@
           if (reason) act(() => api("POST", tablePath(view.table_id, "/shoe/change"), { reason }));
         } }, t("action.change_shoe")));
       }
+      const approval = view.void_approval || {};
       if (active) {
         buttons.append(el("button", { type: "button", class: "danger", "data-action": "void", onclick: async () => {
           const reason = await reasonDialog(t("confirm.void", { round: r.round_id }), t("form.void_reason"));
-          if (reason) act(() => api("POST", tablePath(view.table_id, "/round/void"), { reason, change_shoe: true }), t("done.voided", { round: r.round_id }));
+          if (reason) voidRound(view, r, reason);
         } }, t("action.void")));
+      }
+      if (approval.needed) {
+        tile.append(el("div", { class: "muted", "data-field": "approval-needed" }, t("form.approval_needed", { stake: approval.open_stakes, threshold: approval.threshold })));
+      }
+      for (const req of approval.pending || []) {
+        const mine = req.requested_by === state.who.name;
+        tile.append(
+          el("div", { class: "pending-void", "data-request": req.request_id },
+            el("div", {}, t("form.pending_void", { who: req.requested_by, reason: req.reason })),
+            el("button", { type: "button", class: "danger", "data-action": "approve-void", disabled: mine, title: mine ? t("form.same_supervisor") : null, onclick: async () => {
+              if (await LT.confirmDialog(t("confirm.void", { round: r ? r.round_id : "" }))) {
+                act(() => api("POST", tablePath(view.table_id, `/round/void-requests/${encodeURIComponent(req.request_id)}/approve`)), t("done.voided", { round: r ? r.round_id : "" }));
+              }
+            } }, t("action.approve")),
+            mine ? el("span", { class: "muted" }, ` ${t("form.same_supervisor")}`) : null),
+        );
       }
       buttons.append(el("a", { href: `/recall/${encodeURIComponent(view.table_id)}`, class: "muted", target: "_blank" }, t("app.recall")));
       tile.append(buttons);
       box.append(tile);
+    }
+  }
+
+  // Above the table's threshold a void is requested, and a different supervisor approves.
+  async function voidRound(view, r, reason) {
+    const request = () => act(() => api("POST", tablePath(view.table_id, "/round/void-requests"), { reason, change_shoe: true }), t("done.requested"));
+    if (view.void_approval && view.void_approval.needed) return request();
+    try {
+      await api("POST", tablePath(view.table_id, "/round/void"), { reason, change_shoe: true });
+      LT.toast(t("done.voided", { round: r.round_id }), "ok");
+      refreshSoon();
+    } catch (exc) {
+      if (exc.code === "void_needs_approval") return request();
+      LT.toast(t("error.generic", { reason: exc.message }), "error");
     }
   }
 

@@ -446,6 +446,8 @@ class BlackjackGame:
         }
 
     def recompute(self, rules: BlackjackRules, settle_input: Mapping[str, Any]) -> Settlement:
+        if settle_input.get("seats") == [] and not settle_input.get("cards"):
+            return Settlement((), {"dealer": None, "seats": []})  # no seat bet this round
         try:
             answer = handle(dict(settle_input), rules)
             engine, _, _ = play_round(dict(settle_input), rules)

@@ -191,6 +191,7 @@ class XiDachRound:
     cards: tuple[Card, ...] = ()
     bank_bet: Bet | None = None
     room_closed: bool = False  # a seated-bank table where nobody took the bank
+    dealt_to: tuple[tuple[int | None, int, bool], ...] = ()  # per card: seat, hand, face up
 
 
 def rules_from_settings(settings: Mapping[str, Any]) -> XiDachRules:
@@ -531,12 +532,41 @@ class XiDachGame:
             raise RulesRefusal("no punter plays this round", code="card_not_owed")
         try:
             if isinstance(item, Card):
+                target = next_card_target(state.engine)
+                spot = self.next(state)
+                face_up = isinstance(spot, Spot) and spot.face_up
+                where = (target.seat, target.hand, face_up) if target else (None, 0, True)
                 return replace(
-                    state, engine=apply(state.engine, Deal(item)), cards=(*state.cards, item)
+                    state,
+                    engine=apply(state.engine, Deal(item)),
+                    cards=(*state.cards, item),
+                    dealt_to=(*state.dealt_to, where),
                 )
             return replace(state, engine=apply(state.engine, self._action(state, item)))
         except e.XiDachError as exc:
             raise refusal(exc) from exc
+
+    def revealed(self, state: XiDachRound) -> tuple[tuple[int, str], ...]:
+        """Cards dealt face down that the public may see now (index in the round, code):
+        the banker's once it reveals, a hidden seat's once that hand is settled."""
+        engine = state.engine
+        if engine is None:
+            return ()
+        over = engine.phase is Phase.SETTLED
+        shown = []
+        for index, ((seat, hand, face_up), card) in enumerate(
+            zip(state.dealt_to, state.cards, strict=True)
+        ):
+            if face_up:
+                continue
+            if seat is None:
+                visible = over or engine.banker.revealed
+            else:
+                h = next((x for x in engine.hands if x.seat == seat and x.index == hand), None)
+                visible = over or (h is not None and h.result is not None)
+            if visible:
+                shown.append((index, card.code))
+        return tuple(shown)
 
     def timeout_action(self, state: XiDachRound, actor: str) -> Move:
         key = self._engine_actor(actor)
