@@ -34,6 +34,7 @@ import select
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal
@@ -167,6 +168,8 @@ class VirtualShoe:
         self._running = False
         self._cards: deque[str] = deque(self._build_shoe())
         self.dealt: list[str] = []
+        # Told of every card that leaves the shoe, read or not (a camera over the shoe).
+        self.observers: list[Callable[[str], None]] = []
         self.transmissions: list[Transmission] = []
         self.locked = False
         self.jammed = False
@@ -331,6 +334,8 @@ class VirtualShoe:
                 self._emptied = True
                 self._queue_event("EMP", "", b"[GameAlarm]<Alarm:E5 Shoe Empty>")
         self._wake()
+        for observer in self.observers:
+            observer(card)
         return card
 
     def _queue_card(self, card: str) -> None:

@@ -87,7 +87,7 @@ def _noise_fields() -> tuple[np.ndarray, ...]:
 
 
 def _face_alpha(radius_frac: float) -> np.ndarray:
-    """The card outline with rounded corners, as a 0..255 mask the size of a face."""
+    """The card outline with rounded corners, as a 0..255 mask the size of a drawn face."""
     alpha = np.zeros((FACE_H, FACE_W), np.uint8)
     r = round(radius_frac * FACE_W)
     cv2.rectangle(alpha, (r, 0), (FACE_W - 1 - r, FACE_H - 1), 255, -1)
@@ -105,16 +105,25 @@ def _face_alpha(radius_frac: float) -> np.ndarray:
 _ALPHA = _face_alpha(0.06)
 
 
+@lru_cache(maxsize=8)
+def _face_alpha_for(w: int, h: int) -> np.ndarray:
+    return cv2.resize(_ALPHA, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
 def card_quad(
     rng: np.random.Generator,
     level: Degradation,
     centre: tuple[float, float] | None = None,
     angle_deg: float | None = None,
     width: float | None = None,
+    aspect: float = FACE_W / FACE_H,
 ) -> np.ndarray:
-    """Where the four face corners land in the frame (TL, TR, BR, BL), float32 4x2."""
+    """Where the four face corners land in the frame (TL, TR, BR, BL), float32 4x2.
+
+    ``aspect`` is the face's width over its height (published decks differ).
+    """
     w = width if width is not None else rng.uniform(*level.card_width)
-    h = w * FACE_H / FACE_W
+    h = w / aspect
     if angle_deg is None:
         angle_deg = rng.uniform(-level.rotation_deg, level.rotation_deg)
     if centre is None:
@@ -128,9 +137,18 @@ def card_quad(
     return pts.astype(np.float32)
 
 
+def face_aspect(face: np.ndarray) -> float:
+    return face.shape[1] / face.shape[0]
+
+
 def place_card(frame: np.ndarray, face: np.ndarray, quad: np.ndarray, shadow: bool = True) -> None:
-    """Warp ``face`` onto ``frame`` (in place) so its corners land on ``quad``."""
-    src = np.array([(0, 0), (FACE_W, 0), (FACE_W, FACE_H), (0, FACE_H)], np.float32)
+    """Warp ``face`` onto ``frame`` (in place) so its corners land on ``quad``.
+
+    A face with four channels (a rendered published deck) brings its own
+    outline in its alpha; a three-channel drawn face gets rounded corners.
+    """
+    fh, fw = face.shape[:2]
+    src = np.array([(0, 0), (fw, 0), (fw, fh), (0, fh)], np.float32)
     x0, y0 = np.floor(quad.min(axis=0)).astype(int) - 12
     x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + 12
     x0, y0 = max(x0, 0), max(y0, 0)
@@ -140,8 +158,14 @@ def place_card(frame: np.ndarray, face: np.ndarray, quad: np.ndarray, shadow: bo
     local = quad - np.array([x0, y0], np.float32)
     m = cv2.getPerspectiveTransform(src, local)
     size = (x1 - x0, y1 - y0)
+    if face.ndim == 3 and face.shape[2] == 4:
+        face_alpha = np.ascontiguousarray(face[..., 3])
+        face = np.ascontiguousarray(face[..., :3])
+    else:
+        face_alpha = _ALPHA if face.shape[:2] == _ALPHA.shape else _face_alpha_for(fw, fh)
     warped = cv2.warpPerspective(face, m, size, flags=cv2.INTER_AREA)
-    alpha = cv2.warpPerspective(_ALPHA, m, size, flags=cv2.INTER_LINEAR).astype(np.float32) / 255
+    alpha = cv2.warpPerspective(face_alpha, m, size, flags=cv2.INTER_LINEAR).astype(np.float32)
+    alpha /= 255
     roi = frame[y0:y1, x0:x1].astype(np.float32)
     if shadow:
         sh = cv2.GaussianBlur(alpha, (0, 0), 4)
@@ -217,7 +241,7 @@ def photograph(
     """One camera frame of ``face`` on a table; returns the frame and the card's corner quad."""
     kind = backdrop or BACKGROUNDS[rng.integers(len(BACKGROUNDS))]
     frame = _table(kind, int(rng.integers(3))).copy()
-    quad = card_quad(rng, level)
+    quad = card_quad(rng, level, aspect=face_aspect(face))
     place_card(frame, face, quad)
     if level.occlusion > 0 and rng.random() < level.occlusion:
         occlude(frame, quad, rng, 0.35)

@@ -15,17 +15,20 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from hardware_sim.camera.faces import CardDesign, all_codes, render_face
+from hardware_sim.camera.decks import Deck, face
+from hardware_sim.camera.faces import all_codes
 from hardware_sim.camera.scene import LEVELS, Degradation, photograph
 
 
-def write_calibration_set(design: CardDesign, folder: Path, seed: int = 0) -> list[Path]:
+def write_calibration_set(
+    design: Deck, folder: Path, seed: int = 0, backdrop: str | None = None
+) -> list[Path]:
     """Photograph every face of ``design`` once, as a studio would, into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     paths = []
     for code in all_codes():
-        frame, _ = photograph(render_face(code, design), LEVELS["studio"], rng)
+        frame, _ = photograph(face(design, code), LEVELS["studio"], rng, backdrop)
         path = folder / f"{code}.png"
         cv2.imwrite(str(path), frame)
         paths.append(path)
@@ -41,11 +44,11 @@ class Shot:
     quad: np.ndarray
 
 
-def shots(design: CardDesign, level: Degradation, count: int, seed: int = 0) -> Iterator[Shot]:
+def shots(design: Deck, level: Degradation, count: int, seed: int = 0) -> Iterator[Shot]:
     """``count`` frames of random faces of ``design`` taken at ``level``."""
     rng = np.random.default_rng(seed)
     codes = all_codes()
     for _ in range(count):
         code = codes[rng.integers(len(codes))]
-        frame, quad = photograph(render_face(code, design), level, rng)
+        frame, quad = photograph(face(design, code), level, rng)
         yield Shot(code, frame, quad)

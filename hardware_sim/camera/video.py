@@ -16,7 +16,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from hardware_sim.camera.faces import FACE_H, FACE_W, CardDesign, render_face
+from hardware_sim.camera import decks
+from hardware_sim.camera.decks import Deck
 from hardware_sim.camera.scene import FRAME_H, FRAME_W, background, place_card
 
 SHOE_MOUTH_X = 360
@@ -69,46 +70,72 @@ class _Camera:
         return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
 
+class ShoeCamera:
+    """One camera over one shoe: fixed table and light, a card pass rendered on demand."""
+
+    def __init__(
+        self,
+        design: Deck,
+        seed: int = 0,
+        table: str = "felt",
+        speed: tuple[float, float] = (28.0, 40.0),
+    ) -> None:
+        self.design = design
+        self.rng = np.random.default_rng(seed)
+        self.base = background(table, self.rng)
+        self.camera = _Camera(self.rng)
+        self.speed = speed
+
+    def empty_frame(self) -> np.ndarray:
+        frame = self.base.copy()
+        _draw_shoe(frame)
+        return self.camera.shoot(frame, 0)
+
+    def card_pass(self, code: str) -> list[np.ndarray]:
+        """The frames of ``code`` sliding out of the shoe and across the region."""
+        rng = self.rng
+        face = decks.face(self.design, code)
+        fh, fw = face.shape[:2]
+        # Landscape: the card leaves the shoe long side first, with a little twist.
+        long_ = rng.uniform(270, 300)
+        short = long_ * fw / fh
+        cy = rng.uniform(ROI[1] + short / 2 + 25, ROI[1] + ROI[3] - short / 2 - 25)
+        angle = np.deg2rad(rng.choice([90.0, -90.0]) + rng.uniform(-6, 6))
+        v = rng.uniform(*self.speed)
+        x = SHOE_MOUTH_X - long_ / 2  # centre: card wholly under the shoe
+        w = long_
+        rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+        hs, hl = short / 2, long_ / 2
+        corners = np.array([(-hs, -hl), (hs, -hl), (hs, hl), (-hs, hl)])  # the portrait face
+        frames = []
+        while x - w / 2 < ROI[0] + ROI[2] + 10:
+            x += v
+            quad = (corners @ rot.T + np.array([x, cy])).astype(np.float32)
+            frame = self.base.copy()
+            place_card(frame, face, quad)
+            _draw_shoe(frame)
+            frames.append(self.camera.shoot(frame, int(v / 8)))
+        return frames
+
+
 def sliding_cards(
     cards: list[str],
-    design: CardDesign,
+    design: Deck,
     seed: int = 0,
     table: str = "felt",
     gap: tuple[int, int] = (5, 9),
     speed: tuple[float, float] = (28.0, 40.0),
 ) -> SlidingVideo:
     """Render the video of ``cards`` dealt one by one out of the shoe."""
-    rng = np.random.default_rng(seed)
-    base = background(table, rng)
-    camera = _Camera(rng)
+    shoe = ShoeCamera(design, seed=seed, table=table, speed=speed)
     frames: list[np.ndarray] = []
     spans: list[tuple[int, int]] = []
     for code in cards:
-        face = render_face(code, design)
-        # Landscape: the card leaves the shoe long side first, with a little twist.
-        long_ = rng.uniform(270, 300)
-        short = long_ * FACE_W / FACE_H
-        cy = rng.uniform(ROI[1] + short / 2 + 25, ROI[1] + ROI[3] - short / 2 - 25)
-        angle = np.deg2rad(rng.choice([90.0, -90.0]) + rng.uniform(-6, 6))
-        v = rng.uniform(*speed)
-        x = SHOE_MOUTH_X - long_ / 2  # centre: card wholly under the shoe
-        w = long_
         first = len(frames)
-        rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
-        hs, hl = short / 2, long_ / 2
-        corners = np.array([(-hs, -hl), (hs, -hl), (hs, hl), (-hs, hl)])  # the portrait face
-        while x - w / 2 < ROI[0] + ROI[2] + 10:
-            x += v
-            quad = (corners @ rot.T + np.array([x, cy])).astype(np.float32)
-            frame = base.copy()
-            place_card(frame, face, quad)
-            _draw_shoe(frame)
-            frames.append(camera.shoot(frame, int(v / 8)))
+        frames.extend(shoe.card_pass(code))
         spans.append((first, len(frames) - 1))
-        for _ in range(int(rng.integers(gap[0], gap[1] + 1))):  # lifted away; table empty
-            frame = base.copy()
-            _draw_shoe(frame)
-            frames.append(camera.shoot(frame, 0))
+        for _ in range(int(shoe.rng.integers(gap[0], gap[1] + 1))):  # lifted away; table empty
+            frames.append(shoe.empty_frame())
     return SlidingVideo(tuple(cards), frames, spans)
 
 

@@ -2,9 +2,10 @@
 
 Every deck prints its indices in its own font, size, colours and place, so the
 recognizer learns them from photographs of the deck it will read rather than
-from built-in templates. Both corner indices of every face are kept as
-samples: the rank shapes, the suit shapes, the ink colour of each suit, where
-the index sits on the card, and the card's proportions.
+from built-in templates. Both corner windows of every face are kept as feature
+maps; from them the calibration learns where this deck's rank and suit can be
+told apart (see :mod:`shoe_reader.camera.index`) and keeps each face's look
+there as a template, with the card's proportions for the locator.
 """
 
 from __future__ import annotations
@@ -20,14 +21,27 @@ import cv2
 import numpy as np
 import structlog
 
-from shoe_reader.camera.index import GLYPH, CornerIndex, NoIndex, corners, read_corner
+from shoe_reader.camera.index import (
+    FEAT_H,
+    FEAT_W,
+    NoIndex,
+    Part,
+    corners_of,
+    features,
+    learn_part,
+)
 from shoe_reader.camera.locate import Locator, straighten
 from table_service.rules.cards import RANKS, SUITS, CardError, parse_card
 
 log = structlog.get_logger(__name__)
 
 FORMAT = "livetable-camera-calibration"
-VERSION = 1
+VERSION = 2
+SOFTER = (1.0,)
+"""Blur (straightened-card pixels) of the extra, softer copies of each calibration corner."""
+BLANK_INK = 0.3
+BLANK_SHARE = 0.005
+"""A corner with less than this share of its window inked holds no index."""
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
 
 
@@ -52,15 +66,12 @@ class FaceProblem:
 
 @dataclass(frozen=True)
 class Calibration:
-    """Samples from a studio deck: one row per readable corner index."""
+    """Samples from a studio deck: one feature map per corner window of every face."""
 
     cards: tuple[str, ...]  # the card of each sample
-    rank_vectors: np.ndarray  # (n, GLYPH*GLYPH) float32
-    suit_vectors: np.ndarray
-    rank_boxes: np.ndarray  # (n, 4) x, y, w, h on the straightened card
-    suit_boxes: np.ndarray
-    colours: np.ndarray  # (n, 2) suit ink colour of each sample
+    maps: np.ndarray  # (n, FEAT_H, FEAT_W, 3) float32
     aspect: float  # card width / height as photographed
+    soft: np.ndarray  # (n,) bool: a softened copy, not the photograph itself
 
     @cached_property
     def ranks(self) -> np.ndarray:
@@ -71,38 +82,37 @@ class Calibration:
         return np.array([c[1] for c in self.cards])
 
     @cached_property
-    def _suit_colours(self) -> dict[str, np.ndarray]:
-        return {s: self.colours[self.suits == s].mean(axis=0) for s in set(self.suits)}
+    def rank_part(self) -> Part:
+        return learn_part(self.maps, self.ranks)
 
-    def suit_colour(self, suit: str) -> np.ndarray:
-        return self._suit_colours[suit]
+    @cached_property
+    def suit_part(self) -> Part:
+        return learn_part(self.maps, self.suits)
 
     def without(self, card: str) -> Calibration:
         """The same calibration minus one face's samples (for leave-one-out checks)."""
         keep = np.array([c != card for c in self.cards])
         return Calibration(
             cards=tuple(c for c in self.cards if c != card),
-            rank_vectors=self.rank_vectors[keep],
-            suit_vectors=self.suit_vectors[keep],
-            rank_boxes=self.rank_boxes[keep],
-            suit_boxes=self.suit_boxes[keep],
-            colours=self.colours[keep],
+            maps=self.maps[keep],
             aspect=self.aspect,
         )
 
     def save(self, path: Path) -> None:
         """Write the calibration atomically (a temporary file renamed into place)."""
-        meta = {"format": FORMAT, "version": VERSION, "glyph": GLYPH, "aspect": self.aspect}
+        meta = {
+            "format": FORMAT,
+            "version": VERSION,
+            "feat": [FEAT_H, FEAT_W],
+            "aspect": self.aspect,
+        }
         buf = io.BytesIO()
         np.savez_compressed(
             buf,
             meta=np.array(json.dumps(meta)),
             cards=np.array(self.cards),
-            rank_vectors=self.rank_vectors,
-            suit_vectors=self.suit_vectors,
-            rank_boxes=self.rank_boxes,
-            suit_boxes=self.suit_boxes,
-            colours=self.colours,
+            maps=self.maps.astype(np.float16),
+            soft=self.soft,
         )
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_bytes(buf.getvalue())
@@ -115,16 +125,13 @@ class Calibration:
                 meta = json.loads(str(data["meta"]))
                 if meta.get("format") != FORMAT:
                     raise CalibrationError(f"{path} is not a camera calibration")
-                if meta.get("version") != VERSION or meta.get("glyph") != GLYPH:
+                if meta.get("version") != VERSION or meta.get("feat") != [FEAT_H, FEAT_W]:
                     raise CalibrationError(f"{path}: unsupported calibration version")
                 cal = cls(
                     cards=tuple(str(c) for c in data["cards"]),
-                    rank_vectors=data["rank_vectors"].astype(np.float32),
-                    suit_vectors=data["suit_vectors"].astype(np.float32),
-                    rank_boxes=data["rank_boxes"].astype(np.float32),
-                    suit_boxes=data["suit_boxes"].astype(np.float32),
-                    colours=data["colours"].astype(np.float32),
+                    maps=data["maps"].astype(np.float32),
                     aspect=float(meta["aspect"]),
+                    soft=data["soft"].astype(bool),
                 )
         except CalibrationError:
             raise
@@ -158,8 +165,8 @@ def _face_files(folder: Path) -> tuple[dict[str, Path], list[FaceProblem]]:
     return found, problems
 
 
-def measure_face(image: np.ndarray, locator: Locator) -> tuple[list[CornerIndex], float]:
-    """The readable corner indices of the one card in a calibration photograph, and its aspect."""
+def measure_face(image: np.ndarray, locator: Locator) -> tuple[list[np.ndarray], float]:
+    """The feature maps of both corner windows of the one card in a photograph, and its aspect."""
     outline = locator.find(image)
     if outline.quad is None:
         raise NoIndex(f"no whole card found ({outline.why})")
@@ -167,29 +174,26 @@ def measure_face(image: np.ndarray, locator: Locator) -> tuple[list[CornerIndex]
     short = (np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / 2
     long_ = (np.linalg.norm(q[3] - q[0]) + np.linalg.norm(q[2] - q[1])) / 2
     card = straighten(image, q)
-    found: list[CornerIndex] = []
-    reasons: list[str] = []
-    for corner in corners(card):
-        try:
-            found.append(read_corner(corner))
-        except NoIndex as exc:
-            reasons.append(exc.reason)
-    if not found:
-        raise NoIndex("; ".join(reasons))
-    return found, float(short / long_)
+    sharp = [features(c) for c in corners_of(card)]
+    # Ink away from the card's edge (a sliver of table may show at the very edge).
+    if max(float((m[2:, 2:, 0] > BLANK_INK).mean()) for m in sharp) < BLANK_SHARE:
+        raise NoIndex("corner is blank: no index printed in either corner")
+    # The camera over the shoe sees the deck smaller, moving and less sharp than
+    # the calibration photograph: each corner is also learned as a softer lens
+    # would show it, so a blurred frame is near its own face's soft copy rather
+    # than half-way to a face whose sharp details differ.
+    soft = [
+        features(cv2.GaussianBlur(c, (0, 0), sigma)) for sigma in SOFTER for c in corners_of(card)
+    ]
+    return sharp + soft, float(short / long_)
 
 
-def build(samples: dict[str, list[CornerIndex]], aspect: float) -> Calibration:
-    cards = [code for code, idx in samples.items() for _ in idx]
-    flat = [i for idx in samples.values() for i in idx]
+def build(samples: dict[str, list[np.ndarray]], aspect: float) -> Calibration:
+    cards = [code for code, maps in samples.items() for _ in maps]
+    flat = [m for maps in samples.values() for m in maps]
+    soft = [i >= 2 for maps in samples.values() for i in range(len(maps))]  # sharp corners first
     return Calibration(
-        cards=tuple(cards),
-        rank_vectors=np.array([i.rank.vector for i in flat], np.float32),
-        suit_vectors=np.array([i.suit.vector for i in flat], np.float32),
-        rank_boxes=np.array([i.rank.box for i in flat], np.float32),
-        suit_boxes=np.array([i.suit.box for i in flat], np.float32),
-        colours=np.array([i.colour for i in flat], np.float32),
-        aspect=aspect,
+        cards=tuple(cards), maps=np.array(flat, np.float32), aspect=aspect, soft=np.array(soft)
     )
 
 
@@ -200,13 +204,13 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
     Refuses (:class:`CalibrationError`) when a face is unusable, unless
     ``allow_missing`` and every rank and every suit still has a sample.
     """
-    from shoe_reader.camera.recognize import check_face  # avoid an import cycle
+    from shoe_reader.camera.recognize import check_deck  # avoid an import cycle
 
     if not folder.is_dir():
         raise CalibrationError(f"{folder} is not a folder")
     files, problems = _face_files(folder)
     locator = Locator(aspect_tolerance=0.2)
-    samples: dict[str, list[CornerIndex]] = {}
+    samples: dict[str, list[np.ndarray]] = {}
     aspects: list[float] = []
     for code in (r + s for s in SUITS for r in RANKS):
         path = files.get(code)
@@ -228,12 +232,13 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
         raise CalibrationError("no usable photograph", problems)
     cal = build(samples, float(np.median(aspects)))
     # Each face must be recognised by the rest of the deck: a photograph under
-    # the wrong name (AH.png showing the ace of spades) would teach a misread.
-    for code in list(samples):
-        reason = check_face(cal.without(code), code, samples[code])
-        if reason:
-            problems.append(FaceProblem(code, files[code].name, reason))
-            del samples[code]
+    # the wrong name (AH.png showing the ace of spades) would teach a misread;
+    # and faces whose index cannot be told apart would be read by a coin toss.
+    for code, reason in check_deck(cal).items():
+        problems.append(FaceProblem(code, files[code].name, reason))
+        samples.pop(code, None)
+    if not samples:
+        raise CalibrationError("no usable photograph", problems)
     cal = build(samples, cal.aspect)
     missing = [r for r in RANKS if r not in set(cal.ranks)] + [
         s for s in SUITS if s not in set(cal.suits)

@@ -100,18 +100,25 @@ def read(
         raise typer.Exit(2) from None
 
 
-def _design(name: str) -> CardDesign:
+def _design(name: str) -> CardDesign | str:
+    """A drawn design, or a published deck rendered from its Debian package."""
     from hardware_sim.camera.faces import DESIGNS
+    from hardware_sim.camera.published import DECKS
 
-    if name not in DESIGNS:
-        raise typer.BadParameter(f"unknown design {name!r}; one of {', '.join(DESIGNS)}")
-    return DESIGNS[name]
+    if name in DESIGNS:
+        return DESIGNS[name]
+    if name in DECKS:
+        return name
+    known = ", ".join([*DESIGNS, *DECKS])
+    raise typer.BadParameter(f"unknown design {name!r}; one of {known}")
 
 
 @synth_app.command("calibration")
 def synth_calibration(
     out: Path = typer.Option(..., "--out", help="Folder for AS.png … KC.png."),
-    design: str = typer.Option("classic", "--design", help="Card design to photograph."),
+    design: str = typer.Option(
+        "classic", "--design", help="Card design to photograph (drawn, or a published deck)."
+    ),
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
     """Photograph every face of a synthetic deck, as a studio would for calibration."""

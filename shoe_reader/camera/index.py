@@ -1,46 +1,35 @@
-"""Cutting the corner index (rank above suit) out of a straightened card.
+"""The corner of a straightened card as features, and where in it this deck's index lies.
 
-The index is found, not assumed: in the top-left corner of the face, ink
-blobs that lie wholly inside the corner window are kept (pips and court
-frames reach past the window and are dropped), then the lowest row of blobs is
-the suit and everything above it is the rank. A "10" is two blobs in one row.
-Each glyph becomes a small, size-normalised shape vector; the ink colour of
-the suit is measured against the paper around it so white balance cancels.
+Nothing about the index is assumed: not where it sits, not whether the suit
+is below or beside the rank, not its font, size or colour, not whether court
+figures reach into the corner. The corner window of a straightened face is
+turned into ink and chroma maps (relative to the paper, so white balance and
+light cancel); the calibration then *learns*, pixel by pixel, which parts of
+the window tell ranks apart and which tell suits apart (a Fisher ratio:
+spread between classes over spread within a class, measured on the studio's
+own photographs). Those weighted regions are this deck's rank and suit index.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
 
 from shoe_reader.camera.locate import CORNER_H, CORNER_W
 
-GLYPH = 32
-"""Side of the square a glyph is normalised to before comparison."""
-
-# The corner window, in card pixels: wide enough for any usual index, narrow
-# enough that the pip columns and court frames cross its edge.
-_X0, _X1 = 3, CORNER_W
-_Y0, _Y1 = 3, CORNER_H
-_MIN_BLOB = 10
-_MIN_INK_CONTRAST = 45.0
-
-
-@dataclass(frozen=True)
-class Glyph:
-    """One glyph: its shape vector (zero mean, unit length) and where it sits on the card."""
-
-    vector: np.ndarray
-    box: tuple[int, int, int, int]  # x, y, w, h in card pixels
-
-
-@dataclass(frozen=True)
-class CornerIndex:
-    rank: Glyph
-    suit: Glyph
-    colour: np.ndarray  # ink relative to paper: (R-G, B-G) of the ratio ink/paper
+SCALE = 0.5
+"""Features are taken at half the straightened card's resolution (blur and noise average out)."""
+FEAT_W = round(CORNER_W * SCALE)
+FEAT_H = round(CORNER_H * SCALE)
+CHANNELS = 3  # ink, red-green chroma, blue-green chroma
+SHIFT = 1
+"""Feature pixels the index may sit off its calibrated place (outline found a little off)."""
+NOISE = 0.01
+"""Variance a feature takes from blur, noise and compression in a real frame (ink units squared)."""
+_MIN_RATIO = 0.3
+_MIN_BETWEEN = 0.002
 
 
 class NoIndex(Exception):
@@ -51,101 +40,109 @@ class NoIndex(Exception):
         self.reason = reason
 
 
-def _shape_vector(mask: np.ndarray) -> np.ndarray:
-    """Pad the glyph to a square keeping its proportions, shrink, and normalise."""
-    h, w = mask.shape
-    side = max(h, w)
-    square = np.zeros((side, side), np.float32)
-    y0, x0 = (side - h) // 2, (side - w) // 2
-    square[y0 : y0 + h, x0 : x0 + w] = mask
-    small = cv2.resize(square, (GLYPH, GLYPH), interpolation=cv2.INTER_AREA).ravel()
-    small -= small.mean()
-    norm = float(np.linalg.norm(small))
-    if norm < 1e-6:
-        raise NoIndex("empty glyph")
-    return small / norm
+def features(corner: np.ndarray) -> np.ndarray:
+    """Ink and chroma maps of a corner window (``CORNER_H x CORNER_W`` BGR), float32 (h, w, 3)."""
+    small = cv2.resize(corner, (FEAT_W, FEAT_H), interpolation=cv2.INTER_AREA).astype(np.float32)
+    paper = np.percentile(small.reshape(-1, 3), 90, axis=0)
+    if float(paper.min()) < 40:
+        raise NoIndex("corner too dark to read")
+    norm = small / np.maximum(paper, 1.0)
+    b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
+    ink = 1.0 - np.minimum(np.minimum(b, g), r)
+    return np.stack([ink, r - g, b - g], axis=-1)
 
 
-def read_corner(card: np.ndarray) -> CornerIndex:
-    """The index in the top-left corner of a straightened face (or of its corner alone)."""
-    window = card[_Y0:_Y1, _X0:_X1]
-    ink = 255 - window.min(axis=2) if window.ndim == 3 else 255 - window
-    ink = np.ascontiguousarray(ink)
-    _level, binary = cv2.threshold(ink, 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    on = binary > 0
-    if on.all() or not on.any():
-        raise NoIndex("corner is blank")
-    contrast = float(ink[on].mean()) - float(ink[~on].mean())
-    if contrast < _MIN_INK_CONTRAST:
-        raise NoIndex(f"no ink in the corner (contrast {contrast:.0f})")
-    n, labels, stats, _centres = cv2.connectedComponentsWithStats(binary, connectivity=8)
-    wh, ww = binary.shape
-    keep: list[int] = []
-    for i in range(1, n):
-        x, y, w, h, area = (int(v) for v in stats[i])
-        if area < _MIN_BLOB:
-            continue
-        if x == 0 or y == 0 or x + w >= ww or y + h >= wh:
-            continue  # crosses the window: a pip, a frame or the card's edge
-        keep.append(i)
-    if len(keep) < 2:
-        raise NoIndex("corner index not found")
-    # The index is the left-most column of blobs: drop blobs that start to the
-    # right of the column's widest extent (stray pips fully inside the window).
-    left = min(int(stats[i, cv2.CC_STAT_LEFT]) for i in keep)
-    keep.sort(key=lambda i: stats[i, cv2.CC_STAT_TOP])
-    rows: list[list[int]] = []
-    for i in keep:
-        top, height = int(stats[i, cv2.CC_STAT_TOP]), int(stats[i, cv2.CC_STAT_HEIGHT])
-        if rows:
-            last = rows[-1]
-            r_top = min(int(stats[j, cv2.CC_STAT_TOP]) for j in last)
-            r_bot = max(int(stats[j, cv2.CC_STAT_TOP] + stats[j, cv2.CC_STAT_HEIGHT]) for j in last)
-            overlap = min(r_bot, top + height) - max(r_top, top)
-            if overlap > 0.5 * min(height, r_bot - r_top):
-                last.append(i)
-                continue
-        rows.append([i])
-    rows = [r for r in rows if min(int(stats[j, cv2.CC_STAT_LEFT]) for j in r) < left + 0.6 * ww]
-    if len(rows) < 2:
-        raise NoIndex("corner shows no rank above a suit")
-    rank_ids = [j for r in rows[:-1] for j in r]
-    suit_ids = rows[-1]
-    if len(rank_ids) > 4 or len(suit_ids) > 2:
-        raise NoIndex("corner is cluttered")
-    rank = _glyph(labels, n, stats, rank_ids)
-    suit = _glyph(labels, n, stats, suit_ids)
-    suit_mask = _members(labels, n, suit_ids)
-    paper = window[~on]
-    ink_px = window[suit_mask & (ink >= np.percentile(ink[suit_mask], 50))]
-    colour = _ink_colour(ink_px, paper)
-    return CornerIndex(rank=rank, suit=suit, colour=colour)
+@dataclass(frozen=True)
+class Part:
+    """What the calibration learned about one part of the index (the rank, or the suit).
+
+    ``weights`` are the inverse of the spread within a class plus sensor noise,
+    kept only where the classes differ: a distance in these units is about 1
+    for the right class and far larger for any other.
+    """
+
+    box: tuple[int, int, int, int]  # y0, y1, x0, x1 in feature pixels (before shifting)
+    root_weights: np.ndarray  # (y1-y0, x1-x0, 3): square root of the weights
+    templates: np.ndarray  # (n, D) weighted samples (times root_weights), unit length
+    template_norms: np.ndarray  # (n,) lengths of the weighted samples
+    labels: np.ndarray  # (n,) the rank (or suit) of each sample
+    features: float  # how many features carry weight
+    pairs: np.ndarray | None  # (n, n) pair_similarities of the samples
 
 
-def _members(labels: np.ndarray, n: int, ids: list[int]) -> np.ndarray:
-    """Mask of the pixels whose label is in ``ids`` (a lookup table: faster than ``isin``)."""
-    table = np.zeros(n, bool)
-    table[ids] = True
-    return table[labels]
+def _spreads(maps: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per feature: spread of the class means, and mean spread within a class."""
+    mean = maps.mean(axis=0)
+    between = np.zeros_like(mean)
+    within = np.zeros_like(mean)
+    for label in np.unique(labels):
+        group = maps[labels == label]
+        mu = group.mean(axis=0)
+        between += len(group) * (mu - mean) ** 2
+        within += ((group - mu) ** 2).sum(axis=0)
+    return between / len(maps), within / len(maps)
 
 
-def _glyph(labels: np.ndarray, n: int, stats: np.ndarray, ids: list[int]) -> Glyph:
-    x0 = min(int(stats[i, cv2.CC_STAT_LEFT]) for i in ids)
-    y0 = min(int(stats[i, cv2.CC_STAT_TOP]) for i in ids)
-    x1 = max(int(stats[i, cv2.CC_STAT_LEFT] + stats[i, cv2.CC_STAT_WIDTH]) for i in ids)
-    y1 = max(int(stats[i, cv2.CC_STAT_TOP] + stats[i, cv2.CC_STAT_HEIGHT]) for i in ids)
-    mask = _members(labels[y0:y1, x0:x1], n, ids).astype(np.float32)
-    return Glyph(vector=_shape_vector(mask), box=(x0 + _X0, y0 + _Y0, x1 - x0, y1 - y0))
+def learn_part(maps: np.ndarray, labels: np.ndarray) -> Part:
+    """Where in the corner ``labels`` can be told apart, and each sample's template there."""
+    between, within = _spreads(maps, labels)
+    noise = within + NOISE
+    ratio = cv2.GaussianBlur(between / noise, (0, 0), 0.7)
+    # A feature is kept where the classes' means differ by more than a faint
+    # stroke would and by a fair part of the spread within a class; absolute
+    # units (ink relative to paper), so a deck whose court figures differ
+    # hugely does not drown its small index digits.
+    useful = (cv2.GaussianBlur(between, (0, 0), 0.7) >= _MIN_BETWEEN) & (ratio >= _MIN_RATIO)
+    strong = useful.any(axis=-1)
+    if not strong.any():
+        raise NoIndex("no part of the corner differs between the classes")
+    ys, xs = np.nonzero(strong)
+    h, w = strong.shape
+    y0, y1 = max(int(ys.min()), SHIFT), min(int(ys.max()) + 1, h - SHIFT)
+    x0, x1 = max(int(xs.min()), SHIFT), min(int(xs.max()) + 1, w - SHIFT)
+    weights = np.where(useful[y0:y1, x0:x1], 1.0 / noise[y0:y1, x0:x1], 0.0)
+    root = np.sqrt(weights).astype(np.float32)
+    templates = (maps[:, y0:y1, x0:x1] * root).reshape(len(maps), -1).astype(np.float32)
+    norms = np.sqrt((templates**2).sum(axis=1))
+    templates = templates / np.maximum(norms, 1e-6)[:, None]
+    part = Part((y0, y1, x0, x1), root, templates, norms, labels, float((weights > 0).sum()), None)
+    # How alike two samples are, each shifted as a frame would be against the other.
+    pairs = np.stack([similarities(part, m) for m in maps])
+    return replace(part, pairs=np.maximum(pairs, pairs.T))
 
 
-def _ink_colour(ink_px: np.ndarray, paper: np.ndarray) -> np.ndarray:
-    if ink_px.ndim < 2 or len(ink_px) == 0 or len(paper) == 0:
-        return np.zeros(2, np.float32)
-    ratio = ink_px.reshape(-1, 3).mean(axis=0) / np.maximum(paper.reshape(-1, 3).mean(axis=0), 1)
-    b, g, r = ratio
-    return np.array([r - g, b - g], np.float32)
+def shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
+    """The part's window in ``fmap`` at every allowed shift, weighted, as rows (k, D)."""
+    y0, y1, x0, x1 = part.box
+    rows = [
+        fmap[y0 + dy : y1 + dy, x0 + dx : x1 + dx] * part.root_weights
+        for dy in range(-SHIFT, SHIFT + 1)
+        for dx in range(-SHIFT, SHIFT + 1)
+    ]
+    return np.stack(rows).reshape(len(rows), -1)
 
 
-def corners(card: np.ndarray) -> list[np.ndarray]:
-    """Both index corners of a straightened card, each turned upright (top-left, bottom-right)."""
-    return [card, np.ascontiguousarray(card[::-1, ::-1])]
+def similarities(part: Part, fmap: np.ndarray) -> np.ndarray:
+    """Weighted cosine of ``fmap``'s part with each sample, each at its best shift.
+
+    A cosine, not a distance: blur and a dim frame thin the ink out evenly,
+    which changes its strength but not its direction. Every sample, of the
+    right face or a wrong one, gets its best shift: the reader is judged
+    against each wrong face at its most alike (and so are the samples among
+    themselves, in :func:`learn_part`).
+    """
+    x = shifted(part, fmap)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-6)
+    return (part.templates @ x.T).max(axis=1)
+
+
+def pair_similarities(part: Part) -> np.ndarray:
+    """Weighted cosines between the calibration samples (how alike faces are)."""
+    assert part.pairs is not None
+    return part.pairs
+
+
+def corners_of(card: np.ndarray) -> list[np.ndarray]:
+    """Both index corner windows of a straightened card, each turned upright."""
+    turned = np.ascontiguousarray(card[::-1, ::-1])
+    return [card[:CORNER_H, :CORNER_W], turned[:CORNER_H, :CORNER_W]]

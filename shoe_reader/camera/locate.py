@@ -126,6 +126,57 @@ def _refine(quad: np.ndarray, points: np.ndarray, offset: float) -> np.ndarray:
     return out
 
 
+_SNAP_T = np.linspace(0.18, 0.82, 24, dtype=np.float32)
+_SNAP_D = np.arange(-9.0, 9.01, 0.75, dtype=np.float32)
+
+
+def _snap(gray: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """Move each side of ``quad`` onto the strongest edge across it, at full resolution.
+
+    The blob a card was found from is only roughly its outline (rounded corners,
+    a printed frame, grouping); the card's sides are straight edges, so each is
+    found again by sampling across it and fitting a line to the steepest step.
+    A side whose edge cannot be found keeps its first estimate.
+    """
+    centre = quad.mean(axis=0)
+    lines: list[tuple[np.ndarray, np.ndarray]] = []
+    g = gray.astype(np.float32)
+    for k in range(4):
+        a, b = quad[k], quad[(k + 1) % 4]
+        d = b - a
+        length = float(np.linalg.norm(d))
+        if length < 8:
+            return quad
+        u = d / length
+        normal = np.array([u[1], -u[0]], np.float32)
+        if normal @ (a - centre) < 0:
+            normal = -normal
+        base = a[None, :] + _SNAP_T[:, None] * d[None, :]
+        pts = base[:, None, :] + _SNAP_D[None, :, None] * normal[None, None, :]
+        prof = cv2.remap(
+            g, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        )
+        step = np.abs(prof[:, 2:] - prof[:, :-2])
+        best = step.argmax(axis=1)
+        strength = step[np.arange(len(best)), best]
+        good = strength >= max(8.0, 0.4 * float(np.median(strength)))
+        if good.sum() < 8:
+            lines.append((a, b))
+            continue
+        offs = _SNAP_D[best + 1][good]
+        found = base[good] + offs[:, None] * normal[None, :]
+        vx, vy, x0, y0 = cv2.fitLine(found, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        p0, v = np.array([x0, y0]), np.array([vx, vy])
+        lines.append((p0, p0 + v * length))
+    out = np.empty((4, 2), np.float32)
+    for k in range(4):
+        x = _intersect(*lines[k - 1], *lines[k])
+        if x is None or np.linalg.norm(x - quad[k]) > 0.15 * np.linalg.norm(quad[k] - quad[k - 1]):
+            return quad
+        out[k] = x
+    return out
+
+
 class Locator:
     """Finds one whole card in a region of interest of a frame.
 
@@ -150,6 +201,8 @@ class Locator:
         self.min_contrast = min_contrast
         self.grow = grow
         self._kernel = np.ones((3, 3), np.uint8)
+        self._group_radius = 10
+        self._group_kernel = np.ones((21, 21), np.uint8)
         self.aspect = aspect
         self.aspect_tolerance = aspect_tolerance
         self.min_card_fraction = min_card_fraction
@@ -158,11 +211,13 @@ class Locator:
     def find(self, image: np.ndarray) -> Outline:
         """Look for a card in ``image`` (already cut to the region of interest).
 
-        The card is the inside of a closed edge loop: the regions between edges
-        are labelled and a card is a bright region bounded by four straight
-        sides. Texture outside the card (felt, wood grain) only cuts up the
-        background, never the card, so the edge thresholds can stay low enough
-        for a white card on a light table.
+        The card is what its outline encloses. Edges are found at half scale
+        with low thresholds (a white card on a light table has a faint
+        outline); everything the region's border can reach without crossing
+        an edge is table, and the rest is a candidate. Whatever a card's face
+        holds (court figures, a printed frame, pips touching the frame) lies
+        inside its outline and fills the blob rather than cutting it up, and
+        table texture only leaves thin edge lines that an opening removes.
         """
         s = self.scale
         small = cv2.resize(image, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
@@ -170,113 +225,133 @@ class Locator:
         gray = cv2.GaussianBlur(gray, (3, 3), 0)
         edges = cv2.Canny(gray, self.edge_low, self.edge_high)
         edges = cv2.dilate(edges, self._kernel)
-        outline = self._search(gray, edges, coarse=True)
-        if outline.quad is None and outline.why != _AT_EDGE:
-            # Something card-like but not a card: look again region by region at
-            # full detail before giving up (blurred frames can merge blocks).
-            outline = self._search(gray, edges, coarse=False)
+        outline = self._search(gray, edges, small)
         if outline.quad is None:
             return outline
         quad = (outline.quad + 0.5) / s - 0.5  # pixel centres at the small scale to full scale
-        return Outline(present=True, quad=quad.astype(np.float32))
+        full = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
+        return Outline(present=True, quad=_snap(full, quad.astype(np.float32)))
 
-    def _search(self, gray: np.ndarray, edges: np.ndarray, coarse: bool) -> Outline:
-        """The largest card-shaped bright region between edges (quad at the edge map's scale)."""
+    def _silhouettes(self, colour: np.ndarray, min_area: float) -> list[np.ndarray]:
+        """Outlines of whatever differs in colour from the table, holes filled.
+
+        A court figure can cut a card's paper into pieces too far apart to
+        group; the card as a whole still stands out from the table's colour
+        (its paper, its printed frame, its figure), so its silhouette is the
+        outside of everything that is not table.
+        """
+        h, w = colour.shape[:2]
+        border = np.concatenate([colour[0], colour[-1], colour[:, 0], colour[:, -1]]).astype(
+            np.float32
+        )
+        table = np.median(border, axis=0)
+        spread = np.abs(border - table).sum(axis=1)
+        limit = max(40.0, 2.5 * float(np.percentile(spread, 90)))
+        diff = cv2.absdiff(colour, (*(float(v) for v in table), 0.0))
+        total = np.add.reduce(diff, axis=2, dtype=np.uint16)  # summed over the channels
+        fg = (total > limit).view(np.uint8)
+        fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
+        contours, _ = cv2.findContours(fg, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+        out = []
+        for c in contours:
+            x, y, bw, bh = cv2.boundingRect(c)
+            if bw * bh < min_area or x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
+                continue
+            out.append(c.reshape(-1, 2))
+        return out
+
+    def _card_quad(self, contour: np.ndarray) -> tuple[np.ndarray | None, str]:
+        """The card quadrilateral an outline traces, or why it is not a card's."""
+        hull = cv2.convexHull(contour.reshape(-1, 1, 2).astype(np.int32))
+        peri = cv2.arcLength(hull, True)
+        poly = cv2.approxPolyDP(hull, 0.02 * peri, True)
+        quad = _to_quad(poly)
+        if quad is None:
+            return None, "outline is not a quadrilateral"
+        quad = _order(quad)
+        short = (np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3])) / 2
+        long_ = (np.linalg.norm(quad[3] - quad[0]) + np.linalg.norm(quad[2] - quad[1])) / 2
+        if long_ <= 0 or abs(short / long_ - self.aspect) > self.aspect_tolerance:
+            return None, f"outline aspect {short / max(long_, 1e-6):.2f} is not a card's"
+        fill = cv2.contourArea(hull) / max(cv2.contourArea(quad.astype(np.float32)), 1e-6)
+        if fill < 0.8:
+            return None, "outline does not fill its quadrilateral"
+        return _refine(quad, contour.reshape(-1, 2).astype(np.float32), self.grow), ""
+
+    def _search(self, gray: np.ndarray, edges: np.ndarray, colour: np.ndarray) -> Outline:
+        """The largest card-shaped group of paper regions (quad at the edge map's scale).
+
+        The regions between edges that are brighter than the table are paper.
+        A plain card is one such region; a court card, or a card with a printed
+        frame, is several, cut apart by the figure's lines where they meet the
+        frame: a closing joins pieces separated by thin lines into one card,
+        whose outline is then the outside of the group.
+        """
         h, w = gray.shape
-        f = 2 if coarse else 1
-        if coarse:
-            # Regions are labelled at half scale, which halves the cost: a 2x2
-            # block is closed when two or more of its pixels are edge (the dilated
-            # edges are three pixels thick, so no outline gets a hole), and open
-            # otherwise, so narrow strips of paper beside the index stay connected.
-            # Each candidate's outline is then traced back at full scale.
-            free = cv2.resize(edges, (w // 2, h // 2), interpolation=cv2.INTER_AREA) < 100
-        else:
-            free = edges == 0
-        _n, labels, stats, _ = cv2.connectedComponentsWithStats(free.view(np.uint8), connectivity=4)
-        qh, qw = free.shape
-        min_area = self.min_card_fraction * qh * qw
+        free = (edges == 0).view(np.uint8)
+        _n, labels, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=4)
+        min_area = self.min_card_fraction * h * w
         # Paper must be brighter than the table: the table is what the region's
         # border shows (a region is drawn around the place cards pass, not on them).
         border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
-        floor = float(np.median(border)) + self.min_contrast
-        present = False
-        why = _NOTHING
-        best: tuple[float, np.ndarray] | None = None
-        big = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] >= min_area)
-        big = big[big != 0]
-        x0, y0 = stats[big, cv2.CC_STAT_LEFT], stats[big, cv2.CC_STAT_TOP]
-        x1 = x0 + stats[big, cv2.CC_STAT_WIDTH]
-        y1 = y0 + stats[big, cv2.CC_STAT_HEIGHT]
-        inner = (x0 > 1) & (y0 > 1) & (x1 < qw - 1) & (y1 < qh - 1)
-        # Regions inside the view first: a whole card is one of them, and the
-        # large regions of table reaching the edges need not be looked at.
-        for i in np.concatenate([big[inner], big[~inner]]):
-            x, y, bw, bh, _area = (int(v) for v in stats[i])
-            touches = not (x > 1 and y > 1 and x + bw < qw - 1 and y + bh < qh - 1)
-            if touches and (present or best is not None):
-                continue  # only needed to tell "a card is coming" from "nothing"
-            region = (labels[y : y + bh, x : x + bw] == i).view(np.uint8)
-            tone = cv2.mean(gray[f * y : f * (y + bh) : f, f * x : f * (x + bw) : f], region)[0]
-            if tone < floor:
-                continue  # a patch of table between texture edges, not paper
+        p50, p90 = np.percentile(border, (50, 90))
+        floor = float(p50) + max(self.min_contrast, 1.6 * float(p90 - p50))
+        areas = stats[:, cv2.CC_STAT_AREA]
+        tone = np.zeros(len(stats), np.float64)
+        sums = np.bincount(labels.ravel(), weights=gray.ravel(), minlength=len(stats))
+        tone = sums / np.maximum(areas, 1)
+        x0, y0 = stats[:, cv2.CC_STAT_LEFT], stats[:, cv2.CC_STAT_TOP]
+        x1 = x0 + stats[:, cv2.CC_STAT_WIDTH]
+        y1 = y0 + stats[:, cv2.CC_STAT_HEIGHT]
+        touches = (x0 <= 1) | (y0 <= 1) | (x1 >= w - 1) | (y1 >= h - 1)
+        paper = (tone >= floor) & (areas >= max(12, min_area / 50))
+        paper[0] = False
+        present = bool((paper & touches & (areas >= min_area)).any())
+        why = _AT_EDGE if present else _NOTHING
+        inside = paper & ~touches
+        if not inside.any():
+            return Outline(present=present, why=why)
+        mask = inside[labels].view(np.uint8)
+        grouped = cv2.dilate(mask, self._group_kernel)
+        m, groups, gstats, _ = cv2.connectedComponentsWithStats(grouped, connectivity=4)
+        candidates: list[np.ndarray] = []
+        r = self._group_radius
+        for i in range(1, m):
+            x, y, bw, bh, _area = (int(v) for v in gstats[i])
+            if bw * bh < min_area:
+                continue
             present = True
-            if touches:
+            if (x + r <= 1 or y + r <= 1 or x + bw - r >= w - 1 or y + bh - r >= h - 1) and (
+                x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1
+            ):
                 why = _AT_EDGE
                 continue
-            if coarse:
-                # Back to full scale: label the exact regions in this block's box
-                # (a little larger) and keep the one that covers most of the block
-                # region, so blocks merged across a blurred edge come apart again.
-                X, Y = max(2 * x - 4, 0), max(2 * y - 4, 0)
-                X1, Y1 = min(2 * (x + bw) + 4, w), min(2 * (y + bh) + 4, h)
-                exact = (edges[Y:Y1, X:X1] == 0).view(np.uint8)
-                _m, sub, sub_stats, _ = cv2.connectedComponentsWithStats(exact, connectivity=4)
-                hint = np.zeros_like(exact)
-                hint[2 * y - Y : 2 * (y + bh) - Y, 2 * x - X : 2 * (x + bw) - X] = cv2.resize(
-                    region, (2 * bw, 2 * bh), interpolation=cv2.INTER_NEAREST
-                )
-                votes = np.bincount(sub[hint > 0], minlength=_m)
-                votes[0] = 0
-                j = int(np.argmax(votes))
-                sx, sy, sw, sh = (int(v) for v in sub_stats[j, :4])
-                if sx == 0 or sy == 0 or sx + sw >= X1 - X or sy + sh >= Y1 - Y:
-                    why = "region spills out of its box"
-                    continue  # the exact region is larger: let the exact search decide
-                crop = (sub == j).view(np.uint8)
-            else:
-                X, Y, crop = x, y, region
-            contours, _ = cv2.findContours(crop, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-            if not contours:
-                continue
-            contour = max(contours, key=cv2.contourArea) + np.array([X, Y])
-            hull = cv2.convexHull(contour)
-            peri = cv2.arcLength(hull, True)
-            poly = cv2.approxPolyDP(hull, 0.02 * peri, True)
-            quad = _to_quad(poly)
+            crop = mask[y : y + bh, x : x + bw] & (groups[y : y + bh, x : x + bw] == i)
+            contours, _ = cv2.findContours(
+                crop.view(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE
+            )
+            if contours:
+                candidates.append(np.concatenate(contours) + np.array([x, y]))
+        if present:
+            candidates.extend(self._silhouettes(colour, min_area))
+        best: tuple[float, np.ndarray] | None = None
+        for contour in candidates:
+            quad, reason = self._card_quad(contour)
             if quad is None:
-                why = "outline is not a quadrilateral"
+                why = reason
                 continue
-            quad = _order(quad)
             short = (np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3])) / 2
             long_ = (np.linalg.norm(quad[3] - quad[0]) + np.linalg.norm(quad[2] - quad[1])) / 2
-            if long_ <= 0 or abs(short / long_ - self.aspect) > self.aspect_tolerance:
-                why = f"outline aspect {short / max(long_, 1e-6):.2f} is not a card's"
-                continue
-            fill = cv2.contourArea(hull) / max(cv2.contourArea(quad.astype(np.float32)), 1e-6)
-            if fill < 0.8:
-                why = "outline does not fill its quadrilateral"
-                continue
             qarea = short * long_
             if best is None or qarea > best[0]:
-                best = (qarea, _refine(quad, contour.reshape(-1, 2).astype(np.float32), self.grow))
+                best = (qarea, quad)
         if best is None:
             return Outline(present=present, why=why)
         return Outline(present=True, quad=best[1])
 
 
-CORNER_W = round(0.27 * CARD_W)
-CORNER_H = round(0.36 * CARD_H)
+CORNER_W = round(0.40 * CARD_W)
+CORNER_H = round(0.34 * CARD_H)
 """The part of a straightened card that holds a corner index (and a margin)."""
 
 

@@ -47,12 +47,15 @@ class CameraReader:
         self.reader_id = reader_id
         self.voter = Voter(reader_id, rules)
         self.frames_read = 0
+        self.should_stop: Callable[[], bool] = lambda: False
 
     def events(self) -> Iterator[ReaderEvent]:
         yield ReaderOnline(reader_id=self.reader_id, info=self.source.description)
         try:
             while True:
                 for index, frame in self.source.frames():
+                    if self.should_stop():
+                        return
                     self.frames_read += 1
                     yield from self.voter.feed(index, self.recognizer.read_frame(frame))
                 yield from self.voter.finish()

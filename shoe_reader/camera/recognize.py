@@ -1,12 +1,12 @@
 """Reading one frame: rank and suit against the calibrated deck, with a confidence.
 
-Rank and suit are classified separately against every calibration sample by
-normalised correlation of their shapes. A read is only as confident as its
-weakest part, and a part is confident only when it matches its best class well
-*and* clearly better than any other class. The suit's ink colour must agree
-with the colour that suit was printed in, and the index must have the size the
-deck prints it at; a card from another deck fails one of these and is rejected
-rather than forced onto the nearest template.
+Rank and suit are classified separately, each on the part of the corner the
+calibration learned tells them apart, by weighted correlation with every
+calibration sample (a pixel or two of play either way). A read is only as
+confident as its weakest part, and a part is confident only when it matches
+its best class well *and* clearly better than any other class. A card from
+another deck, a blank, a joker or a covered corner matches nothing well and is
+rejected rather than forced onto the nearest template.
 """
 
 from __future__ import annotations
@@ -15,21 +15,38 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from shoe_reader.camera.calibration import Calibration
-from shoe_reader.camera.index import CornerIndex, NoIndex, corners, read_corner
+from shoe_reader.camera.index import (
+    NoIndex,
+    Part,
+    corners_of,
+    features,
+    pair_similarities,
+    similarities,
+)
 from shoe_reader.camera.locate import Locator, straighten_corner
-from table_service.rules.cards import RANKS, SUITS
 
-# A part's confidence: how far its best correlation is above SCORE_FLOOR,
-# times how far it is ahead of the runner-up class, each capped at 1.
-SCORE_FLOOR = 0.65
-SCORE_FULL = 0.9
-MARGIN_FULL = 0.12
-SURE = 0.9  # one corner read this well needs no second opinion
-HEIGHT_TOLERANCE = 0.2
-POSITION_TOLERANCE = 4.0  # card pixels (of CARD_W x CARD_H)
-COLOUR_TOLERANCE = 0.12
+# A part's confidence is the product of two measures, each from 0 to 1.
+# Fit: the (weighted) cosine with the best sample; the right face seen
+# through blur and noise is above FIT_OK, another deck or a blank is below
+# FIT_MIN. Separation: of the gap between the best sample and a sample of
+# any other class, the share by which the frame lies on the best one's side
+# (1: exactly the best sample; 0: half-way; negative: nearer the other);
+# below SEP_MIN no confidence, from SEP_FULL full confidence.
+FIT_MIN = 0.75
+FIT_OK = 0.9
+SEP_MIN = 0.5
+SEP_FULL = 0.9
+WEAK = 0.5
+"""Below this a read carries the reason it is weak (the voting does not count it)."""
+LONE_CORNER = 0.45
+"""Confidence kept by a read from one corner when the other could not be read."""
+SEPARATE = 0.998
+"""Faces of different ranks (or suits) alike beyond this cosine are not told apart."""
+MISNAMED = 0.5
+"""A face the rest of the deck reads as another rank or suit this confidently is misnamed."""
 
 
 @dataclass(frozen=True)
@@ -58,70 +75,39 @@ class FrameRead:
     why: str = ""
 
 
-def _confidence(score: float, margin: float) -> float:
-    s = np.clip((score - SCORE_FLOOR) / (SCORE_FULL - SCORE_FLOOR), 0.0, 1.0)
-    m = np.clip(margin / MARGIN_FULL, 0.0, 1.0)
-    return float(s * m)
+def _confidence(fit: float, separation: float) -> float:
+    f = np.clip((fit - FIT_MIN) / (FIT_OK - FIT_MIN), 0.0, 1.0)
+    s = np.clip((separation - SEP_MIN) / (SEP_FULL - SEP_MIN), 0.0, 1.0)
+    return float(f * s)
 
 
-def _classify(vectors: np.ndarray, labels: np.ndarray, v: np.ndarray, classes: str) -> PartRead:
-    scores = vectors @ v
-    best_by_class = {c: float(scores[labels == c].max()) for c in classes if (labels == c).any()}
-    ranked = sorted(best_by_class.items(), key=lambda kv: kv[1], reverse=True)
-    label, best = ranked[0]
-    second = ranked[1][1] if len(ranked) > 1 else -1.0
-    return PartRead(label, best, best - second, _confidence(best, best - second))
+def _classify(part: Part, fmap: np.ndarray, exclude: np.ndarray | None = None) -> PartRead:
+    found = similarities(part, fmap)
+    if exclude is not None:
+        found = np.where(exclude, -np.inf, found)
+    best = int(np.argmax(found))
+    label = part.labels[best]
+    other = (part.labels != label) & np.isfinite(found)
+    if not other.any():
+        return PartRead(str(label), float(found[best]), 0.0, 0.0)
+    gap = 1.0 - pair_similarities(part)[best, other]
+    separation = float(np.min((found[best] - found[other]) / np.maximum(gap, 1e-6)))
+    fit = float(found[best])
+    return PartRead(str(label), fit, separation, _confidence(fit, separation))
 
 
-def _colour_distance(seen: np.ndarray, printed: np.ndarray) -> float:
-    """Distance of a glyph's ink colour from the deck's, forgiving faded colour.
-
-    Blur and the chroma subsampling of JPEG and video codecs mix a thin red
-    stroke with the white paper around it: the colour keeps its direction but
-    loses strength. So the printed colour is first scaled (within limits) to
-    the strength seen, and only what is left over counts.
-    """
-    power = float(printed @ printed)
-    scale = float(np.clip(seen @ printed / power, 0.4, 1.1)) if power > 1e-4 else 1.0
-    return float(np.linalg.norm(seen - printed * scale))
-
-
-def _deck_mismatch(cal: Calibration, rank: str, suit: str, idx: CornerIndex) -> tuple[float, str]:
-    """How far the index is from how this deck prints it: 0 is exact, above 1 is another deck.
-
-    Measured against the calibrated deck: the heights of the rank and suit
-    glyphs, where the index sits on the card, and the suit's ink colour, each
-    in units of its tolerance and combined as a distance. One measure off a
-    little (motion blur stretches a glyph) passes; a stray card from another
-    deck is usually off in several at once. Also returns the worst measure.
-    """
-    ref_rank = cal.rank_boxes[cal.ranks == rank].mean(axis=0)
-    ref_suit = cal.suit_boxes[cal.suits == suit].mean(axis=0)
-    rb, sb = idx.rank.box, idx.suit.box
-    checks = {
-        "rank index size": abs(rb[3] / ref_rank[3] - 1) / HEIGHT_TOLERANCE,
-        "suit index size": abs(sb[3] / ref_suit[3] - 1) / HEIGHT_TOLERANCE,
-        "index position": max(abs(rb[0] - ref_rank[0]), abs(rb[1] - ref_rank[1]))
-        / POSITION_TOLERANCE,
-        "ink colour": _colour_distance(idx.colour, cal.suit_colour(suit)) / COLOUR_TOLERANCE,
-    }
-    worst = max(checks, key=lambda k: checks[k])
-    return float(np.sqrt(sum(v * v for v in checks.values()))), worst
-
-
-def read_index(cal: Calibration, idx: CornerIndex) -> CardRead:
-    """Classify one corner index against the calibration."""
-    ranks, suits = cal.ranks, cal.suits
-    rank = _classify(cal.rank_vectors, ranks, idx.rank.vector, RANKS)
-    suit = _classify(cal.suit_vectors, suits, idx.suit.vector, SUITS)
+def read_index(cal: Calibration, fmap: np.ndarray) -> CardRead:
+    """Classify one corner window's features against the calibration."""
+    rank = _classify(cal.rank_part, fmap)
+    suit = _classify(cal.suit_part, fmap)
     code = rank.label + suit.label
     confidence = min(rank.confidence, suit.confidence)
-    mismatch, what = _deck_mismatch(cal, rank.label, suit.label, idx)
-    if mismatch > 1:
-        return CardRead(None, 0.0, f"not the calibrated deck: {what} differs ({code}?)")
-    # Within tolerance, a read close to its limit is trusted less.
-    confidence *= min(1.0, 2.0 * (1.0 - mismatch))
-    return CardRead(code, confidence)
+    weak = rank if rank.confidence <= suit.confidence else suit
+    what = "rank" if weak is rank else "suit"
+    why = f"{what} not clear ({code}? fit {weak.score:.2f}, separation {weak.margin:.2f})"
+    if confidence <= 0:
+        return CardRead(None, 0.0, why)
+    return CardRead(code, confidence, why if confidence < WEAK else "")
 
 
 def combine(reads: list[CardRead]) -> CardRead:
@@ -133,19 +119,20 @@ def combine(reads: list[CardRead]) -> CardRead:
     best = good[0]
     for other in good[1:]:
         if other.code != best.code:
-            return CardRead(
-                best.code if best.confidence - other.confidence > 0 else None,
-                max(best.confidence - other.confidence, 0.0),
-                f"corners disagree: {best.code} and {other.code}",
-            )
+            return CardRead(None, 0.0, f"corners disagree: {best.code} and {other.code}")
         # Two corners agreeing are read independently: both wrong is far less likely.
-        return CardRead(best.code, 1 - (1 - best.confidence) * (1 - other.confidence))
+        both = 1 - (1 - best.confidence) * (1 - other.confidence)
+        return CardRead(best.code, both, best.reason if both < WEAK else "")
+    if len(reads) > 1:
+        # One corner alone (the other covered or unclear) has no second opinion.
+        others = "; ".join(r.reason for r in reads if r is not best and r.reason)
+        return CardRead(best.code, best.confidence * LONE_CORNER, others or "one corner only")
     return best
 
 
 def read_card(cal: Calibration, card: np.ndarray) -> CardRead:
-    """Read a straightened card from both its corner indices."""
-    return _read_corners(cal, iter(corners(card)))
+    """Read a straightened card from both its corner windows."""
+    return _read_corners(cal, iter(corners_of(card)))
 
 
 def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardRead:
@@ -157,24 +144,45 @@ def _read_corners(cal: Calibration, corner_images: Iterator[np.ndarray]) -> Card
     reads: list[CardRead] = []
     for corner in corner_images:
         try:
-            reads.append(read_index(cal, read_corner(corner)))
+            reads.append(read_index(cal, features(corner)))
         except NoIndex as exc:
             reads.append(CardRead(None, 0.0, exc.reason))
-        if reads[0].confidence >= SURE:
-            break  # the second corner could only confirm: save its time
     return combine(reads)
 
 
-def check_face(cal: Calibration, code: str, found: list[CornerIndex]) -> str:
-    """Why a calibration photograph contradicts its name, or "" if it does not."""
-    for idx in found:
-        rank = _classify(cal.rank_vectors, cal.ranks, idx.rank.vector, RANKS)
-        suit = _classify(cal.suit_vectors, cal.suits, idx.suit.vector, SUITS)
-        if rank.label != code[0] and rank.confidence >= 0.5:
-            return f"the index looks like rank {rank.label}, not {code[0]}: photograph misnamed?"
-        if suit.label != code[1] and suit.confidence >= 0.5:
-            return f"the index looks like suit {suit.label}, not {code[1]}: photograph misnamed?"
-    return ""
+def check_deck(cal: Calibration) -> dict[str, str]:
+    """Faces that would teach a misread, by card, with why.
+
+    A photograph under the wrong name (``KD.png`` showing the king of spades)
+    is read by the rest of the deck as what it shows. And within the part that
+    tells ranks (or suits) apart, two faces of different classes must differ:
+    if they are all but identical the deck (or the same face photographed
+    twice) would be read by a coin toss, and the calibration names both faces.
+    """
+    problems: dict[str, str] = {}
+    cards = np.array(cal.cards)
+    for i, code in enumerate(cal.cards):
+        if code in problems or cal.soft[i]:
+            continue
+        # Only the suit is asked: the other faces of a suit share its symbol,
+        # while a rank's other faces differ from it in every suit-coloured pip,
+        # so a lone rank is often nearer a neighbour of its own suit.
+        suit = _classify(cal.suit_part, cal.maps[i], exclude=cards == code)
+        if suit.label != code[1] and suit.confidence >= MISNAMED:
+            problems[code] = (
+                f"the index looks like suit {suit.label}, not {code[1]}: photograph misnamed?"
+            )
+    for part, what in ((cal.rank_part, "rank"), (cal.suit_part, "suit")):
+        alike = pair_similarities(part)
+        sharp = ~cal.soft
+        differ = (part.labels[:, None] != part.labels[None, :]) & sharp[:, None] & sharp[None, :]
+        for i, j in zip(*np.nonzero((alike > SEPARATE) & differ), strict=True):
+            if i < j:
+                a, b = str(cards[i]), str(cards[j])
+                twice = "same face photographed twice?"
+                problems.setdefault(a, f"{what} cannot be told from {b}'s: {twice}")
+                problems.setdefault(b, f"{what} cannot be told from {a}'s: {twice}")
+    return problems
 
 
 class RoiError(ValueError):
@@ -202,6 +210,9 @@ class Recognizer:
         roi: tuple[int, int, int, int] | None = None,
         locator: Locator | None = None,
     ) -> None:
+        # The per-frame products are small: BLAS threads only add overhead (and
+        # contend with the rest of the process), so matrix maths runs on one core.
+        threadpool_limits(limits=1, user_api="blas")
         self.calibration = calibration
         self.roi = roi
         self.locator = locator or Locator(aspect=calibration.aspect)

@@ -153,6 +153,10 @@ class BettingContext:
     placed: Sequence[Bet] = ()
     bank_seat: int | None = None
     """The seat that keeps a seated bank from the last round (Xì Dách ``room``)."""
+    bank_from: int | None = None
+    """The seat whose bank passes clockwise (it fell under the minimum bet or left)."""
+    balances: Mapping[str, int] = field(default_factory=dict)
+    """The seated players' balances before this request (who qualifies for the bank)."""
 
 
 @dataclass(frozen=True, slots=True)

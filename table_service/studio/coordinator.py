@@ -26,7 +26,6 @@ import structlog
 from table_service.runtime import Runtime
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.studio.lease import Leases
-from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.errors import UnknownTable
 from table_service.table.service import Clock, TableService, utc_now
@@ -147,8 +146,7 @@ class Studio:
     async def tick(self) -> None:
         async with self._busy:
             members = await asyncio.to_thread(self.leases.heartbeat)
-            for table_id in await asyncio.to_thread(self.leases.renew):
-                await self._drop(table_id, release=False)
+            await self._renew()
             share = len(self.configs)
             if self.fair_share:
                 share = math.ceil(len(self.configs) / max(1, len(members)))
@@ -156,6 +154,10 @@ class Studio:
                 await self._take(share - len(self.tables))
             elif len(self.tables) > share:
                 await self._hand_back_one()
+
+    async def _renew(self) -> None:
+        for table_id in await asyncio.to_thread(self.leases.renew):
+            await self._drop(table_id, release=False)
 
     async def _take(self, wanted: int) -> None:
         directory = await asyncio.to_thread(self.leases.directory, self.configs)
@@ -188,24 +190,22 @@ class Studio:
             log.info("studio.table_running", table_id=table_id, token=token, node=self.node_id)
             for hook in self.on_acquired:
                 hook(table_id)
+            # Folding a long log takes a while: keep the leases already held fresh
+            # between tables, so taking many over never lets the others run out.
+            await self._renew()
 
     async def restart_rule(self, service: TableService) -> None:
         """Each game's rule for a round found in play when its table starts here (a
-        restart, or a takeover after its process died): ``resume`` (baccarat: the fold has
-        its cards and its betting timer) or ``void`` (blackjack, Xì Dách: players' decisions
-        were in flight, so the round is voided, every stake refunded, the shoe changed)."""
-        if not _round_in_progress(service):
+        restart, or a takeover after its process died) is applied by the table itself as
+        it starts (``TableService.start``: ``resume`` for baccarat, void, refund and a new
+        shoe for blackjack and Xì Dách); the studio records which one happened."""
+        rnd = service.state.round
+        if rnd is None:
             return
-        game = service.config.game_impl
-        if getattr(game, "on_restart", "resume") != "void":
-            log.info("studio.round_resumed", table_id=service.table_id)
-            return
-        reason = (
-            f"{service.config.game} round in play when its table restarted on {self.node_id}:"
-            " void and refund (the game's restart rule)"
-        )
-        await service.execute(c.VoidRound(reason, change_shoe=True), actor="system:restart")
-        log.warning("studio.round_voided_on_restart", table_id=service.table_id)
+        if rnd.active:
+            log.info("studio.round_resumed", table_id=service.table_id, round=rnd.round_id)
+        elif rnd.phase == "voided":
+            log.warning("studio.round_voided_on_start", table_id=service.table_id)
 
     async def _hand_back_one(self) -> None:
         for table_id, service in sorted(self.tables.items()):

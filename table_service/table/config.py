@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from table_service.rules.baccarat import Paytable
 from table_service.rules.baccarat.live import default_paytable_text
@@ -37,6 +37,28 @@ class ShoeConfig(BaseModel):
     port: str = Field(description="pyserial URL or device path, e.g. /dev/ttyUSB0")
     dialect: Literal["framed", "ascii"] = "framed"
     baud: int = 9600
+
+
+class CameraConfig(BaseModel):
+    """A camera over the shoe: alone, or with ``shoe`` to cross-check every card."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str = Field(description="device index (0), video file, RTSP/HTTP URL, or sim:NAME")
+    calibration: str = Field(description="file written by `livetable camera calibrate`")
+    roi: str | None = Field(None, description="region of interest x,y,w,h in frame pixels")
+    window_seconds: float = Field(
+        3.0, gt=0, le=60, description="with a shoe too: how long both may take to see a card"
+    )
+
+    @field_validator("roi")
+    @classmethod
+    def _region(cls, value: str | None) -> str | None:
+        if value is not None:
+            from shoe_reader.camera.recognize import parse_roi
+
+            parse_roi(value)
+        return value
 
 
 class TableConfig(BaseModel):
@@ -65,6 +87,7 @@ class TableConfig(BaseModel):
         "needs a second supervisor's approval (None: one supervisor voids)",
     )
     shoe: ShoeConfig | None = None
+    camera: CameraConfig | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -126,7 +149,7 @@ class TableConfig(BaseModel):
 
     def snapshot(self) -> dict[str, Any]:
         """The configuration as recorded in the log (no floats: seconds in milliseconds)."""
-        data = self.model_dump(mode="json", exclude={"shoe", "betting_seconds"})
+        data = self.model_dump(mode="json", exclude={"shoe", "camera", "betting_seconds"})
         data["betting_ms"] = round(self.betting_seconds * 1000)
         if data["paytable_toml"] is None and self.game == "baccarat":
             data["paytable_toml"] = default_paytable_text()
@@ -168,6 +191,8 @@ def load_tables(path: Path) -> list[TableConfig]:
     tables: list[TableConfig] = []
     for index, raw in enumerate(raw_tables):
         raw = dict(raw)
+        if "reader" in raw:
+            raw.update(_reader(raw.pop("reader"), path))
         paytable_file = raw.pop("paytable", None)
         if paytable_file is not None:
             try:
@@ -207,3 +232,31 @@ def config_from_snapshot(snapshot: Any) -> TableConfig:
     _SNAPSHOTS.insert(0, (snapshot, config))
     del _SNAPSHOTS[16:]
     return config
+
+
+def _reader(spec: Any, path: Path) -> dict[str, Any]:
+    """``reader = {kind = "serial" | "camera" | "both", ...}`` as ``shoe`` and ``camera``.
+
+    ``serial`` takes the shoe's fields, ``camera`` the camera's, ``both`` a ``shoe``
+    and a ``camera`` table; a calibration file is resolved next to the table file.
+    """
+    if not isinstance(spec, dict):
+        raise ValueError("reader must be a table: reader = { kind = ..., ... }")
+    spec = dict(spec)
+    kind = spec.pop("kind", "serial")
+    if kind == "serial":
+        return {"shoe": spec}
+    if kind == "camera":
+        return {"camera": _camera(spec, path)}
+    if kind == "both":
+        extra = sorted(set(spec) - {"shoe", "camera"})
+        if extra or "shoe" not in spec or "camera" not in spec:
+            raise ValueError("reader kind 'both' takes a shoe = {...} and a camera = {...}")
+        return {"shoe": spec["shoe"], "camera": _camera(dict(spec["camera"]), path)}
+    raise ValueError(f"reader kind must be serial, camera or both, not {kind!r}")
+
+
+def _camera(spec: dict[str, Any], path: Path) -> dict[str, Any]:
+    if "calibration" in spec:
+        spec["calibration"] = str(path.parent / str(spec["calibration"]))
+    return spec

@@ -9,7 +9,7 @@ decision does, what each stake returns — is asked of the table's game through
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -232,6 +232,39 @@ def _bet_refusal(exc: Exception) -> dict[str, Any]:
     return {"status": "refused", "error": code, "reason": getattr(exc, "reason", str(exc))}
 
 
+class _Placed(Sequence[Bet]):
+    """The round's bets placed before this command, as the game sees them, built only if
+    the game looks (blackjack does, per seat; baccarat does not): building them for every
+    batch made a round's intake quadratic in its bets."""
+
+    def __init__(self, bets: Iterable[Any]) -> None:
+        self._source = bets
+        self._items: list[Bet] | None = None
+        self._added: list[Bet] = []  # accepted earlier in this command
+
+    def _all(self) -> list[Bet]:
+        if self._items is None:
+            self._items = [
+                Bet(b.bet_id, b.account, b.bet_type, b.stake, b.seat)
+                for b in self._source
+                if b.parent is None
+            ]
+            self._items.extend(self._added)
+        return self._items
+
+    def append(self, bet: Bet) -> None:
+        (self._items if self._items is not None else self._added).append(bet)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[Bet]:
+        return iter(self._all())
+
+
 def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> None:
     config = _config(d.state)
     rnd = d.state.round
@@ -245,13 +278,14 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
     accepted: list[dict[str, Any]] = []
     answers: list[dict[str, Any]] = []
     game, rules = config.game_impl, config.rules
-    placed = [
-        Bet(b.bet_id, b.account, b.bet_type, b.stake, b.seat)
-        for b in rnd.bets.values()
-        if b.parent is None
-    ]
+    placed = _Placed(rnd.bets.values())
     context = BettingContext(
-        rnd.game_number, dict(d.state.seats_for_round()), placed, d.state.bank_seat
+        rnd.game_number,
+        dict(d.state.seats_for_round()),
+        placed,
+        d.state.bank_seat,
+        d.state.bank_from,
+        dict(cmd.balances),
     )
     for bet in cmd.bets:
         try:

@@ -109,7 +109,7 @@ class TableService:
         if terms is not None:
             log.info("table.terms", table_id=self.table_id, **terms(self.config.rules))
         self._after_commit_effects(resync=True)
-        if with_reader and self.config.shoe is not None:
+        if with_reader and (self.config.shoe is not None or self.config.camera is not None):
             self._reader_task = asyncio.create_task(self._pump_reader())
 
     async def _void_after_restart(self) -> None:
@@ -274,7 +274,7 @@ class TableService:
                 seen[bet.key] = bet
                 fresh.append(bet)
                 answers.append(None)
-        accounts = {b.account for b in fresh}
+        accounts = {b.account for b in fresh} | set(self.state.seats_for_round().values())
         return c.PlaceBets(tuple(fresh), balances(session, accounts)), answers
 
     # -- effects after a commit ---------------------------------------------------------------
@@ -356,6 +356,12 @@ class TableService:
     # -- the shoe reader ----------------------------------------------------------------------
     async def _pump_reader(self) -> None:
         from shoe_reader.serial_reader import open_reader
+
+        if self.config.camera is not None:  # a camera, alone or cross-checking the shoe
+            from shoe_reader.camera.table_feed import pump
+
+            await pump(self)
+            return
 
         shoe = self.config.shoe
         assert shoe is not None

@@ -148,6 +148,7 @@ class TableState:
     last_seq: int = 0
     seats: Mapping[int, SeatHolder] = field(default_factory=_empty)
     bank_seat: int | None = None  # a seated bank kept from the last round's result
+    bank_from: int | None = None  # a seated bank that passes clockwise from this seat
 
     @property
     def paused(self) -> bool:
@@ -494,10 +495,15 @@ def _round_result(s: TableState, p: Mapping[str, Any]) -> TableState:
     rnd = _round(s, p)
     bank = p["outcome"].get("bank") if isinstance(p["outcome"], Mapping) else None
     bank_seat = bank["seat"] if isinstance(bank, Mapping) and bank.get("keeps_bank") else None
+    if isinstance(bank, Mapping):  # the bank is kept, or passes clockwise from its seat
+        bank_from = None if bank.get("keeps_bank") else bank["seat"]
+    else:
+        bank_from = s.bank_from  # no seated bank this round: a pending pass still stands
     return replace(
         s,
         round=replace(rnd, phase="result", outcome=_frozen(dict(p["outcome"]))),
         bank_seat=bank_seat,
+        bank_from=bank_from,
     )
 
 

@@ -68,8 +68,12 @@ class Studio:
         """Insert the shoe and burn (indicator 2S then two cards), as a supervisor would."""
         wait_for(lambda: self.summary()["reader_online"], what="reader online")
         self.call("POST", f"/tables/{self.table_id}/shoe", "supervisor")
-        for _ in range(3):
+        for _ in range(20):  # the burn, where the game has one (baccarat: 2S, then two)
+            if (self.summary()["shoe"] or {}).get("ready"):
+                return
+            before = self.summary()["last_seq"]
             self.shoe.deal()
+            wait_for(lambda b=before: self.summary()["last_seq"] > b, what="burn card")
         wait_for(lambda: (self.summary()["shoe"] or {}).get("ready"), what="shoe burnt")
 
     def deal(self, scan: bool = True) -> str | None:

@@ -82,6 +82,8 @@ def make_studio(tmp_path: Path) -> Iterator[Callable[..., Studio]]:
         table: TableConfig | None = None,
         betting_seconds: float = 30,
         void_approval_above: int | None = None,
+        table_id: str = "bac-1",
+        **table_options: Any,
     ) -> Studio:
         settings = Settings(
             data_dir=tmp_path / "data", database_url=f"sqlite:///{tmp_path / 'lt.db'}"
@@ -90,7 +92,7 @@ def make_studio(tmp_path: Path) -> Iterator[Callable[..., Studio]]:
         tokens: dict[str, str] = {}
         with runtime.sessions.begin() as session:
             for name, role, bound in (
-                ("dealer-ann", "dealer", "bac-1"),
+                ("dealer-ann", "dealer", table_id),
                 ("sup-bao", "supervisor", None),
                 ("sup-chi", "supervisor", None),
                 ("reg-dung", "regulator", None),
@@ -106,10 +108,11 @@ def make_studio(tmp_path: Path) -> Iterator[Callable[..., Studio]]:
         shoe.load(deck or DEFAULT_DECK)
         shoe.start()
         config = table or TableConfig(
-            table_id="bac-1",
+            table_id=table_id,
             betting_seconds=betting_seconds,
             void_approval_above=void_approval_above,
             shoe=ShoeConfig(port=shoe.device_path),
+            **table_options,
         )
         app = build_app(runtime, [config], reader_options={"offline_timeout": 5.0})
         sock = free_socket()

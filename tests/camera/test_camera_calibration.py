@@ -14,7 +14,7 @@ import pytest
 from hardware_sim.camera.faces import render_blank
 from hardware_sim.camera.scene import LEVELS, photograph
 from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
-from shoe_reader.camera.index import GLYPH
+from shoe_reader.camera.index import FEAT_H, FEAT_W
 from table_service.rules.cards import RANKS, SUITS
 
 from .conftest import HELDOUT
@@ -33,11 +33,18 @@ def test_a_full_deck_calibrates_every_face_from_both_corners(
     cal = heldout_calibration
     assert set(cal.cards) == {r + s for r in RANKS for s in SUITS}
     assert len(cal.cards) >= 100  # both corner indices of (nearly) every face
-    assert cal.rank_vectors.shape == cal.suit_vectors.shape == (len(cal.cards), GLYPH * GLYPH)
+    assert cal.maps.shape == (len(cal.cards), FEAT_H, FEAT_W, 3)
     assert 0.68 < cal.aspect < 0.75
-    # Red suits were photographed in red ink, black suits not.
-    assert cal.suit_colour("H")[0] > cal.suit_colour("S")[0] + 0.3
-    assert cal.suit_colour("D")[0] > cal.suit_colour("C")[0] + 0.3
+
+    # Red suits were photographed in red ink (the red-green chroma map), black suits not.
+    def redness(suit: str) -> float:
+        return float(cal.maps[cal.suits == suit][..., 1].max(axis=(1, 2)).mean())
+
+    assert redness("H") > redness("S") + 0.3
+    assert redness("D") > redness("C") + 0.3
+    # The rank is told apart in the corner where the index is printed, not across the card.
+    y0, _y1, x0, _x1 = cal.rank_part.box
+    assert y0 < FEAT_H / 3 and x0 < FEAT_W / 3
 
 
 def test_calibration_survives_a_round_trip(
@@ -47,7 +54,7 @@ def test_calibration_survives_a_round_trip(
     heldout_calibration.save(path)
     again = Calibration.load(path)
     assert again.cards == heldout_calibration.cards
-    assert np.array_equal(again.rank_vectors, heldout_calibration.rank_vectors)
+    assert np.allclose(again.maps, heldout_calibration.maps, atol=2e-3)
     assert again.aspect == heldout_calibration.aspect
     assert not (tmp_path / "cal.npz.tmp").exists()
 
@@ -69,9 +76,9 @@ def test_every_unusable_face_is_reported_and_the_calibration_refused(photos: Pat
     cv2.imwrite(str(photos / "5S.png"), np.full((720, 1280, 3), 90, np.uint8))  # no card
     shutil.copy(photos / "AS.png", photos / "joker.png")  # not a card name
     # Two photographs swapped: each shows the other card.
-    (photos / "KD.png").rename(photos / "tmp.png")
-    (photos / "KS.png").rename(photos / "KD.png")
-    (photos / "tmp.png").rename(photos / "KS.png")
+    (photos / "4D.png").rename(photos / "tmp.png")
+    (photos / "4S.png").rename(photos / "4D.png")
+    (photos / "tmp.png").rename(photos / "4S.png")
 
     with pytest.raises(CalibrationError) as info:
         calibrate(photos)
@@ -81,9 +88,18 @@ def test_every_unusable_face_is_reported_and_the_calibration_refused(photos: Pat
     assert "corner" in reasons["2D.png"]
     assert "no whole card" in reasons["5S.png"]
     assert "not a card code" in reasons["joker.png"]
-    assert "misnamed" in reasons["KD.png"] and "misnamed" in reasons["KS.png"]
-    assert "suit S, not D" in reasons["KD.png"]
+    assert "misnamed" in reasons["4D.png"] and "misnamed" in reasons["4S.png"]
+    assert "suit S, not D" in reasons["4D.png"]
     assert len(reasons) == 7
+
+
+def test_the_same_face_under_two_names_is_refused_naming_both(photos: Path) -> None:
+    shutil.copy(photos / "5H.png", photos / "6H.png")  # the five of hearts twice
+    with pytest.raises(CalibrationError) as info:
+        calibrate(photos)
+    reasons = {p.file: p.reason for p in info.value.problems}
+    assert "photographed twice" in reasons["6H.png"] and "5H" in reasons["6H.png"]
+    assert "photographed twice" in reasons["5H.png"]
 
 
 def test_allow_missing_keeps_the_usable_faces(photos: Path) -> None:

@@ -98,7 +98,7 @@ def test_a_joker_sliding_out_is_unreadable_not_a_card(
 ) -> None:
     import hardware_sim.camera.video as video_module
 
-    monkeypatch.setattr(video_module, "render_face", lambda code, design: render_joker(design))
+    monkeypatch.setattr(video_module.decks, "face", lambda design, code: render_joker(design))
     clip = video_module.sliding_cards(["AS"], HELDOUT, seed=2, table="felt")
     recognizer = Recognizer(heldout_calibration, roi=clip.roi)
 

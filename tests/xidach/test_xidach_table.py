@@ -348,3 +348,57 @@ def test_the_hole_card_is_turned_for_the_public_at_the_banker_turn():
     assert h.events("cards_revealed")[-1]["cards"] == [{"index": 2, "card": "6C"}]
     assert h.state.public_summary()["round"]["view"]["banker"]["cards"] == ["6C", "KD"]
     assert h.replayed() == h.state
+
+
+def _bank_bid(h: Table, seat: int, stake: int, balances: dict[str, int]) -> dict[str, Any]:
+    """A bank bid with the seated players' balances as the table reads them."""
+    h.bet_no += 1
+    request = c.BetRequest(f"b{h.bet_no}", f"k{h.bet_no}", f"p{seat}", "bank", stake, seat=seat)
+    return h.run(c.PlaceBets((request,), balances)).answer["results"][0]
+
+
+def _banker_leaves(h: Table, banker: int, punters: tuple[int, ...]) -> None:
+    for n in punters:
+        h.xd_bet(f"p{n}", "main", 100, n)
+    h.xd_bet(f"p{banker}", "bank", 20_000, banker)  # everyone has bet: betting closes
+    h.deal(*["TS", "TD", "7C", "KH", "9H", "TC", "5S", "6S"][: 2 * (len(punters) + 1)])
+    h.act("banker", "leave", f"p{banker}")  # the banker leaves: the bank passes
+    assert h.events("round_result")[-1]["outcome"]["bank"]["keeps_bank"] is False
+    assert h.state.bank_from == banker and h.state.bank_seat is None
+    h.run(c.InsertShoe())
+    h.run(c.OpenBetting())
+
+
+def test_the_bank_passes_clockwise_skipping_a_player_who_does_not_qualify():
+    h = xtable("room", 1, 2, 3, 9, banker="seated")
+    _banker_leaves(h, 9, (1, 2, 3))
+    balances = {"p1": 5000, "p2": RICH, "p3": RICH}  # seat 1 holds under 5x the maximum
+    refused = _bank_bid(h, 3, 20_000, balances)
+    assert (refused["error"], "seat 2" in refused["reason"]) == ("bank_passes", True)
+    assert _bank_bid(h, 1, 5000, balances)["error"] == "bank_passes"
+    assert _bank_bid(h, 2, 20_000, balances)["status"] == "placed"  # the next who qualifies
+    assert h.replayed() == h.state  # the pass is recorded: a restart sees the same table
+
+
+def test_the_bank_passes_clockwise_wrapping_around_to_the_first_seat():
+    h = xtable("room", 1, 2, 3, banker="seated")
+    _banker_leaves(h, 2, (1, 3))
+    balances = {"p1": RICH, "p3": 9999}  # seat 3 is next but under 10000: on to seat 1
+    assert _bank_bid(h, 3, 9999, balances)["error"] == "bank_passes"
+    assert _bank_bid(h, 1, 10_000, balances)["status"] == "placed"
+    h.xd_bet("p3", "main", 100, 3)
+    assert h.replayed() == h.state
+
+
+def test_the_room_closes_when_nobody_qualifies_for_the_passing_bank():
+    h = xtable("room", 1, 2, 9, banker="seated")
+    _banker_leaves(h, 9, (1, 2))
+    balances = {"p1": 9999, "p2": 500}
+    assert _bank_bid(h, 1, 9999, balances)["error"] == "room_closed"
+    assert _bank_bid(h, 2, 10_000, {"p1": 9999, "p2": 10_000 - 1})["error"] == "room_closed"
+    h.xd_bet("p1", "main", 100, 1)
+    h.xd_bet("p2", "main", 100, 2)  # every seated punter has bet: betting closes
+    assert h.events("round_result")[-1]["outcome"]["room_closed"] is True
+    assert h.results() == {"b6": 100, "b7": 100}  # every stake goes back
+    assert h.state.bank_from == 9  # the pass still stands for the next round
+    assert h.replayed() == h.state

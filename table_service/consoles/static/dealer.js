@@ -116,7 +116,8 @@
     if (r.next) return { text: t("next.deal_to"), target: LT.targetLabel(r.next), code: r.next.code };
     if (r.turn) {
       const who = (r.turn.actors || []).map(LT.actorLabel).join(", ");
-      return { text: t("next.wait_turn"), target: who, code: (r.turn.actors || []).join(" ") };
+      const house = r.layout && r.layout.house_move;  // Xì Dách: the house banker's required move
+      return { text: house ? `${t("xd.banker_action")}: ${house}` : t("next.wait_turn"), target: who, code: (r.turn.actors || []).join(" ") };
     }
     return { text: t("next.round_over") };
   }

@@ -102,7 +102,7 @@
     box.replaceChildren();
     const layout = r.layout || {};
     const turn = r.turn || {};
-    const active = new Set((turn.actors || []).map((a) => String(a.seat ?? a)));
+    const active = new Set((turn.actors || []).map((a) => String(typeof a === "object" ? a.seat : String(a).replace(/^seat:/, ""))));
     for (const seat of layout.seats || []) {
       const node = el("div", { class: `ov-seat ${active.has(String(seat.seat)) ? "active" : ""}`, "data-seat": seat.seat }, el("div", { class: "head" }, t("pos.seat", { seat: seat.seat })));
       for (const hand of seat.hands || []) {
@@ -110,9 +110,14 @@
       }
       box.append(node);
     }
-    const hands = layout.hands || (layout.dealer ? [{ hand: "dealer", ...layout.dealer }] : []);
-    for (const hand of hands) {
-      box.append(el("div", { class: "ov-seat", "data-hand": hand.hand }, el("div", { class: "head" }, LT.has(`hand.${hand.hand}`) ? t(`hand.${hand.hand}`) : hand.hand, el("span", {}, hand.total ?? "")), el("div", { class: "cards" }, (hand.cards || []).map((c) => LT.cardEl(c, { faceDown: !c || c === "??" || c === "XX" })))));
+    for (const hand of Render.hands(layout)) {
+      const id = hand.seat !== undefined && hand.seat !== null ? `seat-${hand.seat}-${hand.hand}` : hand.hand;
+      box.append(
+        el("div", { class: `ov-seat ${active.has(String(hand.seat)) ? "active" : ""}`, "data-hand": id },
+          el("div", { class: "head" }, Render.handLabel(hand), el("span", {}, hand.total ?? "")),
+          el("div", { class: "cards" }, (hand.cards || []).map((c) => LT.cardEl(c, { faceDown: !c || c === "??" || c === "XX" }))),
+          el("div", { class: "muted" }, Render.handFlags(hand).join(" · "))),
+      );
     }
   }
 

@@ -9,8 +9,19 @@ const Render = (() => {
     if (hand.label) return hand.label;
     const key = `hand.${hand.hand}`;
     if (LT.has(key)) return t(key);
-    if (hand.seat !== undefined) return t("pos.seat", { seat: hand.seat });
+    if (hand.seat !== undefined && hand.seat !== null) {
+      return hand.hand && hand.hand !== 1 ? `${t("pos.seat", { seat: hand.seat })} · ${t("pos.hand", { hand: hand.hand })}` : t("pos.seat", { seat: hand.seat });
+    }
     return String(hand.hand ?? "");
+  }
+
+  // Every hand a game's view lists, in one shape: [{hand, seat, cards, total, flags…}].
+  function hands(layout) {
+    const out = [];
+    if (layout.banker) out.push({ ...layout.banker, hand: "banker", seat: undefined, bankerSeat: layout.banker.seat });
+    if (layout.dealer) out.push({ hand: "dealer", ...layout.dealer });
+    for (const hand of layout.hands || []) out.push(hand);
+    return out;
   }
 
   // Baccarat: every position as a slot, filled or waiting, the next one marked.
@@ -45,6 +56,8 @@ const Render = (() => {
   // What a hand's flags say, in words (bust, blackjack, doubled …), and a status text.
   function handFlags(hand) {
     const flags = ["bust", "blackjack", "doubled", "surrendered", "auto"].filter((f) => hand[f]).map((f) => t(`hand.${f}`));
+    if (hand.classification && LT.has(`class.${hand.classification}`)) flags.push(t(`class.${hand.classification}`));
+    if (hand.result && LT.has(`outcome.${hand.result}`)) flags.push(t(`outcome.${hand.result}`));
     if (hand.status) flags.push(String(hand.status));
     return flags;
   }
@@ -79,10 +92,9 @@ const Render = (() => {
       }
       container.append(grid);
     }
-    const hands = layout.hands || (layout.dealer ? [{ hand: "dealer", ...layout.dealer }] : []);
-    for (const hand of hands) {
+    for (const hand of hands(layout)) {
       container.append(
-        el("div", { class: `hand ${hand.hand}`, "data-hand": hand.hand },
+        el("div", { class: `hand ${hand.hand}`, "data-hand": hand.seat !== undefined && hand.seat !== null ? `seat-${hand.seat}-${hand.hand}` : hand.hand },
           el("span", { class: "label" }, handLabel(hand)),
           cardsOf(hand, size),
           el("span", { class: "total", "data-total": hand.hand }, [hand.total ?? "", ...handFlags(hand)].join(" "))),
@@ -126,6 +138,6 @@ const Render = (() => {
     );
   }
 
-  return { round, resultBanner, baccarat, generic, handFlags };
+  return { round, resultBanner, baccarat, generic, handFlags, hands, handLabel };
 })();
 window.Render = Render;

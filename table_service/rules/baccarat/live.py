@@ -193,8 +193,15 @@ class BaccaratGame:
             raise RulesRefusal("the round still needs cards", code="round_not_complete")
         result = outcome(state.cards)
         lines = []
+        # settle_bet is pure: a round's bets share a handful of (type, stake) pairs, so each
+        # pair is settled once by the rules code and its answer reused.
+        settled_by: dict[tuple[str, int], Any] = {}
+        paytable = state.rules.paytable
         for bet in state.bets:
-            settled = settle_bet(bet.bet_type, bet.stake, result, state.rules.paytable)
+            key = (bet.bet_type, bet.stake)
+            settled = settled_by.get(key)
+            if settled is None:
+                settled = settled_by[key] = settle_bet(bet.bet_type, bet.stake, result, paytable)
             lines.append(
                 Line(
                     bet.bet_id,

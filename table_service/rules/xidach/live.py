@@ -59,7 +59,11 @@ from table_service.rules.xidach.actions import (
     Stand,
     Surrender,
 )
-from table_service.rules.xidach.bank import bank_requirement, unseated_for_not_betting
+from table_service.rules.xidach.bank import (
+    bank_requirement,
+    next_banker,
+    unseated_for_not_betting,
+)
 from table_service.rules.xidach.engine import (
     apply,
     awaiting,
@@ -376,6 +380,22 @@ class XiDachGame:
                     code="bank_kept",
                 )
             held = keeper == seat
+            passes_from = context.bank_from
+            if keeper is not None and keeper not in context.seats:
+                passes_from = keeper  # the banker left between rounds
+            if passes_from is not None and not held:
+                successor = _clockwise_successor(rules, context, passes_from, seat, bet.stake)
+                if successor is None:
+                    raise RulesRefusal(
+                        f"the bank of seat {passes_from} passes clockwise and nobody holds "
+                        f"{bank_requirement(profile, rules.limits)}: the room closes",
+                        code="room_closed",
+                    )
+                if successor != seat:
+                    raise RulesRefusal(
+                        f"the bank of seat {passes_from} passes clockwise to seat {successor}",
+                        code="bank_passes",
+                    )
             need = rules.limits.min_bet if held else bank_requirement(profile, rules.limits)
             if bet.stake < need:
                 multiple = profile.seated_banker.bankroll_multiple_of_max_bet
@@ -816,6 +836,25 @@ class XiDachGame:
         return Settlement(
             self._lines(state, result), self._outcome(state, result), released, _bank_net(result)
         )
+
+
+def _clockwise_successor(
+    rules: XiDachRules, context: BettingContext, after: int, bidder: int, offered: int
+) -> int | None:
+    """The seat the bank passes to: the first qualifying player clockwise after ``after``.
+
+    A player's balance is the one the table read for this request; a bidder whose balance
+    was not read counts with the stake it offers.
+    """
+    players = []
+    for seat, account in context.seats.items():
+        if seat == after:
+            continue  # a banker who lost or left the bank cannot take it straight back
+        balance = context.balances.get(account)
+        if balance is None:
+            balance = offered if seat == bidder else 0
+        players.append((seat, balance))
+    return next_banker(rules.profile, rules.limits, players, after)
 
 
 def _final_engine(request: Mapping[str, Any], profile: Profile) -> RoundState:

@@ -1,0 +1,107 @@
+"""A live synthetic camera over the shoe: every card dealt slides past it, rendered as frames.
+
+The virtual shoe tells the camera each card that leaves it (``VirtualShoe.observers``),
+whether or not the shoe's own scanner read it, as a real camera sees whatever
+slides out. Frames come paced like a camera's, empty table in between cards, so
+the real recognizer and voting run in the loop of a live table. A test can make
+the camera see another card than the one dealt (``show_next_as``), or nothing at all
+(``miss_next``), to inject a disagreement between the two readers.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from collections.abc import Iterator
+
+import numpy as np
+
+from hardware_sim.camera.decks import Deck
+from hardware_sim.camera.video import ROI, ShoeCamera
+
+REGISTRY: dict[str, SyntheticCamera] = {}
+"""Cameras by name, so a table configured with ``source = "sim:NAME"`` finds the simulator's."""
+
+
+class SyntheticCamera:
+    """A camera source (``shoe_reader.camera.source.FrameSource`` shape) fed by a virtual shoe."""
+
+    live = True
+
+    def __init__(
+        self,
+        deck: Deck,
+        name: str = "sim",
+        seed: int = 0,
+        table: str = "felt",
+        fps: float = 50.0,
+    ) -> None:
+        self.name = name
+        self.description = f"synthetic:{name}"
+        self.roi = ROI
+        self.fps = fps
+        self._camera = ShoeCamera(deck, seed=seed, table=table)
+        self._cards: collections.deque[str] = collections.deque()
+        self._overrides: collections.deque[str | None] = collections.deque()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+        self.shown: list[str | None] = []
+        REGISTRY[name] = self
+
+    # -- what the shoe and a test tell it ----------------------------------------------------
+    def card_dealt(self, card: str) -> None:
+        """A card left the shoe (a ``VirtualShoe`` observer); the cut card has no face."""
+        with self._lock:
+            self._cards.append(card)
+
+    def show_next_as(self, card: str) -> None:
+        """The next card dealt is seen as ``card`` (a disagreement with the shoe)."""
+        with self._lock:
+            self._overrides.append(card)
+
+    def miss_next(self) -> None:
+        """The next card dealt passes out of view (the camera sees nothing)."""
+        with self._lock:
+            self._overrides.append(None)
+
+    # -- FrameSource ------------------------------------------------------------------------
+    def frames(self) -> Iterator[tuple[int, np.ndarray]]:
+        index = 0
+        period = 1.0 / self.fps if self.fps > 0 else 0.0
+        next_at = time.monotonic()
+        while not self._closed.is_set():
+            with self._lock:
+                card = self._cards.popleft() if self._cards else None
+                if card is not None and self._overrides:
+                    seen = self._overrides.popleft()
+                else:
+                    seen = card
+            if card is None:
+                batch = [self._camera.empty_frame()]
+            else:
+                self.shown.append(seen)
+                batch = self._camera.card_pass(seen) if seen and seen != "CUT" else []
+                batch += [self._camera.empty_frame() for _ in range(4)]
+            for frame in batch:
+                if period:
+                    delay = next_at - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+                    next_at = max(next_at + period, time.monotonic() - period)
+                yield index, frame
+                index += 1
+                if self._closed.is_set():
+                    return
+
+    def close(self) -> None:
+        self._closed.set()
+
+    def reopen(self) -> bool:
+        self._closed.clear()
+        return True
+
+    def stop(self) -> None:
+        self.close()
+        if REGISTRY.get(self.name) is self:
+            del REGISTRY[self.name]

@@ -1,0 +1,303 @@
+"""Published card designs from Debian packages, rendered into card faces.
+
+The decks are real, published designs with their own fonts, index layouts and
+court figures, so the recognizer is developed against what a studio buys and
+not against the simulator's own drawings. Nothing is vendored: the SVG files
+come from the Debian packages (``.ci/run`` installs them) and are rendered
+with librsvg's ``rsvg-convert`` on first use, then cached on disk.
+
+* ``gnome-cards-data`` (``/usr/share/aisleriot/cards/``), GPL-3+ as stated in
+  ``/usr/share/doc/gnome-cards-data/copyright``; one SVG per deck, one element
+  per face named ``club_1`` … ``spade_king``.
+* ``kdegames-card-data-kf5`` (``/usr/share/carddecks/``), GPL-2+ / LGPL-2 /
+  Expat-like per deck as stated in ``/usr/share/doc/kdegames-card-data-kf5/copyright``;
+  elements named ``1_club`` … ``king_spade``. Some KDE decks embed each face
+  as a bitmap ``<image>``, which librsvg cannot export by id: those faces are
+  cut out of a render of the whole sheet at the element's rectangle.
+
+Decks kept aside for an independent acceptance check (``bellot``,
+``svg-nicu-white``) are refused here so that nothing is ever tuned on them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from table_service.rules.cards import RANKS, SUITS
+
+GNOME_DIR = Path("/usr/share/aisleriot/cards")
+KDE_DIR = Path("/usr/share/carddecks")
+FACE_WIDTH = 500
+RENDER_VERSION = 3  # part of the cache folder's name: a changed renderer renders anew
+"""Rendered face width in pixels (the height follows the deck's own proportions)."""
+
+_RANK_NAMES = {"A": "1", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
+_SUIT_NAMES = {"S": "spade", "H": "heart", "D": "diamond", "C": "club"}
+RESERVED = frozenset({"bellot", "svg-nicu-white"})
+"""Kept aside for the independent acceptance check: never rendered here."""
+
+
+class DeckUnavailable(RuntimeError):
+    """The deck's package is not installed, or ``rsvg-convert`` is missing."""
+
+
+@dataclass(frozen=True)
+class PublishedDeck:
+    name: str
+    package: str
+    svg: Path
+    naming: str  # "gnome": club_1, "kde": 1_club
+
+    def element_id(self, code: str) -> str:
+        rank = _RANK_NAMES.get(code[0], code[0])
+        suit = _SUIT_NAMES[code[1]]
+        return f"{suit}_{rank}" if self.naming == "gnome" else f"{rank}_{suit}"
+
+
+def _gnome(name: str) -> PublishedDeck:
+    return PublishedDeck(name, "gnome-cards-data", GNOME_DIR / f"{name}.svgz", "gnome")
+
+
+def _kde(folder: str, file: str) -> PublishedDeck:
+    return PublishedDeck(folder, "kdegames-card-data-kf5", KDE_DIR / folder / file, "kde")
+
+
+DECKS: dict[str, PublishedDeck] = {
+    d.name: d
+    for d in (
+        _gnome("anglo"),
+        _gnome("anglo_modern"),
+        _gnome("neoclassical"),
+        _gnome("paris"),
+        _gnome("plastic"),
+        _gnome("tango"),
+        _gnome("simplistic"),
+        _gnome("guyenne-classic"),
+        _gnome("ancient_french"),
+        _kde("svg-standard", "standard.svgz"),
+        _kde("svg-gm-paris", "paris.svgz"),
+        _kde("svg-jolly-royal", "jolly-royal.svgz"),
+        _kde("svg-konqi-modern", "konqi.svgz"),
+        _kde("svg-xskat-french", "french.svgz"),
+    )
+}
+"""The development decks (issue 16): every one is calibrated and read in the benchmark."""
+
+
+def available(name: str) -> bool:
+    deck = DECKS.get(name)
+    return deck is not None and deck.svg.exists() and shutil.which("rsvg-convert") is not None
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("LIVETABLE_DECK_CACHE")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "livetable" / "decks"
+
+
+def _svg_text(path: Path) -> bytes:
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+def _rsvg(args: list[str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["rsvg-convert", *args], capture_output=True, timeout=120, check=False)
+
+
+_SVG_NS = "http://www.w3.org/2000/svg"
+_XLINK = "{http://www.w3.org/1999/xlink}href"
+
+
+def _length(text: str | None) -> float | None:
+    if not text:
+        return None
+    value = re.sub(r"[a-z%]+$", "", text.strip())
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _viewbox(root: ET.Element) -> tuple[float, float, float, float]:
+    """The part of user space the document shows.
+
+    A viewBox of other proportions than the page is centred on it ("xMidYMid
+    meet"), so the page shows more than the viewBox along one side: some decks
+    put a row of cards there (outside the viewBox, inside the page).
+    """
+    w, h = _length(root.get("width")), _length(root.get("height"))
+    box = root.get("viewBox")
+    if not box:
+        return 0.0, 0.0, w or 0.0, h or 0.0
+    x, y, bw, bh = (float(v) for v in box.replace(",", " ").split())
+    if w and h and bw > 0 and bh > 0 and root.get("preserveAspectRatio", "") in ("", "xMidYMid"):
+        page = w / h
+        if page > bw / bh:
+            wider = bh * page
+            x, bw = x - (wider - bw) / 2, wider
+        elif page < bw / bh:
+            taller = bw / page
+            y, bh = y - (taller - bh) / 2, taller
+    return x, y, bw, bh
+
+
+def _render(
+    root: ET.Element, box: tuple[float, float, float, float], width: int, tmp: Path
+) -> np.ndarray:
+    """Render the user-space rectangle ``box`` of ``root`` at ``width`` pixels (BGRA)."""
+    x, y, w, h = box
+    root.set("viewBox", f"{x:.4f} {y:.4f} {w:.4f} {h:.4f}")
+    root.set("width", str(width))
+    root.set("height", str(max(1, round(width * h / w))))
+    root.set("preserveAspectRatio", "none")
+    src, out = tmp / "part.svg", tmp / "part.png"
+    src.write_bytes(ET.tostring(root))
+    done = _rsvg([str(src), "-o", str(out)])
+    if done.returncode != 0:
+        raise DeckUnavailable(f"rsvg-convert failed: {done.stderr.decode().strip()}")
+    image = cv2.imread(str(out), cv2.IMREAD_UNCHANGED)
+    if image is None or image.ndim != 3 or image.shape[2] != 4:
+        raise DeckUnavailable("rsvg-convert gave no RGBA image")
+    return image
+
+
+def _grid_faces(svg: bytes, codes: list[str], tmp: Path) -> dict[str, np.ndarray]:
+    """GNOME decks: aisleriot lays a deck out in 13 columns (A..K) by 5 rows (C, D, H, S, more)."""
+    root = ET.fromstring(svg)
+    x, y, w, h = _viewbox(root)
+    sheet = _render(root, (x, y, w, h), FACE_WIDTH * 13, tmp)
+    cw, ch = sheet.shape[1] / 13, sheet.shape[0] / 5
+    rows = {"C": 0, "D": 1, "H": 2, "S": 3}
+    faces = {}
+    for code in codes:
+        c, r = RANKS.index(code[0]), rows[code[1]]
+        cell = sheet[round(r * ch) : round((r + 1) * ch), round(c * cw) : round((c + 1) * cw)]
+        ys, xs = np.nonzero(cell[..., 3] > 128)  # some decks leave a margin in the cell
+        faces[code] = cell[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+    return faces
+
+
+def _element_faces(
+    svg: bytes, deck: PublishedDeck, codes: list[str], tmp: Path
+) -> dict[str, np.ndarray]:
+    """KDE decks: each face is an element; render it alone and cut it at its visible extent.
+
+    Only the element and what it references are kept (referenced elements move
+    into ``<defs>``: a ``use`` clone never inherits its original's ancestors), so the
+    opaque card itself is all that is drawn and its alpha gives its bounds.
+    """
+    root = ET.fromstring(svg)
+    parents = {child: parent for parent in root.iter() for child in parent}
+    by_id = {el.get("id"): el for el in root.iter() if el.get("id")}
+    referenced = {
+        v[1:]
+        for el in root.iter()
+        for v in [el.get(_XLINK) or el.get("href") or ""]
+        if v.startswith("#")
+    }
+    defs = [el for el in root if el.tag.endswith("defs")]
+    extra = ET.Element(f"{{{_SVG_NS}}}defs")
+    for ref in sorted(referenced):
+        el = by_id.get(ref)
+        if el is not None and not any(d in _ancestors(el, parents) for d in defs):
+            extra.append(el)
+    box0 = _viewbox(root)
+    faces = {}
+    for code in codes:
+        element = by_id.get(deck.element_id(code))
+        if element is None:
+            raise DeckUnavailable(f"{deck.name}: no element {deck.element_id(code)}")
+        chain = [element]
+        while chain[-1] in parents and parents[chain[-1]] is not root:
+            chain.append(parents[chain[-1]])
+        alone = ET.Element(root.tag, dict(root.attrib))
+        for d in defs:
+            alone.append(d)
+        alone.append(extra)
+        node = alone
+        for anc in reversed(chain[1:]):
+            copy = ET.SubElement(node, anc.tag, dict(anc.attrib))
+            node = copy
+        node.append(element)
+        low = _render(alone, box0, 1600, tmp)
+        ys, xs = np.nonzero(low[..., 3] > 8)
+        if len(xs) == 0:
+            raise DeckUnavailable(f"{deck.name}: {code} renders empty")
+        sx = box0[2] / low.shape[1]
+        sy = box0[3] / low.shape[0]
+        bx0, bx1 = box0[0] + (xs.min() - 0.5) * sx, box0[0] + (xs.max() + 1.5) * sx
+        by0, by1 = box0[1] + (ys.min() - 0.5) * sy, box0[1] + (ys.max() + 1.5) * sy
+        face = _render(alone, (bx0, by0, bx1 - bx0, by1 - by0), FACE_WIDTH, tmp)
+        ys, xs = np.nonzero(face[..., 3] > 128)
+        faces[code] = face[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+    return faces
+
+
+def _ancestors(el: ET.Element, parents: dict[ET.Element, ET.Element]) -> list[ET.Element]:
+    out = []
+    while el in parents:
+        el = parents[el]
+        out.append(el)
+    return out
+
+
+def render_deck(name: str, cache: Path | None = None) -> Path:
+    """Render every face of ``name`` to ``<cache>/<deck>/<code>.png`` (BGRA); returns the folder."""
+    if name in RESERVED:
+        raise DeckUnavailable(f"{name} is kept aside for the independent acceptance check")
+    deck = DECKS.get(name)
+    if deck is None:
+        raise DeckUnavailable(f"unknown deck {name!r}; one of {', '.join(DECKS)}")
+    if shutil.which("rsvg-convert") is None:
+        raise DeckUnavailable("rsvg-convert not found (Debian package librsvg2-bin)")
+    if not deck.svg.exists():
+        raise DeckUnavailable(f"{deck.svg} not found (Debian package {deck.package})")
+    svg = _svg_text(deck.svg)
+    digest = hashlib.sha256(svg).hexdigest()[:12]
+    folder = (cache or _cache_dir()) / f"{name}-{digest}-{FACE_WIDTH}-r{RENDER_VERSION}"
+    codes = [r + s for s in SUITS for r in RANKS]
+    if all((folder / f"{c}.png").exists() for c in codes):
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        render = _grid_faces if deck.naming == "gnome" else _element_faces
+        faces = (
+            render(svg, codes, Path(tmp))
+            if render is _grid_faces
+            else render(svg, deck, codes, Path(tmp))
+        )
+        for code, face in faces.items():
+            part = folder / f".{code}.tmp.png"
+            cv2.imwrite(str(part), face)
+            part.replace(folder / f"{code}.png")
+    return folder
+
+
+@lru_cache(maxsize=1024)
+def published_face(name: str, code: str) -> np.ndarray:
+    """One face of a published deck: BGRA, ``FACE_WIDTH`` wide, transparent outside the card."""
+    folder = render_deck(name)
+    face = cv2.imread(str(folder / f"{code}.png"), cv2.IMREAD_UNCHANGED)
+    if face is None:
+        raise DeckUnavailable(f"{name}: rendered face {code} unreadable")
+    if face.ndim == 2:
+        face = cv2.cvtColor(face, cv2.COLOR_GRAY2BGRA)
+    elif face.shape[2] == 3:
+        face = cv2.cvtColor(face, cv2.COLOR_BGR2BGRA)
+    face.flags.writeable = False
+    return face

@@ -1,0 +1,184 @@
+"""The camera at a live table: alone, and cross-checking the serial shoe.
+
+A virtual shoe on a pseudo-terminal deals; each card it deals also slides past
+a synthetic camera (the published ``plastic`` deck, rendered and degraded),
+whose frames go through the real recognizer and voting. The table runs behind
+its HTTP API on SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from hardware_sim.camera.live import SyntheticCamera
+from hardware_sim.camera.synth import write_calibration_set
+from hardware_sim.camera.video import ROI
+from hardware_sim.virtual_shoe import VirtualShoe
+from shoe_reader.camera.calibration import calibrate
+from table_service.principals import add_principal
+from table_service.table.api import build_app
+from table_service.table.config import CameraConfig, ShoeConfig, TableConfig
+
+DECK = "plastic"
+ROI_TEXT = ",".join(str(v) for v in ROI)
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+@pytest.fixture(scope="module")
+def deck_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    photos = tmp_path_factory.mktemp("plastic-photos")
+    write_calibration_set(DECK, photos, seed=5, backdrop="grey")
+    cal, problems = calibrate(photos)
+    assert problems == []
+    path = photos.parent / "plastic.npz"
+    cal.save(path)
+    return path
+
+
+def _rig(make_runtime, config: TableConfig) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    runtime = make_runtime()
+    tokens = {}
+    with runtime.sessions.begin() as session:
+        for role in ("dealer", "supervisor", "operator"):
+            tokens[role] = add_principal(session, runtime.store, role, role, actor="test")
+    app = build_app(runtime, [config], reader_options={"offline_timeout": 3.0})
+    with TestClient(app) as client:
+        headers = {r: {"Authorization": f"Bearer {t}"} for r, t in tokens.items()}
+
+        def post(path: str, role: str, body: Any = None) -> dict:
+            response = client.post(f"/api/v1{path}", json=body, headers=headers[role])
+            assert response.status_code == 200, response.text
+            return response.json()
+
+        def table() -> dict:
+            return client.get(f"/api/v1/tables/{config.table_id}", headers=headers["dealer"]).json()
+
+        yield {"post": post, "table": table}
+
+
+def _deal_round(table: Callable[[], dict], deal: Callable[[], None]) -> dict:
+    while table()["round"]["next_position"] is not None:
+        before = len(table()["round"]["cards"])
+        deal()
+        wait_for(
+            lambda before=before: (
+                len(table()["round"]["cards"]) > before
+                or table()["round"]["phase"] != "dealing"
+                or table()["incidents"]
+            )
+        )
+        if table()["incidents"]:
+            return table()
+    return wait_for(lambda: table()["round"]["phase"] == "settled" and table())
+
+
+@pytest.fixture
+def alone(make_runtime, deck_file: Path) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    name = f"cam-{uuid.uuid4().hex[:8]}"
+    camera = SyntheticCamera(DECK, name=name, seed=2)
+    config = TableConfig(
+        table_id="bac-cam",
+        betting_seconds=30,
+        camera=CameraConfig(source=f"sim:{name}", calibration=str(deck_file), roi=ROI_TEXT),
+    )
+    try:
+        for rig in _rig(make_runtime, config):
+            yield {**rig, "camera": camera}
+    finally:
+        camera.stop()
+
+
+def test_a_table_runs_on_the_camera_alone(alone: dict[str, Any]) -> None:
+    post, table, camera = alone["post"], alone["table"], alone["camera"]
+    cards = iter(["2S", "3H", "4H", "2S", "5H", "KD", "TC", "3S", "9S", "2H"])
+    wait_for(lambda: table()["reader_online"])
+    post("/tables/bac-cam/shoe", "supervisor")
+    for _ in range(3):
+        camera.card_dealt(next(cards))
+    wait_for(lambda: table()["shoe"]["ready"])
+    post("/tables/bac-cam/betting/open", "dealer")
+    post("/tables/bac-cam/betting/close", "dealer")
+    state = _deal_round(table, lambda: camera.card_dealt(next(cards)))
+    assert state["incidents"] == []
+    assert state["round"]["cards"] == ["2S", "5H", "KD", "TC", "3S"]
+    assert state["round"]["outcome"]["winner"] == "tie"
+
+
+@pytest.fixture
+def both(make_runtime, deck_file: Path) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    name = f"cam-{uuid.uuid4().hex[:8]}"
+    camera = SyntheticCamera(DECK, name=name, seed=4)
+    shoe = VirtualShoe("framed", seed=7, heartbeat=0.2, retransmit_interval=0.1)
+    shoe.observers.append(camera.card_dealt)
+    shoe.load(["2S", "3H", "4H", "2S", "5H", "KD", "TC", "3S", "9S", "2H", "KD"] + ["KH"] * 20)
+    shoe.start()
+    config = TableConfig(
+        table_id="bac-2r",
+        betting_seconds=30,
+        shoe=ShoeConfig(port=shoe.device_path),
+        camera=CameraConfig(
+            source=f"sim:{name}", calibration=str(deck_file), roi=ROI_TEXT, window_seconds=6
+        ),
+    )
+    try:
+        for rig in _rig(make_runtime, config):
+            yield {**rig, "shoe": shoe, "camera": camera}
+    finally:
+        shoe.stop()
+        camera.stop()
+
+
+def test_both_readers_agree_then_a_disagreement_stops_the_round(both: dict[str, Any]) -> None:
+    post, table, shoe, camera = both["post"], both["table"], both["shoe"], both["camera"]
+    wait_for(lambda: table()["reader_online"])
+    post("/tables/bac-2r/shoe", "supervisor")
+    for _ in range(3):
+        shoe.deal()
+    wait_for(lambda: table()["shoe"]["ready"])
+    post("/tables/bac-2r/betting/open", "dealer")
+    post("/tables/bac-2r/betting/close", "dealer")
+    wait_for(lambda: not shoe.locked)
+    state = _deal_round(table, shoe.deal)
+    assert state["incidents"] == [], state["incidents"]
+    assert state["round"]["cards"] == ["2S", "5H", "KD", "TC", "3S"]
+
+    post("/tables/bac-2r/betting/open", "dealer")
+    post("/tables/bac-2r/betting/close", "dealer")
+    wait_for(lambda: not shoe.locked)
+    shoe.deal()  # 9S, seen by both
+    wait_for(lambda: table()["round"]["cards"] == ["9S"])
+    camera.show_next_as("7C")  # the camera sees another card than the shoe reads
+    shoe.deal()  # 2H
+    incident = wait_for(lambda: table()["incidents"])[0]
+    assert incident["kind"] == "reader_disagreement"
+    assert incident["details"]["serial"] == "2H" and incident["details"]["camera"] == "7C"
+    assert incident["details"]["index"] == 1
+    assert table()["paused"] and table()["round"]["cards"] == ["9S"]  # on neither's word
+    post(
+        f"/tables/bac-2r/incidents/{incident['incident_id']}/resolve",
+        "supervisor",
+        {"note": "card checked on the table: 2H", "entered": [{"card": "2H", "index": 1}]},
+    )
+    camera.miss_next()  # the next card passes out of the camera's view
+    shoe.deal()  # KD
+    incident = wait_for(
+        lambda: [i for i in table()["incidents"] if i["kind"] == "reader_disagreement"]
+    )[0]
+    assert incident["details"]["serial"] == "KD" and incident["details"]["camera"] is None
+    assert table()["round"]["cards"] == ["9S", "2H"]
