@@ -21,7 +21,16 @@ from typing import TextIO
 
 import structlog
 
-QUIET_LIBRARIES = ("httpx", "httpcore", "alembic", "websockets", "uvicorn.access", "asyncio")
+QUIET_LIBRARIES = (
+    "httpx",
+    "httpcore",
+    "httpx2",
+    "httpcore2",
+    "alembic",
+    "websockets",
+    "uvicorn.access",
+    "asyncio",
+)
 """Libraries whose INFO lines are noise (one line per HTTP request, per migration step):
 they log from WARNING up unless DEBUG was asked for."""
 

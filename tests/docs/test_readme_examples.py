@@ -1,0 +1,564 @@
+"""The README's examples, run as written, so the README cannot drift from the product.
+
+Every fenced block of README.md must be claimed by a test here (``CLAIMS``) or be preceded
+by an HTML comment naming the test that runs it, ``<!-- tested by: tests/x/test_y.py -->``
+(the file must exist and name every ``livetable`` sub-command the block uses). A block
+nobody claims fails ``test_every_readme_block_is_run``, so a new example comes with its
+test.
+
+Commands run through ``bash`` in a fresh folder with the installed ``livetable``. The only
+liberties taken, each said where it is taken: the API port is a free one (``LIVETABLE_PORT``
+for the demo, and ``localhost:8000`` in a ``curl`` line becomes that port), the PostgreSQL
+URL is the test server's, and ``pip install`` lines are not re-run (``.ci/run`` runs the
+README's install and test commands on every landing; the test checks it does).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+BIN = Path(sys.executable).parent
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+TESTED_BY = re.compile(r"<!--\s*tested by:\s*(\S+)\s*-->\s*$")
+
+
+@dataclass(frozen=True)
+class Block:
+    line: int
+    lang: str
+    text: str
+    before: str  # the README text between the previous block and this one
+
+    @property
+    def first(self) -> str:
+        return self.text.splitlines()[0] if self.text else ""
+
+
+def _blocks() -> list[Block]:
+    blocks, last = [], 0
+    for match in FENCE.finditer(README):
+        line = README.count("\n", 0, match.start()) + 1
+        blocks.append(Block(line, match.group(1), match.group(2), README[last : match.start()]))
+        last = match.end()
+    return blocks
+
+
+BLOCKS = _blocks()
+
+
+def _starts(prefix: str, lang: str | None = None) -> Callable[[Block], bool]:
+    return lambda b: b.text.startswith(prefix) and (lang is None or b.lang == lang)
+
+
+def _json_line(key: str, value: str) -> Callable[[Block], bool]:
+    return lambda b: (
+        b.lang == "json"
+        and b.text.startswith("{")
+        and f'"{key}":' in b.first
+        and (value in b.first)
+    )
+
+
+CLAIMS: dict[str, Callable[[Block], bool]] = {
+    "venv and demo": _starts("python3 -m venv .venv"),
+    "round log sample": lambda b: b.lang == "" and "round bac-1-s1-g1" in b.first,
+    "test command": _starts('python -m pip install -e ".[test'),
+    "postgres switch": _starts('python3 -m pip install -e ".[postgres]"'),
+    "principals and audit": _starts("livetable principal add alice"),
+    "verifier key": _starts("livetable audit verifier-key"),
+    "table file": _starts("[[tables]]", "toml"),
+    "credit and bet": _starts("TOKEN=$(livetable principal add op-1"),
+    "credit and bet answers": _starts('{"account":"player-42"', "json"),
+    "settle baccarat": _starts("$ cat rounds.jsonl"),
+    "rtp baccarat jq": _starts("$ livetable rtp baccarat --json | jq"),
+    "house edges": lambda b: b.lang == "" and b.first.startswith("player 1."),
+    "six-deck paytable": _starts("$ cat six-deck-table.toml"),
+    "blackjack rules file": _starts("[blackjack]", "toml"),
+    "blackjack rtp": _starts("Blackjack, 8 decks, exact"),
+    "blackjack settle": _json_line("round", '"r1"'),
+    "xidach settle": lambda b: b.lang == "json" and '"profile":' in b.first,
+    "shoe sim and read": _starts("$ livetable shoe sim"),
+    "missed card": _starts('{"event": "missed_card_suspected"'),
+    "camera calibrate": _starts("$ livetable camera calibrate"),
+    "camera read": _starts("$ livetable camera read"),
+    "camera synth": _starts("$ livetable camera synth calibration"),
+    "layout": _starts("shoe_reader/    "),
+}
+
+
+def _claimed(name: str) -> list[Block]:
+    found = [b for b in BLOCKS if CLAIMS[name](b)]
+    assert found, f"the README has no block for {name!r} any more: update this test"
+    return found
+
+
+def _one(name: str) -> Block:
+    found = _claimed(name)
+    assert len(found) == 1, f"{name!r} matches README blocks at lines {[b.line for b in found]}"
+    return found[0]
+
+
+def _unrun(block: Block) -> str | None:
+    """Why no test runs this block, or None when one does."""
+    if any(claim(block) for claim in CLAIMS.values()):
+        return None
+    where = f"README.md line {block.line} ({block.first[:50]!r})"
+    marker = TESTED_BY.search(block.before.rstrip() + "\n")
+    if marker is None:
+        return (
+            f"{where}: run by no test: claim it in {Path(__file__).name} "
+            "or precede it with <!-- tested by: tests/<path>.py -->"
+        )
+    test_file = ROOT / marker.group(1).split("::")[0]
+    if not test_file.is_file():
+        return f"{where}: no test file {test_file}"
+    source = test_file.read_text(encoding="utf-8")
+    commands = re.findall(r"\blivetable ([a-z][\w-]*)(?: ([a-z][\w-]*))?", block.text)
+    if not commands:
+        return f"{where}: a tested-by block must run a livetable command"
+    for words in commands:
+        for word in filter(None, words):
+            if not re.search(rf"\b{re.escape(word)}\b", source):
+                return f"{where}: {test_file.name} never runs `{word}`"
+    return None
+
+
+def test_every_readme_block_is_run() -> None:
+    problems = [p for p in map(_unrun, BLOCKS) if p]
+    assert not problems, "\n".join(problems)
+
+
+# -- running commands ---------------------------------------------------------------------
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LIVETABLE_")}
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env.update(extra)
+    return env
+
+
+def _bash(script: str, cwd: Path, timeout: float = 120, **env: str) -> str:
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, f"$ {script}\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def _commands(text: str) -> list[str]:
+    """Shell lines of a block, comments dropped, ``\\`` continuations joined."""
+    joined = text.replace("\\\n", " ")
+    lines = []
+    for line in joined.splitlines():
+        line = re.sub(r"\s+#\s.*$", "", line).strip()
+        if line and not line.startswith("#"):
+            lines.append(line)
+    return lines
+
+
+@dataclass
+class Step:
+    command: str
+    comment: str
+    output: list[str]
+
+
+def _console_steps(text: str) -> list[Step]:
+    steps: list[Step] = []
+    for line in text.splitlines():
+        if line.startswith("$ "):
+            command, _, comment = line[2:].partition("  # ")
+            steps.append(Step(command.strip(), comment.strip(), []))
+        else:
+            assert steps, f"output before any command: {line!r}"
+            steps[-1].output.append(line)
+    return steps
+
+
+def _run_console(text: str, cwd: Path) -> list[tuple[Step, str]]:
+    """``$ cat FILE`` writes the lines shown into FILE; other commands run and their output
+    is returned next to what the README shows."""
+    ran = []
+    for step in _console_steps(text):
+        cat = re.fullmatch(r"cat (\S+)", step.command)
+        if cat:
+            (cwd / cat.group(1)).write_text("\n".join(step.output) + "\n", encoding="utf-8")
+            continue
+        ran.append((step, _bash(step.command, cwd)))
+    return ran
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _same_fields(shown: str, actual: dict[str, Any], ignore: set[str]) -> None:
+    """A README JSON line, possibly with ``...`` for fields left out, against a real one."""
+    expected = json.loads(shown.replace(", ...,", ",").replace(", ...}", "}"))
+    for key, value in expected.items():
+        if key not in ignore:
+            assert actual.get(key) == value, (key, value, actual)
+    assert set(expected) <= set(actual), (expected, actual)
+
+
+# -- the first screen ---------------------------------------------------------------------
+
+ROUND_LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d (?:(s\d+·g\d+) +| {8})([a-z]+) +\S")
+
+
+def test_first_screen_venv_demo_and_api_example(tmp_path: Path) -> None:
+    """The two lines of the first screen, then the operator's credit-and-bet example against
+    the running demo, then Ctrl-C: the round log, a quiet stderr, the log file."""
+    venv_line, install_and_demo = _one("venv and demo").text.splitlines()
+    # Line 1, as written: a virtual environment with Python 3.11 or newer.
+    version = _bash(
+        f"{venv_line} && python -c 'import sys; print(*sys.version_info[:2])'", tmp_path
+    )
+    assert tuple(map(int, version.split())) >= (3, 11)
+    assert (tmp_path / ".venv" / "bin" / "activate").is_file()
+    # Line 2: the install is .ci/run's (see test_test_command_is_what_ci_runs); the demo runs.
+    install, demo_command = (part.strip() for part in install_and_demo.split("&&"))
+    assert install == "python -m pip install -e ."
+    assert demo_command == "livetable demo"
+    port = _free_port()
+    proc = subprocess.Popen(
+        ["bash", "-c", f"exec {demo_command}"],
+        cwd=tmp_path,
+        env=_env(LIVETABLE_PORT=str(port)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    lines: list[str] = []
+    credit_and_bet = _credit_and_bet_steps(port)
+    answers: list[dict[str, Any]] = []
+    token = ""
+    try:
+        deadline = time.monotonic() + 120
+        rounds_seen = 0
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            assert time.monotonic() < deadline, "\n".join(lines)
+            if re.search(r" (settled|void) ", line):
+                rounds_seen += 1
+            if rounds_seen and not token:
+                # The token and the credit first (any time), then the bet while betting is
+                # open: each command as the README writes it.
+                out = _bash(credit_and_bet[0] + '\nprintf "\\n%s\\n" "$TOKEN"', tmp_path)
+                *credit_lines, token = out.strip().splitlines()
+                answers.append(json.loads("".join(credit_lines)))
+            closes = re.search(r"betting    open until (\d\d:\d\d:\d\d) UTC", line)
+            if token and closes and _seconds_until(closes.group(1)) > 1.5:
+                bet = _bash(credit_and_bet[1], tmp_path, timeout=30, TOKEN=token)
+                answers.append(json.loads(bet))
+                break
+        proc.send_signal(signal.SIGINT)
+        rest, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    stdout = "\n".join(lines) + "\n" + rest
+    assert proc.returncode == 0, stdout + stderr
+    # The round log looks like the README's sample, line for line.
+    sample = _one("round log sample").text.splitlines()
+    labels = set()
+    for shown in sample:
+        if shown.startswith("─"):
+            continue
+        match = ROUND_LOG_LINE.match(shown)
+        assert match, f"README sample line not in the round log's format: {shown!r}"
+        labels.add(match.group(2))
+    real = {m.group(2) for m in map(ROUND_LOG_LINE.match, stdout.splitlines()) if m}
+    assert {"betting", "players", "bets", "card", "result", "settled", "payouts"} <= real
+    assert labels <= real | {"dealer", "incident", "supervisor", "rearrange", "aside"}
+    assert "clock in UTC" in stdout
+    # Quiet: the service's own log is in the data folder, said once; stderr has no INFO.
+    assert stdout.count("livetable-data/livetable.log") == 1
+    assert "[info" not in stderr and "HTTP Request" not in stderr, stderr
+    assert "table.loaded" in (tmp_path / "livetable-data" / "livetable.log").read_text()
+    assert "demo finished" in stdout and "check the log with livetable audit verify" in stdout
+    summary = re.search(r"^(\d+) rounds?: (\d+) settled, (\d+) voided", stdout, re.MULTILINE)
+    assert summary, stdout
+    assert int(summary.group(1)) == int(summary.group(2)) + int(summary.group(3)) >= 2
+    # ... and `livetable audit verify`, as the README says after the demo.
+    assert _bash("livetable audit verify", tmp_path).startswith("OK ")
+    # The credit-and-bet answers have the README's shape; the bet was placed.
+    shown_credit, shown_bet = (
+        json.loads(x) for x in _one("credit and bet answers").text.split("\n") if x
+    )
+    credit, bet = answers
+    assert set(credit) == set(shown_credit) and credit["balance"] == shown_credit["balance"]
+    assert set(bet) == set(shown_bet)
+    assert [set(r) for r in bet["results"]] == [set(r) for r in shown_bet["results"]]
+    assert bet["results"][0]["status"] == "placed", bet
+
+
+def _credit_and_bet_steps(port: int) -> tuple[str, str]:
+    """The README's three commands: (token and credit, bet), on the demo's port."""
+    commands = _commands(_one("credit and bet").text.replace("localhost:8000", f"localhost:{port}"))
+    assert len(commands) == 3 and commands[0].startswith("TOKEN=$(livetable principal add")
+    assert "/credit" in commands[1] and "/bets" in commands[2]
+    return "\n".join(commands[:2]), commands[2]
+
+
+def _seconds_until(clock: str) -> float:
+    """Seconds from now (UTC) to ``HH:MM:SS`` today (UTC)."""
+    now = datetime.now(UTC)
+    hour, minute, second = map(int, clock.split(":"))
+    then = now.replace(hour=hour, minute=minute, second=second, microsecond=0)
+    return (then - now).total_seconds()
+
+
+def test_test_command_is_what_ci_runs() -> None:
+    """``.ci/run`` runs the README's test command (and its install) on every landing."""
+    command = _one("test command").text.strip()
+    install, test = (part.strip() for part in command.split("&&"))
+    assert install == 'python -m pip install -e ".[test,postgres,nats]"'
+    assert test == "python -m pytest"
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(r'python3? -m pip install (-q )?-e "\.\[test,postgres,nats\]"', ci), ci
+    assert re.search(r"^python3? -m pytest", ci, re.MULTILINE), ci
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert {"test", "postgres", "nats"} <= set(extras["optional-dependencies"])
+    assert extras["requires-python"] == ">=3.11"
+
+
+def test_postgres_switch(tmp_path: Path, pg_database: str) -> None:
+    from sqlalchemy import create_engine, text
+
+    lines = _commands(_one("postgres switch").text)
+    assert lines[0] == 'python3 -m pip install -e ".[postgres]"'  # the extra CI installs
+    schema = f"readme_{os.getpid()}_{int(time.time() * 1000)}"
+    engine = create_engine(pg_database, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    engine.dispose()
+    url = f"{pg_database}?options=-csearch_path%3D{schema}"
+    export = re.fullmatch(r"export LIVETABLE_DATABASE_URL=(\S+)", lines[1])
+    assert export and export.group(1).startswith("postgresql+psycopg://")
+    script = "\n".join([f"export LIVETABLE_DATABASE_URL='{url}'", *lines[2:]])
+    out = _bash(script, tmp_path)
+    assert "database at revision" in out
+    assert re.search(r"database: \S+\s+code: \S+\s+current", out), out
+
+
+def test_principals_and_audit(tmp_path: Path) -> None:
+    out = []
+    for command in _commands(_one("principals and audit").text):
+        out.append(_bash(command, tmp_path))
+    alice_token = out[0].strip()
+    assert alice_token.startswith("lt_")
+    assert "revoked" in out[2]
+    assert "alice" in out[3] and "dealer-7" in out[3]
+    assert out[4].startswith("OK ")
+    assert out[5].startswith("checkpoint size ")
+    assert "events written to log.jsonl" in out[6]
+    assert out[7].startswith("OK ")
+
+
+def test_verifier_key(tmp_path: Path) -> None:
+    (command,) = _commands(_one("verifier key").text)
+    _bash("livetable principal add alice --role supervisor", tmp_path)  # a log and its key
+    key = _bash(command, tmp_path).strip()
+    origin, key_id, public = key.split("+", 2)
+    assert origin == "livetable" and re.fullmatch(r"[0-9a-f]{8}", key_id), key
+    assert len(base64.b64decode(public)) == 33  # 0x01 ‖ the Ed25519 key
+
+
+def test_table_file(tmp_path: Path) -> None:
+    from table_service.table.config import load_tables
+
+    for i, block in enumerate(_claimed("table file")):
+        path = tmp_path / f"tables-{i}.toml"
+        path.write_text(block.text)
+        assert load_tables(path), f"README line {block.line}: no table in this table file"
+    sample = ROOT / "table_service" / "table" / "sample_tables.toml"
+    assert load_tables(sample), "the sample the README names is a valid table file"
+
+
+# -- settle and rtp -----------------------------------------------------------------------
+
+
+def _compare_lines(shown: list[str], output: str) -> None:
+    got = output.splitlines()
+    assert len(got) == len(shown), output
+    for expected, actual in zip(shown, got, strict=True):
+        assert json.loads(actual) == json.loads(expected)
+
+
+def test_settle_baccarat(tmp_path: Path) -> None:
+    ran = _run_console(_one("settle baccarat").text, tmp_path)
+    assert [step.command for step, _ in ran] == ["livetable settle baccarat < rounds.jsonl"]
+    step, output = ran[0]
+    _compare_lines(step.output, output)
+
+
+@pytest.fixture(scope="module")
+def baccarat_rtp(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    cwd = tmp_path_factory.mktemp("rtp")
+    return json.loads(_bash("livetable rtp baccarat --json", cwd))  # type: ignore[no-any-return]
+
+
+def test_rtp_baccarat_with_jq(tmp_path: Path) -> None:
+    assert shutil.which("jq"), "the README's example uses jq (.ci/run installs it)"
+    ((step, output),) = _run_console(_one("rtp baccarat jq").text, tmp_path)
+    assert output.splitlines() == step.output
+
+
+def test_house_edges_table(baccarat_rtp: dict[str, Any]) -> None:
+    pairs = re.findall(r"(\w+) (\d+\.\d{4})", _one("house edges").text)
+    assert len(pairs) == len(baccarat_rtp["bets"]), "every bet of the default table is listed"
+    for bet, edge in pairs:
+        assert f"{baccarat_rtp['bets'][bet]['house_edge'] * 100:.4f}" == edge, bet
+
+
+def test_six_deck_paytable(tmp_path: Path) -> None:
+    ((step, output),) = _run_console(_one("six-deck paytable").text, tmp_path)
+    figures = re.findall(r"(banker|tie)\b[^,]*?(\d+\.\d{4}) %", step.comment)
+    assert [bet for bet, _ in figures] == ["banker", "tie"], step.comment
+    rows = {line.split("│")[1].strip(): line for line in output.splitlines() if line.count("│") > 2}
+    for bet, edge in figures:
+        assert f"{edge} %" in rows[bet] or f"{edge}%" in rows[bet], (bet, rows.get(bet))
+
+
+def test_blackjack_rules_file_is_accepted(tmp_path: Path) -> None:
+    (tmp_path / "bj.toml").write_text(_one("blackjack rules file").text)
+    assert _bash("livetable settle blackjack --rules bj.toml < /dev/null", tmp_path) == ""
+
+
+def test_blackjack_rtp(tmp_path: Path) -> None:
+    shown = _one("blackjack rtp").text.splitlines()
+    got = _bash("livetable rtp blackjack", tmp_path).splitlines()
+    for expected, actual in zip(shown, got, strict=False):
+        assert " ".join(actual.split()).startswith(" ".join(expected.split())), (expected, actual)
+
+
+def _pairs(name: str) -> Iterator[tuple[str, str]]:
+    blocks = _claimed(name)
+    assert len(blocks) % 2 == 0
+    for given, expected in zip(blocks[::2], blocks[1::2], strict=True):
+        yield given.text, expected.text
+
+
+def test_blackjack_settle(tmp_path: Path) -> None:
+    ((given, expected),) = list(_pairs("blackjack settle"))
+    (tmp_path / "in.jsonl").write_text(given)
+    _compare_lines([expected.strip()], _bash("livetable settle blackjack < in.jsonl", tmp_path))
+
+
+def test_xidach_settle(tmp_path: Path) -> None:
+    pairs = list(_pairs("xidach settle"))
+    assert len(pairs) == 3
+    for given, expected in pairs:
+        (tmp_path / "in.jsonl").write_text(given)
+        _compare_lines([expected.strip()], _bash("livetable settle xidach < in.jsonl", tmp_path))
+
+
+# -- hardware -----------------------------------------------------------------------------
+
+DYNAMIC = {"monotonic", "utc"}
+
+
+def test_shoe_sim_and_read(tmp_path: Path) -> None:
+    steps = _console_steps(_one("shoe sim and read").text)
+    sim, read = steps
+    assert sim.command.endswith(" &")
+    proc = subprocess.Popen(
+        ["bash", "-c", "exec " + sim.command.removesuffix("&").strip()],
+        cwd=tmp_path,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        device = proc.stdout.readline().strip()
+        assert re.fullmatch(r"/tmp/livetable-shoe-\w+/shoe", sim.output[0])
+        assert Path(device).exists(), device
+        command = read.command.replace(sim.output[0], device)
+        got = [json.loads(line) for line in _bash(command, tmp_path, timeout=60).splitlines()]
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert len(got) == len(read.output)
+    for shown, actual in zip(read.output, got, strict=True):
+        _same_fields(shown, actual, DYNAMIC)
+
+
+def test_missed_card_suspected_under_faults(tmp_path: Path) -> None:
+    """The README's flags: a dropped frame is a suspected missed card; nothing twice."""
+    options = re.search(r"With `(--heartbeat [^`]+--faults [^`]+)`", _one("missed card").before)
+    assert options, "the README names the options of this example"
+    flags = options.group(1)
+    proc = subprocess.Popen(
+        ["bash", "-c", f"exec livetable shoe sim --seed 3 --rate 20 {flags}"],
+        cwd=tmp_path,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        device = proc.stdout.readline().strip()
+        out = _bash(f"livetable shoe read --port {device} --duration 4", tmp_path, timeout=60)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    events = [json.loads(line) for line in out.splitlines()]
+    shown = _one("missed card").text.splitlines()
+    suspected = [e for e in events if e["event"] == "missed_card_suspected"]
+    assert suspected, [e["event"] for e in events]
+    keys = set(json.loads(shown[0].replace(", ...,", ",")))
+    assert keys <= set(suspected[0])
+    cards = [e["seq"] for e in events if e["event"] == "card"]
+    assert len(cards) == len(set(cards)) > 10, "a card delivered twice"
+
+
+def test_camera_synth_calibrate_read(tmp_path: Path) -> None:
+    """The simulator's photos and video, then calibration and reading, as the README shows."""
+    for name in ("camera synth", "camera calibrate", "camera read"):
+        for step, output in _run_console(_one(name).text, tmp_path):
+            got = output.splitlines()
+            assert len(got) == len(step.output), (step.command, output)
+            for shown, actual in zip(step.output, got, strict=True):
+                if shown.startswith("{"):
+                    _same_fields(shown, json.loads(actual), DYNAMIC)
+                else:
+                    assert actual == shown, step.command
+
+
+def test_layout() -> None:
+    for line in _one("layout").text.splitlines():
+        folder = line.split()[0]
+        assert (ROOT / folder).is_dir(), folder
