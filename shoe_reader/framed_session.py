@@ -412,5 +412,5 @@ class FramedSession:
             monotonic=stamp.monotonic,
             utc=stamp.utc,
             raw=b"" if frame is None else frame.raw,
-            **fields,  # type: ignore[arg-type]
+            **fields,
         )

@@ -46,6 +46,7 @@ from table_service.rules.baccarat.outcome import BANKER, PLAYER, TIE, Winner
 ROWS = 6
 Colour = Literal["red", "blue"]
 Side = Literal["banker", "player"]
+_SIDES: tuple[Side, ...] = ("banker", "player")
 DERIVED: dict[str, int] = {"big_eye_boy": 1, "small_road": 2, "cockroach_pig": 3}
 
 
@@ -313,7 +314,7 @@ def roads(results: Iterable[RoadResult]) -> Roads:
         small_road=derived_road(lengths, DERIVED["small_road"]),
         cockroach_pig=derived_road(lengths, DERIVED["cockroach_pig"]),
         counts=counts,
-        predictions={side: predict(items, side) for side in (BANKER, PLAYER)},
+        predictions={side: predict(items, side) for side in _SIDES},
     )
 
 

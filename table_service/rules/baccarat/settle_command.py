@@ -36,7 +36,8 @@ def _settle_one(
 ) -> dict[str, Any]:
     if not isinstance(bet, dict):
         raise MalformedRequest(f"each bet must be an object, got {bet!r}")
-    bet_type, stake = bet.get("type"), bet.get("stake")
+    bet_type = bet.get("type")
+    stake: Any = bet.get("stake")  # validate_bet refuses a stake that is no integer
     if not isinstance(bet_type, str):
         raise MalformedRequest(f"bet {bet.get('id')!r}: 'type' must be a string")
     if "stake" not in bet:

@@ -198,7 +198,7 @@ class ExactSolver:
         if points > 21:
             p = self._p_blackjack(up, remaining)
             row = self.payoff.rows[kind][BUST_POINTS]
-            return p * row[6] + (1 - p) * row[0]
+            return float(p * row[6] + (1 - p) * row[0])
         return float(self.dealer_distribution(up, remaining) @ self.payoff.rows[kind][points])
 
     def _draws(self, remaining: Counts) -> Iterator[tuple[int, float, Counts]]:
@@ -437,7 +437,7 @@ def pair_report(rules: BlackjackRules, shoe: Counts | None = None) -> SideBetRep
     shoe = shoe or shoe_counts(rules.decks)
     total = sum(shoe)
     ranks = [shoe[i] for i in range(9)] + [Fraction(shoe[9], 4)] * 4
-    p_pair = sum(Fraction(n) * (n - 1) for n in ranks) / (total * (total - 1))
+    p_pair = sum((Fraction(n) * (n - 1) for n in ranks), Fraction(0)) / (total * (total - 1))
     win = pair_outcome(1, 1, rules).factor - 1
     return SideBetReport((("win", win, p_pair), ("lose", Fraction(-1), 1 - p_pair)))
 

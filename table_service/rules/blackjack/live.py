@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from table_service.rules.blackjack.config import BlackjackRules, rules_from_mapping
 from table_service.rules.blackjack.errors import (
@@ -227,15 +227,17 @@ class BlackjackGame:
 
     # -- the round ---------------------------------------------------------------------------
     def new_round(self, rules: BlackjackRules, setup: RoundSetup) -> BlackjackRound:
-        mains = [SeatBet(b.seat, b.bet_id, b.stake) for b in setup.bets if b.bet_type == "main"]
+        # check_bet took no blackjack bet without a seat 1..N: every seat here is an int
+        bets = setup.bets
+        mains = [SeatBet(cast(int, b.seat), b.bet_id, b.stake) for b in bets if b.bet_type == "main"]
         if not mains:
             return BlackjackRound(rules, None)
-        pairs = [SideBet(b.bet_id, b.seat, b.stake) for b in setup.bets if b.bet_type == "pair"]
+        pairs = [SideBet(b.bet_id, cast(int, b.seat), b.stake) for b in bets if b.bet_type == "pair"]
         behind = [
-            BehindBet(b.bet_id, b.seat, b.stake) for b in setup.bets if b.bet_type == "behind"
+            BehindBet(b.bet_id, cast(int, b.seat), b.stake) for b in bets if b.bet_type == "behind"
         ]
         try:
-            engine = new_round(rules, mains, pairs, behind)  # type: ignore[arg-type]
+            engine = new_round(rules, mains, pairs, behind)
         except BlackjackError as exc:
             raise _refusal(exc) from exc
         return BlackjackRound(rules, engine)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from table_service.rules.blackjack.config import BlackjackRules
 from table_service.rules.blackjack.errors import (
@@ -253,7 +253,8 @@ def new_round(
         raise RoundSetupError("a seat can hold only one main bet")
     ids: set[str] = set()
     pairs, behind = tuple(pairs), tuple(behind)
-    for bet in (*seats, *pairs, *behind):
+    every: tuple[SeatBet | SideBet | BehindBet, ...] = (*seats, *pairs, *behind)
+    for bet in every:
         bet_id = bet.bet_id if isinstance(bet, SeatBet) else bet.id
         if not isinstance(bet_id, str) or not bet_id:
             raise RoundSetupError("every bet needs a non-empty string id")
@@ -264,7 +265,8 @@ def new_round(
             raise RoundSetupError(f"bet {bet_id!r}: stake must be a positive integer")
         if not 1 <= bet.seat <= rules.seats:
             raise RoundSetupError(f"bet {bet_id!r}: seat must be 1..{rules.seats}")
-    for bet in (*pairs, *behind):
+    extras: tuple[SideBet | BehindBet, ...] = (*pairs, *behind)
+    for bet in extras:
         if bet.seat not in numbers:
             raise RoundSetupError(f"bet {bet.id!r}: seat {bet.seat} has no main bet")
     ordered = tuple(
@@ -336,7 +338,7 @@ def _advance(state: RoundState) -> RoundState:
 
 
 def _replace_hand(
-    state: RoundState, seat_i: int, hand_i: int, hand: Hand, **seat_changes: object
+    state: RoundState, seat_i: int, hand_i: int, hand: Hand, **seat_changes: Any
 ) -> RoundState:
     seat = state.seats[seat_i]
     hands = (*seat.hands[:hand_i], hand, *seat.hands[hand_i + 1 :])

@@ -100,7 +100,7 @@ def hand_outcomes(
         result = (PUSH, Fraction(1), "equal totals")
     else:
         result = (LOSE, Fraction(0), "lower total")
-    outcomes = (StakeOutcome(base, *result),)
+    outcomes: tuple[StakeOutcome, ...] = (StakeOutcome(base, *result),)
     if hand.doubled:
         outcomes += (StakeOutcome("double", *result),)
     return outcomes
@@ -168,7 +168,7 @@ def settle(state: RoundState) -> Settlement:
     dealer = dealer_facts(state)
     lines: list[BetResult] = []
 
-    def add(bet_id: str, kind: str, seat: int, hand: int | None, stake: int, o: StakeOutcome):
+    def add(bet_id: str, kind: str, seat: int, hand: int | None, stake: int, o: StakeOutcome) -> None:
         lines.append(
             BetResult(
                 bet_id,

@@ -156,7 +156,8 @@ def _row_probabilities(rows: _BankerRows, remaining: Counts) -> np.ndarray:
     numerators = falling_by_value[_VALUE_ROWS, rows.taken].prod(axis=1)
     falling = np.cumprod(np.concatenate(([1.0], sum(remaining) - steps)))
     falling[falling <= 0] = np.inf  # longer than the deck: impossible (numerator 0 too)
-    return rows.weight * numerators / falling[rows.length]
+    probabilities: np.ndarray = rows.weight * numerators / falling[rows.length]
+    return probabilities
 
 
 @dataclass(frozen=True, slots=True)

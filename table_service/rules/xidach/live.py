@@ -791,7 +791,7 @@ class XiDachGame:
     def recompute(self, rules: XiDachRules, settle_input: Mapping[str, Any]) -> Settlement:
         request = dict(settle_input)
         if request.get("room_closed"):
-            bets = tuple(
+            closed_bets = tuple(
                 Bet(
                     str(x.get("id")),
                     "",
@@ -801,7 +801,7 @@ class XiDachGame:
                 )
                 for x in request.get("seats", [])
             )
-            closed = RoundSetup(str(request.get("round")), 0, bets)
+            closed = RoundSetup(str(request.get("round")), 0, closed_bets)
             return self.settle(XiDachRound(rules, None, closed, room_closed=True))
         try:
             result, _ = replay(request, rules.profile)

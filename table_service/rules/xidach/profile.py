@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from table_service.rules.xidach.errors import ProfileError
+
+_T = TypeVar("_T")
 
 PROFILE_NAMES = ("room", "classic", "forced-draw")
 PUNTER_ACTIONS = frozenset({"hit", "stand", "double", "split", "surrender"})
@@ -135,7 +137,7 @@ class Profile:
         return 1
 
 
-def _get(table: dict[str, Any], key: str, kind: type, where: str) -> Any:
+def _get(table: dict[str, Any], key: str, kind: type[_T], where: str) -> _T:
     if key not in table:
         raise ProfileError(f"{where}: missing field {key!r}")
     value = table[key]

@@ -8,12 +8,14 @@ decisions than recorded, or records decisions after it ended, is an error line.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from table_service.rules.cards import parse_cards
 from table_service.rules.xidach.actions import (
     BANKER,
     Action,
+    Actor,
     Check,
     Deal,
     Double,
@@ -32,7 +34,12 @@ from table_service.rules.xidach.profile import Profile, load_profile
 from table_service.rules.xidach.settlement import Settlement, settle
 from table_service.rules.xidach.state import Phase, RoundState, SeatBet, TableLimits
 
-_PUNTER_ACTIONS = {
+_BANKER_ACTIONS: dict[str, Callable[[Actor], Action]] = {
+    "hit": Hit,
+    "stand": Stand,
+    "no_decision": NoDecision,
+}
+_PUNTER_ACTIONS: dict[str, Callable[[HandRef], Action]] = {
     "hit": Hit,
     "stand": Stand,
     "double": Double,
@@ -61,7 +68,7 @@ def parse_decision(entry: Any, number: int) -> Action:
     seat = entry.get("seat")
     if seat == BANKER:
         if action in ("hit", "stand", "no_decision"):
-            return {"hit": Hit, "stand": Stand, "no_decision": NoDecision}[action](BANKER)
+            return _BANKER_ACTIONS[action](BANKER)
         if action == "check":
             target = entry.get("target", "all")
             return Check(None if target == "all" else _int(target, f"{where}: target"))

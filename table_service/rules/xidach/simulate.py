@@ -19,7 +19,7 @@ from table_service.rules.cards import Card, standard_deck
 from table_service.rules.xidach.actions import Deal, NoDecision
 from table_service.rules.xidach.engine import apply, awaiting, new_round, next_card_target
 from table_service.rules.xidach.profile import Profile
-from table_service.rules.xidach.settlement import settle
+from table_service.rules.xidach.settlement import HandSettlement, settle
 from table_service.rules.xidach.state import Phase, SeatBet
 
 UNIT_STAKE = 1000  # minor units; even, so every payout of the profiles is exact
@@ -44,7 +44,9 @@ class EdgeReport:
         return 1.0 - self.house_edge
 
 
-def play_round(profile: Profile, shoe: list[Card], punters: int) -> tuple[int, int, list]:
+def play_round(
+    profile: Profile, shoe: list[Card], punters: int
+) -> tuple[int, int, list[HandSettlement]]:
     """One automatic round on ``shoe`` (top first); returns (staked, returned, hands)."""
     state = new_round(profile, [SeatBet(seat, UNIT_STAKE) for seat in range(1, punters + 1)])
     position = 0
