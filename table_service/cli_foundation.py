@@ -25,7 +25,12 @@ from audit.verify import VerifyReport, verify_database
 from table_service.config import Settings
 from table_service.errors import Refused
 from table_service.logs import configure_for_command
-from table_service.principals import add_principal, list_principals, revoke_principal
+from table_service.principals import (
+    add_principal,
+    list_principals,
+    opened_tables,
+    revoke_principal,
+)
 from table_service.runtime import Runtime, current_revision, head_revision, upgrade_database
 from table_service.terminal import make_console
 
@@ -91,21 +96,59 @@ def db_current() -> None:
     console.print(f"database: {current}  code: {head}  {state}")
 
 
+def _configured_table_ids(tables: Path | None, settings: Settings) -> set[str]:
+    """The table ids of the table file (``--tables``, else LIVETABLE_TABLE_CONFIG); none
+    without one. An unreadable or invalid file is one clear line and exit 2."""
+    from table_service.table.config import ConfigError, load_tables
+
+    path = tables or settings.table_config
+    if path is None:
+        return set()
+    try:
+        return {config.table_id for config in load_tables(path)}
+    except ConfigError as exc:
+        err.print(f"[red]table configuration:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
 @principal_app.command("add")
 def principal_add(
     name: str,
     role: str = typer.Option(..., help="dealer|supervisor|regulator|operator|admin"),
-    table: str | None = typer.Option(None, "--table", help="Bind the principal to one table"),
+    table: str | None = typer.Option(
+        None,
+        "--table",
+        help="Bind the principal to one table: a table of the table file, or one the log "
+        "has seen opened",
+    ),
+    tables: Path | None = typer.Option(
+        None, "--tables", help="Table configuration TOML (default: LIVETABLE_TABLE_CONFIG)"
+    ),
 ) -> None:
-    """Create a principal and print its bearer token (shown this once only)."""
+    """Create a principal and print its bearer token (shown this once only).
+
+    A binding to a table that neither the table file nor the log knows is refused: a typo
+    would otherwise make a token that can never act on the table it was meant for."""
     runtime = _runtime()
     try:
         with runtime.sessions.begin() as session:
+            known = None
+            if table is not None:
+                known = _configured_table_ids(tables, runtime.settings) | opened_tables(session)
             token = add_principal(
-                session, runtime.store, name, role, table_id=table, actor=_actor()
+                session,
+                runtime.store,
+                name,
+                role,
+                table_id=table,
+                actor=_actor(),
+                known_tables=known,
             )
     except Refused as exc:
         err.print(f"[red]refused:[/red] {exc.reason}")
+        known_ids = exc.details.get("known")
+        if isinstance(known_ids, list):
+            err.print(f"known tables: {', '.join(known_ids) if known_ids else 'none'}")
         raise typer.Exit(1) from exc
     err.print(f"principal [bold]{name}[/bold] ({role}) created; keep this token, it is not stored:")
     typer.echo(token)

@@ -372,6 +372,8 @@ def test_postgres_switch(tmp_path: Path, pg_database: str) -> None:
 
 
 def test_principals_and_audit(tmp_path: Path) -> None:
+    # dealer-7 binds to bac-1, the table of the README's first table file
+    (tmp_path / "tables.toml").write_text(_claimed("table file")[0].text)
     out = []
     for command in _commands(_one("principals and audit").text):
         out.append(_bash(command, tmp_path))
