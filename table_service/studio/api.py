@@ -14,6 +14,32 @@ from table_service.studio.errors import TableElsewhere
 
 ANY_STAFF = (Role.DEALER, Role.SUPERVISOR, Role.REGULATOR, Role.OPERATOR, Role.ADMIN)
 
+# What a route on one table may answer in a studio (several ``serve`` processes on one
+# database, one writer per table), for its OpenAPI ``responses``. A client that follows
+# the 421 and retries the 503 never needs to know which process runs a table.
+TABLE_ELSEWHERE_RESPONSE: dict[str, Any] = {
+    "description": "Misdirected Request (`table_elsewhere`): another process of the studio "
+    "runs this table. Nothing was done; send the same request, with the same token, to "
+    "the `Location` header (also `location` in the body, next to `owner` and `owner_url`).",
+    "headers": {
+        "Location": {
+            "description": "The same path and query on the process that runs the table",
+            "schema": {"type": "string", "format": "uri"},
+        }
+    },
+}
+TABLE_UNAVAILABLE_RESPONSE: dict[str, Any] = {
+    "description": "Service Unavailable (`table_unavailable`): no process runs this table "
+    "at this moment, a takeover is in progress (`retry_after` seconds in the body); or "
+    "(`lease_lost`) this process lost the table's lease before it wrote anything. Nothing "
+    "was done; retry the same request (with the same idempotency keys).",
+}
+
+
+def studio_responses() -> dict[int | str, dict[str, Any]]:
+    """The 421 and 503 of a table route, to merge into its ``responses=``."""
+    return {421: dict(TABLE_ELSEWHERE_RESPONSE), 503: dict(TABLE_UNAVAILABLE_RESPONSE)}
+
 
 class TableLease(BaseModel):
     table_id: str

@@ -42,7 +42,7 @@ from table_service.errors import InvalidRequest, NotFound, Refused
 from table_service.models import Account, BetRow, IncidentRow, RoundRow
 from table_service.principals import Identity, Role, authenticate
 from table_service.runtime import Runtime
-from table_service.studio.api import studio_router, table_elsewhere
+from table_service.studio.api import studio_responses, studio_router, table_elsewhere
 from table_service.studio.coordinator import Studio
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import commands as c
@@ -271,7 +271,8 @@ class AccountOut(BaseModel):
 
 def table_router() -> APIRouter:
     router = APIRouter(prefix="/api/v1")
-    command_errors = errors(*AUTH, 404, 409, *BODY)
+    command_errors = {**errors(*AUTH, 404, 409, *BODY), **studio_responses()}
+    one_table_read = {**errors(*AUTH, 404, 422), **studio_responses()}
 
     @router.get(
         "/tables",
@@ -290,7 +291,7 @@ def table_router() -> APIRouter:
         "/tables/{table_id}",
         response_model=TableSummary,
         response_model_exclude_unset=True,
-        responses=errors(*AUTH, 404, 422),
+        responses=one_table_read,
     )
     def table(
         table_id: TableId, request: Request, who: Identity = Depends(require(*ANY_STAFF))
@@ -443,7 +444,7 @@ def table_router() -> APIRouter:
     @router.get(
         "/tables/{table_id}/rounds",
         response_model=list[RoundOut],
-        responses=errors(*AUTH, 404, 422),
+        responses=one_table_read,
     )
     def round_history(
         table_id: TableId,
