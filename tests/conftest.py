@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -102,6 +102,13 @@ def _fresh_schema(database_url: str) -> str:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
     engine.dispose()
     return f"{database_url}?options=-csearch_path%3D{schema}"
+
+
+@pytest.fixture(scope="session")
+def pg_schema(pg_database: str) -> Callable[[], str]:
+    """Makes a new, empty schema on the session's PostgreSQL database and returns its URL:
+    for a fixture wider than one test (``db_url`` is one test's)."""
+    return lambda: _fresh_schema(pg_database)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
