@@ -75,6 +75,11 @@ _CODES: tuple[tuple[type[BlackjackError], str], ...] = (
 )
 
 
+def _seat(bet: Bet) -> int:
+    """A blackjack bet's seat: check_bet took none without a seat 1..N (a type-level cast)."""
+    return cast(int, bet.seat)
+
+
 def _refusal(exc: BlackjackError) -> RulesRefusal:
     code = next((c for kind, c in _CODES if isinstance(exc, kind)), "rules_refusal")
     return RulesRefusal(str(exc), code=code)
@@ -227,15 +232,12 @@ class BlackjackGame:
 
     # -- the round ---------------------------------------------------------------------------
     def new_round(self, rules: BlackjackRules, setup: RoundSetup) -> BlackjackRound:
-        # check_bet took no blackjack bet without a seat 1..N: every seat here is an int
         bets = setup.bets
-        mains = [SeatBet(cast(int, b.seat), b.bet_id, b.stake) for b in bets if b.bet_type == "main"]
+        mains = [SeatBet(_seat(b), b.bet_id, b.stake) for b in bets if b.bet_type == "main"]
         if not mains:
             return BlackjackRound(rules, None)
-        pairs = [SideBet(b.bet_id, cast(int, b.seat), b.stake) for b in bets if b.bet_type == "pair"]
-        behind = [
-            BehindBet(b.bet_id, cast(int, b.seat), b.stake) for b in bets if b.bet_type == "behind"
-        ]
+        pairs = [SideBet(b.bet_id, _seat(b), b.stake) for b in bets if b.bet_type == "pair"]
+        behind = [BehindBet(b.bet_id, _seat(b), b.stake) for b in bets if b.bet_type == "behind"]
         try:
             engine = new_round(rules, mains, pairs, behind)
         except BlackjackError as exc:

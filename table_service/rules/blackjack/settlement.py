@@ -168,7 +168,9 @@ def settle(state: RoundState) -> Settlement:
     dealer = dealer_facts(state)
     lines: list[BetResult] = []
 
-    def add(bet_id: str, kind: str, seat: int, hand: int | None, stake: int, o: StakeOutcome) -> None:
+    def add(
+        bet_id: str, kind: str, seat: int, hand: int | None, stake: int, o: StakeOutcome
+    ) -> None:
         lines.append(
             BetResult(
                 bet_id,
