@@ -1,32 +1,27 @@
 """Crash safety of a live blackjack table: SIGKILL a real `livetable serve` mid-round.
 
-The same harness as the baccarat crash test (a framed virtual shoe on a pseudo-terminal,
-the server as a real subprocess, the real HTTP API), with seats, decisions and the dealer's
-draw. At seeded points — in betting, after a decision, while a decision request is in
-flight, mid-deal, during the dealer's draw, right after the last card (the settlement
-commit), between rounds — it kills the server with SIGKILL and restarts it. Seed 000's
-rule is checked after every restart: a round that was in play is voided, every stake of it
-(original, split, double, insurance, pair, behind) refunded exactly once, and the shoe
-must be replaced before the next round; a round whose settlement committed stays settled.
-The ledger, the audit chain and "nothing paid twice" are checked as for baccarat.
+The same harness as the baccarat crash test (``tests/support/crash_harness.py``: a framed
+virtual shoe on a pseudo-terminal, the server as a real subprocess, the real HTTP API), with
+seats, decisions and the dealer's draw. At seeded points — in betting, after a decision,
+while a decision request is in flight, mid-deal, during the dealer's draw, right after the
+last card (the settlement commit), between rounds — it kills the server with SIGKILL and
+restarts it. Seed 000's rule is checked after every restart: a round that was in play is
+voided, every stake of it (original, split, double, insurance, pair, behind) refunded
+exactly once, and the shoe must be replaced before the next round; a round whose
+settlement committed stays settled. The ledger, the audit chain and "nothing paid twice"
+are checked as for baccarat.
 """
 
 from __future__ import annotations
 
-import os
-import random
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import test_crash_kill9 as base
-from test_crash_kill9 import Driver, Server, _free_port, _principals
 
-from hardware_sim.virtual_shoe import VirtualShoe
-from table_service.config import Settings
-from table_service.runtime import Runtime
+from tests.support.crash_harness import CrashDriver, ShoeTable, shoe_table
 
 TABLE = "crash-bj"
 SEATED = {n: f"acct-{n - 1}" for n in range(1, 5)}  # acct-0..acct-3 sit at seats 1..4
@@ -36,29 +31,20 @@ SEED = 20261201
 KINDS = ["betting", "bets_mid", "decision", "decision_mid", "deal", "dealer", "settle", "between"]
 
 
-class BlackjackDriver(Driver):
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.rng = random.Random(SEED)
-        self.plan = self._plan()
+class BlackjackDriver(CrashDriver):
+    def __init__(self, table: ShoeTable) -> None:
+        super().__init__(table, TABLE, SEED)
         self.active_at_kill: str | None = None
         self.voided_after_restart: list[str] = []
         self.decisions = 0
 
-    def _plan(self) -> list[str]:
+    def make_plan(self) -> list[str]:
         kinds: list[str] = []
         while len(kinds) < KILLS:
             batch = KINDS[:]
             self.rng.shuffle(batch)
             kinds.extend(batch)
         return kinds[:KILLS]
-
-    @property
-    def path(self) -> str:
-        return f"/tables/{TABLE}"
-
-    def table(self) -> dict[str, Any]:
-        return self.ok("supervisor", "GET", self.path)
 
     def kill_now(self, kind: str) -> None:
         self._note_active()
@@ -154,17 +140,7 @@ class BlackjackDriver(Driver):
                 self.bets_done.add(round_id)
                 bets = self.make_bets(round_id)
                 if self.due("bets_mid"):
-                    self.pending_bets = bets
-                    response = self.kill_during(
-                        "bets_mid",
-                        lambda: self.call(
-                            "operator", "POST", f"{self.path}/bets", json={"bets": bets}
-                        ),
-                    )
-                    if response is not None:
-                        self.record(bets, response.json())
-                        self.pending_bets = []
-                    self.recover()
+                    self.bets_killed_mid_request(bets)
                     return
                 response = self.call("operator", "POST", f"{self.path}/bets", json={"bets": bets})
                 assert response.status_code == 200, response.text
@@ -209,68 +185,23 @@ class BlackjackDriver(Driver):
                 # the settlement committed: a restart must leave it settled, paid once
                 self.kill_now("settle")
 
-    def run(self) -> None:
-        for account in [*SEATED.values(), BEHIND]:
-            reference = f"initial-{account}"
-            self.ledger.credits[reference] = (account, 500_000)
-            self.credit(reference)
-        steps = 0
-        while self.plan or self.rounds_settled < 2:
-            steps += 1
-            assert steps < 3000, f"stuck; plan left {self.plan}"
-            self.step()
-        self.check_ledger()
-
 
 pytestmark = pytest.mark.timeout(900)
 
 
-def test_kill9_mid_blackjack_round_voids_and_refunds_once(
-    tmp_path: Path, db_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(base, "TABLE", TABLE)  # the shared ledger checks read this table
-    data_dir = tmp_path / "data"
-    env = {
-        **os.environ,
-        "LIVETABLE_DATA_DIR": str(data_dir),
-        "LIVETABLE_PORT": str(_free_port()),
-        "LIVETABLE_LOG_LEVEL": "WARNING",
-    }
-    env.pop("LIVETABLE_CONFIG", None)
-    env.pop("LIVETABLE_TABLE_CONFIG", None)
-    if db_url.startswith("sqlite"):
-        env.pop("LIVETABLE_DATABASE_URL", None)
-        database_url = None
-    else:
-        env["LIVETABLE_DATABASE_URL"] = database_url = db_url
-    runtime = Runtime.from_settings(
-        Settings(data_dir=data_dir, database_url=database_url), upgrade=True
-    )
-    shoe = VirtualShoe("framed", decks=8, seed=SEED, cut_depth=52, link_path=str(tmp_path / "shoe"))
-    shoe.start()
-    table_file = tmp_path / "tables.toml"
-    table_file.write_text(
-        f"""
-[[tables]]
-table_id = "{TABLE}"
+def test_kill9_mid_blackjack_round_voids_and_refunds_once(tmp_path: Path, db_url: str) -> None:
+    settings = """
 game = "blackjack"
 decks = 8
 betting_seconds = 30
-shoe = {{ port = "{shoe.device_path}", dialect = "framed" }}
-game_rules = {{ decision_seconds = 60, follow_seconds = 60 }}
+game_rules = { decision_seconds = 60, follow_seconds = 60 }
 """
-    )
-    server = Server(env, table_file, tmp_path / "server.log")
-    try:
-        driver = BlackjackDriver(server, shoe, runtime, _principals(runtime))
-        server.start()
-        driver.run()
-    finally:
-        server.stop()
-        shoe.stop()
-        runtime.close()
+    with shoe_table(tmp_path, db_url, TABLE, settings, seed=SEED, prefix="crash") as table:
+        driver = BlackjackDriver(table)
+        table.server.start()
+        driver.run([*SEATED.values(), BEHIND], 500_000, max_steps=3000)
     assert len(driver.kills) >= KILLS
     assert set(driver.kills) == set(KINDS), driver.kills
     assert driver.voided_after_restart, driver.kills
     assert driver.decisions > 0 and driver.rounds_settled >= 2
-    assert driver.ledger.acked_bets
+    assert driver.ledger.bets
