@@ -1,116 +1,86 @@
 """End to end through the real driver: virtual shoe on a pty → serial reader → table → API
-and WebSocket stream. Runs on SQLite and PostgreSQL."""
+and WebSocket stream. Runs on SQLite and PostgreSQL.
+
+Every wait is on a condition (``tests/support/table_rig.py``: woken by the table's commits,
+bounded by two minutes), and nothing the test does not check depends on speed: the shoe
+retransmits an unacknowledged frame for a minute before it gives up, the betting window
+never closes on its own, and the rounds test does not take a starved heartbeat for a
+reader gone offline (the offline test keeps a 2 s timeout: that is what it tests).
+"""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
-from table_service.principals import add_principal
-from table_service.table.api import build_app
 from table_service.table.config import ShoeConfig, TableConfig
+from tests.support.table_rig import in_process_table
 
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("condition not reached in time")
+# indicator 2S, two burn cards, then round 1 (spec example, a tie), round 2 (natural),
+# an unneeded card, and an unreadable card in round 3.
+CARDS = ["2S", "3H", "4H", "2S", "5H", "KD", "TC", "3S", "9S", "2H", "KD", "5C", "7D", "4C"]
+CARDS += ["8D", "6S", "AH", "QC"] + ["KH"] * 20
+HEARTBEAT = 0.2
+RETRANSMIT = 0.1  # and up to a minute of retransmits: a slow ACK is not a lost card
 
 
 @pytest.fixture
-def rig(make_runtime) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
-    runtime = make_runtime()
-    tokens = {}
-    with runtime.sessions.begin() as session:
-        for role in ("dealer", "supervisor", "operator", "regulator"):
-            tokens[role] = add_principal(session, runtime.store, role, role, actor="test")
-    shoe = VirtualShoe("framed", seed=7, heartbeat=0.2, retransmit_interval=0.1)
-    # indicator 2S, two burn cards, then round 1 (spec example, a tie), round 2 (natural),
-    # an unneeded card, and an unreadable card in round 3.
-    shoe.load(
-        [
-            "2S",
-            "3H",
-            "4H",
-            "2S",
-            "5H",
-            "KD",
-            "TC",
-            "3S",
-            "9S",
-            "2H",
-            "KD",
-            "5C",
-            "7D",
-            "4C",
-            "8D",
-            "6S",
-            "AH",
-            "QC",
-        ]
-        + ["KH"] * 20
+def offline_timeout() -> float:
+    """Seconds without a heartbeat before the reader reports the shoe offline."""
+    return 60.0
+
+
+@pytest.fixture
+def rig(make_runtime, offline_timeout: float) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    shoe = VirtualShoe(
+        "framed",
+        seed=7,
+        heartbeat=HEARTBEAT,
+        retransmit_interval=RETRANSMIT,
+        max_retransmits=int(60 / RETRANSMIT),
     )
+    shoe.load(CARDS)
     shoe.start()
     config = TableConfig(
-        table_id="bac-1", betting_seconds=30, shoe=ShoeConfig(port=shoe.device_path)
+        table_id="bac-1", betting_seconds=600, shoe=ShoeConfig(port=shoe.device_path)
     )
-    app = build_app(runtime, [config], reader_options={"offline_timeout": 2.0})
-    with TestClient(app) as client:
-        headers = {r: {"Authorization": f"Bearer {t}"} for r, t in tokens.items()}
-
-        def post(path: str, role: str, body: Any = None) -> dict:
-            response = client.post(f"/api/v1{path}", json=body, headers=headers[role])
-            assert response.status_code == 200, response.text
-            return response.json()
-
-        def table() -> dict:
-            return client.get("/api/v1/tables/bac-1", headers=headers["dealer"]).json()
-
-        yield {
-            "shoe": shoe,
-            "post": post,
-            "table": table,
-            "client": client,
-            "tokens": tokens,
-            "headers": headers,
-        }
-    shoe.stop()
+    try:
+        with in_process_table(
+            make_runtime(),
+            config,
+            roles=("dealer", "supervisor", "operator", "regulator"),
+            reader_options={"offline_timeout": offline_timeout},
+        ) as table:
+            yield {
+                "shoe": shoe,
+                "post": table.post,
+                "table": table.table,
+                "wait_for": table.wait_for,
+                "rig": table,
+                "client": table.client,
+                "tokens": table.tokens,
+                "headers": table.headers,
+            }
+    finally:
+        shoe.stop()
 
 
 def _deal_round(rig: dict[str, Any]) -> dict:
-    shoe, table = rig["shoe"], rig["table"]
-    wait_for(lambda: not shoe.locked)
-    while table()["round"]["next_position"] is not None:
-        before = len(table()["round"]["cards"])
-        shoe.deal()
-        wait_for(
-            lambda before=before: (
-                len(table()["round"]["cards"]) > before or table()["round"]["phase"] != "dealing"
-            )
-        )
-    return wait_for(lambda: table()["round"]["phase"] == "settled" and table())
+    shoe, table = rig["shoe"], rig["rig"]
+    table.wait_for(lambda: not shoe.locked, "ULK reached the shoe")
+    return table.deal_round(shoe.deal)
 
 
 def test_rounds_through_the_serial_driver(rig: dict[str, Any]) -> None:
-    shoe, post, table = rig["shoe"], rig["post"], rig["table"]
-    wait_for(lambda: table()["reader_online"])
-    post("/tables/bac-1/shoe", "supervisor")
-    for _ in range(3):
-        shoe.deal()
-    wait_for(lambda: table()["shoe"]["ready"])
+    shoe, post, table, wait_for = rig["shoe"], rig["post"], rig["table"], rig["wait_for"]
+    rig["rig"].insert_shoe(shoe.deal)
 
     post("/accounts/p1/credit", "operator", {"amount": 10_000, "reference": "d"})
     post("/tables/bac-1/betting/open", "dealer")
-    wait_for(lambda: shoe.locked)  # LCK reached the shoe: it refuses to release cards
+    wait_for(lambda: shoe.locked, "LCK reached the shoe")  # it refuses to release cards
     with pytest.raises(ShoeLockedError):
         shoe.deal()
     post(
@@ -136,14 +106,14 @@ def test_rounds_through_the_serial_driver(rig: dict[str, Any]) -> None:
     assert state["round"]["outcome"]["winner"] == "player"  # 9S KD natural 9
 
     shoe.deal()  # 7D: a card the rules did not need
-    wait_for(lambda: table()["carried"] == ["7D"])
+    wait_for(lambda: table()["carried"] == ["7D"], "7D carried to the next round")
     post("/tables/bac-1/betting/open", "dealer")
     post("/tables/bac-1/betting/close", "dealer")
-    wait_for(lambda: not shoe.locked)
+    wait_for(lambda: not shoe.locked, "ULK reached the shoe")
     assert table()["round"]["cards"] == ["7D"]
     shoe.unread_next()
     shoe.deal()  # 4C passes unread
-    incident = wait_for(lambda: table()["incidents"])[0]
+    incident = wait_for(lambda: table()["incidents"], "an incident for the unread card")[0]
     assert incident["kind"] == "unreadable_card" and incident["details"]["index"] == 1
     assert table()["paused"]
     post(
@@ -167,28 +137,26 @@ def test_rounds_through_the_serial_driver(rig: dict[str, Any]) -> None:
     )
 
 
+@pytest.mark.parametrize("offline_timeout", [2.0])
 def test_reader_offline_pauses_until_a_supervisor_resolves(rig: dict[str, Any]) -> None:
-    shoe, post, table = rig["shoe"], rig["post"], rig["table"]
-    wait_for(lambda: table()["reader_online"])
-    post("/tables/bac-1/shoe", "supervisor")
-    for _ in range(3):
-        shoe.deal()
-    wait_for(lambda: table()["shoe"]["ready"])
+    shoe, post, table, wait_for = rig["shoe"], rig["post"], rig["table"], rig["wait_for"]
+    rig["rig"].insert_shoe(shoe.deal)
     shoe.unplug()
-    incident = wait_for(lambda: [i for i in table()["incidents"] if i["kind"] == "reader_offline"])[
-        0
-    ]
+    incident = wait_for(
+        lambda: [i for i in table()["incidents"] if i["kind"] == "reader_offline"],
+        "reader_offline incident",
+    )[0]
     assert table()["paused"] and not table()["reader_online"]
     response = rig["client"].post(
         "/api/v1/tables/bac-1/betting/open", headers=rig["headers"]["dealer"]
     )
     assert response.status_code == 409 and response.json()["error"] == "table_paused"
     shoe.replug()
-    wait_for(lambda: table()["reader_online"], timeout=20)
+    wait_for(lambda: table()["reader_online"], "reader online again")
     post(
         f"/tables/bac-1/incidents/{incident['incident_id']}/resolve",
         "supervisor",
         {"note": "cable re-seated; no card passed while offline"},
     )
     post("/tables/bac-1/betting/open", "dealer")
-    wait_for(lambda: shoe.locked, timeout=20)
+    wait_for(lambda: shoe.locked, "LCK reached the shoe")
