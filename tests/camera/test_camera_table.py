@@ -84,7 +84,7 @@ def both(make_runtime, deck_file: Path) -> Iterator[dict[str, Any]]:  # type: ig
         betting_seconds=30,
         shoe=ShoeConfig(port=shoe.device_path),
         camera=CameraConfig(
-            source=f"sim:{name}", calibration=str(deck_file), roi=ROI_TEXT, window_seconds=6
+            source=f"sim:{name}", calibration=str(deck_file), roi=ROI_TEXT, window_seconds=20
         ),
     )
     try:
