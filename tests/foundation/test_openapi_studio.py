@@ -84,7 +84,11 @@ def test_the_codes_are_the_statuses_the_document_gives() -> None:
     assert TableUnavailable.status == LeaseLost.status == 503
 
 
-def test_the_document_is_still_valid_openapi(document: dict[str, Any]) -> None:
-    from openapi_spec_validator import validate
+def test_the_document_still_loads_as_openapi(document: dict[str, Any]) -> None:
+    """The fuzzer (schemathesis, a test dependency) reads every operation of it."""
+    import schemathesis
 
-    validate(document)
+    schema = schemathesis.openapi.from_dict(document)
+    operations = [result.ok() for result in schema.get_all_operations()]
+    labels = {operation.label for operation in operations}
+    assert "POST /api/v1/tables/{table_id}/bets" in labels, sorted(labels)
