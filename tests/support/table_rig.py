@@ -23,6 +23,7 @@ from table_service.principals import add_principal
 from table_service.runtime import Runtime
 from table_service.table.api import build_app
 from table_service.table.config import TableConfig
+from tests.support.api_client import ApiClient
 
 WAIT_SECONDS = 120.0
 RECHECK_SECONDS = 0.1
@@ -56,27 +57,16 @@ class Commits:
                 self._changed.wait(min(remaining, RECHECK_SECONDS))
 
 
-class InProcessTable:
+class InProcessTable(ApiClient):
     def __init__(
         self, client: TestClient, tokens: dict[str, str], table_id: str, commits: Commits
     ) -> None:
-        self.client = client
-        self.tokens = tokens
+        super().__init__(client, tokens)
         self.table_id = table_id
         self.commits = commits
-        self.headers = {r: {"Authorization": f"Bearer {t}"} for r, t in tokens.items()}
-
-    def post(self, path: str, role: str, body: Any = None) -> dict[str, Any]:
-        response = self.client.post(f"/api/v1{path}", json=body, headers=self.headers[role])
-        assert response.status_code == 200, response.text
-        return response.json()  # type: ignore[no-any-return]
 
     def table(self) -> dict[str, Any]:
-        response = self.client.get(
-            f"/api/v1/tables/{self.table_id}", headers=self.headers["dealer"]
-        )
-        assert response.status_code == 200, response.text
-        return response.json()  # type: ignore[no-any-return]
+        return self.get(f"/tables/{self.table_id}", "dealer")
 
     def wait_for(self, predicate: Callable[[], Any], what: str = "") -> Any:
         return self.commits.wait_for(predicate, what)

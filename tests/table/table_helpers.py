@@ -12,6 +12,7 @@ from table_service.table.decide import Decision, Draft, decide
 from table_service.table.state import TableState, fold
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+RICH = 10**9  # a balance no test bet exhausts
 
 
 @dataclass
@@ -52,6 +53,17 @@ class Harness:
         request = c.BetRequest(f"b{self.bet_no}", f"k{self.bet_no}", account, bet_type, stake)
         decision = self.run(c.PlaceBets((request,), balances or {account: 10**9}))
         return decision.answer["results"][0]
+
+    def seat_bet(self, account: str, bet_type: str, stake: int, seat: int) -> dict[str, Any]:
+        """One bet on a seat (blackjack, Xì Dách), the account rich enough: the answer line."""
+        self.bet_no += 1
+        request = c.BetRequest(
+            f"b{self.bet_no}", f"k{self.bet_no}", account, bet_type, stake, seat=seat
+        )
+        return self.run(c.PlaceBets((request,), {account: RICH})).answer["results"][0]
+
+    def act(self, actor: str, action: str, account: str, **kw: Any) -> Decision:
+        return self.run(c.Act(actor, action, account, balances={account: RICH}, **kw))
 
     def deal(self, *cards: str) -> Decision:
         decision = None

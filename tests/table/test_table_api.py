@@ -18,6 +18,7 @@ from table_service.principals import add_principal
 from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
+from tests.support.api_client import ApiClient
 
 ROLES = ("dealer", "supervisor", "operator", "regulator")
 
@@ -36,26 +37,12 @@ class Clock:
             self.now += timedelta(seconds=seconds)
 
 
-class Table:
+class Table(ApiClient):
     """A test client with a token per role and helpers for the common steps."""
 
     def __init__(self, client: TestClient, tokens: dict[str, str], clock: Clock) -> None:
-        self.client = client
-        self.tokens = tokens
+        super().__init__(client, tokens)
         self.clock = clock
-
-    def h(self, role: str) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.tokens[role]}"}
-
-    def post(self, path: str, role: str, body: Any = None, status: int = 200) -> dict:
-        response = self.client.post(f"/api/v1{path}", json=body, headers=self.h(role))
-        assert response.status_code == status, response.text
-        return response.json()
-
-    def get(self, path: str, role: str = "regulator") -> Any:
-        response = self.client.get(f"/api/v1{path}", headers=self.h(role))
-        assert response.status_code == 200, response.text
-        return response.json()
 
     def card(self, card: str) -> dict:
         return self.post("/tables/bac-1/cards", "supervisor", {"card": card})

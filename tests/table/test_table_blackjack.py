@@ -21,20 +21,8 @@ from table_service.table.errors import (
 )
 from table_service.table.state import settle_input_of
 
-RICH = 10**9
-
 
 class Table(Harness):
-    def bj_bet(self, account: str, bet_type: str, stake: int, seat: int) -> dict[str, Any]:
-        self.bet_no += 1
-        request = c.BetRequest(
-            f"b{self.bet_no}", f"k{self.bet_no}", account, bet_type, stake, seat=seat
-        )
-        return self.run(c.PlaceBets((request,), {account: RICH})).answer["results"][0]
-
-    def act(self, actor: str, action: str, account: str, **kw: Any) -> Any:
-        return self.run(c.Act(actor, action, account, balances={account: RICH}, **kw))
-
     def summary(self) -> dict[str, Any]:
         return self.state.public_summary()
 
@@ -65,22 +53,22 @@ def test_seats_one_per_player_and_bets_follow_the_seat_rules() -> None:
         h.run(c.TakeSeat(3, "p1"))  # one seat per player
     with pytest.raises(SeatRefused):
         h.run(c.TakeSeat(8, "x"))  # 7 seats
-    assert h.bj_bet("p1", "pair", 100, 1)["error"] == "main_bet_first"
-    assert h.bj_bet("p2", "main", 100, 1)["error"] == "not_your_seat"
-    assert h.bj_bet("p1", "main", 100, 3)["error"] == "seat_free"
-    assert h.bj_bet("p1", "main", 100, 1)["status"] == "placed"
-    assert h.bj_bet("p1", "main", 100, 1)["error"] == "main_bet_placed"
-    assert h.bj_bet("p1", "behind", 100, 1)["error"] == "own_seat"
-    assert h.bj_bet("p1", "pair", 100, 1)["status"] == "placed"
-    assert h.bj_bet("p9", "behind", 100, 1)["status"] == "placed"
-    assert h.bj_bet("p1", "insurance", 50, 1)["error"] == "unknown_bet_type"
-    assert h.bj_bet("p1", "main", 99, 2)["error"] == "not_your_seat"
+    assert h.seat_bet("p1", "pair", 100, 1)["error"] == "main_bet_first"
+    assert h.seat_bet("p2", "main", 100, 1)["error"] == "not_your_seat"
+    assert h.seat_bet("p1", "main", 100, 3)["error"] == "seat_free"
+    assert h.seat_bet("p1", "main", 100, 1)["status"] == "placed"
+    assert h.seat_bet("p1", "main", 100, 1)["error"] == "main_bet_placed"
+    assert h.seat_bet("p1", "behind", 100, 1)["error"] == "own_seat"
+    assert h.seat_bet("p1", "pair", 100, 1)["status"] == "placed"
+    assert h.seat_bet("p9", "behind", 100, 1)["status"] == "placed"
+    assert h.seat_bet("p1", "insurance", 50, 1)["error"] == "unknown_bet_type"
+    assert h.seat_bet("p1", "main", 99, 2)["error"] == "not_your_seat"
 
 
 def test_a_round_deals_in_order_takes_decisions_and_settles_every_line() -> None:
     h = seated(1, 2)
-    h.bj_bet("p1", "main", 1000, 1)
-    h.bj_bet("p2", "main", 1000, 2)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p2", "main", 1000, 2)
     h.run(c.CloseBetting())
     cards = ["8S", "5H", "6D", "8D", "8H"]
     positions = [h.deal(card).drafts[0].payload["position"] for card in cards]
@@ -136,8 +124,8 @@ def test_a_round_deals_in_order_takes_decisions_and_settles_every_line() -> None
 
 def test_timeouts_auto_play_and_release_the_seat_that_never_acted() -> None:
     h = seated(1, 2)
-    h.bj_bet("p1", "main", 1000, 1)
-    h.bj_bet("p2", "main", 1000, 2)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p2", "main", 1000, 2)
     h.run(c.CloseBetting())
     h.deal("5S", "9H", "6D", "4C", "9D")  # seat 1: 5 4 = 9, seat 2: 9 9 = 18
     turn = h.turn()
@@ -159,7 +147,7 @@ def test_timeouts_auto_play_and_release_the_seat_that_never_acted() -> None:
 
 def test_disconnected_player_is_played_by_the_rules_at_once() -> None:
     h = seated(1)
-    h.bj_bet("p1", "main", 1000, 1)
+    h.seat_bet("p1", "main", 1000, 1)
     h.run(c.CloseBetting())
     h.deal("TS", "6D", "7C")  # 17
     h.run(c.PlayerDisconnected(1))
@@ -169,8 +157,8 @@ def test_disconnected_player_is_played_by_the_rules_at_once() -> None:
 
 def test_insurance_and_follow_offers_add_stakes_and_time_out_as_declined() -> None:
     h = seated(1)
-    h.bj_bet("p1", "main", 1000, 1)
-    h.bj_bet("p9", "behind", 500, 1)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p9", "behind", 500, 1)
     h.run(c.CloseBetting())
     h.deal("5S", "AD", "6C")  # dealer shows an Ace
     h.act("seat:1", "insurance", "p1")
@@ -192,7 +180,7 @@ def test_insurance_and_follow_offers_add_stakes_and_time_out_as_declined() -> No
 
 def test_insufficient_funds_refuse_a_double_and_nothing_is_recorded() -> None:
     h = seated(1)
-    h.bj_bet("p1", "main", 1000, 1)
+    h.seat_bet("p1", "main", 1000, 1)
     h.run(c.CloseBetting())
     h.deal("5S", "6D", "5C")
     before = len(h.log)
@@ -203,8 +191,8 @@ def test_insufficient_funds_refuse_a_double_and_nothing_is_recorded() -> None:
 
 def test_void_refunds_every_stake_once_and_ends_the_shoe() -> None:
     h = seated(1)
-    h.bj_bet("p1", "main", 1000, 1)
-    h.bj_bet("p1", "pair", 100, 1)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p1", "pair", 100, 1)
     h.run(c.CloseBetting())
     h.deal("8S", "6D", "8C")
     h.act("seat:1", "split", "p1")
@@ -220,7 +208,7 @@ def test_void_refunds_every_stake_once_and_ends_the_shoe() -> None:
 
 def test_a_seat_taken_during_a_round_plays_from_the_next() -> None:
     h = seated(1)
-    h.bj_bet("p1", "main", 1000, 1)
+    h.seat_bet("p1", "main", 1000, 1)
     h.run(c.CloseBetting())
     h.run(c.TakeSeat(2, "p2"))
     assert h.state.seats[2].pending
@@ -230,4 +218,4 @@ def test_a_seat_taken_during_a_round_plays_from_the_next() -> None:
     h.deal("5H")  # 21
     h.run(c.OpenBetting())
     assert not h.state.seats[2].pending
-    assert h.bj_bet("p2", "main", 100, 2)["status"] == "placed"
+    assert h.seat_bet("p2", "main", 100, 2)["status"] == "placed"

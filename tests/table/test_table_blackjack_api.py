@@ -15,6 +15,7 @@ from table_service.rules.games import find_game
 from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
+from tests.support.api_client import ApiClient
 
 T = "bj-1"
 CONFIG = TableConfig(
@@ -26,23 +27,10 @@ CONFIG = TableConfig(
 )
 
 
-class Client:
+class Client(ApiClient):
     def __init__(self, client: TestClient, tokens: dict[str, str], clock: Clock) -> None:
-        self.client, self.tokens, self.clock = client, tokens, clock
-
-    def post(self, path: str, role: str, body: Any = None, status: int = 200) -> dict:
-        response = self.client.post(
-            f"/api/v1{path}", json=body, headers={"Authorization": f"Bearer {self.tokens[role]}"}
-        )
-        assert response.status_code == status, response.text
-        return response.json()
-
-    def get(self, path: str, role: str = "regulator") -> Any:
-        response = self.client.get(
-            f"/api/v1{path}", headers={"Authorization": f"Bearer {self.tokens[role]}"}
-        )
-        assert response.status_code == 200, response.text
-        return response.json()
+        super().__init__(client, tokens)
+        self.clock = clock
 
     def card(self, card: str) -> dict:
         return self.post(f"/tables/{T}/cards", "supervisor", {"card": card})["table"]

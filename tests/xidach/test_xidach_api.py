@@ -14,6 +14,7 @@ from table_service.rules.games import find_game
 from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
+from tests.support.api_client import ApiClient
 from tests.table.test_table_api import ROLES, Clock, _ledger_ok
 
 T = "xd-1"
@@ -28,24 +29,7 @@ HIDDEN = ("9D", "8S", "TC")  # seat 1's hidden hand, the banker's face-down card
 CARDS = ("TS", "9D", "TC", "7H", "8S", "7D")  # counter-clockwise: seat 2, seat 1, banker
 
 
-class Client:
-    def __init__(self, client: TestClient, tokens: dict[str, str]) -> None:
-        self.client, self.tokens = client, tokens
-
-    def post(self, path: str, role: str, body: Any = None, status: int = 200) -> dict:
-        response = self.client.post(
-            f"/api/v1{path}", json=body, headers={"Authorization": f"Bearer {self.tokens[role]}"}
-        )
-        assert response.status_code == status, response.text
-        return response.json()
-
-    def get(self, path: str, role: str = "regulator") -> Any:
-        response = self.client.get(
-            f"/api/v1{path}", headers={"Authorization": f"Bearer {self.tokens[role]}"}
-        )
-        assert response.status_code == 200, response.text
-        return response.json()
-
+class Client(ApiClient):
     def act(self, actor: str, action: str, account: str, status: int = 200, **kw: Any) -> dict:
         body = {"actor": actor, "action": action, "account": account, **kw}
         return self.post(f"/tables/{T}/actions", "operator", body, status)

@@ -13,22 +13,10 @@ from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.errors import NotYourTurn, RulesRefused, WrongPhase
 from table_service.table.state import settle_input_of
-from tests.table.table_helpers import Harness
-
-RICH = 10**9
+from tests.table.table_helpers import RICH, Harness
 
 
 class Table(Harness):
-    def xd_bet(self, account: str, bet_type: str, stake: int, seat: int) -> dict[str, Any]:
-        self.bet_no += 1
-        request = c.BetRequest(
-            f"b{self.bet_no}", f"k{self.bet_no}", account, bet_type, stake, seat=seat
-        )
-        return self.run(c.PlaceBets((request,), {account: RICH})).answer["results"][0]
-
-    def act(self, actor: str, action: str, account: str, **kw: Any) -> Any:
-        return self.run(c.Act(actor, action, account, balances={account: RICH}, **kw))
-
     def turn(self) -> dict[str, Any] | None:
         return self.state.public_summary()["round"]["turn"]
 
@@ -69,8 +57,8 @@ def test_a_table_takes_its_decks_from_the_profile_and_records_the_edge_it_opens_
 
 def test_a_classic_round_the_house_draws_to_17_and_checks_all_then_a_fresh_deck():
     h = xtable("classic", 1, 2)
-    h.xd_bet("p1", "main", 1000, 1)
-    h.xd_bet("p2", "main", 500, 2)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p2", "main", 500, 2)
     h.run(c.CloseBetting())
     positions = [
         h.deal(card).drafts[0].payload["position"] for card in ["9S", "5H", "7D", "AS", "6H", "8D"]
@@ -110,8 +98,8 @@ def test_a_classic_round_the_house_draws_to_17_and_checks_all_then_a_fresh_deck(
 
 def test_room_shared_timer_runs_out_and_plays_every_punter_then_unbet_seats_are_freed():
     h = xtable("room", 1, 2, 3)
-    h.xd_bet("p1", "main", 100, 1)
-    h.xd_bet("p2", "main", 100, 2)  # seat 3 does not bet: removed after the round (seed 001)
+    h.seat_bet("p1", "main", 100, 1)
+    h.seat_bet("p2", "main", 100, 2)  # seat 3 does not bet: removed after the round (seed 001)
     h.run(c.CloseBetting())
     h.deal("TS", "TD", "TC", "TH", "3H", "7D")  # seat 1: 20, seat 2: 13, banker 17
     turn = h.turn()
@@ -134,10 +122,10 @@ def test_room_shared_timer_runs_out_and_plays_every_punter_then_unbet_seats_are_
 
 def test_a_seated_bank_is_debited_at_the_close_and_credited_with_the_settlement():
     h = xtable("room", 1, 2, 9, banker="seated")
-    h.xd_bet("p1", "main", 1000, 1)
-    h.xd_bet("p2", "main", 2000, 2)
-    assert h.xd_bet("p9", "bank", 9999, 9)["error"] == "bankroll"  # 5x the max bet: 10000
-    assert h.xd_bet("p9", "bank", 10_000, 9)["status"] == "placed"
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p2", "main", 2000, 2)
+    assert h.seat_bet("p9", "bank", 9999, 9)["error"] == "bankroll"  # 5x the max bet: 10000
+    assert h.seat_bet("p9", "bank", 10_000, 9)["status"] == "placed"
     assert h.events("betting_closed")[-1]["reason"] == "every seated player has bet"
     h.deal("AS", "TD", "9C", "KH", "9H", "8D")  # seat 1 Xì Dách, seat 2 19, banker 17
     h.act("seat:2", "stand", "p2")
@@ -149,8 +137,8 @@ def test_a_seated_bank_is_debited_at_the_close_and_credited_with_the_settlement(
 
 def test_a_forced_draw_hidden_bet_deals_its_cards_face_down():
     h = xtable("forced-draw", 1, 2)
-    h.xd_bet("p1", "hidden", 100, 1)
-    h.xd_bet("p2", "main", 100, 2)
+    h.seat_bet("p1", "hidden", 100, 1)
+    h.seat_bet("p2", "main", 100, 2)
     h.run(c.CloseBetting())
     dealt = [h.deal(card).drafts[0].payload for card in ["TS", "9D", "TC", "7H", "8S", "7D"]]
     assert [(p["position"], p.get("face_up", True)) for p in dealt] == [
@@ -165,7 +153,7 @@ def test_a_forced_draw_hidden_bet_deals_its_cards_face_down():
 
 def test_a_misdeal_voids_and_refunds_every_stake_once():
     h = xtable("room", 1)
-    h.xd_bet("p1", "main", 1000, 1)
+    h.seat_bet("p1", "main", 1000, 1)
     assert h.state.round.phase == "dealing"  # type: ignore[union-attr]  # all have bet
     h.deal("8S", "6D", "8C")
     h.run(c.RaiseIncident("misdeal", {"note": "card to the wrong seat"}))
@@ -189,7 +177,7 @@ def test_a_commission_is_recorded_on_the_settled_line_and_out_of_the_return():
     h.run(c.InsertShoe())
     h.run(c.TakeSeat(1, "p1"))
     h.run(c.OpenBetting())
-    h.xd_bet("p1", "main", 1000, 1)
+    h.seat_bet("p1", "main", 1000, 1)
     h.run(c.CloseBetting())
     h.deal("TS", "7C", "9H", "KD")  # 19 against the house's 17
     h.act("seat:1", "stand", "p1")
@@ -206,8 +194,8 @@ def test_a_check_settles_that_punter_at_once_while_the_round_goes_on():
     for n in (1, 2):
         h.run(c.TakeSeat(n, f"p{n}"))
     h.run(c.OpenBetting())
-    h.xd_bet("p1", "main", 1000, 1)
-    h.xd_bet("p2", "main", 1000, 2)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p2", "main", 1000, 2)
     h.run(c.CloseBetting())
     h.deal("9D", "TS", "TC", "8S", "5H", "6D")  # seat 2: 17, seat 1: 15, banker 16
     h.act("seat:2", "stand", "p2")
@@ -235,7 +223,7 @@ def test_a_missed_card_entered_by_the_supervisor_keeps_the_hole_card_off_the_pub
     from table_service.table.stream import public_view
 
     h = xtable("room", 1)
-    h.xd_bet("p1", "main", 1000, 1)
+    h.seat_bet("p1", "main", 1000, 1)
     assert h.state.round.phase == "dealing"  # type: ignore[union-attr]  # all have bet
     h.deal("TS")  # seat 1; the banker's face-down card was pulled but not scanned
     h.run(c.RaiseIncident("missed_scan", {"note": "banker's first card not read"}))
@@ -253,10 +241,10 @@ def test_a_missed_card_entered_by_the_supervisor_keeps_the_hole_card_off_the_pub
 
 def test_leaving_before_the_reveal_a_punter_loses_and_a_seated_banker_pays_everyone():
     h = xtable("room", 1, 2, 3, 9, banker="seated")
-    h.xd_bet("p1", "main", 1000, 1)
-    h.xd_bet("p2", "main", 500, 2)
-    h.xd_bet("p3", "main", 200, 3)
-    h.xd_bet("p9", "bank", 20_000, 9)  # everyone has bet: betting closes
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p2", "main", 500, 2)
+    h.seat_bet("p3", "main", 200, 3)
+    h.seat_bet("p9", "bank", 20_000, 9)  # everyone has bet: betting closes
     h.deal("TS", "5D", "9C", "KC", "7H", "2H", "8D", "4S")  # 20, 12, 11; banker K 8
     assert h.turn()["actors"] == ["seat:1"]
     h.act("seat:3", "leave", "p3")  # out of turn: leaving is always open, and loses
@@ -271,9 +259,9 @@ def test_leaving_before_the_reveal_a_punter_loses_and_a_seated_banker_pays_every
 
 def test_nobody_holds_the_bank_the_room_closes_and_every_stake_goes_back():
     h = xtable("room", 1, 2, 9, banker="seated")
-    h.xd_bet("p1", "main", 1000, 1)
-    h.xd_bet("p2", "main", 500, 2)
-    assert h.xd_bet("p9", "bank", 5000, 9)["error"] == "bankroll"  # 5x the maximum: 10000
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p2", "main", 500, 2)
+    assert h.seat_bet("p9", "bank", 5000, 9)["error"] == "bankroll"  # 5x the maximum: 10000
     decision = h.run(c.CloseBetting())
     assert "round_settled" in h.types(decision)
     assert h.results() == {"b1": 1000, "b2": 500}
@@ -285,9 +273,9 @@ def test_nobody_holds_the_bank_the_room_closes_and_every_stake_goes_back():
 
 def test_a_banker_keeps_the_bank_with_less_than_the_take_requirement_until_under_the_minimum():
     h = xtable("room", 1, 2, 9, banker="seated")
-    h.xd_bet("p1", "main", 2000, 1)
-    h.xd_bet("p2", "main", 2000, 2)
-    h.xd_bet("p9", "bank", 10_000, 9)  # exactly 5x the maximum bet
+    h.seat_bet("p1", "main", 2000, 1)
+    h.seat_bet("p2", "main", 2000, 2)
+    h.seat_bet("p9", "bank", 10_000, 9)  # exactly 5x the maximum bet
     h.deal("TS", "TD", "7C", "KH", "9H", "TC")  # 20, 19 against the banker's 17
     h.act("seat:1", "stand", "p1")
     h.act("seat:2", "stand", "p2")
@@ -296,15 +284,15 @@ def test_a_banker_keeps_the_bank_with_less_than_the_take_requirement_until_under
     assert h.state.bank_seat == 9
     h.run(c.InsertShoe())
     h.run(c.OpenBetting())
-    refused = h.xd_bet("p1", "bank", 20_000, 1)
+    refused = h.seat_bet("p1", "bank", 20_000, 1)
     assert refused["error"] == "bank_kept"  # seat 9 keeps the bank
-    assert h.xd_bet("p9", "bank", 6000, 9)["status"] == "placed"  # under 5x, but kept
+    assert h.seat_bet("p9", "bank", 6000, 9)["status"] == "placed"  # under 5x, but kept
     assert h.replayed() == h.state
 
 
 def test_a_card_the_one_deck_cannot_hold_is_a_blocking_incident_never_dealt():
     h = xtable("classic", 1)
-    h.xd_bet("p1", "main", 1000, 1)
+    h.seat_bet("p1", "main", 1000, 1)
     h.run(c.CloseBetting())
     h.deal("TS", "9C")
     decision = h.deal("TS")  # a second ten of spades from one deck: a foreign card
@@ -338,8 +326,8 @@ def test_a_table_file_may_name_its_own_profile_file(tmp_path: Path):
 
 def test_the_hole_card_is_turned_for_the_public_at_the_banker_turn():
     h = xtable("room", 1, 2)
-    h.xd_bet("p1", "main", 100, 1)
-    h.xd_bet("p2", "main", 100, 2)
+    h.seat_bet("p1", "main", 100, 1)
+    h.seat_bet("p2", "main", 100, 2)
     h.deal("TS", "TD", "6C", "TH", "9H", "KD")  # banker: 6C face down, KD up
     assert h.events("cards_revealed") == []
     h.act("seat:1", "stand", "p1")
@@ -359,8 +347,8 @@ def _bank_bid(h: Table, seat: int, stake: int, balances: dict[str, int]) -> dict
 
 def _banker_leaves(h: Table, banker: int, punters: tuple[int, ...]) -> None:
     for n in punters:
-        h.xd_bet(f"p{n}", "main", 100, n)
-    h.xd_bet(f"p{banker}", "bank", 20_000, banker)  # everyone has bet: betting closes
+        h.seat_bet(f"p{n}", "main", 100, n)
+    h.seat_bet(f"p{banker}", "bank", 20_000, banker)  # everyone has bet: betting closes
     h.deal(*["TS", "TD", "7C", "KH", "9H", "TC", "5S", "6S"][: 2 * (len(punters) + 1)])
     h.act("banker", "leave", f"p{banker}")  # the banker leaves: the bank passes
     assert h.events("round_result")[-1]["outcome"]["bank"]["keeps_bank"] is False
@@ -386,7 +374,7 @@ def test_the_bank_passes_clockwise_wrapping_around_to_the_first_seat():
     balances = {"p1": RICH, "p3": 9999}  # seat 3 is next but under 10000: on to seat 1
     assert _bank_bid(h, 3, 9999, balances)["error"] == "bank_passes"
     assert _bank_bid(h, 1, 10_000, balances)["status"] == "placed"
-    h.xd_bet("p3", "main", 100, 3)
+    h.seat_bet("p3", "main", 100, 3)
     assert h.replayed() == h.state
 
 
@@ -396,8 +384,8 @@ def test_the_room_closes_when_nobody_qualifies_for_the_passing_bank():
     balances = {"p1": 9999, "p2": 500}
     assert _bank_bid(h, 1, 9999, balances)["error"] == "room_closed"
     assert _bank_bid(h, 2, 10_000, {"p1": 9999, "p2": 10_000 - 1})["error"] == "room_closed"
-    h.xd_bet("p1", "main", 100, 1)
-    h.xd_bet("p2", "main", 100, 2)  # every seated punter has bet: betting closes
+    h.seat_bet("p1", "main", 100, 1)
+    h.seat_bet("p2", "main", 100, 2)  # every seated punter has bet: betting closes
     assert h.events("round_result")[-1]["outcome"]["room_closed"] is True
     assert h.results() == {"b6": 100, "b7": 100}  # every stake goes back
     assert h.state.bank_from == 9  # the pass still stands for the next round
