@@ -27,6 +27,7 @@ import sys
 import time
 import tomllib
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -490,13 +491,12 @@ def test_xidach_settle(tmp_path: Path) -> None:
 DYNAMIC = {"monotonic", "utc"}
 
 
-def test_shoe_sim_and_read(tmp_path: Path) -> None:
-    steps = _console_steps(_one("shoe sim and read").text)
-    sim, read = steps
-    assert sim.command.endswith(" &")
+@contextmanager
+def _shoe_sim(command: str, cwd: Path) -> Iterator[str]:
+    """``livetable shoe sim ...`` running in the background; its device path (first line)."""
     proc = subprocess.Popen(
-        ["bash", "-c", "exec " + sim.command.removesuffix("&").strip()],
-        cwd=tmp_path,
+        ["bash", "-c", f"exec {command}"],
+        cwd=cwd,
         env=_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -504,14 +504,21 @@ def test_shoe_sim_and_read(tmp_path: Path) -> None:
     )
     try:
         assert proc.stdout is not None
-        device = proc.stdout.readline().strip()
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_shoe_sim_and_read(tmp_path: Path) -> None:
+    steps = _console_steps(_one("shoe sim and read").text)
+    sim, read = steps
+    assert sim.command.endswith(" &")
+    with _shoe_sim(sim.command.removesuffix("&").strip(), tmp_path) as device:
         assert re.fullmatch(r"/tmp/livetable-shoe-\w+/shoe", sim.output[0])
         assert Path(device).exists(), device
         command = read.command.replace(sim.output[0], device)
         got = [json.loads(line) for line in _bash(command, tmp_path, timeout=60).splitlines()]
-    finally:
-        proc.terminate()
-        proc.wait(30)
     assert len(got) == len(read.output)
     for shown, actual in zip(read.output, got, strict=True):
         _same_fields(shown, actual, DYNAMIC)
@@ -522,21 +529,8 @@ def test_missed_card_suspected_under_faults(tmp_path: Path) -> None:
     options = re.search(r"With `(--heartbeat [^`]+--faults [^`]+)`", _one("missed card").before)
     assert options, "the README names the options of this example"
     flags = options.group(1)
-    proc = subprocess.Popen(
-        ["bash", "-c", f"exec livetable shoe sim --seed 3 --rate 20 {flags}"],
-        cwd=tmp_path,
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        device = proc.stdout.readline().strip()
+    with _shoe_sim(f"livetable shoe sim --seed 3 --rate 20 {flags}", tmp_path) as device:
         out = _bash(f"livetable shoe read --port {device} --duration 4", tmp_path, timeout=60)
-    finally:
-        proc.terminate()
-        proc.wait(30)
     events = [json.loads(line) for line in out.splitlines()]
     shown = _one("missed card").text.splitlines()
     suspected = [e for e in events if e["event"] == "missed_card_suspected"]
