@@ -26,9 +26,10 @@ from table_service.rules.cards import standard_deck
 from table_service.rules.games import GAMES, find_game
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
-from table_service.table.decide import Decision, Draft, decide
+from table_service.table.decide import Decision, decide
 from table_service.table.errors import BettingClosed
-from table_service.table.state import TableState, fold, settle_input_of
+from table_service.table.state import settle_input_of
+from tests.table.table_helpers import Harness
 
 ROUNDS = {"baccarat": 300, "blackjack": 400, "xidach": 300}
 PLAYERS = [f"p{i}" for i in range(9)]
@@ -36,25 +37,15 @@ RICH = {p: 10**12 for p in PLAYERS}
 STAKES = (100, 250, 1000, 5000)
 
 
-class Table:
+class Table(Harness):
     def __init__(self, game: str, seed: int) -> None:
         self.rng = random.Random(seed)
-        self.config = TableConfig(table_id=f"c-{game}", game=game, betting_seconds=10)
         self.game = find_game(game)
-        self.rules = self.config.rules
-        self.now = datetime(2026, 1, 1, tzinfo=UTC)
-        self.state = TableState(self.config.table_id)
-        self.log: list[Draft] = []
         self.shoe: list[str] = []
-        self.bet_no = 0
         self.stats: Counter[str] = Counter()
-        self.run(c.OpenTable(self.config))
-
-    def run(self, command: c.Command, actor: str = "test") -> Decision:
-        decision = decide(self.state, command, now=self.now, actor=actor)
-        self.state = decision.state
-        self.log.extend(decision.drafts)
-        return decision
+        config = TableConfig(table_id=f"c-{game}", game=game, betting_seconds=10)
+        super().__init__(config=config, now=datetime(2026, 1, 1, tzinfo=UTC))  # opens the table
+        self.rules = self.config.rules
 
     def summary(self) -> dict[str, Any]:
         return self.state.public_summary()
@@ -228,9 +219,6 @@ class Table:
         else:
             assert rnd.phase == "voided"
             assert all(item["returned"] == item["stake"] for item in lines.values())
-
-    def replayed(self) -> TableState:
-        return fold(TableState(self.config.table_id), ((d.type, d.payload, 0) for d in self.log))
 
 
 @pytest.mark.parametrize("game", sorted(GAMES))
