@@ -37,6 +37,10 @@ from table_service.principals import add_principal
 from table_service.runtime import Runtime
 
 READY_SECONDS = 90  # an interpreter start and migrations on a saturated 2-core machine
+# Bounds of the waits for a card, a released shoe, a quiet table: generous, so a loaded
+# machine makes a crash test slower, never red. A server that never records a card still
+# fails, naming the table it has.
+WAIT_SECONDS = 60
 
 
 def free_port() -> int:
@@ -169,7 +173,18 @@ def shoe_table(
     8-deck virtual shoe dealt by the test; the server is not started yet."""
     env = server_env(tmp_path / "data", db_url)
     runtime = open_runtime(env)
-    shoe = VirtualShoe("framed", decks=8, seed=seed, cut_depth=52, link_path=str(tmp_path / "shoe"))
+    # A frame the live server has not acknowledged is retransmitted for a minute (not the
+    # default second): a slow ACK on a loaded machine is not a lost card. A killed server
+    # drops the line, and the shoe keeps the frame for the next one.
+    shoe = VirtualShoe(
+        "framed",
+        decks=8,
+        seed=seed,
+        cut_depth=52,
+        link_path=str(tmp_path / "shoe"),
+        retransmit_interval=0.2,
+        max_retransmits=int(WAIT_SECONDS / 0.2),
+    )
     shoe.start()
     tables = tmp_path / "tables.toml"
     tables.write_text(
@@ -363,7 +378,7 @@ class CrashDriver:
     # -- after a restart ------------------------------------------------------------------
     def settle_down(self) -> None:
         """Wait until the shoe has delivered what it held and the table is quiet."""
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + WAIT_SECONDS
         last, stable_since = -1, time.monotonic()
         while time.monotonic() < deadline:
             seq = self.table()["last_seq"]
@@ -427,7 +442,7 @@ class CrashDriver:
                 self.ledger.bets[item["key"]] = bet
 
     def deal(self) -> str:
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + WAIT_SECONDS
         while True:
             try:
                 card = self.shoe.deal()
@@ -439,7 +454,7 @@ class CrashDriver:
             return str(card)
 
     def wait_seen(self, before: int) -> dict[str, Any]:
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + WAIT_SECONDS
         while True:
             table = self.table()
             if table["shoe"] is not None and table["shoe"]["cards_seen"] > before:
