@@ -173,18 +173,7 @@ def shoe_table(
     8-deck virtual shoe dealt by the test; the server is not started yet."""
     env = server_env(tmp_path / "data", db_url)
     runtime = open_runtime(env)
-    # A frame the live server has not acknowledged is retransmitted for a minute (not the
-    # default second): a slow ACK on a loaded machine is not a lost card. A killed server
-    # drops the line, and the shoe keeps the frame for the next one.
-    shoe = VirtualShoe(
-        "framed",
-        decks=8,
-        seed=seed,
-        cut_depth=52,
-        link_path=str(tmp_path / "shoe"),
-        retransmit_interval=0.2,
-        max_retransmits=int(WAIT_SECONDS / 0.2),
-    )
+    shoe = VirtualShoe("framed", decks=8, seed=seed, cut_depth=52, link_path=str(tmp_path / "shoe"))
     shoe.start()
     tables = tmp_path / "tables.toml"
     tables.write_text(
