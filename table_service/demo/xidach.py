@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
+import os
 import random
 import re
 import time
@@ -480,12 +482,11 @@ async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDac
     started = time.monotonic()
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(10**6)
     report = XiDachReport(seed, options.profile)
-    device = VirtualShoe("framed", decks=1, seed=seed, heartbeat=options.heartbeat, cut_depth=0)
+    sock = _bind(options.host, options.port)
+    device, poisoned = _lockable_shoe(seed, options.heartbeat)
     stack = ShoeStack(device, decks=1, seed=seed, cut_after=None, shoes=options.rounds + 2)
     config = table_config(options, device.device_path)
-    sock = _bind(options.host, options.port)
     settings = Settings(data_dir=options.data_dir) if options.data_dir else Settings()
-    device.start()
     runtime: Runtime | None = None
     try:
         runtime = await asyncio.to_thread(Runtime.from_settings, settings, upgrade=True)
@@ -495,6 +496,8 @@ async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDac
             runtime.close()
         sock.close()
         device.stop()
+        for other in poisoned:
+            other.stop()
     report.seconds = time.monotonic() - started
     console.print(
         f"{report.rounds_settled + report.rounds_voided} rounds in {report.seconds:.1f} s; "
@@ -503,6 +506,34 @@ async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDac
         f"bank bids refused {report.bank_refusals}, room closed {report.rooms_closed} times"
     )
     return report
+
+
+def _lockable_shoe(seed: int, heartbeat: float) -> tuple[VirtualShoe, list[VirtualShoe]]:
+    """A started virtual shoe whose pseudo-terminal the reader can lock.
+
+    A process elsewhere on the machine that still holds the slave side of an old
+    pseudo-terminal (its shoe gone) keeps that terminal's lock when the kernel hands
+    the same number to a new one, and the reader's exclusive open then fails for good.
+    Such a terminal is kept (so its number is not handed out again) and another taken.
+    Returns the shoe and the ones passed over (stop them with it)."""
+    passed_over: list[VirtualShoe] = []
+    for _ in range(8):
+        device = VirtualShoe("framed", decks=1, seed=seed, heartbeat=heartbeat, cut_depth=0).start()
+        try:
+            fd = os.open(device.device_path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        except OSError:
+            return device, passed_over  # the reader will say what is wrong
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return device, passed_over
+        except OSError:
+            passed_over.append(device)
+        finally:
+            os.close(fd)
+    for device in passed_over:
+        device.stop()
+    raise DemoError("no pseudo-terminal for the virtual shoe can be locked by the reader")
 
 
 async def _serve_and_play(
