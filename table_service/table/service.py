@@ -28,7 +28,7 @@ from table_service.rules.game import Turn
 from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
-from table_service.table.decide import Decision, decide
+from table_service.table.decide import SYSTEM, Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
 from table_service.table.projector import ROUND_CARDS, balances, project
 from table_service.table.state import TableState, fold, game_of, game_of_round
@@ -197,12 +197,12 @@ class TableService:
                 # room nobody can bank is recorded closed in the same transaction.
                 seated = set(decision.state.seats_for_round().values())
                 review = c.ReviewRoom(balances(session, seated))
-                after = decide(decision.state, review, now=self.clock(), actor=actor)
+                after = decide(decision.state, review, now=self.clock(), actor=SYSTEM)
                 if after.drafts:
                     more = store.append(
                         session,
                         [
-                            NewEvent(self.table_id, d.type, actor, d.payload, d.round_id)
+                            NewEvent(self.table_id, d.type, SYSTEM, d.payload, d.round_id)
                             for d in after.drafts
                         ],
                     )

@@ -105,7 +105,9 @@ def test_a_bank_under_the_minimum_bet_is_lost_and_nobody_qualifying_closes_the_r
     results = _bets(room, 2, [(1, "p1", "bank", 7000), (2, "p2", "bank", 12_000)])
     assert results[0]["error"] == "bank_passes" and results[1]["status"] == "placed"
     with room.runtime.sessions() as session:  # type: ignore[attr-defined]
-        kinds = [e.type for e in EventStore.read(session, table_id=T)]
+        events = EventStore.read(session, table_id=T)
+    kinds = [e.type for e in events]
+    assert next(e for e in events if e.type == "room_closed").actor == "system:rules"
     closed, reopened = kinds.index("room_closed"), kinds.index("room_reopened")
     assert kinds[closed - 2 : closed] == ["round_settled", "shoe_ended"]  # with the settlement
     assert kinds[reopened + 1] == "betting_opened"
