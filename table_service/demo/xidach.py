@@ -35,12 +35,14 @@ import logging
 import os
 import random
 import re
+import tempfile
 import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, cast
 
+import structlog
 import uvicorn
 from rich.console import Console
 
@@ -61,6 +63,8 @@ from table_service.rules.xidach.state import TableLimits
 from table_service.runtime import Runtime
 from table_service.table.api import build_app
 from table_service.table.config import ShoeConfig, StakeLimits, TableConfig
+
+log = structlog.get_logger(__name__)
 
 MIN_BET, MAX_BET = 100, 2000
 BANK_FUNDS = 200_000  # the first seated banker's account: comfortably 5x the maximum bet
@@ -475,29 +479,28 @@ class XiDachDemo:
 
 
 async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDachReport:
-    """Start the virtual shoe, the API (whose table opens the serial reader on the shoe's
-    device), the stream follower and the bots; play ``options.rounds`` rounds; stop in
-    the reverse order (a round left half-played is voided, every stake refunded)."""
+    """Start the API (whose table opens the serial reader on the shoe's device path), the
+    virtual shoe on its pseudo-terminal, the stream follower and the bots; play
+    ``options.rounds`` rounds; stop in the reverse order (a round left half-played is
+    voided, every stake refunded)."""
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
     started = time.monotonic()
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(10**6)
     report = XiDachReport(seed, options.profile)
     sock = _bind(options.host, options.port)
-    device, poisoned = _lockable_shoe(seed, options.heartbeat)
-    stack = ShoeStack(device, decks=1, seed=seed, cut_after=None, shoes=options.rounds + 2)
-    config = table_config(options, device.device_path)
+    shoes = _Shoes(seed, options.heartbeat)
+    config = table_config(options, shoes.path)
     settings = Settings(data_dir=options.data_dir) if options.data_dir else Settings()
     runtime: Runtime | None = None
     try:
+        _ = config.rules.edge  # the exact edge (seconds for a custom profile), before the shoe
         runtime = await asyncio.to_thread(Runtime.from_settings, settings, upgrade=True)
-        await _serve_and_play(runtime, settings, options, config, console, report, stack, sock)
+        await _serve_and_play(runtime, settings, options, config, console, report, shoes, sock)
     finally:
         if runtime is not None:
             runtime.close()
         sock.close()
-        device.stop()
-        for other in poisoned:
-            other.stop()
+        shoes.stop()
     report.seconds = time.monotonic() - started
     console.print(
         f"{report.rounds_settled + report.rounds_voided} rounds in {report.seconds:.1f} s; "
@@ -508,32 +511,75 @@ async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDac
     return report
 
 
-def _lockable_shoe(seed: int, heartbeat: float) -> tuple[VirtualShoe, list[VirtualShoe]]:
-    """A started virtual shoe whose pseudo-terminal the reader can lock.
+class _Shoes:
+    """The virtual shoe behind a stable device path (a symlink to its pseudo-terminal).
 
-    A process elsewhere on the machine that still holds the slave side of an old
-    pseudo-terminal (its shoe gone) keeps that terminal's lock when the kernel hands
-    the same number to a new one, and the reader's exclusive open then fails for good.
-    Such a terminal is kept (so its number is not handed out again) and another taken.
-    Returns the shoe and the ones passed over (stop them with it)."""
-    passed_over: list[VirtualShoe] = []
-    for _ in range(8):
-        device = VirtualShoe("framed", decks=1, seed=seed, heartbeat=heartbeat, cut_depth=0).start()
+    A process elsewhere on the machine may hold a device path of its own that still
+    points at an old ``/dev/pts/N`` (a server left running after its shoe was killed):
+    its reader reopens that name and locks whatever terminal the kernel hands the number
+    to next, so this table's reader can never lock it. Such a terminal is kept open (its
+    number is not handed out again while we hold it) and a fresh one put behind the same
+    device path, which the table's reader is retrying."""
+
+    def __init__(self, seed: int, heartbeat: float) -> None:
+        self.seed, self.heartbeat = seed, heartbeat
+        self._dir = tempfile.mkdtemp(prefix="livetable-xd-shoe-")
+        self.path = str(Path(self._dir) / "shoe")
+        self.passed_over: list[VirtualShoe] = []
+        self.device: VirtualShoe | None = None
+
+    def start(self) -> VirtualShoe:
+        if self.device is not None:
+            self.passed_over.append(self.device)
+        self.device = VirtualShoe(
+            "framed",
+            decks=1,
+            seed=self.seed,
+            heartbeat=self.heartbeat,
+            cut_depth=0,
+            link_path=self.path,
+        ).start()
+        return self.device
+
+    def locked_elsewhere(self) -> bool:
+        """Someone else holds the current terminal's lock (our reader is not on it)."""
         try:
-            fd = os.open(device.device_path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+            fd = os.open(self.path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
         except OSError:
-            return device, passed_over  # the reader will say what is wrong
+            return False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             fcntl.flock(fd, fcntl.LOCK_UN)
-            return device, passed_over
+            return False
         except OSError:
-            passed_over.append(device)
+            return True
         finally:
             os.close(fd)
-    for device in passed_over:
-        device.stop()
-    raise DemoError("no pseudo-terminal for the virtual shoe can be locked by the reader")
+
+    def stop(self) -> None:
+        for device in [self.device, *self.passed_over]:
+            if device is not None:
+                device.stop()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        with contextlib.suppress(OSError):
+            os.rmdir(self._dir)
+
+
+async def _shoe_online(shoes: _Shoes, table: Table, api: ApiClient) -> VirtualShoe:
+    """Wait for the table's reader to come online on the shoe (started before the API),
+    putting a fresh terminal behind the device path if another process took this one."""
+    device = shoes.device or shoes.start()
+    for _ in range(4):
+        try:
+            await _reader_online(table, api, timeout=8.0)
+            return device
+        except DemoError:
+            if not shoes.locked_elsewhere():
+                raise
+            log.warning("demo.shoe_terminal_taken", pty=device.pty_path)
+            device = shoes.start()
+    raise DemoError("every pseudo-terminal for the shoe was taken by another process")
 
 
 async def _serve_and_play(
@@ -543,7 +589,7 @@ async def _serve_and_play(
     config: TableConfig,
     console: Console,
     report: XiDachReport,
-    stack: ShoeStack,
+    shoes: _Shoes,
     sock: Any,
 ) -> None:
     principals = await asyncio.to_thread(
@@ -555,6 +601,7 @@ async def _serve_and_play(
     server = _Server(
         uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, lifespan="on")
     )
+    shoes.start()  # the shoe first: the table's reader opens it as the API starts
     task = asyncio.create_task(server.serve(sockets=[sock]), name="api-server")
     base_url = f"http://{options.host}:{sock.getsockname()[1]}"
     sup, op, dealer_api = (
@@ -575,7 +622,10 @@ async def _serve_and_play(
         feed.listeners.append(supervisor.on_event)
         feed.start()
         await asyncio.wait_for(feed.connected.wait(), 15)
-        await _reader_online(table, sup)
+        device = await _shoe_online(shoes, table, sup)
+        stack = ShoeStack(
+            device, decks=1, seed=report.seed, cut_after=None, shoes=options.rounds + 2
+        )
         await supervisor.recover()
         supervisor_task = asyncio.create_task(supervisor.run(), name="supervisor")
         terms = (await sup.get(f"/tables/{config.table_id}")).get("terms")

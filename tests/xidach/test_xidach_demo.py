@@ -58,3 +58,33 @@ def test_the_demo_plays_live_rounds_that_settle_as_the_settle_command(
         assert report.banker_leaves == 1 and report.bank_passes == 1
         assert report.bank_refusals == 0
         assert "the bank passes clockwise from seat 5 to seat 1" in text
+
+
+def test_a_shoe_terminal_another_process_locked_is_kept_and_a_fresh_one_put_behind_the_path() -> (
+    None
+):
+    """A reader elsewhere that reopens an old /dev/pts/N locks whatever terminal gets
+    that number next: the demo keeps that terminal (so the number stays taken) and puts a
+    fresh one behind the same device path, which its own reader is retrying."""
+    import fcntl
+    import os
+
+    from table_service.demo.xidach import _Shoes
+
+    shoes = _Shoes(seed=1, heartbeat=0.5)
+    try:
+        first = shoes.start()
+        assert not shoes.locked_elsewhere()
+        taken = os.open(first.pty_path or "", os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        try:
+            fcntl.flock(taken, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the foreign reader
+            assert shoes.locked_elsewhere()
+            second = shoes.start()
+            assert second.pty_path != first.pty_path and first.plugged  # the old one held
+            assert os.path.realpath(shoes.path) == second.pty_path
+            assert not shoes.locked_elsewhere()
+        finally:
+            os.close(taken)
+    finally:
+        shoes.stop()
+    assert not os.path.lexists(shoes.path)
