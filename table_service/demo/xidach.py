@@ -16,8 +16,9 @@ recorded deadlines run by the service. Bots:
   them), some leave mid-round (losing the stake); they sit down again next round;
 - in ``room`` the bank follows the rules: the first banker takes it holding 5x the
   maximum bet and commits its whole balance; it keeps the bank while the bank holds the
-  minimum bet; after a few rounds it leaves at its turn (losing to every punter), and the
-  bank passes clockwise to the next seated player who qualifies, who takes it. The
+  minimum bet; after a few rounds it leaves the table at its turn (its hand, already
+  revealed, is then played out by the rules), and the bank passes clockwise to the next
+  seated player who qualifies, who takes it. The
   banker decides within the rules (hit below 17, stand from 17), sometimes timing out.
 
 After every round the log shows bets, cards, decisions and results, and checks the live
@@ -394,8 +395,8 @@ class XiDachDemo:
         if actor == "banker" and not self.seated_bank:
             return legal[0] if legal else None  # the dealer confirms the house's one move
         if actor == "banker" and self.held_for >= BANK_TERM:
-            # the banker has held the bank long enough: it leaves at its turn (before
-            # revealing, so it loses to every punter) and the bank passes clockwise
+            # the banker has held the bank long enough: it leaves at its turn (the hole
+            # card is up by then, so the rules play its hand out) and the bank passes
             return {"actor": "banker", "action": "leave"}
         if not legal or self.rng.random() < 0.15:
             return None  # a timeout
