@@ -33,6 +33,8 @@ def _payload(raw: Any) -> dict[str, Any]:
 
 
 def fold(events: Iterable[Any]) -> Expected:
+    from table_service.models import house_account
+
     out = Expected()
     for e in events:
         p = _payload(e.payload)
@@ -63,6 +65,10 @@ def fold(events: Iterable[Any]) -> Expected:
             for i in p[key]:
                 out.balances[i["account"]] += i["returned"]
                 out.ledger[(i["account"], i["returned"], "return", i["bet_id"], None)] += 1
+                if i.get("commission"):  # the house's share, credited to the house account
+                    house = house_account(e.table_id)
+                    out.balances[house] += i["commission"]
+                    out.ledger[(house, i["commission"], "commission", i["bet_id"], None)] += 1
                 placed = out.bets.get(i["bet_id"])
                 if placed is not None:
                     out.bets[i["bet_id"]] = (

@@ -52,6 +52,7 @@ class BetRecord:
     status: str = "open"  # open | settled | refunded
     result: str | None = None
     returned: int | None = None
+    commission: int = 0  # the house's share of the win, out of ``returned`` (own line)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,16 +84,16 @@ class RoundFold:
     shoe_no: int = 0
     events: list[tuple[str, dict[str, Any], int]] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)
+    early_bets: set[str] = field(default_factory=set)  # settled during the round (a check)
     _settle_input: tuple[dict[str, Any] | None] | None = field(default=None, repr=False)
+    _round: Any = field(default=None, repr=False)
 
-    def settle_input(self) -> dict[str, Any] | None:
-        """The line ``livetable settle <game>`` takes, folded from this round's events by
-        the table's own fold (``table_service.table.state``) under the configuration the
-        round opened with: cards in shoe order, bets, decisions in order. None for a
-        round voided before any card."""
-        if self._settle_input is not None:
-            return self._settle_input[0]
-        from table_service.table.state import ShoeState, TableState, apply, settle_input_of
+    def _folded(self) -> Any:
+        """The round folded from its events by the table's own fold
+        (``table_service.table.state``) under the configuration it opened with."""
+        if self._round is not None:
+            return self._round
+        from table_service.table.state import ShoeState, TableState, apply
 
         decks = int(self.config.get("decks", 8))
         shoe = ShoeState(self.shoe_no, decks)
@@ -101,9 +102,30 @@ class RoundFold:
             state = apply(state, kind, payload, seq)
         if state.round is None:
             raise ReplayError(self.round_id, "its events do not make a round")
-        line = settle_input_of(state.round)
+        self._round = state.round
+        return state.round
+
+    def settle_input(self) -> dict[str, Any] | None:
+        """The line ``livetable settle <game>`` takes, folded from this round's events:
+        cards in shoe order, bets, decisions in order. None for a round voided before
+        any card."""
+        if self._settle_input is not None:
+            return self._settle_input[0]
+        from table_service.table.state import settle_input_of
+
+        line = settle_input_of(self._folded())
         self._settle_input = (line,)
         return line
+
+    def settled_early(self) -> dict[str, tuple[str, int]]:
+        """``{stake id: (result, returned)}`` of the stakes the game's own rules settle
+        before the round ends (a Xì Dách check), from the round's cards and decisions:
+        what a round voided after a check must have paid, and nothing else."""
+        rnd = self._folded()
+        early = getattr(rnd.game, "settled_early", None)
+        if early is None or rnd.play is None:
+            return {}
+        return {ln.stake_id: (ln.result, ln.returned) for ln in early(rnd.play.state)}
 
 
 _RULES: dict[tuple[str, str], Any] = {}
@@ -210,8 +232,11 @@ def fold_rounds(events: Iterable[Event]) -> Folded:
                 bet.status = status
                 bet.result = item.get("result", "refunded")
                 bet.returned = item["returned"]
+                bet.commission = int(item.get("commission", 0))
                 if status == "settled":
                     fold.settled_bets.append(bet.bet_id)
+                    if p.get("early"):
+                        fold.early_bets.add(bet.bet_id)
         elif kind == "round_settled":
             fold.status = "settled"
         elif kind == "round_voided":
@@ -247,6 +272,11 @@ def replay_round(
             recomputed = settle(fold.game, rules, settle_input)
         except Exception as exc:  # the rules code refusing the round is itself a finding
             raise ReplayError(fold.round_id, f"the rules code cannot settle it: {exc}") from exc
+    elif fold.early_bets:  # voided after a check: the checked stakes stood
+        try:
+            recomputed = fold.settled_early()
+        except Exception as exc:
+            raise ReplayError(fold.round_id, f"the rules code cannot settle it: {exc}") from exc
     else:
         recomputed = {}
     for bet in fold.bets.values():
@@ -257,7 +287,7 @@ def replay_round(
         if bet.status == "refunded":
             expected = ("refunded", bet.stake)
         else:
-            if fold.status == "voided":
+            if fold.status == "voided" and bet.bet_id not in fold.early_bets:
                 raise ReplayError(fold.round_id, "settled in a voided round", bet.bet_id)
             if bet.bet_id not in recomputed:
                 raise ReplayError(fold.round_id, "settled but not in the settle input", bet.bet_id)

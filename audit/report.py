@@ -51,6 +51,7 @@ class Group:
     staked: int = 0
     returned: int = 0
     refunded: int = 0
+    commission: int = 0  # kept by the house out of wins (in neither staked nor returned)
     by_bet: dict[str, BetLine] = field(default_factory=lambda: defaultdict(BetLine))
     shoes: list[dict[str, Any]] = field(default_factory=list)
 
@@ -67,6 +68,7 @@ class Group:
             "staked": self.staked,
             "returned": self.returned,
             "refunded": self.refunded,
+            "commission": self.commission,
             "shoes": self.shoes,
             "hold": self.hold,
             "bets": {
@@ -140,6 +142,7 @@ def build_report(
             line.theoretical = rtp.get(bet.type)
             group.staked += bet.stake
             group.returned += bet.returned or 0
+            group.commission += bet.commission
     # Incidents outside any round (a card between rounds, a reader fault) count too.
     for event in rows:
         if event.type != "incident_raised" or event.round_id is not None:

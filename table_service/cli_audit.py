@@ -273,13 +273,14 @@ def report(
     if json_output:
         typer.echo(jsonlib.dumps([g.to_json() for g in groups], indent=2))
         return
-    summary = Table("group", "rounds", "voided", "incidents", "staked", "returned", "hold %")
+    kept = any(g.commission for g in groups)
+    columns = ["group", "rounds", "voided", "incidents", "staked", "returned", "hold %"]
+    summary = Table(*columns, *(["commission"] if kept else []))
     for g in groups:
         incidents = ", ".join(f"{k} {n}" for k, n in sorted(g.incidents.items())) or "-"
         hold = "-" if g.hold is None else f"{g.hold * 100:.2f}"
-        summary.add_row(
-            g.key, str(g.rounds), str(g.voided), incidents, str(g.staked), str(g.returned), hold
-        )
+        row = [g.key, str(g.rounds), str(g.voided), incidents, str(g.staked), str(g.returned)]
+        summary.add_row(*row, hold, *([str(g.commission)] if kept else []))
     console.print(summary)
     shoes = Table(
         "table",

@@ -29,18 +29,22 @@ class Pull:
     shoe_index: int
 
 
-def shoe_order(rng: random.Random, decks: int, cut_after: int) -> list[str]:
+def shoe_order(rng: random.Random, decks: int, cut_after: int | None) -> list[str]:
     cards = [c.code for c in standard_deck()] * decks
     rng.shuffle(cards)
-    cards.insert(cut_after, CUT)
+    if cut_after is not None:
+        cards.insert(cut_after, CUT)
     return cards
 
 
 class ShoeStack:
     def __init__(
-        self, device: VirtualShoe, *, decks: int, seed: int, cut_after: int, shoes: int
+        self, device: VirtualShoe, *, decks: int, seed: int, cut_after: int | None, shoes: int
     ) -> None:
-        self.check_cut_after(decks, cut_after)
+        """``cut_after`` None: no cut card (a one-deck game deals a fresh deck each round;
+        the device must then be made with ``cut_depth=0``)."""
+        if cut_after is not None:
+            self.check_cut_after(decks, cut_after)
         rng = random.Random(seed)
         orders = [shoe_order(rng, decks, cut_after) for _ in range(shoes)]
         self.device = device

@@ -1,18 +1,25 @@
 """``livetable demo --game xidach --profile P``: a live Xì Dách table with bots.
 
-Everything runs here, through the real paths: SQLite in the data folder, the table
-service and its HTTP API on http://HOST:PORT, decisions through
-``POST /tables/{t}/actions``, timers as recorded deadlines run by the service. Bots:
+Everything runs here, through the real paths: SQLite in the data folder, a virtual framed
+shoe on a pseudo-terminal read by the real serial reader, the table service and its HTTP
+API on http://HOST:PORT, decisions through ``POST /tables/{t}/actions``, timers as
+recorded deadlines run by the service. Bots:
 
-- the dealer shuffles a fresh 52-card deck for every round (the table ends the deck
-  after each one-deck round) and enters each card the table asks for through the
-  supervisor's card entry (this demo does not drive the virtual serial shoe); as the
-  house banker it confirms the one move the published policy allows;
+- the dealer pulls every card the table asks for out of the virtual shoe, past the
+  reader (the table locks the shoe while betting is open); every profile deals from one
+  deck, which the table ends after each round, so before the next round the dealer takes
+  the rest of the old deck out unscanned and the supervisor inserts a freshly shuffled
+  one (the shoe-change procedure); as the house banker the dealer confirms the one move
+  the published policy allows;
 - punters bet, some with the privacy flag (``forced-draw``), some skip a round (``room``
   removes them from their seat), some let their timer run out (the rules play for
   them), some leave mid-round (losing the stake); they sit down again next round;
-- in ``room`` a seated banker commits a bank of its whole balance every round and
-  decides within the rules (hit below 17, stand from 17), sometimes timing out.
+- in ``room`` the bank follows the rules: the first banker takes it holding 5x the
+  maximum bet and commits its whole balance; it keeps the bank while the bank holds the
+  minimum bet; after a few rounds it leaves the table at its turn (its hand, already
+  revealed, is then played out by the rules), and the bank passes clockwise to the next
+  seated player who qualifies, who takes it. The
+  banker decides within the rules (hit below 17, stand from 17), sometimes timing out.
 
 After every round the log shows bets, cards, decisions and results, and checks the live
 settlement against ``livetable settle xidach`` on the round's ``settle_input``.
@@ -23,30 +30,48 @@ quickly (the rules are otherwise the shipped profile's).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import logging
+import os
 import random
 import re
+import tempfile
+import time
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import structlog
 import uvicorn
 from rich.console import Console
 
+from audit.store import EventStore
+from hardware_sim.virtual_shoe import VirtualShoe
 from table_service.config import Settings
+from table_service.demo.bots import DealerBot, PlayerBots, SupervisorBot, Table
 from table_service.demo.client import ApiClient, ApiError
 from table_service.demo.credentials import ensure_principals
-from table_service.demo.run import DemoError, _bind, _Server, _wait_started
-from table_service.rules.cards import standard_deck
-from table_service.rules.xidach.profile import PROFILE_NAMES
+from table_service.demo.feed import TableFeed
+from table_service.demo.roundlog import RoundLog
+from table_service.demo.run import DemoError, _bind, _reader_online, _Server, _wait_started
+from table_service.demo.shoestack import ShoeStack
+from table_service.rules.xidach.bank import bank_requirement, next_banker
+from table_service.rules.xidach.profile import PROFILE_NAMES, load_profile
 from table_service.rules.xidach.replay import handle_line
+from table_service.rules.xidach.state import TableLimits
 from table_service.runtime import Runtime
 from table_service.table.api import build_app
-from table_service.table.config import StakeLimits, TableConfig
+from table_service.table.config import ShoeConfig, StakeLimits, TableConfig
+
+log = structlog.get_logger(__name__)
 
 MIN_BET, MAX_BET = 100, 2000
-BANK_FUNDS = 200_000  # the seated banker's account: comfortably 5x the maximum bet
+BANK_FUNDS = 200_000  # the first seated banker's account: comfortably 5x the maximum bet
+PUNTER_FUNDS = 50_000  # each punter's: enough to take the bank when it passes
+BANK_TERM = 3
+"""Rounds a seated banker holds the bank before leaving the table at its turn."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +85,7 @@ class XiDachDemoOptions:
     punters: int = 4
     timer_seconds: int | None = 2
     betting_seconds: float = 2.0
+    heartbeat: float = 0.5
 
 
 @dataclass
@@ -75,6 +101,13 @@ class XiDachReport:
     staked: int = 0
     returned: int = 0
     bank_net: int = 0
+    bank_passes: int = 0
+    banker_leaves: int = 0
+    bank_refusals: int = 0
+    rooms_closed: int = 0
+    cards_pulled: int = 0
+    decks: int = 0
+    seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
 
@@ -92,7 +125,8 @@ def demo_profile_toml(profile: str, timer_seconds: int | None) -> str:
     return text
 
 
-def table_config(options: XiDachDemoOptions) -> TableConfig:
+def table_config(options: XiDachDemoOptions, shoe_port: str | None = None) -> TableConfig:
+    """The demo table; with ``shoe_port`` it reads a framed serial shoe on that device."""
     seated = options.profile == "room"
     return TableConfig(
         table_id=f"xd-{options.profile}",
@@ -104,6 +138,7 @@ def table_config(options: XiDachDemoOptions) -> TableConfig:
         },
         limits=StakeLimits(min_stake=MIN_BET, max_stake=MAX_BET),
         bet_limits={"bank": StakeLimits(min_stake=MIN_BET, max_stake=10**9)},
+        shoe=None if shoe_port is None else ShoeConfig(port=shoe_port, dialect="framed"),
     )
 
 
@@ -116,24 +151,34 @@ class XiDachDemo:
         operator: ApiClient,
         rng: random.Random,
         report: XiDachReport,
+        dealer: DealerBot,
+        dealer_api: ApiClient,
     ) -> None:
         self.o = options
         self.console = console
         self.sup = supervisor
         self.op = operator
+        self.dealer = dealer
+        self.dealer_api = dealer_api
         self.rng = rng
         self.report = report
         self.table = f"xd-{options.profile}"
         self.seated_bank = options.profile == "room"
-        self.punters = {n: f"punter{n}" for n in range(1, options.punters + 1)}
         self.banker = "banker9"
-        self.bank_seat = options.punters + 1
+        self.bank_seat = options.punters + 1  # where the first seated banker sits
+        self.players = {n: f"punter{n}" for n in range(1, options.punters + 1)}
+        if self.seated_bank:
+            self.players[self.bank_seat] = self.banker
+        self.profile = load_profile(options.profile)
+        self.limits = TableLimits(MIN_BET, MAX_BET)
+        self.holder: tuple[int, str] | None = None  # the bank this round: seat, account
+        self.last_holder: int | None = None
+        self.held_for = 0  # rounds the current holder has banked
 
     # -- set-up ------------------------------------------------------------------------------
     async def prepare(self) -> None:
-        accounts = list(self.punters.values()) + ([self.banker] if self.seated_bank else [])
-        for account in accounts:
-            amount = BANK_FUNDS if account == self.banker else 50_000
+        for account in self.players.values():
+            amount = BANK_FUNDS if account == self.banker else PUNTER_FUNDS
             await self.op.post(
                 f"/accounts/{account}/credit",
                 {"amount": amount, "reference": f"demo {account} {self.report.seed}"},
@@ -144,28 +189,93 @@ class XiDachDemo:
 
     async def _seat_everyone(self, summary: dict[str, Any]) -> None:
         taken = {s["seat"]: s["account"] for s in summary["seats"]}
-        wanted = dict(self.punters)
-        if self.seated_bank:
-            wanted[self.bank_seat] = self.banker
-        for seat, account in wanted.items():
+        for seat, account in self.players.items():
             if seat not in taken:
                 await self.op.post(
                     f"/tables/{self.table}/seats", {"seat": seat, "account": account}
                 )
 
+    async def _fresh_deck(self) -> str | None:
+        """The shoe-change procedure between one-deck rounds: the rest of the old deck out
+        unscanned, a freshly shuffled deck in (the supervisor inserts it)."""
+        if (await self.summary())["shoe"] is not None:
+            return None
+        before = self.dealer.stack.pulled
+        await self.dealer.ensure_shoe()  # rest of the old deck out, the supervisor inserts
+        removed = self.dealer.stack.pulled - before
+        self.report.decks += 1
+        return f"fresh deck {self.report.decks}" + (
+            f"; the last deck's {removed} undealt cards taken out unscanned" if removed else ""
+        )
+
+    # -- the bank (room) ---------------------------------------------------------------------
+    async def _balances(self) -> dict[str, int]:
+        out = {}
+        for account in self.players.values():
+            out[account] = (await self.op.get(f"/accounts/{account}"))["balance"]
+        return out
+
+    async def _bank_holder(self, summary: dict[str, Any], lines: list[str]) -> None:
+        """Who banks this round, by the rules: the keeper; else, after a lost or left
+        bank, the first seated player clockwise who holds 5x the maximum bet; else (no
+        bank yet) the table's first banker if it qualifies."""
+        self.holder = None
+        if not self.seated_bank:
+            return
+        seated = {s["seat"]: s["account"] for s in summary["seats"] if not s["pending"]}
+        balances = await self._balances()
+        bank = summary.get("bank") or {}
+        keeper, passes_from = bank.get("seat"), bank.get("passes_from")
+        if keeper is not None and keeper in seated:
+            self.holder = (keeper, seated[keeper])
+            self.held_for += 1
+            return
+        if keeper is not None:
+            passes_from = keeper  # the banker left between rounds
+        players = [(seat, balances.get(a, 0)) for seat, a in seated.items() if seat != passes_from]
+        need = bank_requirement(self.profile, self.limits)
+        if passes_from is None:
+            first = balances.get(self.banker, 0) >= need and self.bank_seat in seated
+            seat = self.bank_seat if first else next_banker(self.profile, self.limits, players, 0)
+        else:
+            seat = next_banker(self.profile, self.limits, players, passes_from)
+        if seat is None:
+            lines.append(f"  nobody seated holds {need:,} to take the bank")
+            return
+        self.holder = (seat, seated[seat])
+        self.held_for = 1
+        if passes_from is not None:
+            self.report.bank_passes += 1
+            lines.append(
+                f"  [bold]the bank passes clockwise from seat {passes_from} to seat {seat}[/bold] "
+                f"({seated[seat]}, {balances[seated[seat]]:,} >= {need:,})"
+            )
+
     # -- one round ---------------------------------------------------------------------------
     async def round(self, number: int) -> None:
+        lines: list[str] = []
+        deck = await self._fresh_deck()
         summary = await self.summary()
-        if summary["shoe"] is None:  # a fresh deck for every round
-            await self.sup.post(f"/tables/{self.table}/shoe")
         await self._seat_everyone(summary)
-        opened = await self.sup.post(f"/tables/{self.table}/betting/open")
+        summary = await self.summary()
+        await self._bank_holder(summary, lines)
+        try:
+            opened = await self.dealer_api.post(f"/tables/{self.table}/betting/open")
+        except ApiError as exc:
+            if exc.code != "room_closed":
+                raise
+            self.report.rooms_closed += 1
+            self.console.print(f"[bold]round {number}[/bold]: [yellow]{exc.reason}[/yellow]")
+            return
         round_id = opened["round_id"]
-        deck = [c.code for c in standard_deck()]
-        self.rng.shuffle(deck)
-        lines = [f"[bold]round {number}[/bold] {round_id}  (deck shuffled, 52 cards)"]
+        lines.insert(0, f"[bold]round {number}[/bold] {round_id}" + (f"  ({deck})" if deck else ""))
         bets = []
-        for seat, account in self.punters.items():
+        bank_seat = self.holder[0] if self.holder else None
+        for seat, account in self.players.items():
+            if seat == bank_seat:
+                continue
+            if self.seated_bank and seat == self.bank_seat and self.holder is None:
+                continue  # the first banker waits for the bank
             if self.rng.random() < 0.1:
                 removed = " (removed from the seat)" if self.o.profile == "room" else ""
                 lines.append(f"  seat {seat} {account}: no bet this round{removed}")
@@ -183,15 +293,16 @@ class XiDachDemo:
                     "seat": seat,
                 }
             )
-        if self.seated_bank:
-            balance = (await self.op.get(f"/accounts/{self.banker}"))["balance"]
+        if self.holder is not None:
+            seat, account = self.holder
+            balance = (await self.op.get(f"/accounts/{account}"))["balance"]
             bets.append(
                 {
                     "key": f"{round_id}-bank",
-                    "account": self.banker,
+                    "account": account,
                     "type": "bank",
-                    "stake": balance,
-                    "seat": self.bank_seat,
+                    "stake": balance,  # the banker commits its whole balance
+                    "seat": seat,
                 }
             )
         answer = await self.op.post(f"/tables/{self.table}/bets", {"bets": bets})
@@ -200,32 +311,41 @@ class XiDachDemo:
             status = (
                 result["status"]
                 if result["status"] == "placed"
-                else f"refused ({result.get('error')})"
+                else f"refused ({result.get('error')}: {result.get('reason')})"
             )
+            if bet["type"] == "bank" and result["status"] != "placed":
+                self.report.bank_refusals += 1
+                self.report.problems.append(f"{round_id}: bank bid refused {result}")
             lines.append(
                 f"  seat {bet['seat']} {bet['account']}: {bet['type']} {bet['stake']:,} {status}"
             )
         if answer.get("betting_closed"):
             lines.append("  betting closed: every seated player has bet")
         else:
-            await self.sup.post(f"/tables/{self.table}/betting/close")
-        decisions = await self._play(deck, lines)
+            await self.dealer_api.post(f"/tables/{self.table}/betting/close")
+        decisions = await self._play(lines)
         await self._close(round_id, lines, decisions)
         self.console.print("\n".join(lines))
 
-    async def _play(self, deck: list[str], lines: list[str]) -> list[str]:
+    async def _play(self, lines: list[str]) -> list[str]:
         decisions: list[str] = []
         waiting_for: str | None = None
-        for _ in range(2000):
+        pulled = 0
+        for _ in range(5000):
             summary = await self.summary()
             rnd = summary["round"]
             if rnd is None or rnd["phase"] in ("settled", "voided"):
+                if pulled:
+                    lines.append(f"  {pulled} cards out of the shoe past the serial reader")
                 return decisions
             nxt = rnd["next"] or {}
-            if summary["paused"]:
-                raise DemoError(f"the table paused: {summary['incidents']}")
+            if summary["paused"]:  # the supervisor bot applies the incident's procedure
+                await asyncio.sleep(0.1)
+                continue
             if nxt.get("kind") == "card":
-                await self.sup.post(f"/tables/{self.table}/cards", {"card": deck.pop()})
+                await self.dealer.pull()  # out of the virtual shoe, read by the reader
+                pulled += 1
+                self.report.cards_pulled += 1
                 continue
             turn = rnd["turn"]
             if turn is None:
@@ -236,7 +356,7 @@ class XiDachDemo:
             if waiting_for == key:  # letting this clock run out: the service plays it
                 await asyncio.sleep(0.1)
                 continue
-            legal = [m for m in turn["legal_actions"].get(actor, [])]
+            legal = list(turn["legal_actions"].get(actor, []))
             move = self._choose(actor, legal, rnd)
             if move is None:
                 waiting_for = key
@@ -255,21 +375,29 @@ class XiDachDemo:
                     continue  # the clock ran out first
                 raise
             if move["action"] == "leave":
-                self.report.leaves += 1
+                if actor == "banker":
+                    self.report.banker_leaves += 1
+                    self.held_for = 0
+                else:
+                    self.report.leaves += 1
             target = f" {move['target']}" if move.get("target") else ""
             decisions.append(f"{actor}: {move['action']}{target}")
         raise DemoError("the round did not finish")
 
     def _account(self, actor: str) -> str:
         if actor == "banker":
-            return self.banker if self.seated_bank else "banker"
-        return self.punters[int(actor.partition(":")[2])]
+            return self.holder[1] if self.holder is not None else "banker"
+        return self.players[int(actor.partition(":")[2])]
 
     def _choose(
         self, actor: str, legal: list[dict[str, Any]], rnd: dict[str, Any]
     ) -> dict[str, Any] | None:
         if actor == "banker" and not self.seated_bank:
             return legal[0] if legal else None  # the dealer confirms the house's one move
+        if actor == "banker" and self.held_for >= BANK_TERM:
+            # the banker has held the bank long enough: it leaves at its turn (the hole
+            # card is up by then, so the rules play its hand out) and the bank passes
+            return {"actor": "banker", "action": "leave"}
         if not legal or self.rng.random() < 0.15:
             return None  # a timeout
         if actor != "banker" and self.rng.random() < 0.04:
@@ -352,47 +480,189 @@ class XiDachDemo:
 
 
 async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDachReport:
+    """Start the API (whose table opens the serial reader on the shoe's device path), the
+    virtual shoe on its pseudo-terminal, the stream follower and the bots; play
+    ``options.rounds`` rounds; stop in the reverse order (a round left half-played is
+    voided, every stake refunded)."""
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    started = time.monotonic()
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(10**6)
     report = XiDachReport(seed, options.profile)
-    config = table_config(options)
     sock = _bind(options.host, options.port)
+    shoes = _Shoes(seed, options.heartbeat)
+    config = table_config(options, shoes.path)
     settings = Settings(data_dir=options.data_dir) if options.data_dir else Settings()
-    runtime = await asyncio.to_thread(Runtime.from_settings, settings, upgrade=True)
+    runtime: Runtime | None = None
     try:
-        principals = await asyncio.to_thread(
-            ensure_principals, runtime, settings.data_dir, config.table_id
-        )
-        app = build_app(runtime, [config])
-        server = _Server(
-            uvicorn.Config(
-                app, log_level="warning", access_log=False, log_config=None, lifespan="on"
-            )
-        )
-        task = asyncio.create_task(server.serve(sockets=[sock]), name="api-server")
-        port = sock.getsockname()[1]
-        base_url = f"http://{options.host}:{port}"
-        sup = ApiClient(base_url, principals["supervisor"].token)
-        op = ApiClient(base_url, principals["operator"].token)
+        _ = config.rules.edge  # the exact edge (seconds for a custom profile), before the shoe
+        runtime = await asyncio.to_thread(Runtime.from_settings, settings, upgrade=True)
+        await _serve_and_play(runtime, settings, options, config, console, report, shoes, sock)
+    finally:
+        if runtime is not None:
+            runtime.close()
+        sock.close()
+        shoes.stop()
+    report.seconds = time.monotonic() - started
+    console.print(
+        f"{report.rounds_settled + report.rounds_voided} rounds in {report.seconds:.1f} s; "
+        f"{report.cards_pulled} cards dealt from {report.decks} decks through the serial "
+        f"reader; bank passes {report.bank_passes} ({report.banker_leaves} bankers left), "
+        f"bank bids refused {report.bank_refusals}, room closed {report.rooms_closed} times"
+    )
+    return report
+
+
+class _Shoes:
+    """The virtual shoe behind a stable device path (a symlink to its pseudo-terminal).
+
+    A process elsewhere on the machine may hold a device path of its own that still
+    points at an old ``/dev/pts/N`` (a server left running after its shoe was killed):
+    its reader reopens that name and locks whatever terminal the kernel hands the number
+    to next, so this table's reader can never lock it. Such a terminal is kept open (its
+    number is not handed out again while we hold it) and a fresh one put behind the same
+    device path, which the table's reader is retrying."""
+
+    def __init__(self, seed: int, heartbeat: float) -> None:
+        self.seed, self.heartbeat = seed, heartbeat
+        self._dir = tempfile.mkdtemp(prefix="livetable-xd-shoe-")
+        self.path = str(Path(self._dir) / "shoe")
+        self.passed_over: list[VirtualShoe] = []
+        self.device: VirtualShoe | None = None
+
+    def start(self) -> VirtualShoe:
+        if self.device is not None:
+            self.passed_over.append(self.device)
+        self.device = VirtualShoe(
+            "framed",
+            decks=1,
+            seed=self.seed,
+            heartbeat=self.heartbeat,
+            cut_depth=0,
+            link_path=self.path,
+        ).start()
+        return self.device
+
+    def locked_elsewhere(self) -> bool:
+        """Someone else holds the current terminal's lock (our reader is not on it)."""
         try:
-            await _wait_started(server, task)
-            terms = (await sup.get(f"/tables/{config.table_id}")).get("terms")
-            console.rule(f"[bold]Xì Dách '{options.profile}' on {base_url} (seed {seed})")
-            edge = config.rules.edge
-            console.print(
-                f"exact house edge of these terms: {edge.house_edge:+.4%} "
-                f"(one punter against the house, automatic play){' ' + str(terms) if terms else ''}"
-            )
-            demo = XiDachDemo(options, console, sup, op, random.Random(seed), report)
-            await demo.prepare()
+            fd = os.open(self.path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+
+    def stop(self) -> None:
+        for device in [self.device, *self.passed_over]:
+            if device is not None:
+                device.stop()
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+        with contextlib.suppress(OSError):
+            os.rmdir(self._dir)
+
+
+async def _shoe_online(shoes: _Shoes, table: Table, api: ApiClient) -> VirtualShoe:
+    """Wait for the table's reader to come online on the shoe (started before the API),
+    putting a fresh terminal behind the device path if another process took this one."""
+    device = shoes.device or shoes.start()
+    for _ in range(4):
+        try:
+            await _reader_online(table, api, timeout=8.0)
+            return device
+        except DemoError:
+            if not shoes.locked_elsewhere():
+                raise
+            log.warning("demo.shoe_terminal_taken", pty=device.pty_path)
+            device = shoes.start()
+    raise DemoError("every pseudo-terminal for the shoe was taken by another process")
+
+
+async def _serve_and_play(
+    runtime: Runtime,
+    settings: Settings,
+    options: XiDachDemoOptions,
+    config: TableConfig,
+    console: Console,
+    report: XiDachReport,
+    shoes: _Shoes,
+    sock: Any,
+) -> None:
+    principals = await asyncio.to_thread(
+        ensure_principals, runtime, settings.data_dir, config.table_id
+    )
+    with runtime.sessions() as session:
+        session_start_seq = EventStore.head(session)[0]
+    app = build_app(runtime, [config])
+    server = _Server(
+        uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, lifespan="on")
+    )
+    shoes.start()  # the shoe first: the table's reader opens it as the API starts
+    task = asyncio.create_task(server.serve(sockets=[sock]), name="api-server")
+    base_url = f"http://{options.host}:{sock.getsockname()[1]}"
+    sup, op, dealer_api = (
+        ApiClient(base_url, principals[role].token) for role in ("supervisor", "operator", "dealer")
+    )
+    feed = TableFeed(
+        base_url.replace("http://", "ws://"),
+        config.table_id,
+        principals["supervisor"].token,
+        after_seq=session_start_seq,
+    )
+    supervisor_task: asyncio.Task[None] | None = None
+    supervisor: SupervisorBot | None = None
+    try:
+        await _wait_started(server, task)
+        table = Table(config.table_id, feed, RoundLog(console))
+        supervisor = SupervisorBot(sup, table)
+        feed.listeners.append(supervisor.on_event)
+        feed.start()
+        await asyncio.wait_for(feed.connected.wait(), 15)
+        device = await _shoe_online(shoes, table, sup)
+        stack = ShoeStack(
+            device, decks=1, seed=report.seed, cut_after=None, shoes=options.rounds + 2
+        )
+        await supervisor.recover()
+        supervisor_task = asyncio.create_task(supervisor.run(), name="supervisor")
+        terms = (await sup.get(f"/tables/{config.table_id}")).get("terms")
+        console.rule(f"[bold]Xì Dách '{options.profile}' on {base_url} (seed {report.seed})")
+        console.print(
+            f"shoe: virtual framed shoe on {stack.device.pty_path}, read by the serial reader; "
+            "one deck, a freshly shuffled deck every round"
+        )
+        edge = config.rules.edge
+        console.print(
+            f"exact house edge of these terms: {edge.house_edge:+.4%} "
+            f"(one punter against the house, automatic play){' ' + str(terms) if terms else ''}"
+        )
+        # The Xì Dách bots place bets themselves: the dealer bot only works the shoe.
+        dealer = DealerBot(
+            dealer_api, table, stack, supervisor, cast(PlayerBots, None), random.Random(0), 0
+        )
+        demo = XiDachDemo(
+            options, console, sup, op, random.Random(report.seed), report, dealer, dealer_api
+        )
+        await demo.prepare()
+        try:
             for number in range(1, options.rounds + 1):
                 await demo.round(number)
-        finally:
-            await sup.close()
-            await op.close()
-            server.should_exit = True
-            await task
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await supervisor.void_active("demo failed mid-round: every stake refunded")
+            raise
     finally:
-        runtime.close()
-        sock.close()
-    return report
+        if supervisor_task is not None:
+            supervisor_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await supervisor_task
+        await feed.close()
+        for client in (sup, op, dealer_api):
+            await client.close()
+        server.should_exit = True
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(task, 15)

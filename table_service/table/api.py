@@ -39,7 +39,7 @@ from table_service.api.types import (
 )
 from table_service.consoles.approvals import check_void_approval
 from table_service.errors import InvalidRequest, NotFound, Refused
-from table_service.models import Account, BetRow, IncidentRow, RoundRow
+from table_service.models import Account, BetRow, IncidentRow, LedgerEntry, RoundRow, house_account
 from table_service.principals import Identity, Role, authenticate
 from table_service.runtime import Runtime
 from table_service.studio.api import studio_responses, studio_router, table_elsewhere
@@ -227,6 +227,11 @@ class BetOut(BaseModel):
     status: str
     result: str | None
     returned: int | None
+    commission: int = Field(
+        0,
+        description="the house's share of this bet's win, already out of returned; "
+        "its own ledger line to the table's house account",
+    )
 
 
 class RoundDetail(RoundOut):
@@ -479,7 +484,20 @@ def table_router() -> APIRouter:
                 query = query.join(Account, Account.account_id == BetRow.account_id).where(
                     Account.owner == who.actor
                 )
-            bets = session.scalars(query.order_by(BetRow.placed_seq))
+            bets = list(session.scalars(query.order_by(BetRow.placed_seq)))
+            kept = (
+                dict(
+                    session.execute(
+                        select(LedgerEntry.bet_id, LedgerEntry.amount).where(
+                            LedgerEntry.kind == "commission",
+                            LedgerEntry.account_id == house_account(row.table_id),
+                            LedgerEntry.bet_id.in_([b.bet_id for b in bets]),
+                        )
+                    ).all()
+                )
+                if bets
+                else {}
+            )
             return {
                 **_round_json(row),
                 **round_record(session, row.table_id, round_id),
@@ -493,6 +511,7 @@ def table_router() -> APIRouter:
                         "status": b.status,
                         "result": b.result,
                         "returned": b.returned,
+                        "commission": kept.get(b.bet_id, 0),
                     }
                     for b in bets
                 ],

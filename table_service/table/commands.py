@@ -26,7 +26,16 @@ class ChangeShoe:
 
 @dataclass(frozen=True)
 class OpenBetting:
-    pass
+    balances: Mapping[str, int] | None = None
+    """The seated players' balances, read by the service (a seated bank: does anyone
+    qualify to take it?). None: not read, no such check."""
+
+
+@dataclass(frozen=True)
+class ReviewRoom:
+    """After a round: with the seated players' balances, does the room stay open?"""
+
+    balances: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -147,6 +156,7 @@ Command = (
     | InsertShoe
     | ChangeShoe
     | OpenBetting
+    | ReviewRoom
     | CloseBetting
     | PlaceBets
     | CardScanned

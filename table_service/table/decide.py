@@ -36,6 +36,7 @@ from table_service.table.errors import (
     InsufficientFunds,
     NoShoe,
     NotYourTurn,
+    RoomClosed,
     RulesRefused,
     SeatRefused,
     ShoeFinished,
@@ -211,6 +212,8 @@ def _open_betting(d: Decision, cmd: c.OpenBetting, now: datetime, actor: str) ->
     rnd = d.state.round
     if rnd is not None and rnd.active:
         raise WrongPhase(f"round {rnd.round_id} is still {rnd.phase}")
+    if cmd.balances is not None:
+        _room_opens(d, cmd.balances)
     game = shoe.games + 1
     round_id = f"{d.state.table_id}-s{shoe.shoe_no}-g{game}"
     closes_at = utc_timestamp(now + timedelta(seconds=config.betting_seconds))
@@ -225,6 +228,43 @@ def _open_betting(d: Decision, cmd: c.OpenBetting, now: datetime, actor: str) ->
         round_id,
     )
     d.answer = {"round_id": round_id, "game_number": game, "closes_at": closes_at}
+
+
+def _bank_taker(
+    state: TableState, balances: Mapping[str, int]
+) -> tuple[int | None, dict[str, Any] | None]:
+    """Who may take a seated bank next, or why the room is closed (games without a
+    seated bank: nobody in particular, never closed)."""
+    game, rules = game_of(state)
+    taker = getattr(game, "bank_taker", None)
+    if taker is None:
+        return None, None
+    seats = state.seats_for_round()
+    return taker(rules, seats, state.bank_seat, state.bank_from, balances)  # type: ignore[no-any-return]
+
+
+def _room_opens(d: Decision, balances: Mapping[str, int]) -> None:
+    """A seated bank that passed with nobody to take it keeps the room closed: no round
+    opens until a seated player qualifies (seed 001: "if nobody qualifies, the room
+    closes"). Refused with the reason while so; reopened, and recorded, once someone does."""
+    seat, closed = _bank_taker(d.state, balances)
+    if closed is not None:
+        raise RoomClosed(closed["reason"], needs=closed["needs"], passes_from=closed["passes_from"])
+    if d.state.room_closed is not None:
+        d.emit(
+            "room_reopened", {"seat": seat, "passes_from": d.state.room_closed.get("passes_from")}
+        )
+
+
+def _review_room(d: Decision, cmd: c.ReviewRoom, now: datetime, actor: str) -> None:
+    """After a round: record the room closed if its bank passes and nobody qualifies."""
+    _config(d.state)
+    rnd = d.state.round
+    if d.state.room_closed is not None or (rnd is not None and rnd.active):
+        return
+    _, closed = _bank_taker(d.state, cmd.balances)
+    if closed is not None:
+        d.emit("room_closed", closed)
 
 
 def _bet_refusal(exc: Exception) -> dict[str, Any]:
@@ -713,7 +753,11 @@ def _void(d: Decision, reason: str, *, change_shoe: bool) -> None:
     rnd = d.state.round
     assert rnd is not None
     refunded = _refund(d, reason)
-    voided = {"round_id": rnd.round_id, "reason": reason, "refunded": refunded}
+    voided: dict[str, Any] = {"round_id": rnd.round_id, "reason": reason, "refunded": refunded}
+    if rnd.early:
+        # A check (xét) is a settlement: the stakes it paid stand, and only the stakes
+        # still open are refunded, so no stake is both paid and refunded (rules/xidach.md).
+        voided["stood"] = sorted(rnd.early)
     d.emit("round_voided", voided, rnd.round_id)
     for incident in list(d.state.incidents.values()):
         if incident.round_id == rnd.round_id:
@@ -997,22 +1041,34 @@ def _settle(d: Decision) -> None:
     d.emit("round_result", result, rnd.round_id)
     open_bets = dict(rnd.bets)
     results = []
-    staked = returned = 0
+    # The round's totals count every stake it settled once: those a check (xét) paid
+    # during the round with their early line, the rest with this settlement.
+    early = rnd.early
+    staked = sum(x[0] for x in early.values())
+    returned = sum(x[1] for x in early.values())
+    commission = sum(x[2] for x in early.values())
     for line in settlement.lines:
         bet = open_bets.pop(line.stake_id, None)
         if bet is None:
             continue  # closed already in the round (rule 5/6 refunds, a Xì Dách check)
         staked += line.stake
         returned += line.returned
+        commission += line.commission
         results.append(_result_item(line, bet))
     if open_bets:
         raise RuntimeError(f"{game.name} left stakes unsettled: {sorted(open_bets)}")
     d.emit_chunks("bets_settled", "results", results, {"round_id": rnd.round_id}, rnd.round_id)
-    d.emit(
-        "round_settled",
-        {"round_id": rnd.round_id, "bets": len(results), "staked": staked, "returned": returned},
-        rnd.round_id,
-    )
+    totals: dict[str, Any] = {
+        "round_id": rnd.round_id,
+        "bets": len(results) + len(early),
+        "staked": staked,
+        "returned": returned,
+    }
+    if early:
+        totals["settled_early"] = len(early)
+    if commission:
+        totals["commission"] = commission
+    d.emit("round_settled", totals, rnd.round_id)
     for seat in settlement.released_seats:
         holder = d.state.seats.get(seat)
         if holder is not None:
@@ -1190,6 +1246,7 @@ _HANDLERS: dict[type, Any] = {
     c.InsertShoe: _insert_shoe,
     c.ChangeShoe: _change_shoe,
     c.OpenBetting: _open_betting,
+    c.ReviewRoom: _review_room,
     c.CloseBetting: _close_betting,
     c.PlaceBets: _place_bets,
     c.CardScanned: _card_scanned,

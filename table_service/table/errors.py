@@ -33,6 +33,13 @@ class BettingClosed(Refused):
     code = "betting_closed"
 
 
+class RoomClosed(Refused):
+    """A seated bank passed and nobody seated holds what taking it needs (Xì Dách
+    ``room``): no round opens until someone does."""
+
+    code = "room_closed"
+
+
 class UnknownIncident(NotFound):
     code = "unknown_incident"
 

@@ -16,7 +16,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from audit.store import StoredEvent
-from table_service.models import IncidentRow, LedgerEntry, RoundRow
+from table_service.models import IncidentRow, LedgerEntry, RoundRow, house_account
 
 _ROUNDS = RoundRow.__table__  # Core statements: no ORM bulk-update bookkeeping per card
 
@@ -307,6 +307,21 @@ def _close_bets(key: str, status: str) -> Any:
             _INSERT_LEDGER,
             [(i["account"], i["returned"], "return", i["bet_id"], seq) for i in items],
         )
+        kept = [i for i in items if i.get("commission")]
+        if kept:  # the house's share of a win: its own line, to the table's house account
+            house = house_account(e.table_id)
+            if not balances(session, (house,)):  # the ledger line needs its account first
+                _executemany(
+                    session,
+                    "INSERT INTO accounts (account_id, balance, updated_seq) VALUES (?, ?, ?)",
+                    [(house, 0, seq)],
+                )
+            deltas[house] += sum(i["commission"] for i in kept)
+            _executemany(
+                session,
+                _INSERT_LEDGER,
+                [(house, i["commission"], "commission", i["bet_id"], seq) for i in kept],
+            )
 
     return handler
 

@@ -28,7 +28,7 @@ from table_service.rules.game import Turn
 from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
-from table_service.table.decide import Decision, decide
+from table_service.table.decide import SYSTEM, Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
 from table_service.table.projector import ROUND_CARDS, balances, project
 from table_service.table.state import TableState, fold, game_of, game_of_round
@@ -168,6 +168,10 @@ class TableService:
                 found = balances(session, accounts - {command.account})
                 found.update(owned_balances(session, {command.account}, actor))
                 command = replace(command, balances=found)
+            elif isinstance(command, c.OpenBetting) and self._seated_bank():
+                # who may take a passing bank: the seated players' balances, as they are
+                seated = set(self.state.seats_for_round().values())
+                command = replace(command, balances=balances(session, seated))
             if plan and not command.bets:
                 # Every bet of the request is known already (a retry after a lost answer: a
                 # crash, a timeout). Answer from the database in any phase, so the operator
@@ -186,6 +190,25 @@ class TableService:
             rnd = decision.state.round
             session.info[ROUND_CARDS] = (rnd.round_id, rnd.cards) if rnd is not None else None
             project(session, stored)
+            if self._seated_bank() and any(
+                e.type in ("round_settled", "round_voided") for e in stored
+            ):
+                # The round's money has moved: does anyone still qualify for the bank? A
+                # room nobody can bank is recorded closed in the same transaction.
+                seated = set(decision.state.seats_for_round().values())
+                review = c.ReviewRoom(balances(session, seated))
+                after = decide(decision.state, review, now=self.clock(), actor=SYSTEM)
+                if after.drafts:
+                    more = store.append(
+                        session,
+                        [
+                            NewEvent(self.table_id, d.type, SYSTEM, d.payload, d.round_id)
+                            for d in after.drafts
+                        ],
+                    )
+                    project(session, more)
+                    stored = [*stored, *more]
+                    decision.state = after.state
         new_state = decision.state
         if stored:
             new_state = replace(new_state, last_seq=stored[-1].seq)
@@ -198,6 +221,13 @@ class TableService:
                 item["key"] = item["key"].split("|", 1)[-1]
             answer = {**answer, "results": results}
         return Outcome(answer, stored)
+
+    def _seated_bank(self) -> bool:
+        """Does this table's game keep a seated bank that can close the room?"""
+        if self.state.config is None:
+            return False
+        game, _ = game_of(self.state)
+        return hasattr(game, "bank_taker")
 
     def _prepare_bets(
         self, session: Session, command: c.PlaceBets, actor: str

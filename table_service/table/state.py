@@ -81,6 +81,9 @@ class TableRound:
     game: LiveGame | None = None
     turn: Deadline | None = None
     revealed: tuple[int, ...] = ()  # face-down cards (indexes) the public has been shown
+    early: Mapping[str, tuple[int, int, int]] = field(default_factory=_empty)
+    """Stakes a game settled before the round ended (a Xì Dách check): stake id →
+    (stake, returned, commission), for the round's totals and a later void."""
 
     @property
     def active(self) -> bool:
@@ -149,6 +152,7 @@ class TableState:
     seats: Mapping[int, SeatHolder] = field(default_factory=_empty)
     bank_seat: int | None = None  # a seated bank kept from the last round's result
     bank_from: int | None = None  # a seated bank that passes clockwise from this seat
+    room_closed: Mapping[str, Any] | None = None  # nobody qualifies for the passing bank
 
     @property
     def paused(self) -> bool:
@@ -218,6 +222,21 @@ class TableState:
             ],
             "reader_online": self.reader_online,
             "last_seq": self.last_seq,
+            "bank": self._bank_summary(),
+        }
+
+    def _bank_summary(self) -> dict[str, Any] | None:
+        """A seated bank (Xì Dách ``room``): who keeps it, where it passes from, and
+        whether the room is closed because nobody qualifies to take it."""
+        if self.bank_seat is None and self.bank_from is None and self.room_closed is None:
+            return None
+        closed = self.room_closed
+        return {
+            "seat": self.bank_seat,
+            "passes_from": self.bank_from,
+            "room_closed": closed is not None,
+            "reason": None if closed is None else closed.get("reason"),
+            "needs": None if closed is None else closed.get("needs"),
         }
 
 
@@ -400,7 +419,13 @@ def _close_bets(s: TableState, p: Mapping[str, Any], key: str) -> TableState:
     bets = dict(rnd.bets)
     for item in p[key]:
         bets.pop(item["bet_id"], None)
-    return replace(s, round=replace(rnd, bets=_frozen(bets)))
+    early = rnd.early
+    if p.get("early"):
+        early = dict(early)
+        for item in p[key]:
+            early[item["bet_id"]] = (item["stake"], item["returned"], item.get("commission", 0))
+        early = _frozen(early)
+    return replace(s, round=replace(rnd, bets=_frozen(bets), early=early))
 
 
 def round_setup(rnd: TableRound, seats: Mapping[int, str] | None = None) -> RoundSetup:
@@ -515,6 +540,14 @@ def _round_voided(s: TableState, p: Mapping[str, Any]) -> TableState:
     return replace(s, round=replace(_round(s, p), phase="voided", bets=EMPTY), carried=())
 
 
+def _room_closed(s: TableState, p: Mapping[str, Any]) -> TableState:
+    return replace(s, room_closed=_frozen(dict(p)))
+
+
+def _room_reopened(s: TableState, p: Mapping[str, Any]) -> TableState:
+    return replace(s, room_closed=None)
+
+
 def _incident_raised(s: TableState, p: Mapping[str, Any]) -> TableState:
     incidents = dict(s.incidents)
     incidents[p["incident_id"]] = Incident(
@@ -602,6 +635,8 @@ _HANDLERS = {
     "bets_settled": lambda s, p: _close_bets(s, p, "results"),
     "bets_refunded": lambda s, p: _close_bets(s, p, "refunds"),
     "round_settled": _round_settled,
+    "room_closed": _room_closed,
+    "room_reopened": _room_reopened,
     "round_voided": _round_voided,
     "incident_raised": _incident_raised,
     "incident_resolved": _incident_resolved,

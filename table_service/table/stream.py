@@ -65,6 +65,8 @@ PUBLIC_FIELDS: dict[str, tuple[str, ...]] = {
     "round_result": ("round_id", "outcome"),
     "round_settled": ("round_id",),
     "round_voided": ("round_id", "reason"),
+    "room_closed": ("reason", "needs"),  # a seated bank nobody qualifies to take (Xì Dách)
+    "room_reopened": ("seat",),
     "cut_card_drawn": ("shoe_no",),
     "shoe_ended": ("shoe_no", "reason"),
     "incident_raised": ("kind", "blocking"),

@@ -1,5 +1,7 @@
-"""`livetable demo --game xidach`: live rounds over HTTP with bots, checked round by round
-against `livetable settle xidach` on each round's settle_input."""
+"""`livetable demo --game xidach`: live rounds over HTTP with bots, every card out of the
+virtual serial shoe through the real reader (a fresh deck each round), checked round by
+round against `livetable settle xidach` on each round's settle_input; in `room` the bank
+passes clockwise as the rules say."""
 
 from __future__ import annotations
 
@@ -9,10 +11,16 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from table_service.demo.xidach import XiDachDemoOptions, run_xidach_demo
+from audit.readmodels import check_read_models
+from audit.store import EventStore
+from table_service.config import Settings
+from table_service.demo.xidach import BANK_TERM, XiDachDemoOptions, run_xidach_demo
+from table_service.runtime import Runtime
 
 
-@pytest.mark.parametrize(("profile", "rounds"), [("room", 2), ("classic", 1), ("forced-draw", 1)])
+@pytest.mark.parametrize(
+    ("profile", "rounds"), [("room", BANK_TERM + 1), ("classic", 1), ("forced-draw", 1)]
+)
 def test_the_demo_plays_live_rounds_that_settle_as_the_settle_command(
     tmp_path: Path, profile: str, rounds: int
 ) -> None:
@@ -27,6 +35,56 @@ def test_the_demo_plays_live_rounds_that_settle_as_the_settle_command(
     text = console.export_text()
     assert "settlement = livetable settle xidach" in text
     assert f"Xì Dách '{profile}'" in text and "exact house edge" in text
+    assert "read by the serial reader" in text
+    runtime = Runtime.from_settings(Settings(data_dir=tmp_path))
+    try:
+        with runtime.sessions() as session:
+            events = EventStore.read(session)
+            assert check_read_models(session) == []
+    finally:
+        runtime.close()
+    dealt = [e for e in events if e.type == "card_dealt"]
+    # every card left the virtual shoe and reached the table through the serial reader
+    assert len(dealt) == report.cards_pulled >= 4 * rounds
+    assert all(e.actor.startswith("reader:") for e in dealt)
+    # one deck a round: the table ends each deck, the supervisor inserts a fresh one
+    assert len([e for e in events if e.type == "shoe_inserted"]) == report.decks == rounds
+    ended = [e.payload["reason"] for e in events if e.type == "shoe_ended"]
+    assert ended.count("one deck: a fresh deck each round") == rounds
     if profile == "room":
         assert "bank:" in text  # the seated banker's bank, in and out, every round
         assert report.staked == report.returned  # a seated bank: the house takes nothing
+        # the first banker leaves after its term; the bank passes clockwise and is taken
+        assert report.banker_leaves == 1 and report.bank_passes == 1
+        assert report.bank_refusals == 0
+        assert "the bank passes clockwise from seat 5 to seat 1" in text
+
+
+def test_a_shoe_terminal_another_process_locked_is_kept_and_a_fresh_one_put_behind_the_path() -> (
+    None
+):
+    """A reader elsewhere that reopens an old /dev/pts/N locks whatever terminal gets
+    that number next: the demo keeps that terminal (so the number stays taken) and puts a
+    fresh one behind the same device path, which its own reader is retrying."""
+    import fcntl
+    import os
+
+    from table_service.demo.xidach import _Shoes
+
+    shoes = _Shoes(seed=1, heartbeat=0.5)
+    try:
+        first = shoes.start()
+        assert not shoes.locked_elsewhere()
+        taken = os.open(first.pty_path or "", os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        try:
+            fcntl.flock(taken, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the foreign reader
+            assert shoes.locked_elsewhere()
+            second = shoes.start()
+            assert second.pty_path != first.pty_path and first.plugged  # the old one held
+            assert os.path.realpath(shoes.path) == second.pty_path
+            assert not shoes.locked_elsewhere()
+        finally:
+            os.close(taken)
+    finally:
+        shoes.stop()
+    assert not os.path.lexists(shoes.path)

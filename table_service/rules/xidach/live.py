@@ -347,6 +347,41 @@ class XiDachGame:
             "house_edge_method": "exact: one punter against the house, automatic play",
         }
 
+    def bank_taker(
+        self,
+        rules: XiDachRules,
+        seats: Mapping[int, str],
+        bank_seat: int | None,
+        bank_from: int | None,
+        balances: Mapping[str, int],
+    ) -> tuple[int | None, dict[str, Any] | None]:
+        """Who may bank the next round of a seated-bank table: ``(seat, None)``, the
+        keeper or the first qualifying player clockwise after a lost or left bank;
+        ``(None, None)`` when no bank is passing (any qualifying player may bid); or
+        ``(None, closure)`` when the bank passes and nobody qualifies: the room closes
+        (``closure``: reason, needs, passes_from)."""
+        if rules.banker != "seated":
+            return None, None
+        passes_from = bank_from
+        if bank_seat is not None:
+            if bank_seat in seats:
+                return bank_seat, None
+            passes_from = bank_seat  # the banker left between rounds
+        if passes_from is None:
+            return None, None
+        players = [(seat, balances.get(account, 0)) for seat, account in seats.items()]
+        players = [p for p in players if p[0] != passes_from]
+        successor = next_banker(rules.profile, rules.limits, players, passes_from)
+        if successor is not None:
+            return successor, None
+        need = bank_requirement(rules.profile, rules.limits)
+        reason = (
+            f"the bank of seat {passes_from} passes clockwise and nobody seated holds {need} "
+            f"({rules.profile.seated_banker.bankroll_multiple_of_max_bet}x the maximum bet): "
+            "the room is closed until a player who does takes the bank"
+        )
+        return None, {"reason": reason, "needs": need, "passes_from": passes_from}
+
     def check_bet(self, rules: XiDachRules, bet: Bet, context: BettingContext) -> None:
         if bet.bet_type not in BET_TYPES:
             raise RulesRefusal(
