@@ -14,29 +14,28 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import structlog
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi import Path as FPath
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
-from audit.models import AuditEvent
-from audit.store import EventStore, NewEvent
+from audit.store import NewEvent
 from table_service.api.auth import check_table, get_runtime, require
 from table_service.api.problems import AUTH, errors
 from table_service.api.types import IDENT_PATTERN, OpenModel, TablePath
 from table_service.consoles import approvals
-from table_service.consoles.views import console_view, recall_round, shoe_roads
-from table_service.errors import InvalidRequest, NotFound
+from table_service.consoles.lookup import DUTY_EVENT, dealer_on_duty, service_of
+from table_service.consoles.recall import recall_router
+from table_service.consoles.views import console_view, shoe_roads
+from table_service.errors import InvalidRequest
 from table_service.models import RoundRow
 from table_service.principals import Identity, Role
 
 log = structlog.get_logger(__name__)
 
 STATIC = Path(__file__).parent / "static"
-DUTY_EVENT = "dealer_signed_in"
 STAFF = (Role.DEALER, Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
@@ -52,31 +51,12 @@ def _page(name: str) -> FileResponse:
     return FileResponse(STATIC / name, media_type="text/html", headers=PAGE_HEADERS)
 
 
-def _service(request: Request, table_id: str) -> Any:
-    manager = getattr(request.app.state, "tables", None)
-    if manager is None or table_id not in manager.tables:
-        raise NotFound(f"no table {table_id!r}")
-    return manager.tables[table_id]
-
-
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def dealer_on_duty(session: Session, table_id: str, before_seq: int | None = None) -> dict | None:
-    """The last dealer who signed in at the table (before ``before_seq``, if given)."""
-    query = select(AuditEvent).where(AuditEvent.table_id == table_id, AuditEvent.type == DUTY_EVENT)
-    if before_seq is not None:
-        query = query.where(AuditEvent.seq < before_seq)
-    row = session.scalars(query.order_by(AuditEvent.seq.desc()).limit(1)).first()
-    if row is None:
-        return None
-    payload = json.loads(row.payload)
-    return {"dealer": payload.get("dealer"), "since": row.ts, "seq": row.seq}
-
-
 def _view(request: Request, table_id: str, audience: str) -> dict[str, Any]:
-    service = _service(request, table_id)
+    service = service_of(request, table_id)
     state = service.state
     view = console_view(
         state.public_summary(),
@@ -161,17 +141,6 @@ class RoadsOut(OpenModel):
     last_seq: int
 
 
-class RecallRound(OpenModel):
-    round_id: str
-    opened_seq: int
-    closed_seq: int | None
-
-
-class RecallOut(BaseModel):
-    table_id: str
-    rounds: list[RecallRound]
-
-
 def console_api_router() -> APIRouter:
     router = APIRouter(prefix="/api/v1")
 
@@ -241,7 +210,7 @@ def console_api_router() -> APIRouter:
     ) -> dict[str, Any]:
         """A void above the table's threshold: the first supervisor asks for it."""
         check_table(who, table_id)
-        service = _service(request, table_id)
+        service = service_of(request, table_id)
         return await approvals.request_void(
             get_runtime(request),
             service,
@@ -264,7 +233,7 @@ def console_api_router() -> APIRouter:
     ) -> dict[str, Any]:
         """A different supervisor approves; the round is voided and refunded in their name."""
         check_table(who, table_id)
-        service = _service(request, table_id)
+        service = service_of(request, table_id)
         return await approvals.approve_void(
             get_runtime(request), service, request_id, actor=who.actor, name=who.name
         )
@@ -278,7 +247,7 @@ def console_api_router() -> APIRouter:
         """The dealer on duty at the table, recorded in the audit log, so every round's
         record names its dealer."""
         check_table(who, table_id)
-        _service(request, table_id)
+        service_of(request, table_id)
         runtime = get_runtime(request)
 
         def record() -> int:
@@ -297,7 +266,7 @@ def console_api_router() -> APIRouter:
     @router.get("/tables/{table_id}/roads", response_model=RoadsOut, responses=errors(404, 422))
     def table_roads(table_id: TablePath, request: Request) -> dict[str, Any]:
         """The current shoe's baccarat roads (public: every studio shows them)."""
-        service = _service(request, table_id)
+        service = service_of(request, table_id)
         state = service.state
         game = (state.config or {}).get("game", "baccarat")
         if game != "baccarat":
@@ -322,52 +291,6 @@ def console_api_router() -> APIRouter:
             **shoe_roads(outcomes),
         }
 
-    @router.get(
-        "/tables/{table_id}/recall", response_model=RecallOut, responses=errors(*AUTH, 404, 422)
-    )
-    def recall(
-        table_id: TablePath,
-        request: Request,
-        last: int = Query(10, ge=1, le=50),
-        who: Identity = Depends(require(Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)),
-    ) -> dict[str, Any]:
-        """The current round and the ones before it, every step in log order, each with
-        its settle input for offline recomputation."""
-        check_table(who, table_id)
-        _service(request, table_id)
-        with get_runtime(request).reads() as session:
-            rows = list(
-                session.scalars(
-                    select(RoundRow)
-                    .where(RoundRow.table_id == table_id)
-                    .order_by(RoundRow.opened_seq.desc())
-                    .limit(last)
-                )
-            )
-            rounds = []
-            for row in rows:
-                events = EventStore.read(session, round_id=row.round_id)
-                duty = dealer_on_duty(session, table_id, before_seq=row.opened_seq)
-                record = {
-                    "round_id": row.round_id,
-                    "game_number": row.game_number,
-                    "shoe_no": row.shoe_no,
-                    "phase": row.phase,
-                    "cards": json.loads(row.cards),
-                    "outcome": json.loads(row.outcome) if row.outcome else None,
-                    "void_reason": row.void_reason,
-                    "opened_seq": row.opened_seq,
-                    "closed_seq": row.closed_seq,
-                }
-                rounds.append(
-                    {
-                        **recall_round(record, events, duty["dealer"] if duty else None),
-                        "opened_seq": row.opened_seq,
-                        "closed_seq": row.closed_seq,
-                    }
-                )
-        return {"table_id": table_id, "rounds": rounds}
-
     return router
 
 
@@ -375,4 +298,5 @@ def mount_consoles(app: FastAPI) -> None:
     """Pages, their static files and their read routes on ``app``."""
     app.include_router(pages_router())
     app.include_router(console_api_router())
+    app.include_router(recall_router())
     app.mount("/console/static", StaticFiles(directory=STATIC), name="console-static")
