@@ -34,3 +34,32 @@ def dealer_on_duty(
         return None
     payload = json.loads(row.payload)
     return {"dealer": payload.get("dealer"), "since": row.ts, "seq": row.seq}
+
+
+CARD_EVENTS = ("card_dealt", "card_burnt", "card_set_aside")
+
+
+def last_card(session: Session, table_id: str) -> dict[str, Any] | None:
+    """The last card the table was given (dealt, burnt or set aside), as the dealer's
+    "last card read" shows it on a page opened mid-round."""
+    row = session.scalars(
+        select(AuditEvent)
+        .where(AuditEvent.table_id == table_id, AuditEvent.type.in_(CARD_EVENTS))
+        .order_by(AuditEvent.seq.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    payload = json.loads(row.payload)
+    if not payload.get("card"):
+        return None
+    return {
+        "type": row.type,
+        "seq": row.seq,
+        "actor": row.actor,
+        "card": payload.get("card"),
+        "position": payload.get("position"),
+        "reader_seq": payload.get("reader_seq"),
+        "source": payload.get("source"),
+        "reason": payload.get("reason"),
+    }

@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
+from string import Template
 from typing import Annotated, Any
 
 import structlog
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi import Path as FPath
-from fastapi.responses import FileResponse
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from sqlalchemy import select
@@ -26,7 +28,7 @@ from table_service.api.auth import check_table, get_runtime, require
 from table_service.api.problems import AUTH, errors
 from table_service.api.types import IDENT_PATTERN, OpenModel, TablePath
 from table_service.consoles import approvals
-from table_service.consoles.lookup import DUTY_EVENT, dealer_on_duty, service_of
+from table_service.consoles.lookup import DUTY_EVENT, dealer_on_duty, last_card, service_of
 from table_service.consoles.recall import recall_router
 from table_service.consoles.views import console_view, shoe_roads
 from table_service.errors import InvalidRequest
@@ -36,6 +38,7 @@ from table_service.principals import Identity, Role
 log = structlog.get_logger(__name__)
 
 STATIC = Path(__file__).parent / "static"
+PAGE_FILES = Path(__file__).parent / "pages"
 STAFF = (Role.DEALER, Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
@@ -47,8 +50,31 @@ PAGE_HEADERS = {
 }
 
 
-def _page(name: str) -> FileResponse:
-    return FileResponse(STATIC / name, media_type="text/html", headers=PAGE_HEADERS)
+# Each page: its viewport width, its title and its scripts after i18n.js (the body is
+# pages/<name>.html; the head, the scripts and the shared header are written once).
+PAGES = {
+    "dealer": ("1280", "Dealer console", ("common", "shell", "render", "dealer")),
+    "supervisor": ("device-width", "Pit supervisor", ("common", "shell", "render", "supervisor")),
+    "recall": ("device-width", "Regulator recall", ("common", "shell", "recall")),
+    "overlay": ("1920", "Studio overlay", ("common", "render", "overlay")),
+}
+
+
+@cache
+def page_html(name: str) -> str:
+    width, title, scripts = PAGES[name]
+    template = Template((PAGE_FILES / "page.html").read_text(encoding="utf-8"))
+    return template.substitute(
+        name=name,
+        width=width,
+        title=title,
+        body=(PAGE_FILES / f"{name}.html").read_text(encoding="utf-8").rstrip("\n"),
+        scripts="\n".join(f'  <script src="/console/static/{s}.js"></script>' for s in scripts),
+    )
+
+
+def _page(name: str) -> HTMLResponse:
+    return HTMLResponse(page_html(name), headers=PAGE_HEADERS)
 
 
 def _now() -> str:
@@ -99,20 +125,20 @@ def pages_router() -> APIRouter:
     router = APIRouter(include_in_schema=False)
 
     @router.get("/console/dealer")
-    def dealer_page() -> FileResponse:
-        return _page("dealer.html")
+    def dealer_page() -> HTMLResponse:
+        return _page("dealer")
 
     @router.get("/console/supervisor")
-    def supervisor_page() -> FileResponse:
-        return _page("supervisor.html")
+    def supervisor_page() -> HTMLResponse:
+        return _page("supervisor")
 
     @router.get("/overlay/{table_id}")
-    def overlay_page(table_id: str) -> FileResponse:
-        return _page("overlay.html")
+    def overlay_page(table_id: str) -> HTMLResponse:
+        return _page("overlay")
 
     @router.get("/recall/{table_id}")
-    def recall_page(table_id: str) -> FileResponse:
-        return _page("recall.html")
+    def recall_page(table_id: str) -> HTMLResponse:
+        return _page("recall")
 
     return router
 
@@ -168,6 +194,7 @@ def console_api_router() -> APIRouter:
         view = _view(request, table_id, "dealer")
         with get_runtime(request).reads() as session:
             view["dealer_on_duty"] = dealer_on_duty(session, table_id)
+            view["last_card"] = last_card(session, table_id)
         return view
 
     @router.get("/console/overview", response_model=list[ConsoleView], responses=errors(*AUTH))

@@ -86,7 +86,9 @@ def test_the_supervisor_reads_the_procedure_from_the_game_or_the_table_catalogue
     rig.call("POST", "/tables/bj-1/shoe", "supervisor")
     raised = rig.call("POST", "/tables/bj-1/incidents", "dealer", {"kind": "wrong_position"})
     assert raised["blocking"] is True
-    [tile] = [t for t in rig.call("GET", "/console/overview", "supervisor") if t["table_id"] == "bj-1"]
+    [tile] = [
+        t for t in rig.call("GET", "/console/overview", "supervisor") if t["table_id"] == "bj-1"
+    ]
     [incident] = tile["incidents"]
     assert incident["procedure"] == find_game("blackjack").incidents["wrong_position"].procedure
     assert incident["procedure_key"] == "blackjack.wrong_position"

@@ -58,7 +58,7 @@ const Render = (() => {
     const flags = ["bust", "blackjack", "doubled", "surrendered", "auto"].filter((f) => hand[f]).map((f) => t(`hand.${f}`));
     if (hand.classification && LT.has(`class.${hand.classification}`)) flags.push(t(`class.${hand.classification}`));
     if (hand.result && LT.has(`outcome.${hand.result}`)) flags.push(t(`outcome.${hand.result}`));
-    if (hand.status) flags.push(String(hand.status));
+    if (hand.status) flags.push(LT.term("status", hand.status));
     return flags;
   }
 
