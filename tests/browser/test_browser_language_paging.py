@@ -29,7 +29,7 @@ def test_the_dealer_console_switches_to_vietnamese_and_keeps_it(
         expect(page.locator("#instruction")).to_have_text("Mở đặt cược cho ván tiếp theo")
         expect(page.locator("#open-betting")).to_contain_text("Mở đặt cược")
         expect(page.locator("#report")).to_contain_text("Báo sự cố")
-        expect(page.locator("#reader-badge")).to_have_text("Đầu đọc đang hoạt động")
+        expect(page.locator("#reader-badge")).to_have_text("Đầu đọc hoạt động")
         expect(page.locator("#stream-badge")).to_have_text("Trực tiếp")
         expect(page.locator("#signout")).to_have_text("Đăng xuất")
         assert page.title().startswith("Màn hình chia bài")

@@ -136,7 +136,7 @@
     $("instruction").textContent = what.text;
     $("next-target").textContent = what.target || "";
     $("next-target").dataset.code = what.code || "";
-    $("next-code").textContent = what.code && what.code !== what.target ? what.code : "";
+    $("next-code").textContent = r && r.next && what.code && what.code !== what.target ? what.code : "";
     Render.round($("layout"), view, {});
     const banner = Render.resultBanner(view);
     $("result").replaceChildren(...(banner ? [banner] : []));
