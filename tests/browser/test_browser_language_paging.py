@@ -54,6 +54,17 @@ def test_the_dealer_console_switches_to_vietnamese_and_keeps_it(
     studio.shot(page, "dealer-vi-report")
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
+    # by keyboard alone: R, the kind's number, then Enter confirms
+    page.keyboard.press("r")
+    missed = [
+        k["kind"]
+        for k in studio.call("GET", "/console/tables/bac-1/view", "dealer")["dealer_incidents"]
+    ].index("missed_scan")
+    page.keyboard.press(str(missed + 1))
+    expect(page.locator("#confirm-dialog")).to_contain_text("Bỏ sót lá bài khi quét")
+    page.keyboard.press("Escape")  # not this time
+    expect(page.locator("#confirm-dialog")).to_have_count(0)
+    assert studio.summary()["incidents"] == []
 
     # a reload keeps the language (this browser's choice) and the sign-in (this tab's)
     page.reload()

@@ -233,13 +233,21 @@
     const counted = kinds.filter((k) => k.count);
     const chosen = await new Promise((resolve) => {
       const grid = el("div", { class: "kinds" });
-      for (const kind of kinds) {
+      kinds.forEach((kind, i) => {
         grid.append(
           el("button", { type: "button", "data-kind": kind.kind, onclick: () => resolve(kind) },
-            el("strong", {}, LT.incidentName(kind.kind)),
+            el("strong", {}, LT.incidentName(kind.kind), i < 9 ? el("kbd", {}, String(i + 1)) : null),
             el("span", { class: "muted" }, LT.procedureText(kind))),
         );
-      }
+      });
+      // by keyboard: the number of a kind picks it (Tab and Enter work too; Escape cancels)
+      dialog.addEventListener("keydown", (e) => {
+        const n = Number.parseInt(e.key, 10);
+        if (n >= 1 && n <= Math.min(9, kinds.length) && e.target.name !== "count") {
+          e.preventDefault();
+          resolve(kinds[n - 1]);
+        }
+      });
       dialog.append(
         el("h2", {}, t("action.report")),
         grid,
