@@ -111,7 +111,7 @@
   function paged(r, section, headers, row) {
     const { items, next, total } = itemsOf(r, section);
     const box = el("div", {}, table(headers, items.map(row)));
-    box.append(el("p", { class: "muted", "data-field": "shown" }, t("recall.shown", { shown: items.length, total })));
+    if (total > r[section].length) box.append(el("p", { class: "muted", "data-field": "shown" }, t("recall.shown", { shown: items.length, total })));
     if (next) {
       const left = total - items.length;
       box.append(
