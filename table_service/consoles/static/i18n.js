@@ -4,6 +4,7 @@
 window.LT_I18N = {
   en: {
     "lang.name": "English",
+    "lang.switch": "Language",
     "app.dealer": "Dealer console",
     "app.supervisor": "Pit supervisor",
     "app.recall": "Regulator recall",
@@ -376,6 +377,7 @@ window.LT_I18N = {
   },
   vi: {
     "lang.name": "Tiếng Việt",
+    "lang.switch": "Ngôn ngữ",
     "app.dealer": "Màn hình chia bài",
     "app.supervisor": "Giám sát sảnh",
     "app.recall": "Tra cứu cho cơ quan quản lý",

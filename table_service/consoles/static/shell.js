@@ -16,7 +16,7 @@ const Shell = (() => {
     el("span", { class: "badge", id: "stream-badge", "data-status": "connecting" }),
     el("span", { class: "spacer" }),
     el("span", { id: "who", class: "muted" }),
-    el("span", { id: "lang-switch", role: "group", "aria-label": "language" }),
+    el("span", { id: "lang-switch", role: "group", "aria-label": t("lang.switch") }),
     el("button", { type: "button", id: "signout", "data-i18n": "auth.signout", hidden: true }),
   );
   const form = el(
@@ -43,7 +43,10 @@ const Shell = (() => {
   const showWho = () => {
     if (who) document.getElementById("who").textContent = t("auth.signed_in", { name: who.name, role: t(`role.${who.role}`) });
   };
-  LT.onLang(showWho);
+  LT.onLang(() => {
+    showWho();
+    document.getElementById("lang-switch").setAttribute("aria-label", t("lang.switch"));
+  });
 
   // Resolves with whoami once a token of one of `roles` is given.
   async function signIn(roles) {
