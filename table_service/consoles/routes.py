@@ -10,33 +10,35 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
+from string import Template
 from typing import Annotated, Any
 
 import structlog
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi import Path as FPath
-from fastapi.responses import FileResponse
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
-from audit.models import AuditEvent
-from audit.store import EventStore, NewEvent
+from audit.store import NewEvent
 from table_service.api.auth import check_table, get_runtime, require
 from table_service.api.problems import AUTH, errors
 from table_service.api.types import IDENT_PATTERN, OpenModel, TablePath
 from table_service.consoles import approvals
-from table_service.consoles.views import console_view, recall_round, shoe_roads
-from table_service.errors import InvalidRequest, NotFound
+from table_service.consoles.lookup import DUTY_EVENT, dealer_on_duty, last_card, service_of
+from table_service.consoles.recall import recall_router
+from table_service.consoles.views import console_view, shoe_roads
+from table_service.errors import InvalidRequest
 from table_service.models import RoundRow
 from table_service.principals import Identity, Role
 
 log = structlog.get_logger(__name__)
 
 STATIC = Path(__file__).parent / "static"
-DUTY_EVENT = "dealer_signed_in"
+PAGE_FILES = Path(__file__).parent / "pages"
 STAFF = (Role.DEALER, Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
@@ -48,35 +50,39 @@ PAGE_HEADERS = {
 }
 
 
-def _page(name: str) -> FileResponse:
-    return FileResponse(STATIC / name, media_type="text/html", headers=PAGE_HEADERS)
+# Each page: its viewport width, its title and its scripts after i18n.js (the body is
+# pages/<name>.html; the head, the scripts and the shared header are written once).
+PAGES = {
+    "dealer": ("1280", "Dealer console", ("common", "shell", "render", "dealer")),
+    "supervisor": ("device-width", "Pit supervisor", ("common", "shell", "render", "supervisor")),
+    "recall": ("device-width", "Regulator recall", ("common", "shell", "recall")),
+    "overlay": ("1920", "Studio overlay", ("common", "render", "overlay")),
+}
 
 
-def _service(request: Request, table_id: str) -> Any:
-    manager = getattr(request.app.state, "tables", None)
-    if manager is None or table_id not in manager.tables:
-        raise NotFound(f"no table {table_id!r}")
-    return manager.tables[table_id]
+@cache
+def page_html(name: str) -> str:
+    width, title, scripts = PAGES[name]
+    template = Template((PAGE_FILES / "page.html").read_text(encoding="utf-8"))
+    return template.substitute(
+        name=name,
+        width=width,
+        title=title,
+        body=(PAGE_FILES / f"{name}.html").read_text(encoding="utf-8").rstrip("\n"),
+        scripts="\n".join(f'  <script src="/console/static/{s}.js"></script>' for s in scripts),
+    )
+
+
+def _page(name: str) -> HTMLResponse:
+    return HTMLResponse(page_html(name), headers=PAGE_HEADERS)
 
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def dealer_on_duty(session: Session, table_id: str, before_seq: int | None = None) -> dict | None:
-    """The last dealer who signed in at the table (before ``before_seq``, if given)."""
-    query = select(AuditEvent).where(AuditEvent.table_id == table_id, AuditEvent.type == DUTY_EVENT)
-    if before_seq is not None:
-        query = query.where(AuditEvent.seq < before_seq)
-    row = session.scalars(query.order_by(AuditEvent.seq.desc()).limit(1)).first()
-    if row is None:
-        return None
-    payload = json.loads(row.payload)
-    return {"dealer": payload.get("dealer"), "since": row.ts, "seq": row.seq}
-
-
 def _view(request: Request, table_id: str, audience: str) -> dict[str, Any]:
-    service = _service(request, table_id)
+    service = service_of(request, table_id)
     state = service.state
     view = console_view(
         state.public_summary(),
@@ -119,20 +125,20 @@ def pages_router() -> APIRouter:
     router = APIRouter(include_in_schema=False)
 
     @router.get("/console/dealer")
-    def dealer_page() -> FileResponse:
-        return _page("dealer.html")
+    def dealer_page() -> HTMLResponse:
+        return _page("dealer")
 
     @router.get("/console/supervisor")
-    def supervisor_page() -> FileResponse:
-        return _page("supervisor.html")
+    def supervisor_page() -> HTMLResponse:
+        return _page("supervisor")
 
     @router.get("/overlay/{table_id}")
-    def overlay_page(table_id: str) -> FileResponse:
-        return _page("overlay.html")
+    def overlay_page(table_id: str) -> HTMLResponse:
+        return _page("overlay")
 
     @router.get("/recall/{table_id}")
-    def recall_page(table_id: str) -> FileResponse:
-        return _page("recall.html")
+    def recall_page(table_id: str) -> HTMLResponse:
+        return _page("recall")
 
     return router
 
@@ -159,17 +165,6 @@ class RoadsOut(OpenModel):
     table_id: str
     shoe_no: int
     last_seq: int
-
-
-class RecallRound(OpenModel):
-    round_id: str
-    opened_seq: int
-    closed_seq: int | None
-
-
-class RecallOut(BaseModel):
-    table_id: str
-    rounds: list[RecallRound]
 
 
 def console_api_router() -> APIRouter:
@@ -199,6 +194,7 @@ def console_api_router() -> APIRouter:
         view = _view(request, table_id, "dealer")
         with get_runtime(request).reads() as session:
             view["dealer_on_duty"] = dealer_on_duty(session, table_id)
+            view["last_card"] = last_card(session, table_id)
         return view
 
     @router.get("/console/overview", response_model=list[ConsoleView], responses=errors(*AUTH))
@@ -241,7 +237,7 @@ def console_api_router() -> APIRouter:
     ) -> dict[str, Any]:
         """A void above the table's threshold: the first supervisor asks for it."""
         check_table(who, table_id)
-        service = _service(request, table_id)
+        service = service_of(request, table_id)
         return await approvals.request_void(
             get_runtime(request),
             service,
@@ -264,7 +260,7 @@ def console_api_router() -> APIRouter:
     ) -> dict[str, Any]:
         """A different supervisor approves; the round is voided and refunded in their name."""
         check_table(who, table_id)
-        service = _service(request, table_id)
+        service = service_of(request, table_id)
         return await approvals.approve_void(
             get_runtime(request), service, request_id, actor=who.actor, name=who.name
         )
@@ -278,7 +274,7 @@ def console_api_router() -> APIRouter:
         """The dealer on duty at the table, recorded in the audit log, so every round's
         record names its dealer."""
         check_table(who, table_id)
-        _service(request, table_id)
+        service_of(request, table_id)
         runtime = get_runtime(request)
 
         def record() -> int:
@@ -297,7 +293,7 @@ def console_api_router() -> APIRouter:
     @router.get("/tables/{table_id}/roads", response_model=RoadsOut, responses=errors(404, 422))
     def table_roads(table_id: TablePath, request: Request) -> dict[str, Any]:
         """The current shoe's baccarat roads (public: every studio shows them)."""
-        service = _service(request, table_id)
+        service = service_of(request, table_id)
         state = service.state
         game = (state.config or {}).get("game", "baccarat")
         if game != "baccarat":
@@ -322,52 +318,6 @@ def console_api_router() -> APIRouter:
             **shoe_roads(outcomes),
         }
 
-    @router.get(
-        "/tables/{table_id}/recall", response_model=RecallOut, responses=errors(*AUTH, 404, 422)
-    )
-    def recall(
-        table_id: TablePath,
-        request: Request,
-        last: int = Query(10, ge=1, le=50),
-        who: Identity = Depends(require(Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)),
-    ) -> dict[str, Any]:
-        """The current round and the ones before it, every step in log order, each with
-        its settle input for offline recomputation."""
-        check_table(who, table_id)
-        _service(request, table_id)
-        with get_runtime(request).reads() as session:
-            rows = list(
-                session.scalars(
-                    select(RoundRow)
-                    .where(RoundRow.table_id == table_id)
-                    .order_by(RoundRow.opened_seq.desc())
-                    .limit(last)
-                )
-            )
-            rounds = []
-            for row in rows:
-                events = EventStore.read(session, round_id=row.round_id)
-                duty = dealer_on_duty(session, table_id, before_seq=row.opened_seq)
-                record = {
-                    "round_id": row.round_id,
-                    "game_number": row.game_number,
-                    "shoe_no": row.shoe_no,
-                    "phase": row.phase,
-                    "cards": json.loads(row.cards),
-                    "outcome": json.loads(row.outcome) if row.outcome else None,
-                    "void_reason": row.void_reason,
-                    "opened_seq": row.opened_seq,
-                    "closed_seq": row.closed_seq,
-                }
-                rounds.append(
-                    {
-                        **recall_round(record, events, duty["dealer"] if duty else None),
-                        "opened_seq": row.opened_seq,
-                        "closed_seq": row.closed_seq,
-                    }
-                )
-        return {"table_id": table_id, "rounds": rounds}
-
     return router
 
 
@@ -375,4 +325,5 @@ def mount_consoles(app: FastAPI) -> None:
     """Pages, their static files and their read routes on ``app``."""
     app.include_router(pages_router())
     app.include_router(console_api_router())
+    app.include_router(recall_router())
     app.mount("/console/static", StaticFiles(directory=STATIC), name="console-static")

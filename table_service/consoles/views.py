@@ -10,48 +10,30 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from audit.store import StoredEvent
 from table_service.rules.baccarat import hand_total, positions
 from table_service.rules.baccarat.roads import RoadResult, roads
 from table_service.rules.cards import CardError, parse_card
-
-# What the dealer may report, with the procedure each one starts (rules/baccarat.md).
-# The kinds are those the table accepts from a dealer; the table answers with the
-# procedure it applied, which is what the supervisor console shows.
-DEALER_INCIDENTS = (
-    "missed_scan",
-    "multi_pull",
-    "cards_exposed",
-    "card_exposed_in_shoe",
-    "shuffle_card_dropped",
-    "other",
-)
-
-# The procedure for the table-level incidents (whatever the game), shown where the raised
-# incident carries none of its own (the dealer-reported kinds carry the rule they quote).
-TABLE_PROCEDURES = {
-    "foreign_card": "A card the shoe cannot hold (more copies than decks): the card is set "
-    "aside; the supervisor checks the shoe, then voids the round or changes the shoe.",
-    "unreadable_card": "The reader could not read a card: the supervisor enters the card "
-    "at its shoe-order index from the card itself.",
-    "possible_missed_card": "The reader skipped a sequence number: the supervisor looks at the "
-    "cards on the table and enters the missed card at its shoe-order index (rule 6).",
-    "possible_duplicate": "A card may have been sent twice after a reconnection: the "
-    "supervisor checks the cards on the table and re-orders or voids.",
-    "reader_offline": "The shoe reader is offline: dealing pauses; the supervisor restores "
-    "the reader or enters the cards by hand, then resolves.",
-    "hardware_alarm": "The shoe raised an alarm: the supervisor inspects the shoe before "
-    "dealing goes on.",
-    "shoe_empty": "The shoe is empty: the supervisor ends the shoe and inserts a new one; a "
-    "round that cannot be completed is voided and refunded.",
-}
+from table_service.table.incidents import dealer_may_report, game_named, incident_kind
 
 
-def procedure_for(kind: str | None, details: Mapping[str, Any] | None) -> str | None:
-    text = (details or {}).get("procedure")
-    if text:
-        return str(text)
-    return TABLE_PROCEDURES.get(kind or "")
+def procedure_of(
+    game: str | None, kind: str | None, details: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The procedure the catalogue prescribes for ``kind`` at a table running ``game``,
+    with the key the pages translate it by (``<game>.<kind>`` or ``table.<kind>``).
+
+    A kind no catalogue knows keeps the text recorded with it, if any.
+    """
+    entry = incident_kind(game, kind)
+    if entry is None:
+        text = (details or {}).get("procedure")
+        return {"procedure": str(text) if text else None, "procedure_key": None}
+    found = game_named(game)
+    own = found is not None and entry.kind in found.incidents
+    return {
+        "procedure": entry.procedure,
+        "procedure_key": f"{found.name if own and found else 'table'}.{entry.kind}",
+    }
 
 
 def game_of(summary: Mapping[str, Any], config: Mapping[str, Any] | None) -> str:
@@ -138,13 +120,22 @@ def console_view(
                 "incident_id": i.get("incident_id"),
                 "kind": i.get("kind"),
                 "blocking": i.get("blocking"),
-                "procedure": procedure_for(i.get("kind"), i.get("details")),
+                **procedure_of(game, i.get("kind"), i.get("details")),
                 "round_id": i.get("round_id"),
                 "details": {k: v for k, v in (i.get("details") or {}).items() if k != "procedure"},
             }
             for i in summary.get("incidents") or []
         ]
-        view["dealer_incidents"] = list(DEALER_INCIDENTS)
+        view["dealer_incidents"] = [
+            {
+                "kind": k.kind,
+                "blocking": k.blocking,
+                "count": "void_on_count" in k.effects,
+                "procedure": k.procedure,
+                "procedure_key": f"{game}.{k.kind}",
+            }
+            for k in dealer_may_report(game)
+        ]
     else:
         view["incidents"] = [
             {"kind": i.get("kind"), "blocking": i.get("blocking")}
@@ -190,130 +181,3 @@ def _turn(rnd: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def shoe_roads(outcomes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return roads(RoadResult.from_outcome(o) for o in outcomes).to_json()
-
-
-# -- recall --------------------------------------------------------------------------------
-
-
-def recall_round(
-    row: Mapping[str, Any],
-    events: Sequence[StoredEvent],
-    dealer: str | None,
-    *,
-    bet_limit: int = 500,
-) -> dict[str, Any]:
-    """One round's record, every step in log order, for a regulator."""
-    steps: list[dict[str, Any]] = []
-    bets: list[dict[str, Any]] = []
-    settlement: list[dict[str, Any]] = []
-    incidents: dict[str, dict[str, Any]] = {}
-    bets_total = 0
-    bet_events: dict[str, dict[str, Any]] = {}
-    for e in events:
-        base = {"seq": e.seq, "ts": e.ts, "type": e.type, "actor": e.actor}
-        p = e.payload
-        if e.type == "card_dealt":
-            steps.append(
-                {
-                    **base,
-                    "card": p.get("card"),
-                    "position": p.get("position"),
-                    "index": p.get("index"),
-                    "source": p.get("source"),
-                    "reader": e.actor.split(":", 1)[1] if e.actor.startswith("reader:") else None,
-                    "reader_seq": p.get("reader_seq"),
-                }
-            )
-        elif e.type == "bets_placed":
-            for b in p.get("bets", []):
-                bets_total += 1
-                item = {
-                    "bet_id": b.get("bet_id"),
-                    "account": b.get("account"),
-                    "type": b.get("type"),
-                    "stake": b.get("stake"),
-                    "ts": e.ts,
-                    "seq": e.seq,
-                    "accepted": True,
-                    "by": e.actor,
-                }
-                bet_events[str(b.get("bet_id"))] = item
-                if len(bets) < bet_limit:
-                    bets.append(item)
-            steps.append({**base, "bets": len(p.get("bets", []))})
-        elif e.type == "bets_settled" or e.type == "bets_refunded":
-            key = "results" if e.type == "bets_settled" else "refunds"
-            for line in p.get(key, []):
-                if len(settlement) < bet_limit:
-                    settlement.append(
-                        {
-                            "bet_id": line.get("bet_id"),
-                            "type": line.get("type"),
-                            "stake": line.get("stake"),
-                            "result": line.get("result") or "refunded",
-                            "returned": line.get("returned", line.get("amount")),
-                            "reason": p.get("reason") or line.get("reason"),
-                            "seq": e.seq,
-                            "ts": e.ts,
-                        }
-                    )
-            steps.append({**base, "lines": len(p.get(key, []))})
-        elif e.type == "incident_raised":
-            incident = {
-                "incident_id": p.get("incident_id"),
-                "kind": p.get("kind"),
-                "blocking": p.get("blocking"),
-                "raised_by": p.get("raised_by") or e.actor,
-                "raised_at": e.ts,
-                "procedure": procedure_for(p.get("kind"), p.get("details")),
-                "details": p.get("details"),
-                "resolved_by": None,
-                "resolution": None,
-            }
-            if p.get("auto_resolution"):
-                incident["resolution"] = p.get("auto_resolution")
-                incident["resolved_by"] = "system"
-            incidents[str(p.get("incident_id"))] = incident
-            steps.append({**base, "incident_id": p.get("incident_id"), "kind": p.get("kind")})
-        elif e.type == "incident_resolved":
-            found = incidents.get(str(p.get("incident_id")))
-            if found is not None:
-                found["resolution"] = p.get("resolution")
-                found["resolved_by"] = p.get("resolved_by") or e.actor
-                found["resolved_at"] = e.ts
-            steps.append({**base, "incident_id": p.get("incident_id")})
-        else:
-            detail = {k: v for k, v in p.items() if k not in ("round_id", "config") and _small(v)}
-            steps.append({**base, "details": detail})
-    outcome = row.get("outcome")
-    return {
-        "round_id": row.get("round_id"),
-        "game_number": row.get("game_number"),
-        "shoe_no": row.get("shoe_no"),
-        "phase": row.get("phase"),
-        "dealer": dealer,
-        "cards": row.get("cards"),
-        "outcome": outcome,
-        "void_reason": row.get("void_reason"),
-        "steps": steps,
-        "bets": bets,
-        "bets_total": bets_total,
-        "settlement": settlement,
-        "incidents": list(incidents.values()),
-        "settle_input": row.get("settle_input")
-        or _baccarat_settle_input(row, list(bet_events.values())),
-    }
-
-
-def _small(value: Any) -> bool:
-    return not isinstance(value, list | dict) or len(str(value)) < 400
-
-
-def _baccarat_settle_input(row: Mapping[str, Any], bets: list[dict[str, Any]]) -> dict[str, Any]:
-    """The round as ``livetable settle baccarat`` reads it (specs/settle-jsonl.md)."""
-    return {
-        "round": row.get("round_id"),
-        "game_number": row.get("game_number"),
-        "cards": list(row.get("cards") or []),
-        "bets": [{"id": b["bet_id"], "type": b["type"], "stake": b["stake"]} for b in bets],
-    }

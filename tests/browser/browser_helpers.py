@@ -66,7 +66,8 @@ class Studio:
 
     def ready_shoe(self) -> None:
         """Insert the shoe and burn (indicator 2S then two cards), as a supervisor would."""
-        wait_for(lambda: self.summary()["reader_online"], what="reader online")
+        # the reader's first hello can take a while on a loaded machine: a wait, not a measure
+        wait_for(lambda: self.summary()["reader_online"], timeout=60, what="reader online")
         self.call("POST", f"/tables/{self.table_id}/shoe", "supervisor")
         for _ in range(20):  # the burn, where the game has one (baccarat: 2S, then two)
             if (self.summary()["shoe"] or {}).get("ready"):

@@ -37,6 +37,13 @@ def test_missed_scan_resolved_by_picking_the_card(make_studio: Any, browser: Any
     incident = page.locator("[data-kind=missed_scan]")
     expect(incident).to_be_visible()
     expect(incident.locator(".procedure")).to_contain_text("rule 6")
+    # the same queue in Vietnamese: the catalogue's procedure as the rule texts word it
+    page.click("#lang-switch [data-lang=vi]")
+    expect(incident.locator(".kind")).to_have_text("Bỏ sót lá bài khi quét")
+    expect(incident.locator(".procedure")).to_contain_text("quy tắc 6: giám sát nhập lá bài bị sót")
+    expect(tile.locator("[data-field=reader]")).to_have_text("Đầu đọc hoạt động")
+    page.click("#lang-switch [data-lang=en]")
+    expect(incident.locator(".procedure")).to_contain_text("rule 6")
     expect(incident).to_contain_text("dealer-ann")
     expect(incident.locator("select[name=index]")).to_have_value("1")
     incident.locator("[data-rank='5']").click()

@@ -13,6 +13,7 @@ from starlette.websockets import WebSocketDisconnect
 from table_service.principals import add_principal
 from table_service.rules.baccarat import default_paytable
 from table_service.rules.baccarat.settle_command import settle_request
+from table_service.rules.games import find_game
 from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 
@@ -119,8 +120,9 @@ def test_views_show_each_audience_what_it_may_see(rig: Rig) -> None:
     ]
     [incident] = dealer["incidents"]
     assert incident["kind"] == "missed_scan" and incident["raised_by"] == "dealer:dealer"
-    assert "rule 6" in incident["procedure"]
-    assert dealer["dealer_incidents"][0] == "missed_scan"
+    assert incident["procedure"] == find_game("baccarat").incidents["missed_scan"].procedure
+    assert incident["procedure_key"] == "baccarat.missed_scan"
+    assert [k["kind"] for k in dealer["dealer_incidents"]] == list(find_game("baccarat").incidents)
 
     public = rig.get("/public/tables/bac-1/view", None)
     assert public["round"]["layout"] == rnd["layout"]

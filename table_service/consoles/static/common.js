@@ -36,6 +36,7 @@ const LT = (() => {
       node.placeholder = t(node.dataset.i18nPlaceholder);
     });
     document.documentElement.lang = lang;
+    if (document.body && document.body.dataset.title) document.title = `${t(document.body.dataset.title)} · livetable`;
   }
 
   function setLang(next, persist = true) {
@@ -84,7 +85,7 @@ const LT = (() => {
   const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
   function cardEl(code, { faceDown = false, size = "" } = {}) {
     if (!code || faceDown) {
-      return el("div", { class: `card face-down ${size}`, "data-card": "hidden", "aria-label": "face down" });
+      return el("div", { class: `card face-down ${size}`, "data-card": "hidden", "aria-label": t("card.face_down") });
     }
     const rank = code.slice(0, -1) === "T" ? "10" : code.slice(0, -1);
     const suit = code.slice(-1);
@@ -394,8 +395,39 @@ const LT = (() => {
     return String(actor);
   }
 
+  // A word of the log or the rules (a step, a bet type, a move …) in the page's language:
+  // the dictionary's `<prefix>.<value>`, or the value itself where it has none.
+  function term(prefix, value) {
+    if (value === null || value === undefined) return "";
+    return has(`${prefix}.${value}`) ? t(`${prefix}.${value}`) : String(value);
+  }
+
   function incidentName(kind) {
-    return has(`incident.${kind}`) ? t(`incident.${kind}`) : kind;
+    return term("incident", kind);
+  }
+
+  // The procedure of an incident (the catalogue's English text) in the page's language:
+  // the dictionary's translation of that catalogue entry, where there is one.
+  function procedureText(item) {
+    if (!item) return "";
+    const key = item.procedure_key ? `procedure.${item.procedure_key}` : null;
+    if (key && I18N[lang] && I18N[lang][key]) return I18N[lang][key];
+    return item.procedure || "";
+  }
+
+  // The Xì Dách house banker's required move, as the rules word it ("draw", "stand",
+  // "check all", "check seat 3").
+  function houseMove(text) {
+    if (!text) return "";
+    const seat = String(text).match(/^check seat (\d+)$/);
+    if (seat) return t("house.check_seat", { seat: seat[1] });
+    return term("house", String(text).replace(/ /g, "_"));
+  }
+
+  function details(d) {
+    return Object.entries(d || {})
+      .map(([k, v]) => `${term("detail", k)}: ${typeof v === "object" && v !== null ? JSON.stringify(v) : typeof v === "boolean" ? t(v ? "value.yes" : "value.no") : v}`)
+      .join(" · ");
   }
 
   return {
@@ -427,6 +459,10 @@ const LT = (() => {
     debounce,
     targetLabel,
     incidentName,
+    term,
+    procedureText,
+    houseMove,
+    details,
     actorLabel,
     totals,
   };

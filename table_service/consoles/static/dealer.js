@@ -7,21 +7,11 @@
   const TABLE_KEY = "lt.dealer.table";
   const state = { who: null, tableId: null, view: null, last: null, stream: null, busy: false };
 
-  LT.applyI18n();
-  LT.langSwitch($("lang-switch"));
   LT.onLang(() => render());
-  LT.onUnauthorized((reason) => {
-    sessionStorage.removeItem("lt.token");
-    LT.toast(t("auth.expired", { reason }), "error");
-    setTimeout(() => location.reload(), 1500);
-  });
-  $("signout").addEventListener("click", () => LT.signOut());
 
   async function start() {
     await LT.syncClock();
-    state.who = await LT.signIn(["dealer", "supervisor"], { form: $("signin-form"), error: $("signin-error") });
-    $("who").textContent = t("auth.signed_in", { name: state.who.name, role: t(`role.${state.who.role}`) });
-    $("signout").hidden = false;
+    state.who = await Shell.signIn(["dealer", "supervisor"]);
     const tables = (await api("GET", "/api/v1/tables")).filter((x) => !state.who.table_id || x.table_id === state.who.table_id);
     const remembered = sessionStorage.getItem(TABLE_KEY);
     if (state.who.table_id) return choose(state.who.table_id);
@@ -53,7 +43,7 @@
       afterSeq: state.view ? state.view.last_seq : 0,
       auth: true,
       onEvent,
-      onStatus: (s) => LT.statusBadge($("stream-badge"), s),
+      onStatus: Shell.streamStatus,
       onFatal: (code, reason) => {
         LT.toast(t("stream.closed", { reason: reason || code }), "error");
         if (code === 4401) LT.signOut();
@@ -66,6 +56,8 @@
   async function refresh() {
     try {
       state.view = await api("GET", `/api/v1/console/tables/${encodeURIComponent(state.tableId)}/view`);
+      const seen = state.view.last_card;
+      if (!state.last && seen) state.last = { type: seen.type, actor: seen.actor, payload: seen };
       render();
     } catch (exc) {
       LT.toast(t("error.generic", { reason: exc.message }), "error");
@@ -80,10 +72,17 @@
     return `${t(`reader.${kind}`)} · ${event.actor.slice(7)}`;
   }
 
+  // What "last card read" shows for a card event (from the stream, or the view's last card).
+  function lastOf(event) {
+    const p = event.payload || {};
+    const note = event.type === "card_burnt" ? t("last.burnt") : event.type === "card_set_aside" ? t("last.set_aside", { reason: LT.term("aside", p.reason) }) : "";
+    return { card: p.card, source: readerKind(event), seq: p.reader_seq, position: p.position, note };
+  }
+
   function onEvent(event) {
     const p = event.payload || {};
     if (event.type === "card_dealt") {
-      state.last = { card: p.card, source: readerKind(event), seq: p.reader_seq, position: p.position, note: "" };
+      state.last = event;
       // Draw the card at once; the view (totals, next target) follows from the server.
       const r = state.view && state.view.round;
       if (r && r.round_id === event.round_id && r.layout && r.layout.positions && p.position) {
@@ -92,12 +91,11 @@
       render();
     } else if (event.type === "card_burnt" || event.type === "card_set_aside") {
       if (p.card) {
-        const note = event.type === "card_burnt" ? t("last.burnt") : t("last.set_aside", { reason: p.reason || "" });
-        state.last = { card: p.card, source: readerKind(event), seq: p.reader_seq, note };
+        state.last = event;
         render();
       }
     } else if (event.type === "cards_rearranged") {
-      for (const card of p.entered || []) state.last = { card, source: `${t("reader.manual")} · ${event.actor}`, note: "" };
+      for (const card of p.entered || []) state.last = { type: "card_dealt", actor: event.actor, payload: { card, source: "manual" } };
     }
     refreshSoon();
   }
@@ -117,7 +115,7 @@
     if (r.turn) {
       const who = (r.turn.actors || []).map(LT.actorLabel).join(", ");
       const house = r.layout && r.layout.house_move;  // Xì Dách: the house banker's required move
-      return { text: house ? `${t("xd.banker_action")}: ${house}` : t("next.wait_turn"), target: who, code: (r.turn.actors || []).join(" ") };
+      return { text: house ? `${t("xd.banker_action")}: ${LT.houseMove(house)}` : t("next.wait_turn"), target: who, code: (r.turn.actors || []).join(" ") };
     }
     return { text: t("next.round_over") };
   }
@@ -127,7 +125,8 @@
     if (!view) return;
     const r = view.round;
     $("table-badge").textContent = `${t("table.table")} ${view.table_id} · ${t(`game.${view.game}`)}`;
-    $("shoe-badge").textContent = view.shoe ? `${t("table.shoe")} ${view.shoe.shoe_no} · ${t("table.cards_seen", { n: view.shoe.cards_seen })}` : t("table.no_shoe");
+    const cut = view.shoe && view.shoe.cut_card_drawn ? ` · ${t("table.cut_card")}` : "";
+    $("shoe-badge").textContent = view.shoe ? `${t("table.shoe")} ${view.shoe.shoe_no} · ${t("table.cards_seen", { n: view.shoe.cards_seen })}${cut}` : t("table.no_shoe");
     const reader = $("reader-badge");
     reader.textContent = view.reader_online ? t("reader.online") : t("reader.offline");
     reader.className = `badge ${view.reader_online ? "ok" : "bad"}`;
@@ -137,7 +136,7 @@
     $("instruction").textContent = what.text;
     $("next-target").textContent = what.target || "";
     $("next-target").dataset.code = what.code || "";
-    $("next-code").textContent = what.code && what.code !== what.target ? what.code : "";
+    $("next-code").textContent = r && r.next && what.code && what.code !== what.target ? what.code : "";
     Render.round($("layout"), view, {});
     const banner = Render.resultBanner(view);
     $("result").replaceChildren(...(banner ? [banner] : []));
@@ -145,7 +144,7 @@
     renderLast();
     const blocking = (view.incidents || []).filter((i) => i.blocking);
     $("paused-banner").hidden = !view.paused;
-    $("paused-reason").textContent = blocking.map((i) => t("paused.reason", { kind: LT.incidentName(i.kind), procedure: i.procedure || "" })).join(" · ");
+    $("paused-reason").textContent = blocking.map((i) => t("paused.reason", { kind: LT.incidentName(i.kind), procedure: LT.procedureText(i) })).join(" · ");
     const idle = !r || r.phase === "settled" || r.phase === "voided";
     $("open-betting").disabled = state.busy || view.paused || !view.shoe || !view.shoe.ready || !idle;
     $("close-betting").disabled = state.busy || !r || r.phase !== "betting";
@@ -163,7 +162,7 @@
     box.append(el("div", { "data-field": "turn" }, el("strong", {}, `${t("turn.title")}: `), actors), el("div", { class: "timer", id: "turn-timer" }));
     const legal = turn.legal_actions || {};
     for (const [actor, moves] of Object.entries(legal)) {
-      const words = [...new Set((moves || []).map((m) => (m.hand ? `${m.action} (${t("pos.hand", { hand: m.hand })})` : m.action)))];
+      const words = [...new Set((moves || []).map((m) => (m.hand ? `${LT.term("move", m.action)} (${t("pos.hand", { hand: m.hand })})` : LT.term("move", m.action))))];
       box.append(el("div", { class: "muted", "data-legal": actor }, `${LT.actorLabel(actor)} — ${t("turn.actions", { actions: words.join(", ") })}`));
     }
   }
@@ -176,11 +175,12 @@
       $("last-source").textContent = t("last.none");
       return;
     }
-    box.append(LT.cardEl(state.last.card, { size: "big" }));
-    const parts = [state.last.source];
-    if (state.last.position) parts.push(state.last.position);
-    if (state.last.seq !== undefined && state.last.seq !== null) parts.push(t("last.seq", { n: state.last.seq }));
-    if (state.last.note) parts.push(state.last.note);
+    const last = lastOf(state.last);
+    box.append(LT.cardEl(last.card, { size: "big" }));
+    const parts = [last.source];
+    if (last.position) parts.push(last.position);
+    if (last.seq !== undefined && last.seq !== null) parts.push(t("last.seq", { n: last.seq }));
+    if (last.note) parts.push(last.note);
     $("last-source").textContent = parts.join(" · ");
   }
 
@@ -223,20 +223,35 @@
     act(() => api("POST", path("/betting/close")));
   }
 
+  // The incidents a dealer may report at this game (its catalogue, from the server), each
+  // with what the rule says happens; then a confirmation, since a report may pause the table.
   async function report() {
     if ($("report").disabled) return;
     const kinds = (state.view && state.view.dealer_incidents) || [];
     const dialog = el("dialog", { id: "report-dialog" });
     const count = el("input", { type: "number", name: "count", min: "1", max: "52", value: "1" });
+    const counted = kinds.filter((k) => k.count);
     const chosen = await new Promise((resolve) => {
       const grid = el("div", { class: "kinds" });
-      for (const kind of kinds) {
-        grid.append(el("button", { type: "button", "data-kind": kind, onclick: () => resolve(kind) }, LT.incidentName(kind)));
-      }
+      kinds.forEach((kind, i) => {
+        grid.append(
+          el("button", { type: "button", "data-kind": kind.kind, onclick: () => resolve(kind) },
+            el("strong", {}, LT.incidentName(kind.kind), i < 9 ? el("kbd", {}, String(i + 1)) : null),
+            el("span", { class: "muted" }, LT.procedureText(kind))),
+        );
+      });
+      // by keyboard: the number of a kind picks it (Tab and Enter work too; Escape cancels)
+      dialog.addEventListener("keydown", (e) => {
+        const n = Number.parseInt(e.key, 10);
+        if (n >= 1 && n <= Math.min(9, kinds.length) && e.target.name !== "count") {
+          e.preventDefault();
+          resolve(kinds[n - 1]);
+        }
+      });
       dialog.append(
         el("h2", {}, t("action.report")),
         grid,
-        el("label", { class: "form-row" }, t("incident.count"), count),
+        counted.length ? el("label", { class: "form-row" }, t("incident.count", { kinds: counted.map((k) => LT.incidentName(k.kind)).join(", ") }), count) : null,
         el("div", { class: "buttons" }, el("button", { type: "button", "data-action": "cancel", onclick: () => resolve(null) }, t("action.cancel"))),
       );
       dialog.addEventListener("cancel", (e) => {
@@ -250,12 +265,13 @@
     dialog.close();
     dialog.remove();
     if (!chosen) return;
-    if (!(await LT.confirmDialog(t("confirm.report", { kind: LT.incidentName(chosen) })))) return;
+    const name = LT.incidentName(chosen.kind);
+    if (!(await LT.confirmDialog(t("confirm.report", { kind: name })))) return;
     const details = {};
     const r = state.view && state.view.round;
-    if (chosen === "cards_exposed") details.count = Math.max(1, parseInt(count.value, 10) || 1);
-    if (chosen === "missed_scan" && r && r.cards) details.index = r.cards.length;
-    act(() => api("POST", path("/incidents"), { kind: chosen, details }), LT.incidentName(chosen));
+    if (chosen.count) details.count = Math.max(1, parseInt(count.value, 10) || 1);
+    if (chosen.kind === "missed_scan" && r && r.cards) details.index = r.cards.length;
+    act(() => api("POST", path("/incidents"), { kind: chosen.kind, details }), name);
   }
 
   $("open-betting").addEventListener("click", openBetting);

@@ -106,7 +106,7 @@
     for (const seat of layout.seats || []) {
       const node = el("div", { class: `ov-seat ${active.has(String(seat.seat)) ? "active" : ""}`, "data-seat": seat.seat }, el("div", { class: "head" }, t("pos.seat", { seat: seat.seat })));
       for (const hand of seat.hands || []) {
-        node.append(el("div", { class: "cards", "data-hand": hand.hand ?? "" }, (hand.cards || []).map((c) => LT.cardEl(c, { faceDown: !c || c === "??" || c === "XX" }))), el("div", { class: "head" }, el("span", {}, hand.status || ""), el("span", {}, hand.total ?? "")));
+        node.append(el("div", { class: "cards", "data-hand": hand.hand ?? "" }, (hand.cards || []).map((c) => LT.cardEl(c, { faceDown: !c || c === "??" || c === "XX" }))), el("div", { class: "head" }, el("span", {}, LT.term("status", hand.status)), el("span", {}, hand.total ?? "")));
       }
       box.append(node);
     }

@@ -6,23 +6,13 @@
   const $ = (id) => document.getElementById(id);
   const tableId = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop());
   const LAST = Math.min(50, Math.max(1, parseInt(new URLSearchParams(location.search).get("last") || "10", 10) || 10));
-  const state = { data: null, open: new Set() };
+  const state = { data: null, open: new Set(), more: new Map(), loading: new Set() };
   window.LT_RECALL = state;
 
-  LT.applyI18n();
-  LT.langSwitch($("lang-switch"));
   LT.onLang(() => render());
-  LT.onUnauthorized((reason) => {
-    sessionStorage.removeItem("lt.token");
-    LT.toast(t("auth.expired", { reason }), "error");
-    setTimeout(() => location.reload(), 1500);
-  });
-  $("signout").addEventListener("click", () => LT.signOut());
 
   async function start() {
-    const who = await LT.signIn(["regulator", "supervisor", "admin"], { form: $("signin-form"), error: $("signin-error") });
-    $("who").textContent = t("auth.signed_in", { name: who.name, role: t(`role.${who.role}`) });
-    $("signout").hidden = false;
+    await Shell.signIn(["regulator", "supervisor", "admin"]);
     $("table-badge").textContent = `${t("table.table")} ${tableId}`;
     await refresh();
     $("console").hidden = false;
@@ -34,7 +24,7 @@
       onEvent: (e) => {
         if (e.round_id || e.type === "shoe_inserted") refreshSoon();
       },
-      onStatus: (s) => LT.statusBadge($("stream-badge"), s),
+      onStatus: Shell.streamStatus,
       onFatal: (code, reason) => LT.toast(t("stream.closed", { reason: reason || code }), "error"),
     });
   }
@@ -57,7 +47,7 @@
 
   function outcomeText(o) {
     const { player, banker } = LT.totals(o);
-    const name = LT.has(`result.${o.winner}`) ? t(`result.${o.winner}`) : o.winner;
+    const name = LT.term("result", o.winner);
     const score = o.winner === "player" ? `${player}–${banker}` : `${banker}–${player}`;
     const extras = [o.natural ? t("result.natural") : "", o.player_pair ? t("result.player_pair") : "", o.banker_pair ? t("result.banker_pair") : ""].filter(Boolean);
     return [`${name} ${player === undefined ? "" : score}`, ...extras].join(" · ");
@@ -66,25 +56,80 @@
   function stepDetail(step) {
     if (step.type === "round_result" && step.details && step.details.outcome) {
       const o = step.details.outcome;
+      if (!o.winner) return LT.details(o);
       const cards = ["player", "banker"].map((side) => (o[side] && o[side].cards ? `${t(`hand.${side}`)} ${o[side].cards.join(" ")}` : "")).filter(Boolean);
       return [outcomeText(o), ...cards].join(" · ");
     }
     if (step.type === "card_dealt") {
-      return [step.card, step.position, `#${step.index}`, step.reader ? `${step.reader} seq ${step.reader_seq ?? "?"}` : "", step.source].filter(Boolean).join(" · ");
+      const read = step.reader ? t("recall.reader_seq", { reader: step.reader, n: step.reader_seq ?? "?" }) : "";
+      return [step.card, step.position, `#${step.index}`, read, LT.term("source", step.source)].filter(Boolean).join(" · ");
     }
-    if (step.bets !== undefined) return `${step.bets}`;
-    if (step.lines !== undefined) return `${step.lines}`;
+    if (step.bets !== undefined) return t("recall.n_bets", { n: step.bets });
+    if (step.lines !== undefined) return t("recall.n_lines", { n: step.lines });
     if (step.kind) return `${step.incident_id} ${LT.incidentName(step.kind)}`;
     if (step.incident_id) return step.incident_id;
-    const d = step.details || {};
-    return Object.entries(d).map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ");
+    return LT.details(step.details);
+  }
+
+  const sectionPath = (r, section, after) =>
+    `/api/v1/tables/${encodeURIComponent(tableId)}/recall/${encodeURIComponent(r.round_id)}/${section}?after=${encodeURIComponent(after)}`;
+
+  // A section's items: the first page (with the round) and the pages fetched since.
+  function itemsOf(r, section) {
+    const more = state.more.get(`${r.round_id}:${section}`);
+    return {
+      items: more ? [...r[section], ...more.items] : r[section],
+      next: more ? more.next : r[`${section}_next`],
+      total: r[`${section}_total`],
+    };
+  }
+
+  // Fetches the next page (or, with `all`, every page left) of a round's section.
+  async function fetchMore(r, section, all) {
+    const key = `${r.round_id}:${section}`;
+    if (state.loading.has(key)) return;
+    state.loading.add(key);
+    try {
+      let { next } = itemsOf(r, section);
+      while (next) {
+        const got = await api("GET", sectionPath(r, section, next));
+        const more = state.more.get(key) || { items: [], next: null };
+        more.items.push(...got.items);
+        more.next = got.next;
+        state.more.set(key, more);
+        next = got.next;
+        if (!all) break;
+      }
+    } catch (exc) {
+      LT.toast(t("error.generic", { reason: exc.message }), "error");
+    } finally {
+      state.loading.delete(key);
+      render();
+    }
+  }
+
+  function paged(r, section, headers, row) {
+    const { items, next, total } = itemsOf(r, section);
+    const box = el("div", {}, table(headers, items.map(row)));
+    if (total > r[section].length) box.append(el("p", { class: "muted", "data-field": "shown" }, t("recall.shown", { shown: items.length, total })));
+    if (next) {
+      const left = total - items.length;
+      box.append(
+        el("div", { class: "buttons" },
+          el("button", { type: "button", "data-action": "more", onclick: () => fetchMore(r, section, false) }, t("recall.more", { n: Math.min(500, left) })),
+          el("button", { type: "button", "data-action": "all", onclick: () => fetchMore(r, section, true) }, t("recall.all", { n: left }))),
+      );
+    }
+    return box;
   }
 
   function render() {
     const data = state.data;
+    $("table-badge").textContent = `${t("table.table")} ${tableId}`;
     if (!data) return;
     $("recall-title").textContent = t("recall.title", { n: data.rounds.length });
     const box = $("rounds");
+    const scroll = window.scrollY;
     box.replaceChildren();
     if (!data.rounds.length) box.append(el("p", { class: "muted" }, t("recall.none")));
     for (const r of data.rounds) {
@@ -110,19 +155,21 @@
         el("article", { class: "round-record", "data-round": r.round_id, "data-phase": r.phase },
           el("h3", {},
             el("span", {}, t("recall.round", { round: r.round_id, game: r.game_number, shoe: r.shoe_no })),
-            el("span", { class: "badge" }, t(`phase.${r.phase}`) || r.phase),
+            r.game ? el("span", { class: "badge" }, LT.term("game", r.game)) : null,
+            el("span", { class: "badge" }, LT.term("phase", r.phase)),
             o.winner ? el("span", { class: `chip ${o.winner}` }, "") : null,
             o.winner ? el("span", { "data-field": "outcome" }, outcomeText(o)) : null,
             r.void_reason ? el("span", { class: "badge bad" }, r.void_reason) : null,
             el("span", { class: "muted", "data-field": "dealer" }, t("recall.dealer", { dealer: r.dealer || t("table.nobody") }))),
-          details("steps", table(["col.seq", "col.time", "col.step", "col.detail", "col.actor"], r.steps.map((s) => [String(s.seq), LT.fmtTime(s.ts), s.type, stepDetail(s), s.actor]))),
-          details("bets", table(["col.bet", "col.time", "col.account", "col.type", "col.stake", "col.accepted"], r.bets.map((b) => [b.bet_id, LT.fmtTime(b.ts), b.account, b.type, String(b.stake), b.accepted ? "✔" : "✘"]))),
-          details("incidents", table(["col.step", "col.detail", "col.actor", "col.result"], r.incidents.map((i) => [LT.incidentName(i.kind), i.procedure || "", `${i.raised_by || ""} → ${i.resolved_by || "—"}`, i.resolution || ""]))),
-          details("settlement", table(["col.bet", "col.type", "col.stake", "col.result", "col.returned"], r.settlement.map((s) => [s.bet_id, s.type, String(s.stake), s.result, String(s.returned)]))),
+          details("steps", table(["col.seq", "col.time", "col.step", "col.detail", "col.actor"], r.steps.map((s) => [String(s.seq), LT.fmtTime(s.ts), LT.term("step", s.type), stepDetail(s), s.actor]))),
+          details("bets", paged(r, "bets", ["col.bet", "col.time", "col.account", "col.type", "col.stake", "col.accepted"], (b) => [b.bet_id, LT.fmtTime(b.ts), b.account, LT.term("bet", b.type), String(b.stake), b.accepted ? "✔" : "✘"])),
+          details("incidents", table(["col.incident", "col.procedure", "col.raised_resolved", "col.resolution"], r.incidents.map((i) => [LT.incidentName(i.kind), LT.procedureText(i), `${i.raised_by || ""} → ${i.resolved_by || "—"}`, i.resolution || ""]))),
+          details("settlement", paged(r, "settlement", ["col.bet", "col.type", "col.stake", "col.result", "col.returned"], (s) => [s.bet_id, LT.term("bet", s.type), String(s.stake), LT.term("line", s.result), String(s.returned)])),
           details("settle_input", el("div", {}, el("pre", { class: "settle", "data-field": "settle-input" }, settleText), copy)),
         ),
       );
     }
+    window.scrollTo(0, scroll);
   }
 
   start();

@@ -58,7 +58,7 @@ const Render = (() => {
     const flags = ["bust", "blackjack", "doubled", "surrendered", "auto"].filter((f) => hand[f]).map((f) => t(`hand.${f}`));
     if (hand.classification && LT.has(`class.${hand.classification}`)) flags.push(t(`class.${hand.classification}`));
     if (hand.result && LT.has(`outcome.${hand.result}`)) flags.push(t(`outcome.${hand.result}`));
-    if (hand.status) flags.push(String(hand.status));
+    if (hand.status) flags.push(LT.term("status", hand.status));
     return flags;
   }
 
@@ -85,7 +85,8 @@ const Render = (() => {
           box.append(
             el("div", { class: "seat-hand", "data-hand": hand.hand ?? "" },
               cardsOf(hand, size),
-              el("span", { class: "total" }, [hand.total ?? "", ...handFlags(hand)].join(" "))),
+              el("span", { class: "total" }, hand.total ?? ""),
+              el("span", { class: "flags" }, handFlags(hand).join(" · "))),
           );
         }
         grid.append(box);
@@ -97,7 +98,8 @@ const Render = (() => {
         el("div", { class: `hand ${hand.hand}`, "data-hand": hand.seat !== undefined && hand.seat !== null ? `seat-${hand.seat}-${hand.hand}` : hand.hand },
           el("span", { class: "label" }, handLabel(hand)),
           cardsOf(hand, size),
-          el("span", { class: "total", "data-total": hand.hand }, [hand.total ?? "", ...handFlags(hand)].join(" "))),
+          el("span", { class: "flags" }, handFlags(hand).join(" · ")),
+          el("span", { class: "total", "data-total": hand.hand }, hand.total ?? "")),
       );
     }
   }

@@ -8,25 +8,15 @@
   const SUIT_KEYS = [["S", "♠"], ["H", "♥"], ["D", "♦"], ["C", "♣"]];
   const state = { who: null, tables: [], resolved: [], forms: new Map(), streams: new Map() };
 
-  LT.applyI18n();
-  LT.langSwitch($("lang-switch"));
   LT.onLang(() => {
     state.forms.forEach((node) => node.remove());
     state.forms.clear();
     render();
   });
-  LT.onUnauthorized((reason) => {
-    sessionStorage.removeItem("lt.token");
-    LT.toast(t("auth.expired", { reason }), "error");
-    setTimeout(() => location.reload(), 1500);
-  });
-  $("signout").addEventListener("click", () => LT.signOut());
 
   async function start() {
     await LT.syncClock();
-    state.who = await LT.signIn(["supervisor"], { form: $("signin-form"), error: $("signin-error") });
-    $("who").textContent = t("auth.signed_in", { name: state.who.name, role: t(`role.${state.who.role}`) });
-    $("signout").hidden = false;
+    state.who = await Shell.signIn(["supervisor"]);
     await refresh();
     $("console").hidden = false;
     for (const view of state.tables) follow(view.table_id, view.last_seq);
@@ -42,7 +32,7 @@
         afterSeq,
         auth: true,
         onEvent: () => refreshSoon(),
-        onStatus: (s) => LT.statusBadge($("stream-badge"), s),
+        onStatus: Shell.streamStatus,
         onFatal: (code, reason) => LT.toast(t("stream.closed", { reason: reason || code }), "error"),
       }),
     );
@@ -141,7 +131,7 @@
         buttons.append(el("button", { type: "button", class: "danger", "data-action": "void", onclick: async () => {
           const reason = await reasonDialog(t("confirm.void", { round: r.round_id }), t("form.void_reason"));
           if (reason) voidRound(view, r, reason);
-        } }, t("action.void")));
+        } }, t(approval.needed ? "action.request_void" : "action.void")));
       }
       if (approval.needed) {
         tile.append(el("div", { class: "muted", "data-field": "approval-needed" }, t("form.approval_needed", { stake: approval.open_stakes, threshold: approval.threshold })));
@@ -230,10 +220,10 @@
         el("span", { class: "badge" }, `${tableId}${incident.round_id ? ` · ${incident.round_id}` : ""}`),
         incident.blocking ? el("span", { class: "badge bad" }, t("incident.blocking")) : null),
       el("div", { class: "muted" }, t("incident.raised_by", { who: incident.raised_by || "", time: "" })),
-      el("div", { class: "procedure" }, el("strong", {}, `${t("incident.procedure")}: `), incident.procedure || "—"),
+      el("div", { class: "procedure", "data-field": "procedure" }, el("strong", {}, `${t("incident.procedure")}: `), LT.procedureText(incident) || "—"),
     );
     const details = Object.entries(incident.details || {});
-    if (details.length) node.append(el("div", { class: "muted" }, details.map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ")));
+    if (details.length) node.append(el("div", { class: "muted" }, LT.details(incident.details)));
 
     const roundCards = el("div", { class: "round-cards" });
     const index = el("select", { name: "index" });
@@ -256,7 +246,7 @@
 
     const reorderBox = el("div", { class: "reorder" });
     const reorderCount = el("select", { name: "reorder-count" });
-    const reorder = el("fieldset", { class: "picker" }, el("legend", {}, t("action.reorder")), el("div", { class: "muted" }, t("form.reorder_hint")), el("label", { class: "form-row" }, "#", reorderCount), reorderBox);
+    const reorder = el("fieldset", { class: "picker" }, el("legend", {}, t("action.reorder")), el("div", { class: "muted" }, t("form.reorder_hint")), el("label", { class: "form-row" }, t("form.reorder_count"), reorderCount), reorderBox);
     let reorderOn = false;
     const drawOrder = () => {
       reorderBox.replaceChildren();

@@ -1,0 +1,65 @@
+"""What every console route looks up: the table's running service and the dealer on duty."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import Request
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from audit.models import AuditEvent
+from table_service.errors import NotFound
+
+DUTY_EVENT = "dealer_signed_in"
+
+
+def service_of(request: Request, table_id: str) -> Any:
+    manager = getattr(request.app.state, "tables", None)
+    if manager is None or table_id not in manager.tables:
+        raise NotFound(f"no table {table_id!r}")
+    return manager.tables[table_id]
+
+
+def dealer_on_duty(
+    session: Session, table_id: str, before_seq: int | None = None
+) -> dict[str, Any] | None:
+    """The last dealer who signed in at the table (before ``before_seq``, if given)."""
+    query = select(AuditEvent).where(AuditEvent.table_id == table_id, AuditEvent.type == DUTY_EVENT)
+    if before_seq is not None:
+        query = query.where(AuditEvent.seq < before_seq)
+    row = session.scalars(query.order_by(AuditEvent.seq.desc()).limit(1)).first()
+    if row is None:
+        return None
+    payload = json.loads(row.payload)
+    return {"dealer": payload.get("dealer"), "since": row.ts, "seq": row.seq}
+
+
+CARD_EVENTS = ("card_dealt", "card_burnt", "card_set_aside")
+
+
+def last_card(session: Session, table_id: str) -> dict[str, Any] | None:
+    """The last card the table was given (dealt, burnt or set aside), as the dealer's
+    "last card read" shows it on a page opened mid-round."""
+    row = session.scalars(
+        select(AuditEvent)
+        .where(AuditEvent.table_id == table_id, AuditEvent.type.in_(CARD_EVENTS))
+        .order_by(AuditEvent.seq.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    payload = json.loads(row.payload)
+    if not payload.get("card"):
+        return None
+    return {
+        "type": row.type,
+        "seq": row.seq,
+        "actor": row.actor,
+        "card": payload.get("card"),
+        "position": payload.get("position"),
+        "reader_seq": payload.get("reader_seq"),
+        "source": payload.get("source"),
+        "reason": payload.get("reason"),
+    }

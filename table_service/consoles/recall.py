@@ -1,0 +1,369 @@
+"""Regulator recall: a table's last rounds, every step in log order, read from the audit log.
+
+Every bet and every settlement line is there for a regulator, however many a round took:
+a round's record carries the first page of each, with a cursor, and the rest is read page
+by page (``GET …/recall/{round}/bets?after=<cursor>``). A cursor names a place in the
+append-only log (``<seq>.<n>``: after the first ``n`` items of event ``seq``), so pages
+neither skip nor repeat an item while the round goes on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi import Path as FPath
+from pydantic import BaseModel
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from audit.models import AuditEvent
+from audit.store import EventStore, StoredEvent
+from table_service.api.auth import check_table, get_runtime, require
+from table_service.api.problems import AUTH, errors
+from table_service.api.types import IDENT_PATTERN, OpenModel, TablePath
+from table_service.consoles.lookup import dealer_on_duty, service_of
+from table_service.consoles.views import procedure_of
+from table_service.errors import NotFound
+from table_service.models import RoundRow
+from table_service.principals import Identity, Role
+from table_service.table.recall import round_record
+
+PAGE = 500
+Section = Literal["bets", "settlement"]
+CURSOR_PATTERN = r"^[0-9]{1,18}\.[0-9]{1,9}$"
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """After the first ``taken`` items of the event ``seq``."""
+
+    seq: int
+    taken: int
+
+    @classmethod
+    def parse(cls, text: str | None) -> Cursor | None:
+        if not text:
+            return None
+        seq, taken = text.split(".", 1)
+        return cls(int(seq), int(taken))
+
+    def __str__(self) -> str:
+        return f"{self.seq}.{self.taken}"
+
+
+def bet_items(e: StoredEvent) -> list[dict[str, Any]]:
+    if e.type != "bets_placed":
+        return []
+    return [
+        {
+            "bet_id": b.get("bet_id"),
+            "account": b.get("account"),
+            "type": b.get("type"),
+            "stake": b.get("stake"),
+            "seat": b.get("seat"),
+            "ts": e.ts,
+            "seq": e.seq,
+            "accepted": True,  # a bet in the log was accepted; refusals are never written
+            "by": e.actor,
+        }
+        for b in e.payload.get("bets", [])
+    ]
+
+
+def line_items(e: StoredEvent) -> list[dict[str, Any]]:
+    key = {"bets_settled": "results", "bets_refunded": "refunds"}.get(e.type)
+    if key is None:
+        return []
+    reason = e.payload.get("reason")
+    return [
+        {
+            "bet_id": line.get("bet_id"),
+            "type": line.get("type"),
+            "stake": line.get("stake"),
+            "result": line.get("result") or "refunded",
+            "returned": line.get("returned", line.get("amount")),
+            "reason": reason or line.get("reason"),
+            "seq": e.seq,
+            "ts": e.ts,
+        }
+        for line in e.payload.get(key, [])
+    ]
+
+
+ITEMS: dict[str, tuple[tuple[str, ...], Callable[[StoredEvent], list[dict[str, Any]]]]] = {
+    "bets": (("bets_placed",), bet_items),
+    "settlement": (("bets_settled", "bets_refunded"), line_items),
+}
+
+
+def page(
+    events: Iterable[StoredEvent],
+    items: Callable[[StoredEvent], list[dict[str, Any]]],
+    after: Cursor | None = None,
+    limit: int = PAGE,
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Up to ``limit`` items after ``after``, in log order, and the cursor of the next page
+    (None when there is no further item)."""
+    out: list[dict[str, Any]] = []
+    for e in events:
+        if after is not None and e.seq < after.seq:
+            continue
+        found = items(e)
+        start = after.taken if after is not None and e.seq == after.seq else 0
+        for i in range(start, len(found)):
+            if len(out) == limit:
+                return out, str(Cursor(e.seq, i))
+            out.append(found[i])
+    return out, None
+
+
+def recall_round(
+    row: dict[str, Any],
+    events: Sequence[StoredEvent],
+    dealer: str | None,
+    *,
+    game: str | None,
+    settle_input: Any,
+    limit: int = PAGE,
+) -> dict[str, Any]:
+    """One round's record, every step in log order, for a regulator."""
+    steps: list[dict[str, Any]] = []
+    incidents: dict[str, dict[str, Any]] = {}
+    counts = {"bets": 0, "settlement": 0}
+    for e in events:
+        base = {"seq": e.seq, "ts": e.ts, "type": e.type, "actor": e.actor}
+        p = e.payload
+        if e.type == "card_dealt":
+            steps.append(
+                {
+                    **base,
+                    "card": p.get("card"),
+                    "position": p.get("position"),
+                    "index": p.get("index"),
+                    "source": p.get("source"),
+                    "reader": e.actor.split(":", 1)[1] if e.actor.startswith("reader:") else None,
+                    "reader_seq": p.get("reader_seq"),
+                }
+            )
+        elif e.type == "bets_placed":
+            n = len(bet_items(e))
+            counts["bets"] += n
+            steps.append({**base, "bets": n})
+        elif e.type in ("bets_settled", "bets_refunded"):
+            n = len(line_items(e))
+            counts["settlement"] += n
+            steps.append({**base, "lines": n})
+        elif e.type == "incident_raised":
+            incidents[str(p.get("incident_id"))] = _incident(e, game)
+            steps.append({**base, "incident_id": p.get("incident_id"), "kind": p.get("kind")})
+        elif e.type == "incident_resolved":
+            found = incidents.get(str(p.get("incident_id")))
+            if found is not None:
+                found["resolution"] = p.get("resolution")
+                found["resolved_by"] = p.get("resolved_by") or e.actor
+                found["resolved_at"] = e.ts
+            steps.append({**base, "incident_id": p.get("incident_id")})
+        else:
+            detail = {k: v for k, v in p.items() if k not in ("round_id", "config") and _small(v)}
+            steps.append({**base, "details": detail})
+    bets, bets_next = page(events, bet_items, limit=limit)
+    lines, lines_next = page(events, line_items, limit=limit)
+    return {
+        "round_id": row.get("round_id"),
+        "game": game,
+        "game_number": row.get("game_number"),
+        "shoe_no": row.get("shoe_no"),
+        "phase": row.get("phase"),
+        "dealer": dealer,
+        "cards": row.get("cards"),
+        "outcome": row.get("outcome"),
+        "void_reason": row.get("void_reason"),
+        "steps": steps,
+        "bets": bets,
+        "bets_total": counts["bets"],
+        "bets_next": bets_next,
+        "settlement": lines,
+        "settlement_total": counts["settlement"],
+        "settlement_next": lines_next,
+        "incidents": list(incidents.values()),
+        "settle_input": settle_input,
+    }
+
+
+def _incident(e: StoredEvent, game: str | None) -> dict[str, Any]:
+    """An incident as raised, with the procedure applied: the text recorded with it (what
+    the rule said then), else the catalogue's."""
+    p = e.payload
+    details = p.get("details") or {}
+    catalogue = procedure_of(game, p.get("kind"), details)
+    applied = details.get("procedure")
+    procedure = (
+        catalogue
+        if not applied or applied == catalogue["procedure"]
+        else {"procedure": applied, "procedure_key": None}
+    )
+    incident = {
+        "incident_id": p.get("incident_id"),
+        "kind": p.get("kind"),
+        "blocking": p.get("blocking"),
+        "raised_by": p.get("raised_by") or e.actor,
+        "raised_at": e.ts,
+        **procedure,
+        "details": {k: v for k, v in details.items() if k != "procedure"},
+        "resolved_by": None,
+        "resolution": None,
+    }
+    if p.get("auto_resolution"):
+        incident["resolution"] = p.get("auto_resolution")
+        incident["resolved_by"] = "system"
+    return incident
+
+
+def _small(value: Any) -> bool:
+    return not isinstance(value, list | dict) or len(str(value)) < 400
+
+
+def _round_events(
+    session: Session, round_id: str, types: Sequence[str], after: Cursor | None
+) -> Iterator[StoredEvent]:
+    query = (
+        select(AuditEvent)
+        .where(AuditEvent.round_id == round_id, AuditEvent.type.in_(types))
+        .order_by(AuditEvent.seq)
+        .execution_options(yield_per=64)
+    )
+    if after is not None:
+        query = query.where(AuditEvent.seq >= after.seq)
+    for row in session.scalars(query):
+        yield StoredEvent.from_row(row)
+
+
+# -- routes --------------------------------------------------------------------------------
+class RecallRound(OpenModel):
+    round_id: str
+    opened_seq: int
+    closed_seq: int | None
+    bets_total: int
+    bets_next: str | None
+    settlement_total: int
+    settlement_next: str | None
+
+
+class RecallOut(BaseModel):
+    table_id: str
+    rounds: list[RecallRound]
+
+
+class RecallPage(BaseModel):
+    table_id: str
+    round_id: str
+    section: Section
+    items: list[dict[str, Any]]
+    next: str | None
+
+
+RoundPath = Annotated[str, FPath(min_length=1, max_length=64, pattern=IDENT_PATTERN)]
+readers = require(Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)
+
+
+def recall_router() -> APIRouter:
+    router = APIRouter(prefix="/api/v1")
+
+    @router.get(
+        "/tables/{table_id}/recall", response_model=RecallOut, responses=errors(*AUTH, 404, 422)
+    )
+    def recall(
+        table_id: TablePath,
+        request: Request,
+        last: int = Query(10, ge=1, le=50),
+        who: Identity = Depends(readers),
+    ) -> dict[str, Any]:
+        """The current round and the ones before it, every step in log order, each with
+        its settle input for offline recomputation. Each round lists its first 500 bets
+        and settlement lines; ``bets_next`` / ``settlement_next`` are the cursors of the
+        rest (``GET …/recall/{round_id}/bets?after=…``), None when all are listed."""
+        check_table(who, table_id)
+        service_of(request, table_id)
+        with get_runtime(request).reads() as session:
+            rows = list(
+                session.scalars(
+                    select(RoundRow)
+                    .where(RoundRow.table_id == table_id)
+                    .order_by(RoundRow.opened_seq.desc())
+                    .limit(last)
+                )
+            )
+            rounds = []
+            for row in rows:
+                events = EventStore.read(session, table_id=table_id, round_id=row.round_id)
+                duty = dealer_on_duty(session, table_id, before_seq=row.opened_seq)
+                record = round_record(session, table_id, row.round_id)
+                fields = {
+                    "round_id": row.round_id,
+                    "game_number": row.game_number,
+                    "shoe_no": row.shoe_no,
+                    "phase": row.phase,
+                    "cards": json.loads(row.cards),
+                    "outcome": json.loads(row.outcome) if row.outcome else None,
+                    "void_reason": row.void_reason,
+                }
+                rounds.append(
+                    {
+                        **recall_round(
+                            fields,
+                            events,
+                            duty["dealer"] if duty else None,
+                            game=record["game"] or _table_game(service_of(request, table_id)),
+                            settle_input=record["settle_input"],
+                        ),
+                        "opened_seq": row.opened_seq,
+                        "closed_seq": row.closed_seq,
+                    }
+                )
+        return {"table_id": table_id, "rounds": rounds}
+
+    @router.get(
+        "/tables/{table_id}/recall/{round_id}/{section}",
+        response_model=RecallPage,
+        responses=errors(*AUTH, 404, 422),
+    )
+    def recall_page(
+        table_id: TablePath,
+        round_id: RoundPath,
+        section: Section,
+        request: Request,
+        after: Annotated[str | None, Query(pattern=CURSOR_PATTERN)] = None,
+        limit: int = Query(PAGE, ge=1, le=1000),
+        who: Identity = Depends(readers),
+    ) -> dict[str, Any]:
+        """A round's bets or settlement lines after the cursor ``after`` (from the round's
+        record or the previous page), in log order; ``next`` is None on the last page."""
+        check_table(who, table_id)
+        service_of(request, table_id)
+        cursor = Cursor.parse(after)
+        types, items = ITEMS[section]
+        with get_runtime(request).reads() as session:
+            row = session.get(RoundRow, round_id)
+            if row is None or row.table_id != table_id:
+                raise NotFound(f"no round {round_id!r} at table {table_id!r}")
+            found, following = page(
+                _round_events(session, round_id, types, cursor), items, cursor, limit
+            )
+        return {
+            "table_id": table_id,
+            "round_id": round_id,
+            "section": section,
+            "items": found,
+            "next": following,
+        }
+
+    return router
+
+
+def _table_game(service: Any) -> str | None:
+    config = getattr(getattr(service, "state", None), "config", None) or {}
+    return str(config.get("game") or "baccarat") if isinstance(config, Mapping) else None
