@@ -22,7 +22,7 @@ SHOTS = Path(
 )
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 15.0, what: str = "") -> Any:
+def wait_for(predicate: Callable[[], Any], timeout: float = 60.0, what: str = "") -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -49,7 +49,7 @@ class Studio:
     http: httpx.Client = field(init=False)
 
     def __post_init__(self) -> None:
-        self.http = httpx.Client(base_url=self.base_url, timeout=15)
+        self.http = httpx.Client(base_url=self.base_url, timeout=30)
 
     def call(self, method: str, path: str, role: str, body: Any = None) -> Any:
         response = self.http.request(
@@ -102,7 +102,7 @@ class Studio:
     def page(self, browser: Any, path: str, *, width: int = 1280, height: int = 800) -> Any:
         context = browser.new_context(viewport={"width": width, "height": height})
         page = context.new_page()
-        page.set_default_timeout(15_000)
+        page.set_default_timeout(30_000)
         page.goto(self.base_url + path)
         return page
 

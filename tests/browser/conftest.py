@@ -114,7 +114,7 @@ def make_studio(tmp_path: Path) -> Iterator[Callable[..., Studio]]:
             shoe=ShoeConfig(port=shoe.device_path),
             **table_options,
         )
-        app = build_app(runtime, [config], reader_options={"offline_timeout": 5.0})
+        app = build_app(runtime, [config], reader_options={"offline_timeout": 30.0})
         sock = free_socket()
         server = _Server(
             uvicorn.Config(

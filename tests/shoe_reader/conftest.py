@@ -47,7 +47,7 @@ class Rig:
             await asyncio.wait_for(self._task, 5)
         self.shoe.stop()
 
-    async def wait(self, predicate: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
+    async def wait(self, predicate: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
         """Bounded wait: fails the test with ``what`` instead of hanging."""
         deadline = time.monotonic() + timeout
         while not predicate():
