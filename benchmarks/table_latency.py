@@ -113,11 +113,16 @@ class Bench:
                 assert time.monotonic() < deadline, "shoe stayed locked"
                 await asyncio.sleep(0.002)
 
-    def frame_sent(self, card: str) -> float:
-        for tx in reversed(self.shoe.transmissions):
-            if tx.type == "CRD" and tx.payload == card and tx.reached_host:
-                return tx.sent
-        raise AssertionError(f"no CRD frame for {card}")
+    async def frame_sent(self, card: str) -> float:
+        # The shoe's thread records a frame just after writing it: on a loaded machine the
+        # whole path may run before that record lands, so wait a moment for it.
+        deadline = time.monotonic() + 2
+        while True:
+            for tx in reversed(self.shoe.transmissions):
+                if tx.type == "CRD" and tx.payload == card and tx.reached_host:
+                    return tx.sent
+            assert time.monotonic() < deadline, f"no CRD frame for {card}"
+            await asyncio.sleep(0.001)
 
     async def card(self, service: TableService) -> None:
         if self.clock is not None:
@@ -126,7 +131,7 @@ class Bench:
         event = await self.next_event("card_dealt")
         received = time.monotonic()
         assert event.payload["card"] == card, (event.payload, card)
-        sent = self.frame_sent(card)
+        sent = await self.frame_sent(card)
         self.from_frame.append(received - sent)
         if self.clock is not None:
             self.clock.finish(sent, received)
