@@ -58,7 +58,7 @@ class Endpoint:
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 with endpoint._guard:
                     if endpoint.refuse_next:
@@ -169,7 +169,8 @@ async def test_webhook_delivers_in_order_through_outages_restarts_and_a_refusal(
 
     try:
         for op in ("op-w", "op-x"):
-            transfer(runtime, Transfer(f"acct-{op}", 100_000, f"seed-{op}", "credit"), actor=f"operator:{op}")  # fmt: skip
+            funds = Transfer(f"acct-{op}", 100_000, f"seed-{op}", "credit")
+            transfer(runtime, funds, actor=f"operator:{op}")
         await table.start(with_reader=False)
         await table.execute(c.InsertShoe(), actor="supervisor:s")
         for card in ["2S", "3H", "4H"]:
