@@ -72,10 +72,9 @@ def create_db_engine(
                 raise DBAPIError.instance(begin, (), exc, sqlite3.Error) from exc
 
         return engine
-    ping_idle = kwargs.pop("pool_pre_ping", None)
+    ping = kwargs.pop("pool_pre_ping", None)
     engine = create_engine(url, **kwargs)
-    if ping_idle is not False:
-        _ping_when_idle(engine, IDLE_PING_SECONDS)
+    _pool_hooks(engine, IDLE_PING_SECONDS if ping is not False else None)
     return engine
 
 
@@ -83,7 +82,12 @@ IDLE_PING_SECONDS = 1.0
 """A pooled PostgreSQL connection unused for longer than this is pinged before use."""
 
 
-def _ping_when_idle(engine: Engine, idle_seconds: float) -> None:
+OWN_BEGIN = "livetable_own_begin"
+"""Set in a pooled connection's info while the event store's own BEGIN runs it in
+autocommit mode (see ``EventStore.lock``)."""
+
+
+def _pool_hooks(engine: Engine, idle_seconds: float | None) -> None:
     """Pessimistic disconnect handling without a round trip per transaction.
 
     ``pool_pre_ping`` pings on every checkout: one extra round trip in front of every
@@ -101,8 +105,15 @@ def _ping_when_idle(engine: Engine, idle_seconds: float) -> None:
 
     @event.listens_for(engine, "checkout")
     def _checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        if record.info.pop(OWN_BEGIN, False) and dbapi_connection.autocommit:
+            # The event store's own BEGIN ran this connection in autocommit mode, put back
+            # as its transaction ended; one that missed that is reset here, or dropped.
+            try:
+                dbapi_connection.autocommit = False
+            except Exception as exc:
+                raise DisconnectionError(f"connection left in autocommit: {exc}") from exc
         since = record.info.get("checked_in_at")
-        if since is None or time.monotonic() - since <= idle_seconds:
+        if idle_seconds is None or since is None or time.monotonic() - since <= idle_seconds:
             return
         try:
             engine.dialect.do_ping(dbapi_connection)  # outside any transaction

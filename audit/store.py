@@ -17,10 +17,12 @@ from typing import Any, Protocol
 import structlog
 from sqlalchemy import event as sa_event
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from audit.canonical import canonical_json
 from audit.chain import GENESIS_HASH, EventBody, event_hash, utc_timestamp
+from audit.db import OWN_BEGIN
 from audit.merkle import MerkleFrontier
 from audit.models import AuditCheckpoint, AuditEvent
 from audit.note import NoteSigner, check_key_name, checkpoint_text, sign_note
@@ -33,6 +35,7 @@ SYSTEM_TABLE = "_system"
 _PENDING = "audit_pending_events"
 _LOCKED = "audit_locked_transaction"
 _HEAD = "audit_head"  # (transaction, seq, hash): the head as this locked transaction left it
+_OWN_BEGIN = "audit_own_begin"  # the driver connection whose BEGIN the lock sent
 _FENCED = "audit_fenced"  # (transaction, tables whose fence was checked under the lock)
 _HEAD_SQL = "SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1"
 
@@ -101,6 +104,57 @@ class Fence(Protocol):
         """Raise unless the rows show these tables may be written by this process."""
 
 
+def _can_begin_here(raw: Any) -> bool:
+    """A psycopg connection in its default state with nothing sent in this transaction."""
+    try:
+        return (
+            raw.autocommit is False
+            and raw.info.transaction_status == 0  # IDLE: the driver has sent no BEGIN
+            and raw.isolation_level is None
+            and raw.read_only is None
+            and raw.deferrable is None
+        )
+    except AttributeError:  # another driver: let it begin as it does
+        return False
+
+
+def _run_script(connection: Any, raw: Any, script: str) -> list[list[Any]]:
+    """Several statements in one round trip (the simple query protocol): the rows of
+    each. Straight on the driver's cursor, as SQLAlchemy's result sees only the first
+    statement; a driver error is raised as SQLAlchemy's, and a lost connection
+    invalidated, as SQLAlchemy would do."""
+    cursor = raw.cursor()
+    try:
+        cursor.execute(script)
+        results = []
+        while True:
+            results.append(cursor.fetchall() if cursor.description is not None else [])
+            if not cursor.nextset():
+                return results
+    except connection.dialect.loaded_dbapi.Error as exc:
+        invalidated = connection.dialect.is_disconnect(exc, raw, cursor)
+        if invalidated:
+            connection.invalidate(exc)
+        raise DBAPIError.instance(
+            script, (), exc, connection.dialect.loaded_dbapi.Error,
+            connection_invalidated=invalidated, dialect=connection.dialect,
+        ) from exc  # fmt: skip
+    finally:
+        cursor.close()
+
+
+def _end_own_begin(session: Session) -> None:
+    raw = session.info.get(_OWN_BEGIN)
+    if raw is None:
+        return
+    try:
+        if raw.info.transaction_status == 0:  # committed or rolled back: IDLE again
+            raw.autocommit = False
+            session.info.pop(_OWN_BEGIN, None)
+    except Exception:  # a broken connection: the pool's checkout puts it back or drops it
+        session.info.pop(_OWN_BEGIN, None)
+
+
 class EventStore:
     def __init__(
         self,
@@ -128,6 +182,7 @@ class EventStore:
         self._subscribers.append(subscriber)
 
     def _after_commit(self, session: Session) -> None:
+        _end_own_begin(session)
         session.info.pop(_HEAD, None)
         session.info.pop(_FENCED, None)
         pending: list[StoredEvent] = session.info.pop(_PENDING, [])
@@ -147,6 +202,7 @@ class EventStore:
 
     @staticmethod
     def _after_rollback(session: Session, _previous: Any) -> None:
+        _end_own_begin(session)
         session.info.pop(_PENDING, None)
         session.info.pop(_FENCED, None)
         session.info.pop(_HEAD, None)  # a savepoint rolled back may take appends with it
@@ -175,12 +231,21 @@ class EventStore:
             statements = [f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_KEY})", _HEAD_SQL]
             if fence_sql is not None:
                 statements.append(fence_sql)
-            result = connection.exec_driver_sql("; ".join(statements))
-            cursor = result.cursor
-            assert cursor is not None and cursor.nextset()
-            row = cursor.fetchone()
-            leases = cursor.fetchall() if fence_sql is not None and cursor.nextset() else None
-            result.close()
+            raw = connection.connection.dbapi_connection
+            if _can_begin_here(raw):
+                # Nothing sent in this transaction yet: our own BEGIN leads the same round
+                # trip (the driver, told it is in autocommit, sends none of its own; the
+                # server is in a transaction block from here to COMMIT or ROLLBACK, which
+                # the driver sends as usual). Put back as the transaction ends.
+                raw.autocommit = True
+                connection.connection.info[OWN_BEGIN] = True
+                session.info[_OWN_BEGIN] = raw
+                statements.insert(0, "BEGIN")
+            results = _run_script(connection, raw, "; ".join(statements))
+            if statements[0] == "BEGIN":
+                results.pop(0)
+            row = results[1][0] if results[1] else None
+            leases = results[2] if fence_sql is not None else None
             session.info[_HEAD] = (transaction, *(row or (0, GENESIS_HASH)))
             if self.fence is not None and leases is not None:
                 self.fence.verify(leases, wanted)  # raises: nothing was written

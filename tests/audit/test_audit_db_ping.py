@@ -43,3 +43,34 @@ def test_an_idle_connection_killed_by_the_server_is_replaced_unseen(db_url: str)
     finally:
         engine.dispose()
         admin.dispose()
+
+
+def test_the_lock_round_trip_keeps_transactions_whole(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    """On PostgreSQL the log's lock sends its own BEGIN with the lock and the head, with
+    the driver in autocommit mode for that transaction: a failure still rolls everything
+    back, and the next transaction on the same connection is a transaction again."""
+    from sqlalchemy import text
+
+    from audit.store import EventStore, NewEvent
+
+    runtime = make_runtime()
+    with runtime.sessions.begin() as session:
+        runtime.store.lock(session, tables=("t1",))
+        runtime.store.append(session, [NewEvent("t1", "card_dealt", "test", {"n": 1})])
+    with pytest.raises(RuntimeError), runtime.sessions.begin() as session:
+        runtime.store.lock(session, tables=("t1",))
+        runtime.store.append(session, [NewEvent("t1", "card_dealt", "test", {"n": 2})])
+        raise RuntimeError("the command failed after its append")
+    with pytest.raises(RuntimeError), runtime.sessions.begin() as session:
+        # no lock: the driver's own transaction, which must not be in autocommit
+        session.execute(
+            text(
+                "INSERT INTO studio_members (node_id, url, heartbeat_ms, started_ms)"
+                " VALUES ('n', NULL, 1, 1)"
+            )
+        )
+        raise RuntimeError("rolled back")
+    with runtime.sessions() as session:
+        assert [e.payload["n"] for e in EventStore.read(session)] == [1]
+        assert session.execute(text("SELECT count(*) FROM studio_members")).scalar_one() == 0
+        assert EventStore.head(session)[0] == 1
