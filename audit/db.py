@@ -12,9 +12,12 @@ fails instead of silently taking the lock.
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from typing import Any
 
 from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.orm import DeclarativeBase, sessionmaker
 
 NAMING = {
@@ -57,13 +60,65 @@ def create_db_engine(
                 cursor.execute("PRAGMA query_only=ON")
             cursor.close()
 
+        begin = "BEGIN" if readonly else "BEGIN IMMEDIATE"
+
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn: Any) -> None:
-            conn.exec_driver_sql("BEGIN" if readonly else "BEGIN IMMEDIATE")
+            # Straight to the driver: every command begins here, and SQLAlchemy's
+            # statement machinery costs more than the BEGIN itself.
+            try:
+                conn.connection.dbapi_connection.execute(begin).close()
+            except sqlite3.Error as exc:
+                raise DBAPIError.instance(begin, (), exc, sqlite3.Error) from exc
 
         return engine
-    kwargs.setdefault("pool_pre_ping", True)
-    return create_engine(url, **kwargs)
+    ping = kwargs.pop("pool_pre_ping", None)
+    engine = create_engine(url, **kwargs)
+    _pool_hooks(engine, IDLE_PING_SECONDS if ping is not False else None)
+    return engine
+
+
+IDLE_PING_SECONDS = 1.0
+"""A pooled PostgreSQL connection unused for longer than this is pinged before use."""
+
+
+OWN_BEGIN = "livetable_own_begin"
+"""Set in a pooled connection's info while the event store's own BEGIN runs it in
+autocommit mode (see ``EventStore.lock``)."""
+
+
+def _pool_hooks(engine: Engine, idle_seconds: float | None) -> None:
+    """Pessimistic disconnect handling without a round trip per transaction.
+
+    ``pool_pre_ping`` pings on every checkout: one extra round trip in front of every
+    command, the hot path included. A connection back in the pool a moment ago (a busy
+    table's) is as alive as a ping would prove; one that sat idle (a server restart may
+    have cut it) is pinged, and a failed ping makes the pool discard it and connect anew.
+    A connection cut between two close uses fails its statement, and SQLAlchemy
+    invalidates the pool's connections on that disconnect error.
+    """
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_connection: Any, record: Any) -> None:
+        if record is not None:
+            record.info["checked_in_at"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        if record.info.pop(OWN_BEGIN, False) and dbapi_connection.autocommit:
+            # The event store's own BEGIN ran this connection in autocommit mode, put back
+            # as its transaction ended; one that missed that is reset here, or dropped.
+            try:
+                dbapi_connection.autocommit = False
+            except Exception as exc:
+                raise DisconnectionError(f"connection left in autocommit: {exc}") from exc
+        since = record.info.get("checked_in_at")
+        if idle_seconds is None or since is None or time.monotonic() - since <= idle_seconds:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)  # outside any transaction
+        except Exception as exc:
+            raise DisconnectionError(f"idle connection failed its ping: {exc}") from exc
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker:

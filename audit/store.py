@@ -10,17 +10,19 @@ until commit. Subscribers hear about events only after the commit is durable.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from sqlalchemy import event as sa_event
 from sqlalchemy import select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from audit.canonical import canonical_json
 from audit.chain import GENESIS_HASH, EventBody, event_hash, utc_timestamp
+from audit.db import OWN_BEGIN
 from audit.merkle import MerkleFrontier
 from audit.models import AuditCheckpoint, AuditEvent
 from audit.note import NoteSigner, check_key_name, checkpoint_text, sign_note
@@ -32,6 +34,10 @@ ADVISORY_LOCK_KEY = 0x6C697665  # "live"
 SYSTEM_TABLE = "_system"
 _PENDING = "audit_pending_events"
 _LOCKED = "audit_locked_transaction"
+_HEAD = "audit_head"  # (transaction, seq, hash): the head as this locked transaction left it
+_OWN_BEGIN = "audit_own_begin"  # the driver connection whose BEGIN the lock sent
+_FENCED = "audit_fenced"  # (transaction, tables whose fence was checked under the lock)
+_HEAD_SQL = "SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +92,69 @@ class StoredEvent:
 Subscriber = Callable[[list[StoredEvent]], None]
 
 
+class Fence(Protocol):
+    """A check that must pass before a transaction writing these tables commits (a
+    studio's table leases). Given as a statement, it runs under the log's lock in the
+    lock's round trip; the statement's row locks then hold until the commit."""
+
+    def fence_sql(self, tables: frozenset[str]) -> str | None:
+        """One parameterless statement reading what :meth:`verify` needs, or None."""
+
+    def verify(self, rows: Sequence[Any], tables: frozenset[str]) -> None:
+        """Raise unless the rows show these tables may be written by this process."""
+
+
+def _can_begin_here(raw: Any) -> bool:
+    """A psycopg connection in its default state with nothing sent in this transaction."""
+    try:
+        return (
+            raw.autocommit is False
+            and raw.info.transaction_status == 0  # IDLE: the driver has sent no BEGIN
+            and raw.isolation_level is None
+            and raw.read_only is None
+            and raw.deferrable is None
+        )
+    except AttributeError:  # another driver: let it begin as it does
+        return False
+
+
+def _run_script(connection: Any, raw: Any, script: str) -> list[list[Any]]:
+    """Several statements in one round trip (the simple query protocol): the rows of
+    each. Straight on the driver's cursor, as SQLAlchemy's result sees only the first
+    statement; a driver error is raised as SQLAlchemy's, and a lost connection
+    invalidated, as SQLAlchemy would do."""
+    cursor = raw.cursor()
+    try:
+        cursor.execute(script)
+        results = []
+        while True:
+            results.append(cursor.fetchall() if cursor.description is not None else [])
+            if not cursor.nextset():
+                return results
+    except connection.dialect.loaded_dbapi.Error as exc:
+        invalidated = connection.dialect.is_disconnect(exc, raw, cursor)
+        if invalidated:
+            connection.invalidate(exc)
+        raise DBAPIError.instance(
+            script, (), exc, connection.dialect.loaded_dbapi.Error,
+            connection_invalidated=invalidated, dialect=connection.dialect,
+        ) from exc  # fmt: skip
+    finally:
+        cursor.close()
+
+
+def _end_own_begin(session: Session) -> None:
+    raw = session.info.get(_OWN_BEGIN)
+    if raw is None:
+        return
+    try:
+        if raw.info.transaction_status == 0:  # committed or rolled back: IDLE again
+            raw.autocommit = False
+            session.info.pop(_OWN_BEGIN, None)
+    except Exception:  # a broken connection: the pool's checkout puts it back or drops it
+        session.info.pop(_OWN_BEGIN, None)
+
+
 class EventStore:
     def __init__(
         self,
@@ -101,6 +170,7 @@ class EventStore:
         self.checkpoint_every = checkpoint_every
         self.clock = clock
         self._subscribers: list[Subscriber] = []
+        self.fence: Fence | None = None
 
     # -- publishing after commit -------------------------------------------------------
     def attach(self, factory: sessionmaker) -> None:
@@ -112,6 +182,9 @@ class EventStore:
         self._subscribers.append(subscriber)
 
     def _after_commit(self, session: Session) -> None:
+        _end_own_begin(session)
+        session.info.pop(_HEAD, None)
+        session.info.pop(_FENCED, None)
         pending: list[StoredEvent] = session.info.pop(_PENDING, [])
         if not pending:
             return
@@ -129,16 +202,21 @@ class EventStore:
 
     @staticmethod
     def _after_rollback(session: Session, _previous: Any) -> None:
+        _end_own_begin(session)
         session.info.pop(_PENDING, None)
+        session.info.pop(_FENCED, None)
+        session.info.pop(_HEAD, None)  # a savepoint rolled back may take appends with it
 
     # -- writing -------------------------------------------------------------------------
-    @staticmethod
-    def lock(session: Session) -> None:
-        """Take the log's write lock now, before reading state that decides what to append."""
-        EventStore._lock(session)
+    def lock(self, session: Session, *, tables: Iterable[str] = ()) -> None:
+        """Take the log's write lock now, before reading state that decides what to append.
 
-    @staticmethod
-    def _lock(session: Session) -> None:
+        ``tables``: the tables this transaction is about to write, so that a fence (a
+        studio's table leases) can be checked under the lock in the same round trip.
+        """
+        self._lock(session, tables)
+
+    def _lock(self, session: Session, tables: Iterable[str] = ()) -> None:
         """Once per transaction: PostgreSQL's advisory lock; on SQLite, beginning the
         transaction (``BEGIN IMMEDIATE``) is the lock, so only make sure it has begun."""
         connection = session.connection()  # begins the transaction if it has not begun
@@ -146,16 +224,50 @@ class EventStore:
         if session.info.get(_LOCKED) is transaction:
             return
         if connection.dialect.name == "postgresql":
-            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_KEY})")
+            # The lock, then the chain head (and the fence), in one round trip: each
+            # statement has its own snapshot, so what follows the lock is read under it.
+            wanted = frozenset(tables)
+            fence_sql = self.fence.fence_sql(wanted) if self.fence is not None else None
+            statements = [f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_KEY})", _HEAD_SQL]
+            if fence_sql is not None:
+                statements.append(fence_sql)
+            raw = connection.connection.dbapi_connection
+            if _can_begin_here(raw):
+                # Nothing sent in this transaction yet: our own BEGIN leads the same round
+                # trip (the driver, told it is in autocommit, sends none of its own; the
+                # server is in a transaction block from here to COMMIT or ROLLBACK, which
+                # the driver sends as usual). Put back as the transaction ends.
+                raw.autocommit = True
+                connection.connection.info[OWN_BEGIN] = True
+                session.info[_OWN_BEGIN] = raw
+                statements.insert(0, "BEGIN")
+            results = _run_script(connection, raw, "; ".join(statements))
+            if statements[0] == "BEGIN":
+                results.pop(0)
+            row = results[1][0] if results[1] else None
+            leases = results[2] if fence_sql is not None else None
+            session.info[_HEAD] = (transaction, *(row or (0, GENESIS_HASH)))
+            if self.fence is not None and leases is not None:
+                self.fence.verify(leases, wanted)  # raises: nothing was written
+                session.info[_FENCED] = (transaction, wanted)
         session.info[_LOCKED] = transaction
 
     @staticmethod
+    def fenced(session: Session) -> frozenset[str]:
+        """Tables whose fence this transaction already passed under the log's lock."""
+        found = session.info.get(_FENCED)
+        if found is not None and found[0] is session.get_transaction():
+            return found[1]  # type: ignore[no-any-return]
+        return frozenset()
+
+    @staticmethod
     def head(session: Session) -> tuple[int, str]:
-        row = (
-            session.connection()
-            .exec_driver_sql("SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1")
-            .first()
-        )
+        """The last event's (seq, hash). Under the write lock the head can move only by
+        this transaction's own appends, so once read it is kept for the transaction."""
+        cached = session.info.get(_HEAD)
+        if cached is not None and cached[0] is session.get_transaction():
+            return cached[1], cached[2]
+        row = session.connection().exec_driver_sql(_HEAD_SQL).first()
         return (row[0], row[1]) if row else (0, GENESIS_HASH)
 
     def append(self, session: Session, events: Sequence[NewEvent]) -> list[StoredEvent]:
@@ -198,6 +310,8 @@ class EventStore:
                 for e, text in zip(stored, payload_texts, strict=True)
             ],
         )
+        if session.info.get(_LOCKED) is session.get_transaction():
+            session.info[_HEAD] = (session.get_transaction(), seq, prev)
         first = stored[0].seq
         if (first - 1) // self.checkpoint_every != seq // self.checkpoint_every:
             self._write_checkpoint(session, seq)

@@ -512,6 +512,10 @@ async def run_load(
         "LIVETABLE_DATABASE_URL": db_url,
         "LIVETABLE_LOG_LEVEL": "WARNING",
         "LIVETABLE_TAKEOVER_SECONDS": str(args.takeover_seconds),
+        # Every bot connects from 127.0.0.1, standing for players on many addresses: the
+        # per-address cap on anonymous streams (50 by default) would refuse most of them.
+        "LIVETABLE_STREAM_MAX_PUBLIC_PER_ADDRESS": str(max(50, args.subscribers)),
+        "LIVETABLE_STREAM_MAX_PUBLIC_PER_TABLE": str(max(2000, args.subscribers)),
     }
     for name in ("LIVETABLE_CONFIG", "LIVETABLE_TABLE_CONFIG", "LIVETABLE_NATS_URL"):
         env.pop(name, None)

@@ -47,8 +47,14 @@ TABLE = "bench-latency"
 SEATS = {1: "bench-p1", 2: "bench-p2", 3: "bench-p3"}
 
 
+PACE = 0.01  # a dealer's hand is slower than this: the pause after each card
+
+
 def commit_cost(runtime: Runtime, samples: int) -> list[float]:
-    """Seconds per minimal durable transaction: one small row inserted, committed."""
+    """Seconds per minimal durable transaction: one small row inserted, committed.
+
+    Paced as the cards are (one every :data:`PACE` seconds): back-to-back commits queue
+    their flushes behind each other and would make a slower, kinder yardstick."""
     meta = MetaData()
     scratch = Table(
         f"bench_commit_{uuid.uuid4().hex[:8]}",
@@ -63,6 +69,7 @@ def commit_cost(runtime: Runtime, samples: int) -> list[float]:
         with runtime.engine.begin() as conn:
             conn.execute(insert(scratch).values(id=i, value=i))
         times.append(time.perf_counter() - start)
+        time.sleep(PACE)
     meta.drop_all(runtime.engine)
     return times
 
@@ -79,9 +86,12 @@ async def synced(service: TableService, event: StoredEvent) -> None:
 
 
 class Bench:
-    def __init__(self, runtime: Runtime, shoe: VirtualShoe) -> None:
+    def __init__(
+        self, runtime: Runtime, shoe: VirtualShoe, clock: StageClock | None = None
+    ) -> None:
         self.runtime = runtime
         self.shoe = shoe
+        self.clock = clock
         self.from_frame: list[float] = []
         self.from_deal: list[float] = []
         self.from_decision: list[float] = []
@@ -103,21 +113,31 @@ class Bench:
                 assert time.monotonic() < deadline, "shoe stayed locked"
                 await asyncio.sleep(0.002)
 
-    def frame_sent(self, card: str) -> float:
-        for tx in reversed(self.shoe.transmissions):
-            if tx.type == "CRD" and tx.payload == card and tx.reached_host:
-                return tx.sent
-        raise AssertionError(f"no CRD frame for {card}")
+    async def frame_sent(self, card: str) -> float:
+        # The shoe's thread records a frame just after writing it: on a loaded machine the
+        # whole path may run before that record lands, so wait a moment for it.
+        deadline = time.monotonic() + 2
+        while True:
+            for tx in reversed(self.shoe.transmissions):
+                if tx.type == "CRD" and tx.payload == card and tx.reached_host:
+                    return tx.sent
+            assert time.monotonic() < deadline, f"no CRD frame for {card}"
+            await asyncio.sleep(0.001)
 
     async def card(self, service: TableService) -> None:
+        if self.clock is not None:
+            self.clock.start()
         card, dealt_at = await self.deal()
         event = await self.next_event("card_dealt")
         received = time.monotonic()
         assert event.payload["card"] == card, (event.payload, card)
-        self.from_frame.append(received - self.frame_sent(card))
+        sent = await self.frame_sent(card)
+        self.from_frame.append(received - sent)
+        if self.clock is not None:
+            self.clock.finish(sent, received)
         self.from_deal.append(received - dealt_at)
         await synced(service, event)
-        await asyncio.sleep(0.01)  # a dealer's hand is slower than this
+        await asyncio.sleep(PACE)
 
     async def decide(self, service: TableService, turn: dict) -> None:  # type: ignore[type-arg]
         actor = turn["actors"][0]
@@ -159,6 +179,8 @@ class Bench:
 
     async def run(self, cards: int, game: str = "baccarat") -> None:
         hub = StreamHub(asyncio.get_running_loop())
+        if self.clock is not None:
+            self.clock.install(self.runtime, hub)
         self.runtime.store.subscribe(hub.publish)
         self.queue = hub.subscribe(TABLE)
         config = TableConfig(
@@ -192,32 +214,127 @@ class Bench:
         await service.stop()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--game", choices=("baccarat", "blackjack"), default="baccarat")
-    parser.add_argument(
-        "--cards", type=int, default=None, help="cards dealt (300; blackjack: decisions, 100)"
-    )
-    parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
-    args = parser.parse_args()
-    configure_logging(level="WARNING")
-    with scratch_runtime(args.db) as runtime:
+STAGES = (
+    ("reader", "CRD frame's last byte -> the reader's event reaches the table"),
+    ("hop", "-> the command runs in its worker thread"),
+    ("begin", "-> transaction begun, log write lock held"),
+    ("decide", "-> decided (rules, state)"),
+    ("append", "-> appended to the hash-chained log"),
+    ("project", "-> read models written"),
+    ("commit", "-> committed durably (fence checked, if any)"),
+    ("dispatch", "-> the event loop hands it to the hub"),
+    ("subscriber", "-> a subscriber's queue yields it"),
+)
+
+
+class StageClock:
+    """Time stamps at each stage of the card path, by wrapping the real functions (the
+    path itself is not changed; the wrappers cost a few microseconds each)."""
+
+    def __init__(self) -> None:
+        self.marks: dict[str, float] = {}
+        self.samples: list[dict[str, float]] = []
+        self._undo: list[tuple[object, str, object]] = []
+
+    def mark(self, name: str) -> None:
+        self.marks.setdefault(name, time.monotonic())
+
+    def _patch(self, owner: object, name: str, value: object) -> None:
+        self._undo.append((owner, name, owner.__dict__[name]))  # type: ignore[attr-defined]
+        setattr(owner, name, value)
+
+    def install(self, runtime: Runtime, hub: StreamHub) -> None:
+        import table_service.table.service as service_module
+        from audit.store import EventStore
+
+        clock = self
+        on_event, run_sync = TableService.on_reader_event, TableService._execute_sync
+        lock, append = EventStore.lock, EventStore.append
+        decide, project = service_module.decide, service_module.project
+        dispatch = hub._dispatch
+
+        async def on_reader_event(self, event, *, actor):  # type: ignore[no-untyped-def]
+            clock.mark("reader")
+            return await on_event(self, event, actor=actor)
+
+        def execute_sync(self, command, actor):  # type: ignore[no-untyped-def]
+            clock.mark("hop")
+            return run_sync(self, command, actor)
+
+        def timed(name: str, function):  # type: ignore[no-untyped-def]
+            def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+                result = function(*args, **kwargs)
+                clock.mark(name)
+                return result
+
+            return wrapper
+
+        self._patch(TableService, "on_reader_event", on_reader_event)
+        self._patch(TableService, "_execute_sync", execute_sync)
+        self._patch(EventStore, "lock", timed("begin", lock))
+        self._patch(EventStore, "append", timed("append", append))
+        self._patch(service_module, "decide", timed("decide", decide))
+        self._patch(service_module, "project", timed("project", project))
+        runtime.store.subscribe(lambda _events: clock.mark("commit"))
+        hub._dispatch = timed("dispatch", dispatch)  # type: ignore[method-assign]
+
+    def uninstall(self) -> None:
+        for owner, name, value in reversed(self._undo):
+            setattr(owner, name, value)
+
+    def start(self) -> None:
+        self.marks = {}
+
+    def finish(self, sent: float, received: float) -> None:
+        marks = {**self.marks, "subscriber": received}
+        if any(name not in marks for name, _ in STAGES):
+            return
+        previous, sample = sent, {}
+        for name, _ in STAGES:
+            sample[name] = marks[name] - previous
+            previous = marks[name]
+        self.samples.append(sample)
+
+
+def lease_the_table(runtime: Runtime) -> None:
+    """As ``serve`` runs a studio table: leased, and every commit behind the fence."""
+    from table_service.studio.lease import Leases
+
+    leases = Leases(runtime.engine, "bench-node", None, ttl_ms=600_000)
+    leases.fenced = frozenset({TABLE})
+    assert leases.acquire(TABLE) is not None
+    leases.install_fence(runtime.sessions)
+
+
+def measure(db: str | None, game: str, cards: int | None, stages: bool, studio: bool) -> dict:
+    with scratch_runtime(db) as runtime:
         backend = runtime.engine.dialect.name
-        commits = commit_cost(runtime, 300)
-        blackjack = args.game == "blackjack"
-        count = args.cards or (100 if blackjack else 300)
+        if studio:
+            lease_the_table(runtime)
+        commits = commit_cost(runtime, 200)
+        blackjack = game == "blackjack"
+        count = cards or (100 if blackjack else 300)
         # blackjack: one shoe without a cut card holds the whole run (416 cards)
         shoe = VirtualShoe("framed", decks=8, seed=11, cut_depth=0 if blackjack else 52).start()
+        clock = StageClock() if stages else None
         try:
-            bench = Bench(runtime, shoe)
-            asyncio.run(bench.run(count, args.game))
+            bench = Bench(runtime, shoe, clock)
+            asyncio.run(bench.run(count, game))
         finally:
             shoe.stop()
-        commits += commit_cost(runtime, 300)
+            if clock is not None:
+                clock.uninstall()
+        commits += commit_cost(runtime, 200)
+    return {"backend": backend, "bench": bench, "commits": commits, "clock": clock}
+
+
+def report(result: dict) -> float:
     ms = 1000.0
+    bench: Bench = result["bench"]
+    commits: list[float] = result["commits"]
     commit_p50 = statistics.median(commits)
     p50, p99 = statistics.median(bench.from_frame), percentile(bench.from_frame, 0.99)
-    print(f"backend                   {backend}")
+    print(f"backend                   {result['backend']}")
     print(f"cards                     {len(bench.from_frame)}")
     print(
         f"CRD frame -> subscriber   p50 {p50 * ms:7.2f} ms   p99 {p99 * ms:7.2f} ms   "
@@ -232,6 +349,13 @@ def main() -> None:
         f"p99 {percentile(commits, 0.99) * ms:7.2f} ms"
     )
     print(f"ratio p50 latency/commit  {p50 / commit_p50:7.2f} x  (goal <= 3x)")
+    clock: StageClock | None = result["clock"]
+    if clock is not None and clock.samples:
+        print(f"stages ({len(clock.samples)} cards; each from the one before)   p50      mean")
+        for name, text in STAGES:
+            values = [s[name] for s in clock.samples]
+            p50_ms, mean_ms = statistics.median(values) * ms, statistics.mean(values) * ms
+            print(f"  {name:10s} {p50_ms:7.3f} ms {mean_ms:7.3f} ms   {text}")
     if bench.from_decision:
         d50, d99 = statistics.median(bench.from_decision), percentile(bench.from_decision, 0.99)
         print(f"decisions                 {len(bench.from_decision)}")
@@ -240,6 +364,42 @@ def main() -> None:
             f"max {max(bench.from_decision) * ms:7.2f} ms"
         )
         print(f"ratio p50 decision/commit {d50 / commit_p50:7.2f} x  (goal <= 3x)")
+    return p50 / commit_p50
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", choices=("baccarat", "blackjack"), default="baccarat")
+    parser.add_argument(
+        "--cards", type=int, default=None, help="cards dealt (300; blackjack: decisions, 100)"
+    )
+    parser.add_argument(
+        "--db",
+        action="append",
+        default=None,
+        help="database URL, or 'sqlite' for SQLite in a temp dir (the default); repeat it to "
+        "measure several backends side by side in one run",
+    )
+    parser.add_argument(
+        "--stages", action="store_true", help="also time each stage of the card path"
+    )
+    parser.add_argument(
+        "--studio",
+        action="store_true",
+        help="lease the table and fence every commit, as a studio's serve process does",
+    )
+    args = parser.parse_args()
+    configure_logging(level="WARNING")
+    dbs = [None if d in ("sqlite", "") else d for d in (args.db or ["sqlite"])]
+    ratios = []
+    for i, db in enumerate(dbs):
+        if i:
+            print()
+        result = measure(db, args.game, args.cards, args.stages, args.studio)
+        ratios.append((result["backend"], report(result)))
+    if len(ratios) > 1:
+        print()
+        print("side by side              " + "   ".join(f"{b} {r:.2f} x" for b, r in ratios))
 
 
 if __name__ == "__main__":

@@ -26,8 +26,33 @@ def operator_feed(
     state: Path | None = typer.Option(
         None, help="File keeping, per table, the last event handled (survives restarts)"
     ),
+    webhook: str | None = typer.Option(
+        None, help="POST each message to this URL (signed, retried) instead of printing it"
+    ),
+    secret_file: Path | None = typer.Option(
+        None,
+        "--secret-file",
+        help="The operator's webhook signing secret (default: LIVETABLE_WEBHOOK_SECRET)",
+    ),
+    dead_letters: Path | None = typer.Option(
+        None,
+        "--dead-letters",
+        help="JSON-lines file of messages the endpoint refused with a 4xx "
+        "(default: webhook-dead-letters-OPERATOR.jsonl in the data directory)",
+    ),
+    max_backoff: float = typer.Option(
+        30.0, min=0.1, help="Longest wait between two attempts at one message (seconds)"
+    ),
+    ack_wait: float = typer.Option(
+        60.0,
+        min=1.0,
+        help="A message this process took and never answered (it was killed) "
+        "is redelivered after this many seconds",
+    ),
+    timeout: float = typer.Option(10.0, min=0.1, help="Seconds to wait for the endpoint"),
 ) -> None:
-    """Print the operator's bet results and settlements as JSON lines, in order.
+    """Print the operator's bet results and settlements as JSON lines, in order; or, with
+    ``--webhook``, POST each one to the operator's endpoint.
 
     A durable JetStream consumer keeps the operator's place while this client is down;
     delivery is at least once and each line's ``seq`` (per table) is the idempotency key:
@@ -37,6 +62,12 @@ def operator_feed(
 
     settings = Settings()
     url = nats_url or settings.nats_url or "nats://127.0.0.1:4222"
+    if webhook is not None:
+        _webhook(
+            url, operator, webhook, stream or settings.nats_stream, settings, state,
+            secret_file, dead_letters, max_backoff, ack_wait, timeout,
+        )  # fmt: skip
+        return
 
     def deliver(message: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
@@ -55,6 +86,65 @@ def operator_feed(
             stream=stream or settings.nats_stream,
             state=FeedState(state),
             stop=stop,
+        )
+
+    asyncio.run(main())
+
+
+def _webhook(
+    url: str,
+    operator: str,
+    endpoint: str,
+    stream: str,
+    settings: Settings,
+    state: Path | None,
+    secret_file: Path | None,
+    dead_letters: Path | None,
+    max_backoff: float,
+    ack_wait: float,
+    timeout: float,
+) -> None:
+    import os
+
+    from table_service.logs import configure_for_command
+    from table_service.studio.operator_feed import FeedState
+    from table_service.studio.webhook import DeadLetters, run_webhook
+    from table_service.table.nats_stream import subject_token
+
+    if not endpoint.startswith(("http://", "https://")):
+        raise typer.BadParameter("an http:// or https:// URL", param_hint="--webhook")
+    if secret_file is not None:
+        secret = secret_file.read_bytes().strip()
+    else:
+        secret = os.environ.get("LIVETABLE_WEBHOOK_SECRET", "").encode()
+    if not secret:
+        raise typer.BadParameter(
+            "the operator's signing secret is needed: --secret-file or LIVETABLE_WEBHOOK_SECRET",
+            param_hint="--secret-file",
+        )
+    configure_for_command()
+    letters = dead_letters or settings.data_dir / (
+        f"webhook-dead-letters-{subject_token(operator)}.jsonl"
+    )
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError):
+                loop.add_signal_handler(sig, stop.set)
+        await run_webhook(
+            url,
+            operator,
+            endpoint,
+            secret,
+            stream=stream,
+            state=FeedState(state),
+            dead_letters=DeadLetters(letters),
+            stop=stop,
+            timeout=timeout,
+            max_backoff=max_backoff,
+            ack_wait=ack_wait,
         )
 
     asyncio.run(main())

@@ -69,7 +69,7 @@ class Studio:
         self.fair_share = fair_share
         self.leases = Leases(runtime.engine, node_id, url, ttl_ms=round(takeover_seconds * 600))
         self.leases.fenced = frozenset(self.configs)
-        self.leases.install_fence(runtime.sessions)
+        self.leases.install_fence(runtime.sessions, runtime.store)
         self.tables: dict[str, TableService] = {}
         self.on_acquired: list[TableHook] = []
         self.on_dropped: list[TableHook] = []

@@ -13,10 +13,11 @@ over, can therefore never write another event for that table, whatever it believ
 
 from __future__ import annotations
 
+import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import structlog
 from sqlalchemy import Connection, Engine
@@ -28,6 +29,8 @@ from audit.store import EventStore
 from table_service.errors import Refused
 
 log = structlog.get_logger(__name__)
+
+_PLAIN_ID = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
 
 
 class LeaseLost(Refused):
@@ -49,6 +52,14 @@ class LeaseInfo:
     @property
     def live(self) -> bool:
         return self.owner is not None and self.expires_ms > self.now_ms
+
+
+class _FenceRow(NamedTuple):
+    table_id: str
+    owner: str | None
+    token: int
+    expires_ms: int
+    now_ms: int
 
 
 @dataclass(frozen=True)
@@ -234,25 +245,42 @@ class Leases:
         }
 
     # -- the fence -----------------------------------------------------------------------
+    def _fence_select(self, marks: str) -> str:
+        return (
+            f"SELECT table_id, owner, token, expires_ms, {self._now} AS now_ms"
+            f" FROM studio_leases WHERE table_id IN ({marks}){self._lock_clause('SHARE')}"
+        )
+
     def check(self, connection: Connection, table_ids: Iterable[str]) -> None:
         """Refuse (raise :class:`LeaseLost`) unless this process holds every one of these
         tables' leases with its current token, unexpired. Tables neither configured in
         this studio nor leased by anyone (accounts, principals) are not fenced."""
-        ids = sorted(set(table_ids))
+        ids = frozenset(table_ids)
         if not ids:
             return
-        marks, params = _in(ids, self.marker)
-        rows = {
-            r.table_id: r
-            for r in connection.exec_driver_sql(
-                f"SELECT table_id, owner, token, expires_ms, {self._now} AS now_ms"
-                f" FROM studio_leases WHERE table_id IN ({marks}){self._lock_clause('SHARE')}",
-                params,
-            )
-        }
+        marks, params = _in(sorted(ids), self.marker)
+        self.verify(list(connection.exec_driver_sql(self._fence_select(marks), params)), ids)
+
+    def fence_sql(self, tables: frozenset[str]) -> str | None:
+        """The fence as one statement for the log's lock round trip (PostgreSQL): the
+        lease rows read ``FOR SHARE`` right after the log's lock is taken, so a takeover
+        (``FOR UPDATE``) waits for this transaction's commit, and a lease checked then
+        cannot change hands before it. Table ids go in as literals, so only ids of plain
+        characters are folded in; any other id is checked at commit, with parameters."""
+        if self.dialect != "postgresql" or not tables:
+            return None
+        if not all(_PLAIN_ID.fullmatch(t) for t in tables):
+            return None
+        return self._fence_select(", ".join(f"'{t}'" for t in sorted(tables)))
+
+    def verify(self, rows: Sequence[Any], tables: frozenset[str]) -> None:
+        """Raise :class:`LeaseLost` unless ``rows`` (the lease rows of ``tables``, read
+        under a lock) show this process holding each fenced table with its token."""
+        # rows: (table_id, owner, token, expires_ms, now_ms), driver tuples or Rows
+        found = {r[0]: _FenceRow(*r) for r in rows}
         held = self.held()
-        for table_id in ids:
-            row = rows.get(table_id)
+        for table_id in sorted(tables):
+            row = found.get(table_id)
             if row is None and table_id not in self.fenced:
                 continue
             token = held.get(table_id)
@@ -271,12 +299,20 @@ class Leases:
                     owner=owner if owner != self.node_id else None,
                 )
 
-    def install_fence(self, sessions: sessionmaker[Any]) -> None:
-        """Check the fence before every commit of a session that appended table events."""
+    def install_fence(self, sessions: sessionmaker[Any], store: EventStore | None = None) -> None:
+        """Check the fence before every commit of a session that appended table events.
+
+        With the event store too, a transaction that names its table when it takes the
+        log's lock has the fence checked there, in the same round trip (PostgreSQL), and
+        not again at commit; the commit-time check stays for everything else."""
+        if store is not None:
+            store.fence = self
 
         def before_commit(session: Session) -> None:
             pending = EventStore.pending(session)
             if pending:
-                self.check(session.connection(), {e.table_id for e in pending})
+                tables = {e.table_id for e in pending} - EventStore.fenced(session)
+                if tables:
+                    self.check(session.connection(), tables)
 
         sa_event.listen(sessions, "before_commit", before_commit)

@@ -154,7 +154,7 @@ class TableService:
         bind_context(table_id=self.table_id)
         store = self.runtime.store
         with self.runtime.sessions.begin() as session:
-            store.lock(session)
+            store.lock(session, tables=(self.table_id,))
             plan: list[dict[str, Any] | None] = []
             if isinstance(command, c.PlaceBets):
                 command, plan = self._prepare_bets(session, command, actor)

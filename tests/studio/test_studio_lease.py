@@ -84,3 +84,63 @@ def test_members_heartbeat_and_leave(make_runtime) -> None:  # type: ignore[no-u
     assert [m.node_id for m in b.heartbeat()] == ["b"]  # a stopped beating
     b.leave()
     assert [m.node_id for m in a.heartbeat()] == ["a"]
+
+
+def _locked_append(runtime, table_id: str) -> None:  # type: ignore[no-untyped-def]
+    """As a table command writes: the log's lock taken naming the table, then the append."""
+    with runtime.sessions.begin() as session:
+        runtime.store.lock(session, tables=(table_id,))
+        runtime.store.append(session, [NewEvent(table_id, "card_dealt", "test", {})])
+
+
+def test_the_fence_checked_with_the_log_lock_refuses_a_stale_writer(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    """The fence folded into the lock's round trip (PostgreSQL) refuses exactly what the
+    commit-time fence refuses, before anything is decided or written."""
+    a_rt, b_rt = make_runtime(), make_runtime()
+    a, b = _member(a_rt, "a", 600), _member(b_rt, "b", 600)
+    a.install_fence(a_rt.sessions, a_rt.store)
+    b.install_fence(b_rt.sessions, b_rt.store)
+    assert a.acquire("t1") == 1
+    _locked_append(a_rt, "t1")
+    with pytest.raises(LeaseLost):
+        _locked_append(b_rt, "t1")  # never held
+    time.sleep(0.7)
+    with pytest.raises(LeaseLost):
+        _locked_append(a_rt, "t1")  # run out
+    assert b.acquire("t1") == 2
+    _locked_append(b_rt, "t1")
+    with pytest.raises(LeaseLost):
+        _locked_append(a_rt, "t1")  # taken over: a's token 1 is dead
+    _locked_append(b_rt, "_wallet")  # unfenced tables pass
+    assert (_events(a_rt, "t1"), _events(a_rt, "_wallet")) == (2, 1)
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_takeover_waits_for_the_commit_in_flight(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    """Checked under the log's lock, the lease row stays locked (FOR SHARE) until the
+    commit: a peer's takeover waits for it, so no event of the old holder can land
+    after the new holder's first read of the log."""
+    import threading
+
+    a_rt, b_rt = make_runtime(), make_runtime()
+    a, b = _member(a_rt, "a", 600), _member(b_rt, "b", 600)
+    a.install_fence(a_rt.sessions, a_rt.store)
+    assert a.acquire("t1") == 1
+    taken: list[tuple[float, int | None]] = []
+    with a_rt.sessions.begin() as session:
+        a_rt.store.lock(session, tables=("t1",))
+        a_rt.store.append(session, [NewEvent("t1", "card_dealt", "test", {})])
+        time.sleep(0.7)  # the lease runs out while the transaction is open
+
+        def take() -> None:
+            token = b.acquire("t1")
+            taken.append((time.monotonic(), token))
+
+        thief = threading.Thread(target=take)
+        thief.start()
+        time.sleep(0.5)
+        assert taken == []  # b waits on the lease row
+        committed_at = time.monotonic()
+    thief.join(10)
+    assert taken and taken[0][1] == 2 and taken[0][0] >= committed_at
+    assert _events(b_rt, "t1") == 1
