@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import os
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -151,6 +154,10 @@ class TableService:
             return outcome
 
     def _execute_sync(self, command: c.Command, actor: str) -> Outcome:
+        with gc_paused():
+            return self._execute_in_transaction(command, actor)
+
+    def _execute_in_transaction(self, command: c.Command, actor: str) -> Outcome:
         bind_context(table_id=self.table_id)
         store = self.runtime.store
         with self.runtime.sessions.begin() as session:
@@ -452,8 +459,48 @@ def reader_command(event: Any) -> c.Command | None:
     return None
 
 
+_gc_lock = threading.Lock()
+_gc_pausers = 0
+_gc_resume = False
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a command runs (in any table's thread).
+
+    A settlement allocates a few hundred thousand long-lived objects (result lines, event
+    payloads), and every 700 allocations the collector would walk the young ones again:
+    a third of the rules' time for a 100k-bet round. Nothing a command allocates depends
+    on the collector (its objects are freed by reference counting); collection resumes
+    when the last running command ends."""
+    global _gc_pausers, _gc_resume
+    with _gc_lock:
+        _gc_pausers += 1
+        if _gc_pausers == 1:
+            _gc_resume = gc.isenabled()  # a process that runs without it stays so
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pausers -= 1
+            if _gc_pausers == 0 and _gc_resume:
+                gc.enable()
+
+
 def new_bet_id() -> str:
-    return uuid.uuid4().hex
+    """A time-ordered id (the UUIDv7 layout of RFC 9562: 48 bits of Unix milliseconds,
+    74 random bits), 32 hex digits.
+
+    Ids that grow with time land at the right edge of every index keyed by bet id (the
+    bets' primary key, the ledger's one-return-per-bet key) instead of on a random page:
+    placing and settling 100k bets then dirties a few pages per index, not most of them.
+    """
+    millis = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (millis & 0xFFFF_FFFF_FFFF) << 80 | 0x7 << 76 | (rand >> 62 & 0xFFF) << 64
+    value |= 0b10 << 62 | rand & 0x3FFF_FFFF_FFFF_FFFF
+    return uuid.UUID(int=value).hex
 
 
 class TableManager:
