@@ -12,6 +12,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import insert, select, update
@@ -125,12 +126,8 @@ class _BetRows:
         _move_money(session, self.deltas, seq)
 
 
-def _seq_then_bet(row: tuple[Any, ...]) -> tuple[int, str]:
-    return row[7], row[0]  # placed_seq, bet_id
-
-
-def _ledger_order(row: tuple[Any, ...]) -> tuple[int, str]:
-    return row[4], row[3]  # seq, bet_id
+_seq_then_bet = itemgetter(7, 0)  # a placed bet row: placed_seq, bet_id
+_ledger_order = itemgetter(4, 3)  # a ledger row: seq, bet_id
 
 
 def project(session: Session, events: Iterable[StoredEvent]) -> None:

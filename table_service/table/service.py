@@ -214,7 +214,11 @@ class TableService:
         Returns the fresh bets to decide on and, per requested bet in order, either the
         answer already known (a retry or a conflict) or None (decided now).
         """
-        scoped = [replace(b, key=f"{actor}|{b.key}") for b in command.bets]
+        # built directly: dataclasses.replace costs ~10 µs a bet, a tenth of a batch's time
+        scoped = [
+            c.BetRequest(b.bet_id, f"{actor}|{b.key}", b.account, b.bet_type, b.stake, b.seat)
+            for b in command.bets
+        ]
         keys = [b.key for b in scoped]
         existing: dict[str, Any] = {}
         connection = session.connection()
