@@ -34,8 +34,8 @@ def _play(runtime, *, void: bool = False) -> list[str]:  # type: ignore[no-untyp
     async def go() -> list[str]:
         service = TableService(runtime, config)
         await service.start(with_reader=False)
-        for command in (c.InsertShoe(), c.CardScanned("AS"), c.CardScanned("2S"), c.OpenBetting()):
-            await service.execute(command, actor="supervisor:s")
+        for step in (c.InsertShoe(), c.CardScanned("AS"), c.CardScanned("2S"), c.OpenBetting()):
+            await service.execute(step, actor="supervisor:s")
         kinds = ("player", "banker", "tie", "player_pair", "banker")
         bets = tuple(
             c.BetRequest(new_bet_id(), f"k{i}", f"a{i % 2 + 1}", kind, 100 * (i + 1))
