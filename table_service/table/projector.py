@@ -75,30 +75,52 @@ def _move_money(session: Session, deltas: dict[str, int], seq: int) -> None:
         )
 
 
+_CUSTOM_PLANS = "projector_custom_plans"
+
+
+def custom_plans(session: Session) -> None:
+    """Plan this transaction's statements for their actual parameters (PostgreSQL): a
+    generic plan made while a table was small would scan it sequentially for an array of
+    thousands of keys. Once per transaction, not once per statement (a round trip each)."""
+    transaction = session.get_transaction()
+    if session.info.get(_CUSTOM_PLANS) is transaction:
+        return
+    session.connection().exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
+    session.info[_CUSTOM_PLANS] = transaction
+
+
 def balances(session: Session, accounts: Iterable[str]) -> dict[str, int]:
     """The balances of these accounts (locked for this transaction on PostgreSQL), read
     with fixed SQL straight to the driver: one statement over an array on PostgreSQL,
     chunks of 500 markers on SQLite."""
+    return {a: balance for a, (balance, _) in balances_and_owners(session, accounts).items()}
+
+
+def balances_and_owners(
+    session: Session, accounts: Iterable[str]
+) -> dict[str, tuple[int, str | None]]:
+    """account → (balance, owning operator) for those of ``accounts`` that exist, in one
+    statement (locked for this transaction on PostgreSQL)."""
     wanted = sorted(set(accounts))
     if not wanted:
         return {}
     conn = session.connection()
     if conn.dialect.name == "postgresql":
-        conn.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
+        custom_plans(session)
         rows = conn.exec_driver_sql(
-            "SELECT account_id, balance FROM accounts WHERE account_id = ANY(%s) FOR UPDATE",
+            "SELECT account_id, balance, owner FROM accounts WHERE account_id = ANY(%s) FOR UPDATE",
             (wanted,),
         )
-        return {account: balance for account, balance in rows}
-    found: dict[str, int] = {}
+        return {account: (balance, owner) for account, balance, owner in rows}
+    found: dict[str, tuple[int, str | None]] = {}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         rows = conn.exec_driver_sql(
-            "SELECT account_id, balance FROM accounts WHERE account_id IN"
+            "SELECT account_id, balance, owner FROM accounts WHERE account_id IN"
             f" ({', '.join('?' * len(chunk))})",
             tuple(chunk),
         )
-        found.update({account: balance for account, balance in rows})
+        found.update({account: (balance, owner) for account, balance, owner in rows})
     return found
 
 

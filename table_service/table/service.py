@@ -33,7 +33,7 @@ from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.decide import Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
-from table_service.table.projector import ROUND_CARDS, balances, project
+from table_service.table.projector import ROUND_CARDS, balances, custom_plans, project
 from table_service.table.state import TableState, fold, game_of, game_of_round
 from table_service.table.wallet import owned_balances
 
@@ -224,9 +224,8 @@ class TableService:
         connection = session.connection()
         columns = "bet_id, idempotency_key, account_id, bet_type, stake, status, round_id"
         if connection.dialect.name == "postgresql":
-            # One statement with an array parameter, planned for its actual values (a
-            # generic plan made while the table was small would scan it sequentially).
-            connection.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
+            # One statement with an array parameter, planned for its actual values.
+            custom_plans(session)
             rows = connection.exec_driver_sql(
                 f"SELECT {columns} FROM bets WHERE idempotency_key = ANY(%s)", (keys,)
             )
