@@ -154,7 +154,11 @@ class TableService:
             return outcome
 
     def _execute_sync(self, command: c.Command, actor: str) -> Outcome:
-        with gc_paused():
+        rnd = self.state.round
+        bets = len(command.bets) if isinstance(command, c.PlaceBets) else 0
+        if max(bets, len(rnd.bets) if rnd is not None else 0) < GC_PAUSE_BETS:
+            return self._execute_in_transaction(command, actor)
+        with gc_paused():  # a batch of bets, or a command settling or voiding a big round
             return self._execute_in_transaction(command, actor)
 
     def _execute_in_transaction(self, command: c.Command, actor: str) -> Outcome:
@@ -462,6 +466,7 @@ def reader_command(event: Any) -> c.Command | None:
     return None
 
 
+GC_PAUSE_BETS = 1000  # commands touching fewer bets run with the collector as usual
 _gc_lock = threading.Lock()
 _gc_pausers = 0
 _gc_resume = False
@@ -475,7 +480,8 @@ def gc_paused() -> Iterator[None]:
     payloads), and every 700 allocations the collector would walk the young ones again:
     a third of the rules' time for a 100k-bet round. Nothing a command allocates depends
     on the collector (its objects are freed by reference counting); collection resumes
-    when the last running command ends."""
+    when the last running command ends. Only big commands pause it, so that tables busy
+    with ordinary commands never keep it off between them."""
     global _gc_pausers, _gc_resume
     with _gc_lock:
         _gc_pausers += 1

@@ -194,3 +194,27 @@ def test_migration_0006_keeps_every_bet_status_and_goes_back(db_url: str, tmp_pa
         assert {b: (s, r, m) for b, s, r, m in conn.execute(query)} == want
     command.upgrade(config, "head")
     engine.dispose()
+
+
+def test_the_collector_pauses_while_big_commands_run_and_comes_back() -> None:
+    import gc
+
+    from table_service.table.service import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():  # another table's command, overlapping
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the first one still runs
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), gc_paused():
+        raise RuntimeError("a command that fails")
+    assert gc.isenabled()
+    gc.disable()  # a process that runs without the collector keeps running without it
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
