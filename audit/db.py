@@ -29,6 +29,9 @@ NAMING = {
 }
 
 
+SQLITE_CACHE_KIB = 64 * 1024
+
+
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
@@ -56,6 +59,10 @@ def create_db_engine(
             cursor.execute("PRAGMA synchronous=FULL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            # 64 MiB of page cache (the default is 2 MiB): the indexes a settlement of
+            # 100k bets writes into are larger than 2 MiB, and every page that falls out
+            # of the cache is read again from the OS. Memory is taken only as pages load.
+            cursor.execute(f"PRAGMA cache_size={-SQLITE_CACHE_KIB}")
             if readonly:
                 cursor.execute("PRAGMA query_only=ON")
             cursor.close()

@@ -10,14 +10,15 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     CheckConstraint,
-    ForeignKey,
     Index,
     Integer,
+    MetaData,
     String,
     Text,
     UniqueConstraint,
+    text,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from audit.db import Base
 
@@ -77,21 +78,34 @@ class LedgerEntry(Base):
     (settlement or refund), so paying a bet twice is impossible at the database level;
     and at most one ``commission`` line, credited to the table's house account
     (:func:`house_account`) with the settlement that kept it.
+    The return entry *is* the bet's settlement: ``result`` is the rules' result of the
+    line (``refunded`` for a refund), and the ``bets`` view derives a bet's status, result
+    and return from it, so settling a bet writes one row and updates none.
+
+    ``reference`` (an operator's transfer reference) is unique where present; bet entries
+    carry none and so stay out of that index.
     """
 
     __tablename__ = "ledger_entries"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.account_id"))
+    account_id: Mapped[str] = mapped_column(String(64))  # → accounts (a trigger checks it)
     amount: Mapped[int] = mapped_column(BigInteger)
     kind: Mapped[str] = mapped_column(String(16))  # credit | debit | stake | return | commission
     bet_id: Mapped[str | None] = mapped_column(String(64))
     reference: Mapped[str | None] = mapped_column(String(128))
     seq: Mapped[int] = mapped_column(BigInteger)
+    result: Mapped[str | None] = mapped_column(String(16))  # a return's result
 
     __table_args__ = (
         UniqueConstraint("bet_id", "kind", name="uq_ledger_entries_bet_kind"),
-        UniqueConstraint("reference", name="uq_ledger_entries_reference"),
+        Index(
+            "uq_ledger_entries_reference",
+            "reference",
+            unique=True,
+            sqlite_where=text("reference IS NOT NULL"),
+            postgresql_where=text("reference IS NOT NULL"),
+        ),
         Index("ix_ledger_entries_account", "account_id", "id"),
     )
 
@@ -114,14 +128,63 @@ class RoundRow(Base):
     __table_args__ = (Index("ix_rounds_table", "table_id", "opened_seq"),)
 
 
-class BetRow(Base):
-    __tablename__ = "bets"
+class PlacedBet(Base):
+    """A bet as placed: written once when the stake is taken, never updated (append-only).
+
+    Its settlement or refund is the bet's ``return`` entry in the ledger; read a bet with
+    its status through :class:`BetRow` (the ``bets`` view). Its account and round must
+    exist: triggers check that per statement (``migrations/references.py``), where
+    declared foreign keys cost a query per row."""
+
+    __tablename__ = "placed_bets"
 
     bet_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     idempotency_key: Mapped[str] = mapped_column(String(200), unique=True)
     table_id: Mapped[str] = mapped_column(String(64))
-    round_id: Mapped[str] = mapped_column(ForeignKey("rounds.round_id"))
-    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.account_id"))
+    round_id: Mapped[str] = mapped_column(String(64))  # → rounds (a trigger checks it)
+    account_id: Mapped[str] = mapped_column(String(64))  # → accounts (a trigger checks it)
+    bet_type: Mapped[str] = mapped_column(String(32))
+    stake: Mapped[int] = mapped_column(BigInteger)
+    placed_seq: Mapped[int] = mapped_column(BigInteger)
+
+    __table_args__ = (
+        CheckConstraint("stake > 0", name="stake_positive"),
+        Index("ix_placed_bets_round", "round_id"),
+    )
+
+
+# The one place a bet's status is derived: no return entry yet → open; a return entry
+# with result 'refunded' → refunded; any other return entry → settled.
+BETS_VIEW_SQL = """
+CREATE VIEW bets AS
+SELECT p.bet_id, p.idempotency_key, p.table_id, p.round_id, p.account_id, p.bet_type,
+       p.stake,
+       CASE WHEN r.id IS NULL THEN 'open'
+            WHEN r.result = 'refunded' THEN 'refunded'
+            ELSE 'settled' END AS status,
+       r.result AS result, r.amount AS returned, p.placed_seq, r.seq AS closed_seq
+FROM placed_bets AS p
+LEFT JOIN ledger_entries AS r ON r.bet_id = p.bet_id AND r.kind = 'return'
+"""
+
+
+class ViewBase(DeclarativeBase):
+    """Read-only mappings of views: their own metadata, so that neither ``create_all``
+    nor Alembic's comparison takes a view for a table."""
+
+    metadata = MetaData()
+
+
+class BetRow(ViewBase):
+    """A bet with its status, result and return (the ``bets`` view; read-only)."""
+
+    __tablename__ = "bets"
+
+    bet_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    idempotency_key: Mapped[str] = mapped_column(String(200))
+    table_id: Mapped[str] = mapped_column(String(64))
+    round_id: Mapped[str] = mapped_column(String(64))
+    account_id: Mapped[str] = mapped_column(String(64))
     bet_type: Mapped[str] = mapped_column(String(32))
     stake: Mapped[int] = mapped_column(BigInteger)
     status: Mapped[str] = mapped_column(String(16))  # open | settled | refunded
@@ -129,12 +192,6 @@ class BetRow(Base):
     returned: Mapped[int | None] = mapped_column(BigInteger)
     placed_seq: Mapped[int] = mapped_column(BigInteger)
     closed_seq: Mapped[int | None] = mapped_column(BigInteger)
-
-    __table_args__ = (
-        CheckConstraint("stake > 0", name="stake_positive"),
-        Index("ix_bets_round", "round_id"),
-        Index("ix_bets_account", "account_id"),
-    )
 
 
 class IncidentRow(Base):

@@ -836,9 +836,13 @@ def _result_item(line: Line, bet: Any) -> dict[str, Any]:
     }
     if line.part != "original":
         item["part"] = line.part
-    for key in ("seat", "hand", "reason"):
-        if getattr(line, key) is not None:
-            item[key] = getattr(line, key)
+    # one settled line per stake of a round: plain tests, not a loop over names
+    if line.seat is not None:
+        item["seat"] = line.seat
+    if line.hand is not None:
+        item["hand"] = line.hand
+    if line.reason is not None:
+        item["reason"] = line.reason
     if line.commission:
         item["commission"] = line.commission
     return item

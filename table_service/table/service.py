@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import os
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -30,7 +33,7 @@ from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.decide import SYSTEM, Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
-from table_service.table.projector import ROUND_CARDS, balances, project
+from table_service.table.projector import ROUND_CARDS, balances, custom_plans, project
 from table_service.table.state import TableState, fold, game_of, game_of_round
 from table_service.table.wallet import owned_balances
 
@@ -151,6 +154,14 @@ class TableService:
             return outcome
 
     def _execute_sync(self, command: c.Command, actor: str) -> Outcome:
+        rnd = self.state.round
+        bets = len(command.bets) if isinstance(command, c.PlaceBets) else 0
+        if max(bets, len(rnd.bets) if rnd is not None else 0) < GC_PAUSE_BETS:
+            return self._execute_in_transaction(command, actor)
+        with gc_paused():  # a batch of bets, or a command settling or voiding a big round
+            return self._execute_in_transaction(command, actor)
+
+    def _execute_in_transaction(self, command: c.Command, actor: str) -> Outcome:
         bind_context(table_id=self.table_id)
         store = self.runtime.store
         with self.runtime.sessions.begin() as session:
@@ -237,15 +248,18 @@ class TableService:
         Returns the fresh bets to decide on and, per requested bet in order, either the
         answer already known (a retry or a conflict) or None (decided now).
         """
-        scoped = [replace(b, key=f"{actor}|{b.key}") for b in command.bets]
+        # built directly: dataclasses.replace costs ~10 µs a bet, a tenth of a batch's time
+        scoped = [
+            c.BetRequest(b.bet_id, f"{actor}|{b.key}", b.account, b.bet_type, b.stake, b.seat)
+            for b in command.bets
+        ]
         keys = [b.key for b in scoped]
         existing: dict[str, Any] = {}
         connection = session.connection()
         columns = "bet_id, idempotency_key, account_id, bet_type, stake, status, round_id"
         if connection.dialect.name == "postgresql":
-            # One statement with an array parameter, planned for its actual values (a
-            # generic plan made while the table was small would scan it sequentially).
-            connection.exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
+            # One statement with an array parameter, planned for its actual values.
+            custom_plans(session)
             rows = connection.exec_driver_sql(
                 f"SELECT {columns} FROM bets WHERE idempotency_key = ANY(%s)", (keys,)
             )
@@ -482,8 +496,50 @@ def reader_command(event: Any) -> c.Command | None:
     return None
 
 
+GC_PAUSE_BETS = 1000  # commands touching fewer bets run with the collector as usual
+_gc_lock = threading.Lock()
+_gc_pausers = 0
+_gc_resume = False
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a command runs (in any table's thread).
+
+    A settlement allocates a few hundred thousand long-lived objects (result lines, event
+    payloads), and every 700 allocations the collector would walk the young ones again:
+    a third of the rules' time for a 100k-bet round. Nothing a command allocates depends
+    on the collector (its objects are freed by reference counting); collection resumes
+    when the last running command ends. Only big commands pause it, so that tables busy
+    with ordinary commands never keep it off between them."""
+    global _gc_pausers, _gc_resume
+    with _gc_lock:
+        _gc_pausers += 1
+        if _gc_pausers == 1:
+            _gc_resume = gc.isenabled()  # a process that runs without it stays so
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pausers -= 1
+            if _gc_pausers == 0 and _gc_resume:
+                gc.enable()
+
+
 def new_bet_id() -> str:
-    return uuid.uuid4().hex
+    """A time-ordered id (the UUIDv7 layout of RFC 9562: 48 bits of Unix milliseconds,
+    74 random bits), 32 hex digits.
+
+    Ids that grow with time land at the right edge of every index keyed by bet id (the
+    bets' primary key, the ledger's one-return-per-bet key) instead of on a random page:
+    placing and settling 100k bets then dirties a few pages per index, not most of them.
+    """
+    millis = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (millis & 0xFFFF_FFFF_FFFF) << 80 | 0x7 << 76 | (rand >> 62 & 0xFFF) << 64
+    value |= 0b10 << 62 | rand & 0x3FFF_FFFF_FFFF_FFFF
+    return uuid.UUID(int=value).hex
 
 
 class TableManager:

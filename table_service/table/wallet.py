@@ -22,7 +22,7 @@ from table_service.errors import Conflict, InvalidRequest, NotFound
 from table_service.models import Account, LedgerEntry
 from table_service.runtime import Runtime
 from table_service.table.errors import IdempotencyConflict, InsufficientFunds
-from table_service.table.projector import balances, project
+from table_service.table.projector import balances_and_owners, project
 
 WALLET_TABLE = "_wallet"
 
@@ -118,15 +118,8 @@ def transfer(runtime: Runtime, item: Transfer, *, actor: str) -> dict[str, Any]:
 
 def owned_balances(session: Session, accounts: set[str], actor: str) -> dict[str, int]:
     """Balances of those of ``accounts`` that ``actor`` owns (read under the log lock)."""
-    found = balances(session, accounts)
-    if not found:
-        return found
-    owners = dict(
-        session.execute(
-            select(Account.account_id, Account.owner).where(Account.account_id.in_(found))
-        ).all()
-    )
-    return {a: b for a, b in found.items() if owners.get(a) in (actor, None)}
+    found = balances_and_owners(session, accounts)
+    return {a: balance for a, (balance, owner) in found.items() if owner in (actor, None)}
 
 
 def owns(runtime: Runtime, account: str, actor: str) -> bool:
