@@ -22,6 +22,9 @@ CARD_H = 280
 MIN_SUPPORT = 0.3
 """Share of a side's samples that must find an edge for a quad to be a card's outline."""
 
+MIN_FILL = 0.3
+"""Share of its bounding box a group of paper regions must cover to be a card's paper."""
+
 _NOTHING = "no card in view"
 _AT_EDGE = "card touches the edge of the region"
 
@@ -267,17 +270,16 @@ class Locator:
         edges = cv2.Canny(gray, self.edge_low, self.edge_high)
         edges = cv2.dilate(edges, self._edge_kernel)
         present, why, candidates = self._search(gray, edges)
-        if not present:
-            return Outline(present=False, why=why)
-        found, reason = self._best(image, candidates)
+        found, reason = self._best(image, candidates) if candidates else (None, "")
         if found is None:
-            # A court figure can cut the paper into pieces no grouping joins:
-            # the card's silhouette against the table's colour is tried then.
+            # A court figure, or a textured paper, can cut the paper into
+            # pieces no grouping joins: the card's silhouette against the
+            # table's colour is tried then.
             min_area = self.min_card_fraction * gray.shape[0] * gray.shape[1]
             found, reason2 = self._best(image, self._silhouettes(small, min_area))
             reason = reason2 or reason
         if found is None:
-            return Outline(present=True, why=reason or why)
+            return Outline(present=present, why=(reason or why) if present else why)
         return Outline(present=True, quad=found)
 
     def _best(self, image: np.ndarray, contours: list[np.ndarray]) -> tuple[np.ndarray | None, str]:
@@ -382,7 +384,10 @@ class Locator:
         touches = (x0 <= 1) | (y0 <= 1) | (x1 >= w - 1) | (y1 >= h - 1)
         paper = (tone >= floor) & (areas >= max(6, min_area / 50))
         paper[0] = False
-        present = bool((paper & touches & (areas >= min_area)).any())
+        # A bright band right across the region (wood grain, a lit stripe of
+        # cloth) is table; a card still under the shoe touches one side.
+        across = ((x0 <= 1) & (x1 >= w - 1)) | ((y0 <= 1) & (y1 >= h - 1))
+        present = bool((paper & touches & ~across & (areas >= min_area)).any())
         why = _AT_EDGE if present else _NOTHING
         inside = paper & ~touches
         if not inside.any():
@@ -396,13 +401,15 @@ class Locator:
             x, y, bw, bh, _area = (int(v) for v in gstats[i])
             if bw * bh < min_area:
                 continue
-            present = True
+            crop = mask[y : y + bh, x : x + bw] & (groups[y : y + bh, x : x + bw] == i)
+            # Scattered bright specks (wood grain, glare) are no sign of a card;
+            # they are still tried (a card's paper may be cut up as finely).
+            present = present or float(crop.mean()) >= MIN_FILL
             if (x + r <= 1 or y + r <= 1 or x + bw - r >= w - 1 or y + bh - r >= h - 1) and (
                 x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1
             ):
                 why = _AT_EDGE
                 continue
-            crop = mask[y : y + bh, x : x + bw] & (groups[y : y + bh, x : x + bw] == i)
             contours, _ = cv2.findContours(
                 crop.view(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE
             )
@@ -425,6 +432,15 @@ def straighten_corner(image: np.ndarray, quad: np.ndarray, turned: bool) -> np.n
     src = np.roll(quad, 2, axis=0) if turned else quad
     m = cv2.getPerspectiveTransform(src.astype(np.float32), _DST)
     return cv2.warpPerspective(image, m, (CORNER_W, CORNER_H), flags=cv2.INTER_LINEAR)
+
+
+def straighten_small(image: np.ndarray, quad: np.ndarray, width: int, height: int) -> np.ndarray:
+    """The whole card at ``quad``, warped straight to ``width x height`` (a reduced face)."""
+    # The same card geometry as :func:`straighten`, scaled: pixel centres line up.
+    sx, sy = width / CARD_W, height / CARD_H
+    dst = (_DST + 0.5) * np.array([sx, sy], np.float32) - 0.5
+    m = cv2.getPerspectiveTransform(quad.astype(np.float32), dst.astype(np.float32))
+    return cv2.warpPerspective(image, m, (width, height), flags=cv2.INTER_LINEAR)
 
 
 def grown(quad: np.ndarray, pixels: float) -> np.ndarray:

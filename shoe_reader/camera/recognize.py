@@ -10,13 +10,14 @@ rather than forced onto the nearest face.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from shoe_reader.camera.calibration import Calibration
-from shoe_reader.camera.face_match import FaceMatch, face_features
+from shoe_reader.camera.face_match import FACE_H, FACE_W, FaceMatch, face_features
 from shoe_reader.camera.index import (
     NoIndex,
     Part,
@@ -25,7 +26,12 @@ from shoe_reader.camera.index import (
     pair_similarities,
     similarities,
 )
-from shoe_reader.camera.locate import Locator, grown, straighten
+from shoe_reader.camera.locate import (
+    Locator,
+    grown,
+    straighten_corner,
+    straighten_small,
+)
 from table_service.rules.cards import SUITS
 
 # A read's confidence is the product of two measures, each from 0 to 1.
@@ -108,10 +114,12 @@ def _classify(part: Part, fmap: np.ndarray, exclude: np.ndarray | None = None) -
     return PartRead(str(label), fit, separation, _confidence(fit, separation, PART_LIMITS))
 
 
-def read_face(cal: Calibration, card: np.ndarray) -> tuple[CardRead, FaceMatch | None]:
-    """Read a straightened card (``CARD_H x CARD_W`` BGR) against the calibrated faces."""
+def _read(
+    cal: Calibration, face: np.ndarray, corners: Callable[[], list[np.ndarray]]
+) -> tuple[CardRead, FaceMatch | None]:
+    """Read a straightened face (any size of the card's shape) and, if it is read, its corners."""
     try:
-        found = cal.book.match(face_features(card))
+        found = cal.book.match(face_features(face))
     except NoIndex as exc:
         return CardRead(None, 0.0, exc.reason), None
     confidence = _confidence(found.fit, found.separation)
@@ -123,7 +131,7 @@ def read_face(cal: Calibration, card: np.ndarray) -> tuple[CardRead, FaceMatch |
         # The face's layout is right; its corner index must be this deck's
         # too (a card of the same rank and suit from another deck has other
         # print there).
-        index = index_fit(cal, card, found.code)
+        index = index_fit(cal, corners(), found.code)
         factor = float(np.clip((index - INDEX_MIN) / (INDEX_OK - INDEX_MIN), 0.0, 1.0))
         if factor < confidence:
             why = f"index not this deck's {found.code} (fit {index:.2f})"
@@ -133,11 +141,16 @@ def read_face(cal: Calibration, card: np.ndarray) -> tuple[CardRead, FaceMatch |
     return CardRead(found.code, confidence, why if confidence < WEAK else ""), found
 
 
-def index_fit(cal: Calibration, card: np.ndarray, code: str) -> float:
-    """How well the better corner of ``card`` matches ``code``'s calibrated corner index."""
+def read_face(cal: Calibration, card: np.ndarray) -> tuple[CardRead, FaceMatch | None]:
+    """Read a straightened card (``CARD_H x CARD_W`` BGR) against the calibrated faces."""
+    return _read(cal, card, lambda: corners_of(card))
+
+
+def index_fit(cal: Calibration, corners: list[np.ndarray], code: str) -> float:
+    """How well the better of a card's corner windows matches ``code``'s calibrated index."""
     mine = np.array([c == code for c in cal.cards])
     best = 0.0
-    for corner in corners_of(card):
+    for corner in corners:
         try:
             fmap = features(corner)
         except NoIndex:
@@ -150,17 +163,23 @@ def index_fit(cal: Calibration, card: np.ndarray, code: str) -> float:
 
 
 def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardRead:
-    """Read the card at ``quad`` in ``image``.
+    """Read the card at ``quad`` in ``image``, warping only what is compared.
 
-    A deck printed with a dark outline at its edge shows its outer edge on a
-    light table and only the outline's inner edge on a dark one: the card is
-    then also read as if its edge lay the outline's width further out, and the
-    better fit is kept.
+    The face is warped straight at twice its feature size, and the two corner
+    windows at full size only if the face is read. A deck printed with a dark
+    outline at its edge shows its outer edge on a light table and only the
+    outline's inner edge on a dark one: a card not read confidently is then
+    also read as if its edge lay the outline's width further out.
     """
-    read, found = read_face(cal, straighten(image, quad))
-    if cal.outline >= 1.0:
-        wider, found2 = read_face(cal, straighten(image, grown(quad, cal.outline)))
-        if found2 is not None and (found is None or found2.fit > found.fit):
+
+    def attempt(q: np.ndarray) -> tuple[CardRead, FaceMatch | None]:
+        face = straighten_small(image, q, 2 * FACE_W, 2 * FACE_H)
+        return _read(cal, face, lambda: [straighten_corner(image, q, t) for t in (False, True)])
+
+    read, found = attempt(quad)
+    if read.confidence < WEAK and cal.outline >= 1.0:
+        wider, found2 = attempt(grown(quad, cal.outline))
+        if found2 is not None and (found is None or wider.confidence > read.confidence):
             return wider
     return read
 
