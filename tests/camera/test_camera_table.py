@@ -30,7 +30,7 @@ DECK = "plastic"
 ROI_TEXT = ",".join(str(v) for v in ROI)
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0) -> Any:
+def wait_for(predicate: Callable[[], Any], timeout: float = 90.0) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -171,7 +171,7 @@ def both(make_runtime, deck_file: Path) -> Iterator[dict[str, Any]]:  # type: ig
         betting_seconds=30,
         shoe=ShoeConfig(port=shoe.device_path),
         camera=CameraConfig(
-            source=f"sim:{name}", calibration=str(deck_file), roi=ROI_TEXT, window_seconds=6
+            source=f"sim:{name}", calibration=str(deck_file), roi=ROI_TEXT, window_seconds=20
         ),
     )
     try:
