@@ -1,11 +1,14 @@
 """Calibration: the studio's own deck, photographed once, one face per file.
 
-Every deck prints its indices in its own font, size, colours and place, so the
+Every deck prints its faces in its own font, size, colours and layout, so the
 recognizer learns them from photographs of the deck it will read rather than
-from built-in templates. Both corner windows of every face are kept as feature
-maps; from them the calibration learns where this deck's rank and suit can be
-told apart (see :mod:`shoe_reader.camera.index`) and keeps each face's look
-there as a template, with the card's proportions for the locator.
+from built-in templates. Every face is kept whole, both ways up and as a softer
+lens would show it (see :mod:`shoe_reader.camera.face_match`): that is what a
+frame is read against. Both corner windows of every face are kept too: from
+them the calibration learns where this deck's rank and suit differ (see
+:mod:`shoe_reader.camera.index`), which tells a photograph filed under the
+wrong name. The card's proportions go to the locator, and the width of a
+printed outline at the card's edge (which a dark table hides) to the reader.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import cv2
 import numpy as np
 import structlog
 
+from shoe_reader.camera.face_match import FACE_H, FACE_W, FaceBook, face_features
 from shoe_reader.camera.index import (
     FEAT_H,
     FEAT_W,
@@ -30,15 +34,19 @@ from shoe_reader.camera.index import (
     features,
     learn_part,
 )
-from shoe_reader.camera.locate import Locator, straighten
+from shoe_reader.camera.locate import CARD_W, Locator, straighten
 from table_service.rules.cards import RANKS, SUITS, CardError, parse_card
 
 log = structlog.get_logger(__name__)
 
 FORMAT = "livetable-camera-calibration"
-VERSION = 2
+VERSION = 3
 SOFTER = (1.0,)
 """Blur (straightened-card pixels) of the extra, softer copies of each calibration corner."""
+FACE_SOFTER = (0.0, 2.0)
+"""Blur (straightened-card pixels) of the copies of each whole face (0: the photograph)."""
+OUTLINE_INK = 0.45
+"""Ink (relative to paper) of a printed outline at the card's edge."""
 BLANK_INK = 0.3
 BLANK_SHARE = 0.005
 """A corner with less than this share of its window inked holds no index."""
@@ -68,10 +76,17 @@ class FaceProblem:
 class Calibration:
     """Samples from a studio deck: one feature map per corner window of every face."""
 
-    cards: tuple[str, ...]  # the card of each sample
+    cards: tuple[str, ...]  # the card of each corner sample
     maps: np.ndarray  # (n, FEAT_H, FEAT_W, 3) float32
     aspect: float  # card width / height as photographed
     soft: np.ndarray  # (n,) bool: a softened copy, not the photograph itself
+    face_cards: tuple[str, ...]  # the card of each whole-face sample
+    face_maps: np.ndarray  # (m, FACE_H, FACE_W, 3) float32
+    outline: float  # width of a printed outline at the card's edge, straightened pixels
+
+    @cached_property
+    def book(self) -> FaceBook:
+        return FaceBook.learn(self.face_cards, self.face_maps)
 
     @cached_property
     def ranks(self) -> np.ndarray:
@@ -92,10 +107,15 @@ class Calibration:
     def without(self, card: str) -> Calibration:
         """The same calibration minus one face's samples (for leave-one-out checks)."""
         keep = np.array([c != card for c in self.cards])
+        keep_face = np.array([c != card for c in self.face_cards])
         return Calibration(
             cards=tuple(c for c in self.cards if c != card),
             maps=self.maps[keep],
             aspect=self.aspect,
+            soft=self.soft[keep],
+            face_cards=tuple(c for c in self.face_cards if c != card),
+            face_maps=self.face_maps[keep_face],
+            outline=self.outline,
         )
 
     def save(self, path: Path) -> None:
@@ -104,7 +124,9 @@ class Calibration:
             "format": FORMAT,
             "version": VERSION,
             "feat": [FEAT_H, FEAT_W],
+            "face": [FACE_H, FACE_W],
             "aspect": self.aspect,
+            "outline": self.outline,
         }
         buf = io.BytesIO()
         np.savez_compressed(
@@ -113,6 +135,8 @@ class Calibration:
             cards=np.array(self.cards),
             maps=self.maps.astype(np.float16),
             soft=self.soft,
+            face_cards=np.array(self.face_cards),
+            face_maps=self.face_maps.astype(np.float16),
         )
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_bytes(buf.getvalue())
@@ -125,13 +149,20 @@ class Calibration:
                 meta = json.loads(str(data["meta"]))
                 if meta.get("format") != FORMAT:
                     raise CalibrationError(f"{path} is not a camera calibration")
-                if meta.get("version") != VERSION or meta.get("feat") != [FEAT_H, FEAT_W]:
+                if (
+                    meta.get("version") != VERSION
+                    or meta.get("feat") != [FEAT_H, FEAT_W]
+                    or meta.get("face") != [FACE_H, FACE_W]
+                ):
                     raise CalibrationError(f"{path}: unsupported calibration version")
                 cal = cls(
                     cards=tuple(str(c) for c in data["cards"]),
                     maps=data["maps"].astype(np.float32),
                     aspect=float(meta["aspect"]),
                     soft=data["soft"].astype(bool),
+                    face_cards=tuple(str(c) for c in data["face_cards"]),
+                    face_maps=data["face_maps"].astype(np.float32),
+                    outline=float(meta["outline"]),
                 )
         except CalibrationError:
             raise
@@ -165,8 +196,40 @@ def _face_files(folder: Path) -> tuple[dict[str, Path], list[FaceProblem]]:
     return found, problems
 
 
-def measure_face(image: np.ndarray, locator: Locator) -> tuple[list[np.ndarray], float]:
-    """The feature maps of both corner windows of the one card in a photograph, and its aspect."""
+@dataclass(frozen=True)
+class FaceSample:
+    """What one calibration photograph gives."""
+
+    corners: list[np.ndarray]  # corner feature maps, sharp ones first
+    faces: list[np.ndarray]  # whole-face feature maps (both ways up, sharp and soft)
+    aspect: float
+    outline: float
+
+
+def _outline_width(card: np.ndarray) -> float:
+    """How many pixels in from the edge a straightened card is printed dark all round.
+
+    Measured along the middle of each side; a card with a plain paper edge gives 0.
+    """
+    gray = cv2.cvtColor(card, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    paper = float(np.percentile(gray, 90))
+    h, w = gray.shape
+    sides = [
+        gray[:16, w // 5 : 4 * w // 5].mean(axis=1),
+        gray[::-1][:16, w // 5 : 4 * w // 5].mean(axis=1),
+        gray[h // 5 : 4 * h // 5, :16].mean(axis=0),
+        gray[h // 5 : 4 * h // 5, ::-1][:, :16].mean(axis=0),
+    ]
+    widths = []
+    for profile in sides:
+        ink = 1.0 - profile / max(paper, 1.0)
+        dark = ink[1:] > OUTLINE_INK  # the very first pixel may be table
+        widths.append(float(np.argmin(dark)) + 1.0 if dark[0] and not dark.all() else 0.0)
+    return float(np.median(widths))
+
+
+def measure_face(image: np.ndarray, locator: Locator) -> FaceSample:
+    """Feature maps of the one card in a photograph: its corners, its whole face, its shape."""
     outline = locator.find(image)
     if outline.quad is None:
         raise NoIndex(f"no whole card found ({outline.why})")
@@ -185,15 +248,28 @@ def measure_face(image: np.ndarray, locator: Locator) -> tuple[list[np.ndarray],
     soft = [
         features(cv2.GaussianBlur(c, (0, 0), sigma)) for sigma in SOFTER for c in corners_of(card)
     ]
-    return sharp + soft, float(short / long_)
+    # A card comes out of the shoe either way up: single-headed court figures
+    # and odd pips are learned both ways.
+    faces = [
+        face_features(cv2.GaussianBlur(c, (0, 0), sigma) if sigma else c)
+        for c in (card, np.ascontiguousarray(card[::-1, ::-1]))
+        for sigma in FACE_SOFTER
+    ]
+    return FaceSample(sharp + soft, faces, float(short / long_), _outline_width(card))
 
 
-def build(samples: dict[str, list[np.ndarray]], aspect: float) -> Calibration:
-    cards = [code for code, maps in samples.items() for _ in maps]
-    flat = [m for maps in samples.values() for m in maps]
-    soft = [i >= 2 for maps in samples.values() for i in range(len(maps))]  # sharp corners first
+def build(samples: dict[str, FaceSample], aspect: float, outline: float) -> Calibration:
+    cards = [code for code, s in samples.items() for _ in s.corners]
+    flat = [m for s in samples.values() for m in s.corners]
+    soft = [i >= 2 for s in samples.values() for i in range(len(s.corners))]  # sharp first
     return Calibration(
-        cards=tuple(cards), maps=np.array(flat, np.float32), aspect=aspect, soft=np.array(soft)
+        cards=tuple(cards),
+        maps=np.array(flat, np.float32),
+        aspect=aspect,
+        soft=np.array(soft),
+        face_cards=tuple(code for code, s in samples.items() for _ in s.faces),
+        face_maps=np.array([m for s in samples.values() for m in s.faces], np.float32),
+        outline=outline,
     )
 
 
@@ -210,8 +286,7 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
         raise CalibrationError(f"{folder} is not a folder")
     files, problems = _face_files(folder)
     locator = Locator(aspect_tolerance=0.2)
-    samples: dict[str, list[np.ndarray]] = {}
-    aspects: list[float] = []
+    samples: dict[str, FaceSample] = {}
     for code in (r + s for s in SUITS for r in RANKS):
         path = files.get(code)
         if path is None:
@@ -222,15 +297,15 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
             problems.append(FaceProblem(code, path.name, "not a readable image"))
             continue
         try:
-            found, aspect = measure_face(image, locator)
+            samples[code] = measure_face(image, locator)
         except NoIndex as exc:
             problems.append(FaceProblem(code, path.name, exc.reason))
             continue
-        samples[code] = found
-        aspects.append(aspect)
     if not samples:
         raise CalibrationError("no usable photograph", problems)
-    cal = build(samples, float(np.median(aspects)))
+    aspect = float(np.median([s.aspect for s in samples.values()]))
+    outline = float(np.median([s.outline for s in samples.values()]))
+    cal = build(samples, aspect, outline)
     # Each face must be recognised by the rest of the deck: a photograph under
     # the wrong name (AH.png showing the ace of spades) would teach a misread;
     # and faces whose index cannot be told apart would be read by a coin toss.
@@ -239,7 +314,7 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
         samples.pop(code, None)
     if not samples:
         raise CalibrationError("no usable photograph", problems)
-    cal = build(samples, cal.aspect)
+    cal = build(samples, aspect, outline)
     missing = [r for r in RANKS if r not in set(cal.ranks)] + [
         s for s in SUITS if s not in set(cal.suits)
     ]
@@ -247,5 +322,5 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
         raise CalibrationError(f"no usable photograph for {', '.join(missing)}", problems)
     if problems and not allow_missing:
         raise CalibrationError(f"{len(problems)} face(s) could not be used", problems)
-    log.info("calibrated", faces=len(samples), samples=len(cal.cards), aspect=cal.aspect)
+    log.info("calibrated", faces=len(samples), aspect=round(aspect, 3), outline=outline, px=CARD_W)
     return cal, problems

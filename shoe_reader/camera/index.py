@@ -122,7 +122,7 @@ def shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
     return np.stack(rows).reshape(len(rows), -1)
 
 
-def similarities(part: Part, fmap: np.ndarray) -> np.ndarray:
+def similarities(part: Part, fmap: np.ndarray, only: np.ndarray | None = None) -> np.ndarray:
     """Weighted cosine of ``fmap``'s part with each sample, each at its best shift.
 
     A cosine, not a distance: blur and a dim frame thin the ink out evenly,
@@ -133,7 +133,8 @@ def similarities(part: Part, fmap: np.ndarray) -> np.ndarray:
     """
     x = shifted(part, fmap)
     x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-6)
-    return (part.templates @ x.T).max(axis=1)
+    templates = part.templates if only is None else part.templates[only]
+    return (templates @ x.T).max(axis=1)
 
 
 def pair_similarities(part: Part) -> np.ndarray:

@@ -9,6 +9,7 @@ pixels from the full-size frame, so the index keeps all its detail.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -17,6 +18,12 @@ import numpy as np
 CARD_W = 200
 CARD_H = 280
 """Size of the straightened face the index is read from (portrait, 5:7)."""
+
+MIN_SUPPORT = 0.3
+"""Share of a side's samples that must find an edge for a quad to be a card's outline."""
+
+MIN_FILL = 0.3
+"""Share of its bounding box a group of paper regions must cover to be a card's paper."""
 
 _NOTHING = "no card in view"
 _AT_EDGE = "card touches the edge of the region"
@@ -127,26 +134,29 @@ def _refine(quad: np.ndarray, points: np.ndarray, offset: float) -> np.ndarray:
 
 
 _SNAP_T = np.linspace(0.18, 0.82, 24, dtype=np.float32)
-_SNAP_D = np.arange(-9.0, 9.01, 0.75, dtype=np.float32)
+_SNAP_D = np.arange(-12.0, 12.01, 0.75, dtype=np.float32)
 
 
-def _snap(gray: np.ndarray, quad: np.ndarray) -> np.ndarray:
+def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
     """Move each side of ``quad`` onto the strongest edge across it, at full resolution.
 
     The blob a card was found from is only roughly its outline (rounded corners,
     a printed frame, grouping); the card's sides are straight edges, so each is
     found again by sampling across it and fitting a line to the steepest step.
-    A side whose edge cannot be found keeps its first estimate.
+    A side whose edge cannot be found keeps its first estimate. Also returns
+    the support: the share of the samples, on the worst side, that found an
+    edge (a quad drawn round a card and a fingertip has a side over bare table).
     """
     centre = quad.mean(axis=0)
     lines: list[tuple[np.ndarray, np.ndarray]] = []
-    g = gray.astype(np.float32)
+    g = gray if gray.dtype == np.float32 else gray.astype(np.float32)
+    support = 1.0
     for k in range(4):
         a, b = quad[k], quad[(k + 1) % 4]
         d = b - a
         length = float(np.linalg.norm(d))
         if length < 8:
-            return quad
+            return quad, 0.0
         u = d / length
         normal = np.array([u[1], -u[0]], np.float32)
         if normal @ (a - centre) < 0:
@@ -157,9 +167,15 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> np.ndarray:
             g, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
         )
         step = np.abs(prof[:, 2:] - prof[:, :-2])
-        best = step.argmax(axis=1)
+        peak = step.max(axis=1)
+        # The card's edge is the outermost strong step: pips, a printed frame
+        # or a court figure just inside may step harder, the table outside
+        # (texture, the card's soft shadow) steps less.
+        strong = step >= np.maximum(0.45 * peak, 8.0)[:, None]
+        best = step.shape[1] - 1 - np.argmax(strong[:, ::-1], axis=1)
         strength = step[np.arange(len(best)), best]
         good = strength >= max(8.0, 0.4 * float(np.median(strength)))
+        support = min(support, float(good.mean()))
         if good.sum() < 8:
             lines.append((a, b))
             continue
@@ -172,9 +188,30 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> np.ndarray:
     for k in range(4):
         x = _intersect(*lines[k - 1], *lines[k])
         if x is None or np.linalg.norm(x - quad[k]) > 0.15 * np.linalg.norm(quad[k] - quad[k - 1]):
-            return quad
+            return quad, 0.0
         out[k] = x
-    return out
+    return out, support
+
+
+def _table_light(gray: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarray], float]:
+    """The table's brightness across the region (a plane fitted to its border), and its spread.
+
+    Light falls off across a table; a card on its dim side can be darker than
+    the table's bright side, but never than the table right around it.
+    """
+    h, w = gray.shape
+    xs = np.concatenate([np.arange(w), np.arange(w), np.zeros(h), np.full(h, w - 1)])
+    ys = np.concatenate([np.zeros(w), np.full(w, h - 1), np.arange(h), np.arange(h)])
+    values = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]]).astype(np.float64)
+    design = np.stack([np.ones_like(xs), xs, ys], axis=1)
+    coef, *_ = np.linalg.lstsq(design, values, rcond=None)
+    residual = values - design @ coef
+    p50, p90 = np.percentile(residual, (50, 90))
+
+    def light(points: np.ndarray) -> np.ndarray:
+        return coef[0] + coef[1] * points[:, 0] + coef[2] * points[:, 1] + p50
+
+    return light, float(p90 - p50)
 
 
 class Locator:
@@ -190,19 +227,23 @@ class Locator:
         aspect: float = CARD_W / CARD_H,
         aspect_tolerance: float = 0.09,
         min_card_fraction: float = 0.01,
-        scale: float = 0.5,
+        scale: float = 0.25,
         edge_low: int = 15,
         edge_high: int = 45,
         min_contrast: float = 15.0,
-        grow: float = 2.2,
+        grow: float = 1.1,
     ) -> None:
         self.edge_low = edge_low
         self.edge_high = edge_high
         self.min_contrast = min_contrast
         self.grow = grow
         self._kernel = np.ones((3, 3), np.uint8)
-        self._group_radius = 10
-        self._group_kernel = np.ones((21, 21), np.uint8)
+        # Edges are thickened a little so a faint outline has no gaps the
+        # table could leak through (more would close a card's thin margins).
+        self._edge_kernel = np.ones((2, 2), np.uint8)
+        # Pieces of one card up to a fiftieth of the frame's width apart are grouped.
+        self._group_radius = max(2, round(20 * scale))
+        self._group_kernel = np.ones((2 * self._group_radius + 1,) * 2, np.uint8)
         self.aspect = aspect
         self.aspect_tolerance = aspect_tolerance
         self.min_card_fraction = min_card_fraction
@@ -211,26 +252,64 @@ class Locator:
     def find(self, image: np.ndarray) -> Outline:
         """Look for a card in ``image`` (already cut to the region of interest).
 
-        The card is what its outline encloses. Edges are found at half scale
+        The card is what its outline encloses. Edges are found at a quarter
+        of the frame's scale (a card's outline is still tens of pixels long)
         with low thresholds (a white card on a light table has a faint
         outline); everything the region's border can reach without crossing
         an edge is table, and the rest is a candidate. Whatever a card's face
         holds (court figures, a printed frame, pips touching the frame) lies
         inside its outline and fills the blob rather than cutting it up, and
         table texture only leaves thin edge lines that an opening removes.
+        Each candidate's sides are then found again at full resolution, and
+        the candidate whose four sides are best borne out by real edges wins.
         """
         s = self.scale
         small = cv2.resize(image, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
         gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
         gray = cv2.GaussianBlur(gray, (3, 3), 0)
         edges = cv2.Canny(gray, self.edge_low, self.edge_high)
-        edges = cv2.dilate(edges, self._kernel)
-        outline = self._search(gray, edges, small)
-        if outline.quad is None:
-            return outline
-        quad = (outline.quad + 0.5) / s - 0.5  # pixel centres at the small scale to full scale
-        full = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
-        return Outline(present=True, quad=_snap(full, quad.astype(np.float32)))
+        edges = cv2.dilate(edges, self._edge_kernel)
+        present, why, candidates = self._search(gray, edges)
+        found, reason = self._best(image, candidates) if candidates else (None, "")
+        if found is None:
+            # A court figure, or a textured paper, can cut the paper into
+            # pieces no grouping joins: the card's silhouette against the
+            # table's colour is tried then.
+            min_area = self.min_card_fraction * gray.shape[0] * gray.shape[1]
+            found, reason2 = self._best(image, self._silhouettes(small, min_area))
+            reason = reason2 or reason
+        if found is None:
+            return Outline(present=present, why=(reason or why) if present else why)
+        return Outline(present=True, quad=found)
+
+    def _best(self, image: np.ndarray, contours: list[np.ndarray]) -> tuple[np.ndarray | None, str]:
+        """The card quad (full-scale) best borne out by edges among ``contours`` (small-scale)."""
+        s = self.scale
+        best: tuple[float, float, np.ndarray] | None = None
+        why = ""
+        h, w = image.shape[:2]
+        for contour in contours:
+            quad, reason = self._card_quad(contour)
+            if quad is None:
+                why = reason
+                continue
+            full = ((quad + 0.5) / s - 0.5).astype(np.float32)
+            x0, y0 = np.maximum(np.floor(full.min(axis=0)).astype(int) - 16, 0)
+            x1, y1 = np.ceil(full.max(axis=0)).astype(int) + 16
+            x1, y1 = min(int(x1), w), min(int(y1), h)
+            crop = image[y0:y1, x0:x1]
+            g = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY) if crop.ndim == 3 else crop
+            g = g.astype(np.float32)
+            origin = np.array([x0, y0], np.float32)
+            local, support = _snap(g, full - origin)
+            local, support = _snap(g, local)  # again from the better first estimate
+            if support < MIN_SUPPORT:
+                why = "outline not borne out by the card's edges"
+                continue
+            area = float(cv2.contourArea(local))
+            if best is None or (support, area) > (best[0], best[1]):
+                best = (support, area, local + origin)
+        return (None, why) if best is None else (best[2], "")
 
     def _silhouettes(self, colour: np.ndarray, min_area: float) -> list[np.ndarray]:
         """Outlines of whatever differs in colour from the table, holes filled.
@@ -278,39 +357,41 @@ class Locator:
             return None, "outline does not fill its quadrilateral"
         return _refine(quad, contour.reshape(-1, 2).astype(np.float32), self.grow), ""
 
-    def _search(self, gray: np.ndarray, edges: np.ndarray, colour: np.ndarray) -> Outline:
-        """The largest card-shaped group of paper regions (quad at the edge map's scale).
+    def _search(self, gray: np.ndarray, edges: np.ndarray) -> tuple[bool, str, list[np.ndarray]]:
+        """Card-sized groups of paper regions: whether a card is in view, and the groups' outlines.
 
         The regions between edges that are brighter than the table are paper.
         A plain card is one such region; a court card, or a card with a printed
         frame, is several, cut apart by the figure's lines where they meet the
-        frame: a closing joins pieces separated by thin lines into one card,
+        frame: a dilation joins pieces separated by thin lines into one card,
         whose outline is then the outside of the group.
         """
         h, w = gray.shape
         free = (edges == 0).view(np.uint8)
-        _n, labels, stats, _ = cv2.connectedComponentsWithStats(free, connectivity=4)
+        _n, labels, stats, centres = cv2.connectedComponentsWithStats(free, connectivity=4)
         min_area = self.min_card_fraction * h * w
-        # Paper must be brighter than the table: the table is what the region's
-        # border shows (a region is drawn around the place cards pass, not on them).
-        border = np.concatenate([gray[0], gray[-1], gray[:, 0], gray[:, -1]])
-        p50, p90 = np.percentile(border, (50, 90))
-        floor = float(p50) + max(self.min_contrast, 1.6 * float(p90 - p50))
+        # Paper must be brighter than the table around it: the table is what
+        # the region's border shows (a region is drawn around the place cards
+        # pass, not on them), lit more on one side than the other.
+        table, spread = _table_light(gray)
+        floor = table(centres) + max(self.min_contrast, 1.6 * spread)
         areas = stats[:, cv2.CC_STAT_AREA]
-        tone = np.zeros(len(stats), np.float64)
         sums = np.bincount(labels.ravel(), weights=gray.ravel(), minlength=len(stats))
         tone = sums / np.maximum(areas, 1)
         x0, y0 = stats[:, cv2.CC_STAT_LEFT], stats[:, cv2.CC_STAT_TOP]
         x1 = x0 + stats[:, cv2.CC_STAT_WIDTH]
         y1 = y0 + stats[:, cv2.CC_STAT_HEIGHT]
         touches = (x0 <= 1) | (y0 <= 1) | (x1 >= w - 1) | (y1 >= h - 1)
-        paper = (tone >= floor) & (areas >= max(12, min_area / 50))
+        paper = (tone >= floor) & (areas >= max(6, min_area / 50))
         paper[0] = False
-        present = bool((paper & touches & (areas >= min_area)).any())
+        # A bright band right across the region (wood grain, a lit stripe of
+        # cloth) is table; a card still under the shoe touches one side.
+        across = ((x0 <= 1) & (x1 >= w - 1)) | ((y0 <= 1) & (y1 >= h - 1))
+        present = bool((paper & touches & ~across & (areas >= min_area)).any())
         why = _AT_EDGE if present else _NOTHING
         inside = paper & ~touches
         if not inside.any():
-            return Outline(present=present, why=why)
+            return present, why, []
         mask = inside[labels].view(np.uint8)
         grouped = cv2.dilate(mask, self._group_kernel)
         m, groups, gstats, _ = cv2.connectedComponentsWithStats(grouped, connectivity=4)
@@ -320,34 +401,21 @@ class Locator:
             x, y, bw, bh, _area = (int(v) for v in gstats[i])
             if bw * bh < min_area:
                 continue
-            present = True
+            crop = mask[y : y + bh, x : x + bw] & (groups[y : y + bh, x : x + bw] == i)
+            # Scattered bright specks (wood grain, glare) are no sign of a card;
+            # they are still tried (a card's paper may be cut up as finely).
+            present = present or float(crop.mean()) >= MIN_FILL
             if (x + r <= 1 or y + r <= 1 or x + bw - r >= w - 1 or y + bh - r >= h - 1) and (
                 x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1
             ):
                 why = _AT_EDGE
                 continue
-            crop = mask[y : y + bh, x : x + bw] & (groups[y : y + bh, x : x + bw] == i)
             contours, _ = cv2.findContours(
                 crop.view(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE
             )
             if contours:
                 candidates.append(np.concatenate(contours) + np.array([x, y]))
-        if present:
-            candidates.extend(self._silhouettes(colour, min_area))
-        best: tuple[float, np.ndarray] | None = None
-        for contour in candidates:
-            quad, reason = self._card_quad(contour)
-            if quad is None:
-                why = reason
-                continue
-            short = (np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3])) / 2
-            long_ = (np.linalg.norm(quad[3] - quad[0]) + np.linalg.norm(quad[2] - quad[1])) / 2
-            qarea = short * long_
-            if best is None or qarea > best[0]:
-                best = (qarea, quad)
-        if best is None:
-            return Outline(present=present, why=why)
-        return Outline(present=True, quad=best[1])
+        return present, why, candidates
 
 
 CORNER_W = round(0.40 * CARD_W)
@@ -364,6 +432,26 @@ def straighten_corner(image: np.ndarray, quad: np.ndarray, turned: bool) -> np.n
     src = np.roll(quad, 2, axis=0) if turned else quad
     m = cv2.getPerspectiveTransform(src.astype(np.float32), _DST)
     return cv2.warpPerspective(image, m, (CORNER_W, CORNER_H), flags=cv2.INTER_LINEAR)
+
+
+def straighten_small(image: np.ndarray, quad: np.ndarray, width: int, height: int) -> np.ndarray:
+    """The whole card at ``quad``, warped straight to ``width x height`` (a reduced face)."""
+    # The same card geometry as :func:`straighten`, scaled: pixel centres line up.
+    sx, sy = width / CARD_W, height / CARD_H
+    dst = (_DST + 0.5) * np.array([sx, sy], np.float32) - 0.5
+    m = cv2.getPerspectiveTransform(quad.astype(np.float32), dst.astype(np.float32))
+    return cv2.warpPerspective(image, m, (width, height), flags=cv2.INTER_LINEAR)
+
+
+def grown(quad: np.ndarray, pixels: float) -> np.ndarray:
+    """``quad`` with each side moved ``pixels`` (of the straightened card) outwards."""
+    m = cv2.getPerspectiveTransform(_DST, quad.astype(np.float32))
+    p = pixels
+    out = np.array(
+        [(-p, -p), (CARD_W - 1 + p, -p), (CARD_W - 1 + p, CARD_H - 1 + p), (-p, CARD_H - 1 + p)],
+        np.float32,
+    )
+    return cv2.perspectiveTransform(out[None], m)[0]
 
 
 def straighten(image: np.ndarray, quad: np.ndarray) -> np.ndarray:

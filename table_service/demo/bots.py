@@ -214,6 +214,22 @@ class SupervisorBot:
             await self.api.post(
                 path, {"note": "card not owed by the rules: set aside as burnt; dealer warned"}
             )
+        elif kind == "reader_disagreement" and dealing:
+            # The supervisor looks at the card on the table: the shoe's read, if it had one.
+            card = details.get("serial") or details.get("camera")
+            index = int(details.get("index", len(rnd["cards"]) if rnd else 0))
+            self.table.log.note(
+                "supervisor",
+                f"readers disagree ({details.get('text', '')}); enters {plain(card)} at {index}",
+                rnd["round_id"] if rnd else None,
+            )
+            await self.api.post(
+                path,
+                {
+                    "note": f"card checked on the table: {card}",
+                    "entered": [{"card": card, "index": index}],
+                },
+            )
         elif kind == "reader_offline":
             await self._reader_back()
             await self.api.post(path, {"note": "reader back online; table checked"})

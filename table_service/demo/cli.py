@@ -54,6 +54,15 @@ def demo(
     game: str = typer.Option(
         "baccarat", help="Game at the demo table: baccarat, blackjack (seed 000) or xidach"
     ),
+    reader: str = typer.Option(
+        "serial",
+        help="serial: the shoe's scanner; camera: a synthetic camera over the shoe (real "
+        "recognition of a published deck); both: the shoe, every card cross-checked by the "
+        "camera (baccarat and blackjack)",
+    ),
+    camera_deck: str = typer.Option(
+        "plastic", help="--reader camera|both: the published deck the camera sees"
+    ),
     profile: str = typer.Option("room", help="xidach: room, classic or forced-draw"),
     timer_seconds: int = typer.Option(
         2, min=0, max=600, help="xidach: every decision timer in seconds (0: the profile's own)"
@@ -71,6 +80,10 @@ def demo(
     """
     if game not in ("baccarat", "blackjack", "xidach"):
         raise typer.BadParameter("baccarat, blackjack or xidach", param_hint="--game")
+    if reader not in ("serial", "camera", "both"):
+        raise typer.BadParameter("one of serial, camera, both", param_hint="--reader")
+    if reader != "serial" and game == "xidach":
+        raise typer.BadParameter("the xidach demo reads its shoe by serial", param_hint="--reader")
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
     if game == "xidach":
         configure_for_command(log_level, default="WARNING", log_file=settings.data_dir / LOG_FILE)
@@ -107,6 +120,8 @@ def demo(
         cut_after=cut_after,
         decks=decks,
         log_file=log_file,
+        reader=reader,
+        camera_deck=camera_deck,
     )
 
     async def main() -> DemoReport:

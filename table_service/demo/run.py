@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import structlog
 import uvicorn
@@ -41,7 +42,7 @@ from table_service.demo.seatbots import SeatPlayers
 from table_service.demo.shoestack import ShoeStack, SupplyExhausted
 from table_service.runtime import Runtime
 from table_service.table.api import build_app
-from table_service.table.config import ShoeConfig, TableConfig
+from table_service.table.config import CameraConfig, ShoeConfig, TableConfig
 
 log = structlog.get_logger(__name__)
 
@@ -75,6 +76,11 @@ class DemoOptions:
     heartbeat: float = 0.5
     log_file: Path | None = None
     """Where the service's own log goes (said once in the banner); None: standard error."""
+    reader: str = "serial"
+    """serial (the shoe's scanner), camera (a synthetic camera over the shoe, real
+    recognition), or both (the shoe, cross-checked card by card by the camera)."""
+    camera_deck: str = "plastic"
+    """The published deck the synthetic camera renders (hardware_sim.camera.published)."""
 
 
 @dataclass
@@ -188,6 +194,11 @@ async def _run_with(
         device, decks=options.decks, seed=seed, cut_after=options.cut_after, shoes=shoes
     )
     device.start()
+    camera: Any = None
+    camera_config = None
+    if options.reader in ("camera", "both"):
+        camera, camera_config = await asyncio.to_thread(_camera, options, settings, seed)
+        device.observers.append(camera.card_dealt)
     game_rules = (
         {"decision_seconds": options.decision_seconds, "follow_seconds": options.follow_seconds}
         if options.game == "blackjack"
@@ -200,7 +211,10 @@ async def _run_with(
         decks=options.decks,
         cut_card_depth=options.decks * 52 - options.cut_after,
         betting_seconds=options.betting_seconds,
-        shoe=ShoeConfig(port=device.device_path, dialect="framed"),
+        shoe=None
+        if options.reader == "camera"
+        else ShoeConfig(port=device.device_path, dialect="framed"),
+        camera=camera_config,
     )
     app = build_app(runtime, [config])
     server = _Server(
@@ -321,6 +335,36 @@ async def _run_with(
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.wait_for(server_task, 15)
         device.stop()
+        if camera is not None:
+            camera.stop()
+
+
+def _camera(options: DemoOptions, settings: Settings, seed: int) -> tuple[Any, CameraConfig]:
+    """A synthetic camera over the shoe, and the deck's calibration from studio photographs.
+
+    The calibration is made once per data folder and deck, as a studio would
+    (one photograph of every face on a grey mat), and kept for later runs.
+    """
+    from hardware_sim.camera.live import SyntheticCamera
+    from hardware_sim.camera.synth import write_calibration_set
+    from hardware_sim.camera.video import ROI
+    from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
+
+    folder = settings.data_dir / "camera" / options.camera_deck
+    path = folder.parent / f"{options.camera_deck}.npz"
+    try:
+        Calibration.load(path)
+    except CalibrationError:
+        write_calibration_set(options.camera_deck, folder, seed=seed, backdrop="grey")
+        try:
+            cal, _problems = calibrate(folder)
+        except CalibrationError as exc:
+            raise DemoError(f"camera calibration of {options.camera_deck}: {exc.reason}") from exc
+        cal.save(path)
+    name = f"demo-{options.table_id}-{seed}"
+    camera = SyntheticCamera(options.camera_deck, name=name, seed=seed)
+    roi = ",".join(str(v) for v in ROI)
+    return camera, CameraConfig(source=f"sim:{name}", calibration=str(path), roi=roi)
 
 
 def _console_banner(
@@ -364,9 +408,14 @@ def _banner(
     roundlog.banner(f"livetable demo · table {options.table_id} · seed {seed} · clock in UTC")
     roundlog.banner(f"API     {report.base_url}  (OpenAPI docs at {report.base_url}/docs)")
     roundlog.banner(f"stream  {ws}/api/v1/public/tables/{options.table_id}/stream")
+    read_by = {
+        "serial": "read by the serial reader",
+        "camera": f"read by a camera over the shoe ({options.camera_deck} deck, real recognition)",
+        "both": "read by the serial reader, each card cross-checked by a camera "
+        f"({options.camera_deck} deck)",
+    }[options.reader]
     roundlog.banner(
-        f"shoe    virtual framed shoe on {device.pty_path} ({device.device_path}), "
-        "read by the serial reader"
+        f"shoe    virtual framed shoe on {device.pty_path} ({device.device_path}), {read_by}"
     )
     roundlog.banner(
         f"data    {report.database_url}; bot tokens in {settings.data_dir / TOKENS_FILE}"

@@ -27,6 +27,44 @@ DECK = "plastic"
 ROI_TEXT = ",".join(str(v) for v in ROI)
 
 
+async def test_the_demo_plays_rounds_with_both_readers_and_real_recognition(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``livetable demo --reader both``: the shoe and a camera over it, every card cross-checked
+    (the camera alone at a table: test_a_table_runs_on_the_camera_alone).
+
+    First in this module: a serial reader another test leaves reconnecting to a freed
+    pseudo-terminal number can take the demo shoe's port when the number is reused."""
+    reader = "both"
+    import io
+
+    from rich.console import Console
+
+    from table_service.demo.run import DemoOptions, run_demo
+
+    for name in ("LIVETABLE_DATABASE_URL", "LIVETABLE_DATA_DIR", "LIVETABLE_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    out = io.StringIO()
+    options = DemoOptions(
+        port=0,
+        data_dir=tmp_path / "data",
+        rounds=2,
+        seed=5,
+        betting_seconds=1.0,
+        mistakes=0.0,
+        players=2,
+        cut_after=40,
+        pause=0.1,
+        reader=reader,
+    )
+    report = await run_demo(options, Console(file=out, width=200, color_system=None))
+    text = out.getvalue()
+    assert report.rounds_played == 2, text[-3000:]
+    assert ("cross-checked by a camera" if reader == "both" else "read by a camera") in text
+    assert "readers disagree" not in text  # every card seen alike by the shoe and the camera
+    assert (tmp_path / "data" / "camera" / "plastic.npz").exists()
+
+
 @pytest.fixture(scope="module")
 def deck_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     photos = tmp_path_factory.mktemp("plastic-photos")

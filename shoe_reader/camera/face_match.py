@@ -1,0 +1,118 @@
+"""The whole face of a straightened card against every face of the calibrated deck.
+
+A corner index is a few millimetres of print; at the size a camera over the
+shoe sees a card, a small spade and a small club, or a 6 and an 8, are a
+handful of pixels apart. The whole face says far more: the pips' number and
+layout, their shapes repeated many times, the court figure (and on decks whose
+court cards carry no index at all, only the figure tells a jack from a king).
+So each calibrated face is kept whole, at a small size where blur, noise and
+compression average out, and a frame is read as the face it is clearly nearer
+than any other face of the deck.
+
+The features are ink and chroma relative to the card's own paper, less their
+local average (a high-pass): white balance, exposure and a light gradient
+across the card cancel, and what is compared is the print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from shoe_reader.camera.index import NoIndex
+
+FACE_W = 40
+FACE_H = 56
+"""Size of a face's features (a fifth of the straightened card)."""
+MARGIN = 2
+"""Feature pixels left out at each edge (a sliver of table, a printed outline)."""
+HIGH_PASS = 4.0
+"""Sigma (feature pixels) of the local average taken out of the features."""
+
+
+def face_features(card: np.ndarray) -> np.ndarray:
+    """Ink and chroma maps of a straightened face (BGR), float32 (FACE_H, FACE_W, 3)."""
+    small = cv2.resize(card, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA).astype(np.float32)
+    paper = np.percentile(small.reshape(-1, 3), 90, axis=0)
+    if float(paper.min()) < 40:
+        raise NoIndex("card too dark to read")
+    norm = small / np.maximum(paper, 1.0)
+    b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
+    ink = 1.0 - np.minimum(np.minimum(b, g), r)
+    maps = np.stack([ink, r - g, b - g], axis=-1)
+    return maps - cv2.GaussianBlur(maps, (0, 0), HIGH_PASS)
+
+
+def as_vector(maps: np.ndarray) -> np.ndarray:
+    """The compared part of one face's (or a stack of faces') features, unit length."""
+    inner = maps[..., MARGIN:-MARGIN, MARGIN:-MARGIN, :]
+    flat = inner.reshape(*maps.shape[:-3], -1).astype(np.float32)
+    return flat / np.maximum(np.linalg.norm(flat, axis=-1, keepdims=True), 1e-6)
+
+
+@dataclass(frozen=True)
+class FaceMatch:
+    """The face a frame is nearest, how near (``fit``), and how clearly (``separation``).
+
+    Separation: of the gap between the best face and any face of another card,
+    the share by which the frame lies on the best one's side (1: exactly the
+    best face; 0: half-way; negative: nearer the other).
+    """
+
+    code: str
+    fit: float
+    separation: float
+    runner_up: str
+
+
+@dataclass(frozen=True)
+class FaceBook:
+    """Every calibrated face, as unit vectors, with how alike the deck's faces are."""
+
+    codes: tuple[str, ...]  # the distinct cards
+    owner: np.ndarray  # (n,) index into codes of each template
+    templates: np.ndarray  # (n, D) unit vectors
+    pairs: np.ndarray  # (k, k) most alike templates of two cards (cosine)
+    starts: np.ndarray  # (k,) first template of each card
+
+    @classmethod
+    def learn(cls, labels: tuple[str, ...], maps: np.ndarray) -> FaceBook:
+        codes = tuple(sorted(set(labels)))
+        owner = np.array([codes.index(c) for c in labels])
+        order = np.argsort(owner, kind="stable")  # each card's templates together
+        owner = owner[order]
+        templates = as_vector(maps[order])
+        sims = templates @ templates.T
+        k = len(codes)
+        pairs = np.full((k, k), -1.0, np.float32)
+        for a in range(k):
+            rows = sims[owner == a]
+            for b in range(k):
+                pairs[a, b] = rows[:, owner == b].max()
+        starts = np.searchsorted(owner, np.arange(k))
+        return cls(codes, owner, templates, pairs, starts)
+
+    def scores(self, maps: np.ndarray) -> np.ndarray:
+        """Cosine of the frame with each card's nearest template, (k,)."""
+        found = self.templates @ as_vector(maps)
+        return np.maximum.reduceat(found, self.starts)
+
+    def match(self, maps: np.ndarray, exclude: str | None = None) -> FaceMatch:
+        per_card = self.scores(maps)
+        if exclude is not None:
+            per_card[self.codes.index(exclude)] = -np.inf
+        best = int(np.argmax(per_card))
+        other = np.arange(len(self.codes)) != best
+        if exclude is not None:
+            other &= np.isfinite(per_card)
+        if not other.any():
+            return FaceMatch(self.codes[best], float(per_card[best]), 0.0, "")
+        gap = np.maximum(1.0 - self.pairs[best, other], 1e-6)
+        share = (per_card[best] - per_card[other]) / gap
+        worst = int(np.argmin(share))
+        runner = int(np.arange(len(self.codes))[other][worst])
+        return FaceMatch(
+            self.codes[best], float(per_card[best]), float(share[worst]), self.codes[runner]
+        )
