@@ -138,6 +138,9 @@ class _BetRows:
         in key order within each event: a settlement of 100k bets arrives as 100 events,
         and rows that reach each index in order touch each page once, where 100 batches
         in random order would touch most pages 100 times."""
+        # Balances first: a ledger line's account must exist (a trigger checks it), and a
+        # table's house account is created by its first commission.
+        _move_money(session, self.deltas, seq)
         if self.placed:
             self.placed.sort(key=_seq_then_bet)
             _executemany(session, _INSERT_BET, self.placed)
@@ -145,7 +148,6 @@ class _BetRows:
             if rows:
                 rows.sort(key=_ledger_order)
                 _executemany(session, sql, rows)
-        _move_money(session, self.deltas, seq)
 
 
 _seq_then_bet = itemgetter(7, 0)  # a placed bet row: placed_seq, bet_id
@@ -317,20 +319,12 @@ def _close_bets(key: str) -> Any:
             (i["account"], i["returned"], "return", i["bet_id"], seq, i.get("result", "refunded"))
             for i in e.payload[key]
         )
-        kept = [i for i in items if i.get("commission")]
+        kept = [i for i in e.payload[key] if i.get("commission")]
         if kept:  # the house's share of a win: its own line, to the table's house account
             house = house_account(e.table_id)
-            if not balances(session, (house,)):  # the ledger line needs its account first
-                _executemany(
-                    session,
-                    "INSERT INTO accounts (account_id, balance, updated_seq) VALUES (?, ?, ?)",
-                    [(house, 0, seq)],
-                )
             deltas[house] += sum(i["commission"] for i in kept)
-            _executemany(
-                session,
-                _INSERT_LEDGER,
-                [(house, i["commission"], "commission", i["bet_id"], seq) for i in kept],
+            rows.stakes.extend(
+                (house, i["commission"], "commission", i["bet_id"], seq) for i in kept
             )
 
     return handler
