@@ -8,23 +8,36 @@ its HTTP API on SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from hardware_sim.camera.live import SyntheticCamera
 from hardware_sim.camera.synth import write_calibration_set
 from hardware_sim.camera.video import ROI
 from hardware_sim.virtual_shoe import VirtualShoe
 from shoe_reader.camera.calibration import calibrate
+from table_service.principals import add_principal
+from table_service.table.api import build_app
 from table_service.table.config import CameraConfig, ShoeConfig, TableConfig
-from tests.support.table_rig import InProcessTable, in_process_table
 
 DECK = "plastic"
 ROI_TEXT = ",".join(str(v) for v in ROI)
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 90.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
 
 
 async def test_the_demo_plays_rounds_with_both_readers_and_real_recognition(
@@ -76,9 +89,41 @@ def deck_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _rig(make_runtime, config: TableConfig) -> Iterator[InProcessTable]:  # type: ignore[no-untyped-def]
-    with in_process_table(make_runtime(), config, reader_options={"offline_timeout": 3.0}) as table:
-        yield table
+def _rig(make_runtime, config: TableConfig) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    runtime = make_runtime()
+    tokens = {}
+    with runtime.sessions.begin() as session:
+        for role in ("dealer", "supervisor", "operator"):
+            tokens[role] = add_principal(session, runtime.store, role, role, actor="test")
+    app = build_app(runtime, [config], reader_options={"offline_timeout": 3.0})
+    with TestClient(app) as client:
+        headers = {r: {"Authorization": f"Bearer {t}"} for r, t in tokens.items()}
+
+        def post(path: str, role: str, body: Any = None) -> dict:
+            response = client.post(f"/api/v1{path}", json=body, headers=headers[role])
+            assert response.status_code == 200, response.text
+            return response.json()
+
+        def table() -> dict:
+            return client.get(f"/api/v1/tables/{config.table_id}", headers=headers["dealer"]).json()
+
+        yield {"post": post, "table": table}
+
+
+def _deal_round(table: Callable[[], dict], deal: Callable[[], None]) -> dict:
+    while table()["round"]["next_position"] is not None:
+        before = len(table()["round"]["cards"])
+        deal()
+        wait_for(
+            lambda before=before: (
+                len(table()["round"]["cards"]) > before
+                or table()["round"]["phase"] != "dealing"
+                or table()["incidents"]
+            )
+        )
+        if table()["incidents"]:
+            return table()
+    return wait_for(lambda: table()["round"]["phase"] == "settled" and table())
 
 
 @pytest.fixture
@@ -91,19 +136,23 @@ def alone(make_runtime, deck_file: Path) -> Iterator[dict[str, Any]]:  # type: i
         camera=CameraConfig(source=f"sim:{name}", calibration=str(deck_file), roi=ROI_TEXT),
     )
     try:
-        for table in _rig(make_runtime, config):
-            yield {"rig": table, "post": table.post, "table": table.table, "camera": camera}
+        for rig in _rig(make_runtime, config):
+            yield {**rig, "camera": camera}
     finally:
         camera.stop()
 
 
 def test_a_table_runs_on_the_camera_alone(alone: dict[str, Any]) -> None:
-    post, camera = alone["post"], alone["camera"]
+    post, table, camera = alone["post"], alone["table"], alone["camera"]
     cards = iter(["2S", "3H", "4H", "2S", "5H", "KD", "TC", "3S", "9S", "2H"])
-    alone["rig"].insert_shoe(lambda: camera.card_dealt(next(cards)))
+    wait_for(lambda: table()["reader_online"])
+    post("/tables/bac-cam/shoe", "supervisor")
+    for _ in range(3):
+        camera.card_dealt(next(cards))
+    wait_for(lambda: table()["shoe"]["ready"])
     post("/tables/bac-cam/betting/open", "dealer")
     post("/tables/bac-cam/betting/close", "dealer")
-    state = alone["rig"].deal_round(lambda: camera.card_dealt(next(cards)), stop_on_incident=True)
+    state = _deal_round(table, lambda: camera.card_dealt(next(cards)))
     assert state["incidents"] == []
     assert state["round"]["cards"] == ["2S", "5H", "KD", "TC", "3S"]
     assert state["round"]["outcome"]["winner"] == "tie"
@@ -126,14 +175,8 @@ def both(make_runtime, deck_file: Path) -> Iterator[dict[str, Any]]:  # type: ig
         ),
     )
     try:
-        for table in _rig(make_runtime, config):
-            yield {
-                "rig": table,
-                "post": table.post,
-                "table": table.table,
-                "shoe": shoe,
-                "camera": camera,
-            }
+        for rig in _rig(make_runtime, config):
+            yield {**rig, "shoe": shoe, "camera": camera}
     finally:
         shoe.stop()
         camera.stop()
@@ -141,12 +184,15 @@ def both(make_runtime, deck_file: Path) -> Iterator[dict[str, Any]]:  # type: ig
 
 def test_both_readers_agree_then_a_disagreement_stops_the_round(both: dict[str, Any]) -> None:
     post, table, shoe, camera = both["post"], both["table"], both["shoe"], both["camera"]
-    wait_for, deal_round = both["rig"].wait_for, both["rig"].deal_round
-    both["rig"].insert_shoe(shoe.deal)
+    wait_for(lambda: table()["reader_online"])
+    post("/tables/bac-2r/shoe", "supervisor")
+    for _ in range(3):
+        shoe.deal()
+    wait_for(lambda: table()["shoe"]["ready"])
     post("/tables/bac-2r/betting/open", "dealer")
     post("/tables/bac-2r/betting/close", "dealer")
     wait_for(lambda: not shoe.locked)
-    state = deal_round(shoe.deal, stop_on_incident=True)
+    state = _deal_round(table, shoe.deal)
     assert state["incidents"] == [], state["incidents"]
     assert state["round"]["cards"] == ["2S", "5H", "KD", "TC", "3S"]
 
