@@ -374,8 +374,6 @@ window.LT_I18N = {
     "aside.no_shoe": "no shoe in use",
     "aside.burn_mode": "burn mode",
     "aside.not_owed": "no position is owed it",
-    "step.room_closed": "Room closed",
-    "step.room_reopened": "Room reopened",
   },
   vi: {
     "lang.name": "Tiếng Việt",
@@ -779,7 +777,5 @@ window.LT_I18N = {
     "aside.no_shoe": "chưa có hộp bài",
     "aside.burn_mode": "chế độ đốt bài",
     "aside.not_owed": "không thuộc vị trí nào",
-    "step.room_closed": "Đóng phòng",
-    "step.room_reopened": "Mở lại phòng",
   },
 };
