@@ -116,9 +116,9 @@ def test_a_bank_under_the_minimum_bet_is_lost_and_nobody_qualifying_closes_the_r
 
 def test_the_closed_room_is_recorded_and_replays_and_only_a_qualifier_reopens_it() -> None:
     h = xtable("room", 1, 2, 9, banker="seated")
-    h.xd_bet("p1", "main", 100, 1)
-    h.xd_bet("p2", "main", 100, 2)
-    h.xd_bet("p9", "bank", 20_000, 9)
+    h.seat_bet("p1", "main", 100, 1)
+    h.seat_bet("p2", "main", 100, 2)
+    h.seat_bet("p9", "bank", 20_000, 9)
     h.deal("TS", "TD", "7C", "KH", "9H", "TC")
     h.act("banker", "leave", "p9")  # the banker leaves: its bank passes from seat 9
     h.run(c.ReviewRoom({"p1": 9999, "p2": 500}))
@@ -137,8 +137,8 @@ def test_the_closed_room_is_recorded_and_replays_and_only_a_qualifier_reopens_it
 
 def test_a_kept_bank_and_a_house_table_never_close_the_room() -> None:
     h = xtable("room", 1, 9, banker="seated")
-    h.xd_bet("p1", "main", 100, 1)
-    h.xd_bet("p9", "bank", 20_000, 9)
+    h.seat_bet("p1", "main", 100, 1)
+    h.seat_bet("p9", "bank", 20_000, 9)
     h.deal("TS", "7C", "KH", "TC")
     h.act("seat:1", "stand", "p1")
     h.act("banker", "stand", "p9")  # 20 beats 17: the bank pays 100 and keeps 19900
