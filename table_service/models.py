@@ -46,7 +46,8 @@ HOUSE_PREFIX = "_house:"
 
 def house_account(table_id: str) -> str:
     """The house's own account at a table: the commission a game keeps on each win is
-    credited here, as its own ledger line, in the settlement's transaction. Its id starts
+    credited here, as its own ledger line per bet (kind ``commission``, at most one a bet
+    by the ``(bet_id, kind)`` constraint), in the settlement's transaction. Its id starts
     with ``_``, which no API account id may (``IDENT_PATTERN``): no operator can fund,
     stake or read it as a player account."""
     return f"{HOUSE_PREFIX}{table_id}"
@@ -74,9 +75,7 @@ class LedgerEntry(Base):
     """Every movement of money, tied to the event that caused it.
 
     ``(bet_id, kind)`` is unique: a bet has at most one stake debit and one return credit
-    (settlement or refund), so paying a bet twice is impossible at the database level;
-    and at most one ``commission`` line, credited to the table's house account
-    (:func:`house_account`) with the settlement that kept it.
+    (settlement or refund), so paying a bet twice is impossible at the database level.
     """
 
     __tablename__ = "ledger_entries"
@@ -84,7 +83,7 @@ class LedgerEntry(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     account_id: Mapped[str] = mapped_column(ForeignKey("accounts.account_id"))
     amount: Mapped[int] = mapped_column(BigInteger)
-    kind: Mapped[str] = mapped_column(String(16))  # credit | debit | stake | return | commission
+    kind: Mapped[str] = mapped_column(String(16))  # credit | debit | stake | return
     bet_id: Mapped[str | None] = mapped_column(String(64))
     reference: Mapped[str | None] = mapped_column(String(128))
     seq: Mapped[int] = mapped_column(BigInteger)

@@ -16,7 +16,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from audit.store import StoredEvent
-from table_service.models import IncidentRow, LedgerEntry, RoundRow, house_account
+from table_service.models import IncidentRow, LedgerEntry, RoundRow
 
 _ROUNDS = RoundRow.__table__  # Core statements: no ORM bulk-update bookkeeping per card
 
@@ -307,21 +307,6 @@ def _close_bets(key: str, status: str) -> Any:
             _INSERT_LEDGER,
             [(i["account"], i["returned"], "return", i["bet_id"], seq) for i in items],
         )
-        kept = [i for i in items if i.get("commission")]
-        if kept:  # the house's share of a win: its own line, to the table's house account
-            house = house_account(e.table_id)
-            if not balances(session, (house,)):  # the ledger line needs its account first
-                _executemany(
-                    session,
-                    "INSERT INTO accounts (account_id, balance, updated_seq) VALUES (?, ?, ?)",
-                    [(house, 0, seq)],
-                )
-            deltas[house] += sum(i["commission"] for i in kept)
-            _executemany(
-                session,
-                _INSERT_LEDGER,
-                [(house, i["commission"], "commission", i["bet_id"], seq) for i in kept],
-            )
 
     return handler
 
@@ -385,6 +370,26 @@ def _account_debited(session: Session, e: StoredEvent) -> None:
     )
 
 
+def _commission_credited(session: Session, e: StoredEvent) -> None:
+    """The house's share of a settlement's wins: one ``commission`` line per bet, to the
+    table's house account (created with its first line)."""
+    p = e.payload
+    _move_money(session, {p["account"]: p["amount"]}, e.seq)
+    session.execute(
+        insert(LedgerEntry),
+        [
+            {
+                "account_id": p["account"],
+                "amount": line["commission"],
+                "kind": "commission",
+                "bet_id": line["bet_id"],
+                "seq": e.seq,
+            }
+            for line in p["lines"]
+        ],
+    )
+
+
 _BET_MONEY = frozenset({"bets_placed", "bets_settled", "bets_refunded"})
 
 _HANDLERS: dict[str, Any] = {
@@ -403,4 +408,5 @@ _HANDLERS: dict[str, Any] = {
     "incident_resolved": _incident_resolved,
     "account_credited": _account_credited,
     "account_debited": _account_debited,
+    "commission_credited": _commission_credited,
 }
