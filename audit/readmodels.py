@@ -33,8 +33,6 @@ def _payload(raw: Any) -> dict[str, Any]:
 
 
 def fold(events: Iterable[Any]) -> Expected:
-    from table_service.models import house_account
-
     out = Expected()
     for e in events:
         p = _payload(e.payload)
@@ -65,10 +63,6 @@ def fold(events: Iterable[Any]) -> Expected:
             for i in p[key]:
                 out.balances[i["account"]] += i["returned"]
                 out.ledger[(i["account"], i["returned"], "return", i["bet_id"], None)] += 1
-                if i.get("commission"):  # the house's share, credited to the house account
-                    house = house_account(e.table_id)
-                    out.balances[house] += i["commission"]
-                    out.ledger[(house, i["commission"], "commission", i["bet_id"], None)] += 1
                 placed = out.bets.get(i["bet_id"])
                 if placed is not None:
                     out.bets[i["bet_id"]] = (
@@ -77,6 +71,11 @@ def fold(events: Iterable[Any]) -> Expected:
                         i.get("result", "refunded"),
                         i["returned"],
                     )
+        elif kind == "commission_credited":  # the house's share of wins, per bet
+            out.balances[p["account"]] += p["amount"]
+            for line in p["lines"]:
+                entry = (p["account"], line["commission"], "commission", line["bet_id"], None)
+                out.ledger[entry] += 1
         elif kind == "principal_added":
             out.principals[p["name"]] = (p["role"], p.get("table_id"), False)
         elif kind == "principal_revoked" and p["name"] in out.principals:

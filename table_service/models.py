@@ -47,7 +47,8 @@ HOUSE_PREFIX = "_house:"
 
 def house_account(table_id: str) -> str:
     """The house's own account at a table: the commission a game keeps on each win is
-    credited here, as its own ledger line, in the settlement's transaction. Its id starts
+    credited here, as its own ledger line per bet (kind ``commission``, at most one a bet
+    by the ``(bet_id, kind)`` constraint), in the settlement's transaction. Its id starts
     with ``_``, which no API account id may (``IDENT_PATTERN``): no operator can fund,
     stake or read it as a player account."""
     return f"{HOUSE_PREFIX}{table_id}"

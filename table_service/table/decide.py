@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from audit.chain import utc_timestamp
+from table_service.models import house_account
 from table_service.rules.cards import CardError, parse_card
 from table_service.rules.game import (
     Bet,
@@ -879,6 +880,32 @@ def _settle_early(d: Decision) -> None:
             {"round_id": rnd.round_id, "early": True},
             rnd.round_id,
         )
+        _credit_commission(d, results)
+
+
+def _credit_commission(d: Decision, results: list[dict[str, Any]]) -> None:
+    """The commission kept out of these settled lines, credited to the table's house
+    account as its own ledger line per bet, with the settlement (the same command, so
+    the same transaction)."""
+    kept = [
+        {"bet_id": r["bet_id"], "commission": r["commission"]}
+        for r in results
+        if r.get("commission")
+    ]
+    if not kept:
+        return
+    rnd = d.state.round
+    assert rnd is not None
+    d.emit(
+        "commission_credited",
+        {
+            "round_id": rnd.round_id,
+            "account": house_account(d.state.table_id),
+            "amount": sum(k["commission"] for k in kept),
+            "lines": kept,
+        },
+        rnd.round_id,
+    )
 
 
 def _progress(d: Decision, *, resumed: bool = False) -> None:
@@ -1062,6 +1089,7 @@ def _settle(d: Decision) -> None:
     if open_bets:
         raise RuntimeError(f"{game.name} left stakes unsettled: {sorted(open_bets)}")
     d.emit_chunks("bets_settled", "results", results, {"round_id": rnd.round_id}, rnd.round_id)
+    _credit_commission(d, results)
     totals: dict[str, Any] = {
         "round_id": rnd.round_id,
         "bets": len(results) + len(early),

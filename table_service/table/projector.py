@@ -19,7 +19,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
 from audit.store import StoredEvent
-from table_service.models import IncidentRow, LedgerEntry, RoundRow, house_account
+from table_service.models import IncidentRow, LedgerEntry, RoundRow
 
 _ROUNDS = RoundRow.__table__  # Core statements: no ORM bulk-update bookkeeping per card
 
@@ -138,9 +138,6 @@ class _BetRows:
         in key order within each event: a settlement of 100k bets arrives as 100 events,
         and rows that reach each index in order touch each page once, where 100 batches
         in random order would touch most pages 100 times."""
-        # Balances first: a ledger line's account must exist (a trigger checks it), and a
-        # table's house account is created by its first commission.
-        _move_money(session, self.deltas, seq)
         if self.placed:
             self.placed.sort(key=_seq_then_bet)
             _executemany(session, _INSERT_BET, self.placed)
@@ -148,6 +145,7 @@ class _BetRows:
             if rows:
                 rows.sort(key=_ledger_order)
                 _executemany(session, sql, rows)
+        _move_money(session, self.deltas, seq)
 
 
 _seq_then_bet = itemgetter(7, 0)  # a placed bet row: placed_seq, bet_id
@@ -319,13 +317,6 @@ def _close_bets(key: str) -> Any:
             (i["account"], i["returned"], "return", i["bet_id"], seq, i.get("result", "refunded"))
             for i in e.payload[key]
         )
-        kept = [i for i in e.payload[key] if i.get("commission")]
-        if kept:  # the house's share of a win: its own line, to the table's house account
-            house = house_account(e.table_id)
-            deltas[house] += sum(i["commission"] for i in kept)
-            rows.stakes.extend(
-                (house, i["commission"], "commission", i["bet_id"], seq) for i in kept
-            )
 
     return handler
 
@@ -389,6 +380,26 @@ def _account_debited(session: Session, e: StoredEvent) -> None:
     )
 
 
+def _commission_credited(session: Session, e: StoredEvent) -> None:
+    """The house's share of a settlement's wins: one ``commission`` line per bet, to the
+    table's house account (created with its first line)."""
+    p = e.payload
+    _move_money(session, {p["account"]: p["amount"]}, e.seq)
+    session.execute(
+        insert(LedgerEntry),
+        [
+            {
+                "account_id": p["account"],
+                "amount": line["commission"],
+                "kind": "commission",
+                "bet_id": line["bet_id"],
+                "seq": e.seq,
+            }
+            for line in p["lines"]
+        ],
+    )
+
+
 _BET_MONEY = frozenset({"bets_placed", "bets_settled", "bets_refunded"})
 
 _HANDLERS: dict[str, Any] = {
@@ -407,4 +418,5 @@ _HANDLERS: dict[str, Any] = {
     "incident_resolved": _incident_resolved,
     "account_credited": _account_credited,
     "account_debited": _account_debited,
+    "commission_credited": _commission_credited,
 }
