@@ -66,6 +66,11 @@ def browser() -> Iterator[Any]:
         if _require_browser():
             pytest.fail(f"playwright is not installed: {exc}")
         pytest.skip(f"playwright is not installed: {exc}")
+    from playwright.sync_api import expect
+
+    # Waits, not measures: a page on a loaded CI machine (2 cores, many test runs) may take
+    # longer than Playwright's 5 s default to show what the test waits for.
+    expect.set_options(timeout=20_000)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
