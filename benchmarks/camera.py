@@ -94,6 +94,7 @@ def _level(
         if cards:
             stats["card_read" if cards == [code] else "card_wrong"] += 1
     stats["ms"] = statistics.median(times)
+    stats["p95_ms"] = float(np.percentile(times, 95))
     stats["floor_ms"] = statistics.median(floors)
     return stats
 
@@ -116,7 +117,7 @@ def main() -> None:
     )
     header = (
         f"{'deck':<18} {'level':<9} {'card read':>9} {'misread':>8} "
-        f"{'frame read':>10} {'misread':>8} {'ms/frame':>9} {'floor':>6} {'ratio':>6}"
+        f"{'frame read':>10} {'misread':>8} {'ms/frame':>9} {'p95':>6} {'floor':>6} {'ratio':>6}"
     )
     print(header)
     totals = {lvl: [0, 0, 0] for lvl in levels}
@@ -136,7 +137,8 @@ def main() -> None:
             print(
                 f"{deck if j == 0 else '':<18} {level:<9} {s['card_read'] / n:>9.1%} "
                 f"{s['card_wrong'] / n:>8.1%} {s['frame_read'] / f:>10.1%} "
-                f"{s['frame_wrong'] / f:>8.1%} {s['ms']:>9.2f} {s['floor_ms']:>6.2f} "
+                f"{s['frame_wrong'] / f:>8.1%} {s['ms']:>9.2f} {s['p95_ms']:>6.2f} "
+                f"{s['floor_ms']:>6.2f} "
                 f"{s['ms'] / max(s['floor_ms'], 1e-6):>6.1f}"
             )
         print(f"{'':<18} calibration of 52 photographs: {seconds:.1f} s")

@@ -28,6 +28,8 @@ FACE_H = 56
 """Size of a face's features (a fifth of the straightened card)."""
 MARGIN = 2
 """Feature pixels left out at each edge (a sliver of table, a printed outline)."""
+NOISE_GAP = 2.0
+"""How many times the frame's own distance from its face the gap to another face counts as."""
 HIGH_PASS = 4.0
 """Sigma (feature pixels) of the local average taken out of the features."""
 
@@ -109,7 +111,12 @@ class FaceBook:
             other &= np.isfinite(per_card)
         if not other.any():
             return FaceMatch(self.codes[best], float(per_card[best]), 0.0, "")
-        gap = np.maximum(1.0 - self.pairs[best, other], 1e-6)
+        # Two faces closer to each other than the frame is to its own best face
+        # cannot be told apart by it: the gap a frame must cross is at least its
+        # own distance from the face (blur, noise, a fingertip, the outline a
+        # little off), not only the distance between the faces.
+        own = NOISE_GAP * (1.0 - float(per_card[best]))
+        gap = np.maximum(1.0 - self.pairs[best, other], max(own, 1e-6))
         share = (per_card[best] - per_card[other]) / gap
         worst = int(np.argmin(share))
         runner = int(np.arange(len(self.codes))[other][worst])

@@ -320,14 +320,21 @@ class Locator:
         outside of everything that is not table.
         """
         h, w = colour.shape[:2]
+        # The table's colour across the region: a plane per channel fitted to
+        # its border (light falls off across a table).
+        xs = np.concatenate([np.arange(w), np.arange(w), np.zeros(h), np.full(h, w - 1)])
+        ys = np.concatenate([np.zeros(w), np.full(w, h - 1), np.arange(h), np.arange(h)])
         border = np.concatenate([colour[0], colour[-1], colour[:, 0], colour[:, -1]]).astype(
             np.float32
         )
-        table = np.median(border, axis=0)
-        spread = np.abs(border - table).sum(axis=1)
+        design = np.stack([np.ones_like(xs), xs, ys], axis=1).astype(np.float32)
+        coef, *_ = np.linalg.lstsq(design, border, rcond=None)
+        spread = np.abs(border - design @ coef).sum(axis=1)
         limit = max(40.0, 2.5 * float(np.percentile(spread, 90)))
-        diff = cv2.absdiff(colour, (*(float(v) for v in table), 0.0))
-        total = np.add.reduce(diff, axis=2, dtype=np.uint16)  # summed over the channels
+        gx = np.arange(w, dtype=np.float32)[None, :, None]
+        gy = np.arange(h, dtype=np.float32)[:, None, None]
+        table = coef[0][None, None, :] + coef[1][None, None, :] * gx + coef[2][None, None, :] * gy
+        total = np.abs(colour.astype(np.float32) - table).sum(axis=2)
         fg = (total > limit).view(np.uint8)
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
         contours, _ = cv2.findContours(fg, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)

@@ -43,8 +43,8 @@ from table_service.rules.cards import SUITS
 # wrong face never came nearer than fit 0.58 or separation 0.14.
 FIT_MIN = 0.6
 FIT_OK = 0.8
-SEP_MIN = 0.3
-SEP_FULL = 0.6
+SEP_MIN = 0.25
+SEP_FULL = 0.5
 INDEX_MIN = 0.95
 INDEX_OK = 0.975
 """Fit of the corner index with the read face's own below which (up to which) a read loses
