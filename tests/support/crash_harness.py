@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -41,6 +42,13 @@ READY_SECONDS = 90  # an interpreter start and migrations on a saturated 2-core 
 # machine makes a crash test slower, never red. A server that never records a card still
 # fails, naming the table it has.
 WAIT_SECONDS = 60
+
+
+# A server outlives a test process that is itself killed (a CI timeout, an interrupted run)
+# unless the kernel kills it with its parent: an orphan ``serve`` keeps reconnecting to its
+# shoe's pseudo-terminal and, once that number is reused, locks another test's shoe.
+_WITH_PARENT = ["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []
+SERVE = [sys.executable, "-m", "table_service.cli", "serve"]
 
 
 def free_port() -> int:
@@ -109,7 +117,7 @@ class Server:
         self.starts += 1
         with self.log_file.open("ab") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "table_service.cli", "serve", "--tables", self.tables],
+                [*_WITH_PARENT, *SERVE, "--tables", self.tables],
                 env=self.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
