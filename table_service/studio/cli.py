@@ -15,6 +15,17 @@ import typer
 from table_service.config import Settings
 
 
+def _stop_on_signals() -> asyncio.Event:
+    """An event set by SIGINT or SIGTERM, so a feed stops cleanly and puts back the
+    message in flight (call inside the running loop)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
 def operator_feed(
     operator: str = typer.Option(..., "--operator", help="The operator principal's name"),
     nats_url: str | None = typer.Option(
@@ -74,11 +85,7 @@ def operator_feed(
         sys.stdout.flush()
 
     async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, stop.set)
+        stop = _stop_on_signals()
         await run_feed(
             url,
             operator,
@@ -128,11 +135,7 @@ def _webhook(
     )
 
     async def main() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, stop.set)
+        stop = _stop_on_signals()
         await run_webhook(
             url,
             operator,
