@@ -232,7 +232,9 @@ class Locator:
         edge_high: int = 45,
         min_contrast: float = 15.0,
         grow: float = 1.1,
+        thorough: bool = False,
     ) -> None:
+        self.thorough = thorough
         self.edge_low = edge_low
         self.edge_high = edge_high
         self.min_contrast = min_contrast
@@ -271,12 +273,14 @@ class Locator:
         edges = cv2.dilate(edges, self._edge_kernel)
         present, why, candidates = self._search(gray, edges)
         found, reason = self._best(image, candidates) if candidates else (None, "")
-        if found is None:
+        if found is None or self.thorough:
             # A court figure, or a textured paper, can cut the paper into
             # pieces no grouping joins: the card's silhouette against the
-            # table's colour is tried then.
+            # table's colour is tried then (and always when time does not
+            # matter: a calibration photograph).
             min_area = self.min_card_fraction * gray.shape[0] * gray.shape[1]
-            found, reason2 = self._best(image, self._silhouettes(small, min_area))
+            more = self._silhouettes(small, min_area)
+            found, reason2 = self._best(image, candidates + more if self.thorough else more)
             reason = reason2 or reason
         if found is None:
             return Outline(present=present, why=(reason or why) if present else why)
@@ -285,7 +289,7 @@ class Locator:
     def _best(self, image: np.ndarray, contours: list[np.ndarray]) -> tuple[np.ndarray | None, str]:
         """The card quad (full-scale) best borne out by edges among ``contours`` (small-scale)."""
         s = self.scale
-        best: tuple[float, float, np.ndarray] | None = None
+        best: tuple[tuple[float, float], np.ndarray] | None = None
         why = ""
         h, w = image.shape[:2]
         for contour in contours:
@@ -307,9 +311,13 @@ class Locator:
                 why = "outline not borne out by the card's edges"
                 continue
             area = float(cv2.contourArea(local))
-            if best is None or (support, area) > (best[0], best[1]):
-                best = (support, area, local + origin)
-        return (None, why) if best is None else (best[2], "")
+            # A whole card encloses any piece of it that looks like a card
+            # (half a court figure); without the whole card's outline among
+            # the candidates, the quad best borne out by edges is taken.
+            rank = (area, support) if self.thorough else (support, area)
+            if best is None or rank > best[0]:
+                best = (rank, local + origin)
+        return (None, why) if best is None else (best[1], "")
 
     def _silhouettes(self, colour: np.ndarray, min_area: float) -> list[np.ndarray]:
         """Outlines of whatever differs in colour from the table, holes filled.
@@ -349,12 +357,7 @@ class Locator:
     def _card_quad(self, contour: np.ndarray) -> tuple[np.ndarray | None, str]:
         """The card quadrilateral an outline traces, or why it is not a card's."""
         hull = cv2.convexHull(contour.reshape(-1, 1, 2).astype(np.int32))
-        peri = cv2.arcLength(hull, True)
-        poly = cv2.approxPolyDP(hull, 0.02 * peri, True)
-        quad = _to_quad(poly)
-        if quad is None:
-            return None, "outline is not a quadrilateral"
-        quad = _order(quad)
+        quad = _order(cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32))
         short = (np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3])) / 2
         long_ = (np.linalg.norm(quad[3] - quad[0]) + np.linalg.norm(quad[2] - quad[1])) / 2
         if long_ <= 0 or abs(short / long_ - self.aspect) > self.aspect_tolerance:
