@@ -104,6 +104,27 @@ class Calibration:
     def suit_part(self) -> Part:
         return learn_part(self.maps, self.suits)
 
+    @cached_property
+    def _pair_parts(self) -> dict[tuple[str, str], Part | None]:
+        return {}
+
+    def pair_part(self, a: str, b: str) -> Part | None:
+        """Where in the corner the two cards ``a`` and ``b`` differ (``None``: nowhere).
+
+        Learned from those two cards' corners alone, when first asked for (a
+        deck has 1,326 pairs; a frame asks about one or two).
+        """
+        key = (a, b) if a < b else (b, a)
+        cache = self._pair_parts
+        if key not in cache:
+            cards = np.array(self.cards)
+            pick = np.isin(cards, key)
+            try:
+                cache[key] = learn_part(self.maps[pick], cards[pick])
+            except NoIndex:
+                cache[key] = None
+        return cache[key]
+
     def without(self, card: str) -> Calibration:
         """The same calibration minus one face's samples (for leave-one-out checks)."""
         keep = np.array([c != card for c in self.cards])

@@ -101,25 +101,27 @@ class FaceBook:
         found = self.templates @ as_vector(maps)
         return np.maximum.reduceat(found, self.starts)
 
-    def match(self, maps: np.ndarray, exclude: str | None = None) -> FaceMatch:
+    def contest(self, maps: np.ndarray) -> tuple[int, float, np.ndarray]:
+        """The nearest card, its fit, and the share (see :class:`FaceMatch`) against each card.
+
+        The best card's own share is ``+inf`` so that a minimum over the array
+        is taken over the other cards only.
+        """
         per_card = self.scores(maps)
-        if exclude is not None:
-            per_card[self.codes.index(exclude)] = -np.inf
         best = int(np.argmax(per_card))
-        other = np.arange(len(self.codes)) != best
-        if exclude is not None:
-            other &= np.isfinite(per_card)
-        if not other.any():
-            return FaceMatch(self.codes[best], float(per_card[best]), 0.0, "")
         # Two faces closer to each other than the frame is to its own best face
         # cannot be told apart by it: the gap a frame must cross is at least its
         # own distance from the face (blur, noise, a fingertip, the outline a
         # little off), not only the distance between the faces.
         own = NOISE_GAP * (1.0 - float(per_card[best]))
-        gap = np.maximum(1.0 - self.pairs[best, other], max(own, 1e-6))
-        share = (per_card[best] - per_card[other]) / gap
-        worst = int(np.argmin(share))
-        runner = int(np.arange(len(self.codes))[other][worst])
-        return FaceMatch(
-            self.codes[best], float(per_card[best]), float(share[worst]), self.codes[runner]
-        )
+        gap = np.maximum(1.0 - self.pairs[best], max(own, 1e-6))
+        share = (per_card[best] - per_card) / gap
+        share[best] = np.inf
+        return best, float(per_card[best]), share
+
+    def match(self, maps: np.ndarray) -> FaceMatch:
+        best, fit, share = self.contest(maps)
+        if len(self.codes) < 2:
+            return FaceMatch(self.codes[best], fit, 0.0, "")
+        runner = int(np.argmin(share))
+        return FaceMatch(self.codes[best], fit, float(share[runner]), self.codes[runner])
