@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from shoe_reader.camera.feed import NO_CAMERA_CARD, ReaderDisagreement, cross_check
+from shoe_reader.camera.feed import NO_CAMERA_CARD, ReaderDisagreement, camera_events, cross_check
 from shoe_reader.camera.reader import CameraReader
 from shoe_reader.camera.recognize import CardRead, FrameRead
 from shoe_reader.camera.source import FrameSource
@@ -313,3 +313,61 @@ def test_the_camera_stamps_its_cards_with_when_their_pass_came_into_view(
 def test_a_shoe_card_json_line_is_unchanged_and_a_camera_card_says_when_it_was_grabbed() -> None:
     assert "captured" not in shoe_card("5H", 1.0).to_json()
     assert camera_card("5H", 2.5).to_json()["captured"] == 2.5
+
+
+# -- the whole way: a camera whose recognition is slower than its frames -------------------
+
+
+class _SlowRecognizer(_Recognizer):
+    """Recognition that takes longer than a frame, as on a loaded machine."""
+
+    def read_frame(self, frame: np.ndarray) -> FrameRead:
+        time.sleep(0.04)
+        return super().read_frame(frame)
+
+
+class _Dealt(_Frames):
+    """The shoe reports a card as its first frame is handed to the camera reader."""
+
+    def __init__(self, labels: list[str], dealt: Callable[[str, float], None]) -> None:
+        super().__init__(labels)
+        self.dealt = dealt
+
+    def frames(self) -> Iterator[tuple[int, np.ndarray]]:
+        previous = "-"
+        for i, frame in super().frames():
+            label = str(frame[0])
+            if label not in ("-", previous):
+                self.dealt(label, time.monotonic())
+            previous = label
+            yield i, frame
+
+
+async def test_a_camera_slower_than_its_frames_agrees_with_the_shoe_through_its_thread() -> None:
+    window = 0.15
+    loop = asyncio.get_running_loop()
+    serial = Feed()
+    reported: list[float] = []
+
+    def dealt(card: str, at: float) -> None:
+        reported.append(at)
+        loop.call_soon_threadsafe(serial.put, shoe_card(card, at, seq=len(reported)))
+
+    labels = ["-"] * 3 + ["7S"] * 6 + ["-"] * 6 + ["QD"] * 6 + ["-"] * 6
+    reader = CameraReader(_Dealt(labels, dealt), _SlowRecognizer(), "cam")  # type: ignore[arg-type]
+    camera = camera_events(reader, progress=True)
+    out: list[tuple[ReaderEvent, float]] = []
+
+    async def run() -> None:
+        async for event in cross_check(serial, camera, window, "shoe-1", max_lag=PATIENT):
+            out.append((event, time.monotonic()))
+            if event.event == "offline":
+                serial.close()
+
+    await asyncio.wait_for(run(), 4 * SLACK)
+    assert [e.event for e, _ in out] == ["online", "card", "card", "offline"]
+    cards = [(e, when) for e, when in out if isinstance(e, CardSeen)]
+    assert [(e.card, e.seq) for e, _ in cards] == [("7S", 1), ("QD", 2)]
+    # Each card's report came well after its window: pairing went by the frames.
+    for (_, when), at in zip(cards, reported, strict=True):
+        assert when - at > window
