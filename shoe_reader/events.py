@@ -34,6 +34,8 @@ class ReaderEvent:
     def to_json(self) -> dict[str, Any]:
         """The diagnostic JSON form: ``{"event": ..., ...}`` with bytes as base64."""
         data = asdict(self)
+        if data.get("captured", 0.0) is None:
+            del data["captured"]  # a serial shoe's card: its JSON line stays as it always was
         data["utc"] = self.utc.isoformat()
         data["raw"] = base64.b64encode(self.raw).decode("ascii") if self.raw else ""
         return {"event": self.event, **data}
@@ -41,12 +43,19 @@ class ReaderEvent:
 
 @dataclass(frozen=True, kw_only=True)
 class CardSeen(ReaderEvent):
-    """A card passed the reader. ``card`` is the two-character code (``TD``)."""
+    """A card passed the reader. ``card`` is the two-character code (``TD``).
+
+    ``captured``: a camera's card, the monotonic time the first frame of its pass was
+    grabbed. The camera reports a card only after the pass has left the view and the
+    votes are in, which under load can be long after it was dealt; the cross-check
+    with the shoe goes by when the card was in view, not by when the report came.
+    """
 
     event: ClassVar[str] = "card"
     card: str
     confidence: float | None = None
     frame: int | None = None
+    captured: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,12 +73,14 @@ class CutCardSeen(ReaderEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class UnreadableCard(ReaderEvent):
-    """A card passed but could not be read (or was read with too little confidence)."""
+    """A card passed but could not be read (or was read with too little confidence).
+    ``captured`` as for :class:`CardSeen`."""
 
     event: ClassVar[str] = "unreadable"
     reason: str = ""
     confidence: float | None = None
     frame: int | None = None
+    captured: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,6 +141,22 @@ class UnknownMessage(ReaderEvent):
 
     event: ClassVar[str] = "unknown"
     text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CameraProgress(ReaderEvent):
+    """How far the camera has got: every card it will report from frames grabbed before
+    ``captured`` (monotonic) has been reported.
+
+    A camera that lags behind real time has not yet looked at the frames of a card
+    the shoe has already reported; only this tells the cross-check that the camera
+    really saw no card, rather than has not got there yet. Only a camera asked for it
+    reports it, and only to the cross-check: it is no report of the hardware, never
+    reaches a table, and is not one of the :data:`EVENT_TYPES`.
+    """
+
+    event: ClassVar[str] = "camera_progress"
+    captured: float
 
 
 EVENT_TYPES: dict[str, type[ReaderEvent]] = {

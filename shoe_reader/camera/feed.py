@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -30,6 +32,7 @@ from shoe_reader.camera.recognize import Recognizer, parse_roi
 from shoe_reader.camera.source import FrameSource, open_source
 from shoe_reader.events import (
     BurnCard,
+    CameraProgress,
     CardSeen,
     CutCardSeen,
     ReaderEvent,
@@ -72,8 +75,9 @@ def camera_reader(
     )
 
 
-async def camera_events(reader: CameraReader) -> AsyncIterator[ReaderEvent]:
-    """The camera reader's events, produced in a thread, delivered on this event loop."""
+async def camera_events(reader: CameraReader, progress: bool = False) -> AsyncIterator[ReaderEvent]:
+    """The camera reader's events, produced in a thread, delivered on this event loop.
+    ``progress``: with the reader's :class:`CameraProgress` reports, for :func:`cross_check`."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[ReaderEvent | BaseException | None] = asyncio.Queue()
     stop = threading.Event()
@@ -81,7 +85,7 @@ async def camera_events(reader: CameraReader) -> AsyncIterator[ReaderEvent]:
 
     def run() -> None:
         try:
-            for event in reader.events():
+            for event in reader.events(progress=progress):
                 loop.call_soon_threadsafe(queue.put_nowait, event)
                 if stop.is_set():
                     break
@@ -107,12 +111,26 @@ async def camera_events(reader: CameraReader) -> AsyncIterator[ReaderEvent]:
 
 
 _SERIAL_CARDS = (CardSeen, BurnCard)
+NO_CAMERA_CARD = "the camera saw no card"
+_CAMERA_CARDS = (CardSeen, UnreadableCard)
 
 
 @dataclass
-class _Pending:
+class _Seen:
+    """A card one reader reported and the time it goes by: for the shoe, when its bytes
+    arrived; for the camera, when the first frame of the card's pass was grabbed."""
+
     event: ReaderEvent
-    deadline: float
+    at: float
+
+
+@dataclass
+class _Given:
+    """A shoe card given its verdict before the camera had got past its window."""
+
+    card: str
+    start: float
+    end: float
 
 
 async def cross_check(
@@ -120,14 +138,37 @@ async def cross_check(
     camera: AsyncIterator[ReaderEvent],
     window: float,
     reader_id: str,
+    *,
+    max_lag: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> AsyncIterator[ReaderEvent]:
-    """Pair each card of the shoe with the camera's, in order, within ``window`` seconds.
+    """Pair each card of the shoe with the camera's, in order, when the camera's card
+    was in view within ``window`` seconds of the shoe's report.
 
     Agreeing pairs yield the shoe's event. The cut card has no face: the shoe's report
-    passes, and a camera's unreadable card right after it is the cut card seen. Every
-    event of the shoe that is not a card (online, offline, alarms…) passes straight
-    through; the camera's going offline passes too (its reader id tells which).
+    passes, and a camera's unreadable card within the window of it is the cut card
+    seen. Every event of the shoe that is not a card (online, offline, alarms…) passes
+    straight through; the camera's going offline or online passes too (its reader id
+    tells which).
+
+    The camera is paired on when its frames were grabbed (``captured`` on its cards),
+    not on when its reports arrive: recognition runs behind real time under load, and
+    a card is reported only once its pass has left the view. So "the camera saw no
+    card" waits until the camera says (:class:`CameraProgress`) it has looked at every
+    frame grabbed up to the end of the shoe card's window, or, while it is offline, for
+    the window itself. A camera that is stalled or hung says nothing; ``max_lag``
+    (default: three windows) bounds the wait past the window, so every shoe card gets
+    its verdict at most ``window + max_lag`` seconds after the shoe reported it. A card
+    the camera reports after such a verdict, from within that card's window, is only
+    logged: the supervisor is already looking at that card.
+
+    The shoe's cards go by their arrival (``monotonic``, stamped by its driver when the
+    bytes came in): a card the camera saw that the shoe has not reported by the end of
+    the window after it was grabbed is "the shoe reported no card" — at once, if the
+    camera's report itself comes later than that. When both streams have ended, every
+    card still waiting gets its verdict.
     """
+    lag = 3 * window if max_lag is None else max_lag
     queue: asyncio.Queue[tuple[str, ReaderEvent | None]] = asyncio.Queue()
 
     async def pump(name: str, events: AsyncIterator[ReaderEvent]) -> None:
@@ -141,58 +182,137 @@ async def cross_check(
         asyncio.create_task(pump("serial", serial)),
         asyncio.create_task(pump("camera", camera)),
     ]
-    shoe: list[_Pending] = []
-    seen: list[_Pending] = []
-    cut_until = 0.0
-    ended = 0
+    shoe: deque[_Seen] = deque()  # its cards, and its cut card (to match the camera's)
+    seen: deque[_Seen] = deque()  # the camera's cards and unreadable cards
+    given: list[_Given] = []
+    done = -math.inf  # the camera has reported every card grabbed before this
+    offline = False  # the camera is not grabbing frames: nothing it missed is to come
+    ended: set[str] = set()
+
+    def settle(now: float) -> Iterator[ReaderEvent]:
+        final = len(ended) == 2
+        upto = math.inf if final or "camera" in ended else now if offline else done
+        while shoe or seen:
+            if shoe and seen:
+                s, k = shoe[0], seen[0]
+                if k.at < s.at - window:
+                    seen.popleft()
+                    yield _lone_camera(reader_id, k)
+                elif k.at > s.at + window:
+                    shoe.popleft()
+                    if isinstance(s.event, _SERIAL_CARDS):
+                        yield _disagreement(reader_id, s.event.card, None, NO_CAMERA_CARD)
+                else:
+                    shoe.popleft()
+                    if isinstance(s.event, CutCardSeen):
+                        if isinstance(k.event, UnreadableCard):
+                            seen.popleft()  # the cut card slid past the camera
+                        continue
+                    seen.popleft()
+                    yield _pair(reader_id, s.event, k.event)
+            elif shoe:
+                s = shoe[0]
+                if upto > s.at + window:
+                    shoe.popleft()
+                    if isinstance(s.event, _SERIAL_CARDS):
+                        why = NO_CAMERA_CARD + (": it was offline" if offline else "")
+                        yield _disagreement(reader_id, s.event.card, None, why)
+                elif now >= s.at + window + lag:
+                    shoe.popleft()
+                    card = s.event.card if isinstance(s.event, _SERIAL_CARDS) else "cut card"
+                    given.append(_Given(card, s.at - window, s.at + window))
+                    if isinstance(s.event, _SERIAL_CARDS):
+                        why = (
+                            f"{NO_CAMERA_CARD}: it had not got past the card's window"
+                            f" {window + lag:g} s after the shoe's report (stalled or behind)"
+                        )
+                        yield _disagreement(reader_id, s.event.card, None, why)
+                else:
+                    break
+            else:
+                k = seen[0]
+                if final or now >= k.at + window:
+                    seen.popleft()
+                    yield _lone_camera(reader_id, k)
+                else:
+                    break
+
+    def wake_at() -> float | None:
+        deadlines: list[float] = []
+        if shoe:
+            at = shoe[0].at + window
+            deadlines.append(at if offline else at + lag)
+        if seen:
+            deadlines.append(seen[0].at + window)
+        return min(deadlines) if deadlines else None
+
+    def take(name: str, event: ReaderEvent | None, now: float) -> Iterator[ReaderEvent]:
+        nonlocal done, offline
+        if event is None:
+            ended.add(name)
+        elif name == "serial":
+            if isinstance(event, (*_SERIAL_CARDS, CutCardSeen)):
+                shoe.append(_Seen(event, min(event.monotonic, now)))
+            if not isinstance(event, _SERIAL_CARDS):
+                yield event
+        elif isinstance(event, CameraProgress):
+            done = max(done, event.captured)
+        elif isinstance(event, _CAMERA_CARDS):
+            at = event.captured if event.captured is not None else min(event.monotonic, now)
+            done = max(done, at)
+            late = next((g for g in given if g.start <= at <= g.end), None)
+            if late is not None:
+                log.warning(
+                    "camera card after the verdict on the shoe's",
+                    serial=late.card,
+                    camera=getattr(event, "card", None),
+                    late_by=round(now - late.end, 3),
+                )
+                return
+            if now - at > window:
+                log.info("camera behind", card=getattr(event, "card", None), lag=now - at)
+            seen.append(_Seen(event, at))
+        elif event.event in ("offline", "online"):
+            offline = event.event == "offline"
+            done = max(done, min(event.monotonic, now))
+            yield event
+        given[:] = [g for g in given if g.end >= done]
+
     try:
-        while ended < 2:
-            deadlines = [p.deadline for p in shoe + seen]
-            timeout = max(min(deadlines) - time.monotonic(), 0.0) if deadlines else None
+        while len(ended) < 2:
+            deadline = wake_at()
+            timeout = None if deadline is None else max(deadline - clock(), 0.0)
             try:
-                name, event = await asyncio.wait_for(queue.get(), timeout)
+                item: tuple[str, ReaderEvent | None] | None = await asyncio.wait_for(
+                    queue.get(), timeout
+                )
             except TimeoutError:
-                name, event = "", None
-            now = time.monotonic()
-            if name and event is None:
-                ended += 1
-            elif name == "serial" and event is not None:
-                if isinstance(event, _SERIAL_CARDS):
-                    shoe.append(_Pending(event, now + window))
-                else:
-                    if isinstance(event, CutCardSeen):
-                        cut_until = now + window
+                item = None
+            while item is not None:  # all that has come, before any verdict goes by time
+                for event in take(*item, clock()):
                     yield event
-            elif name == "camera" and event is not None:
-                if isinstance(event, CardSeen | UnreadableCard):
-                    if isinstance(event, UnreadableCard) and now < cut_until and not shoe:
-                        cut_until = 0.0
-                        continue  # the cut card slid past the camera
-                    seen.append(_Pending(event, now + window))
-                elif event.event in ("offline", "online"):
-                    yield event
-            while shoe and seen:
-                s, k = shoe.pop(0).event, seen.pop(0).event
-                card = s.card  # type: ignore[attr-defined]
-                if isinstance(k, CardSeen) and k.card == card:
-                    yield s
-                else:
-                    got = k.card if isinstance(k, CardSeen) else None
-                    why = getattr(k, "reason", "") if got is None else ""
-                    yield _disagreement(reader_id, card, got, why or "a different card")
-            now = time.monotonic()
-            while shoe and shoe[0].deadline <= now and not seen:
-                card = shoe.pop(0).event.card  # type: ignore[attr-defined]
-                yield _disagreement(reader_id, card, None, "the camera saw no card")
-            while seen and seen[0].deadline <= now and not shoe:
-                k = seen.pop(0).event
-                got = k.card if isinstance(k, CardSeen) else None
-                yield _disagreement(reader_id, None, got, "the shoe reported no card")
+                item = queue.get_nowait() if not queue.empty() else None
+            for event in settle(clock()):
+                yield event
     finally:
         for task in tasks:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def _pair(reader_id: str, s: ReaderEvent, k: ReaderEvent) -> ReaderEvent:
+    card = s.card  # type: ignore[attr-defined]
+    if isinstance(k, CardSeen) and k.card == card:
+        return s
+    got = k.card if isinstance(k, CardSeen) else None
+    why = getattr(k, "reason", "") if got is None else ""
+    return _disagreement(reader_id, card, got, why or "a different card")
+
+
+def _lone_camera(reader_id: str, k: _Seen) -> ReaderDisagreement:
+    got = k.event.card if isinstance(k.event, CardSeen) else None
+    return _disagreement(reader_id, None, got, "the shoe reported no card")
 
 
 def _disagreement(

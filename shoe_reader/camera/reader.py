@@ -10,7 +10,7 @@ import structlog
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.source import FrameSource
 from shoe_reader.camera.voting import Voter, VotingRules
-from shoe_reader.events import ReaderEvent, ReaderOffline, ReaderOnline
+from shoe_reader.events import CameraProgress, ReaderEvent, ReaderOffline, ReaderOnline
 
 log = structlog.get_logger(__name__)
 
@@ -27,6 +27,13 @@ class CameraReader:
     that drops is reopened (``reconnect`` attempts, waits doubling from
     ``reconnect_delay`` seconds up to a minute) and reported ``online`` again
     with ``restarted`` set; a card in view when it dropped ends its pass there.
+
+    Each frame is stamped (``clock``, monotonic) as the source hands it over, before
+    recognition: that is when it was grabbed, give or take the frames a driver
+    buffers, however far recognition has fallen behind. Card events carry the stamp
+    of their pass's first frame; with ``progress`` the reader also reports, as
+    :class:`CameraProgress`, how far it has got, so a cross-check can tell a camera
+    that saw no card from one that has not yet looked.
     """
 
     def __init__(
@@ -38,7 +45,9 @@ class CameraReader:
         reconnect: int = 0,
         reconnect_delay: float = 1.0,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        self._clock = clock
         self.reconnect = reconnect
         self.reconnect_delay = reconnect_delay
         self._sleep = sleep
@@ -49,15 +58,28 @@ class CameraReader:
         self.frames_read = 0
         self.should_stop: Callable[[], bool] = lambda: False
 
-    def events(self) -> Iterator[ReaderEvent]:
-        yield ReaderOnline(reader_id=self.reader_id, info=self.source.description)
+    def events(self, progress: bool = False) -> Iterator[ReaderEvent]:
+        """``progress``: also report how far the reader has got, after every frame that
+        moves it on (for the cross-check with a shoe; a table alone has no use for it)."""
+        yield ReaderOnline(
+            reader_id=self.reader_id, info=self.source.description, monotonic=self._clock()
+        )
+        reported = float("-inf")
         try:
             while True:
                 for index, frame in self.source.frames():
+                    captured = self._clock()
                     if self.should_stop():
                         return
                     self.frames_read += 1
-                    yield from self.voter.feed(index, self.recognizer.read_frame(frame))
+                    read = self.recognizer.read_frame(frame)
+                    yield from self.voter.feed(index, read, captured)
+                    if progress:
+                        pending = self.voter.pending_since()
+                        done = captured if pending is None else pending
+                        if done > reported:
+                            reported = done
+                            yield CameraProgress(reader_id=self.reader_id, captured=done)
                 yield from self.voter.finish()
                 if not self.source.live:
                     break
@@ -65,17 +87,24 @@ class CameraReader:
                     "camera stopped", frames=self.frames_read, source=self.source.description
                 )
                 yield ReaderOffline(
-                    reader_id=self.reader_id, reason="camera stopped delivering frames"
+                    reader_id=self.reader_id,
+                    reason="camera stopped delivering frames",
+                    monotonic=self._clock(),
                 )
                 if not self._reopen():
                     return
                 yield ReaderOnline(
-                    reader_id=self.reader_id, info=self.source.description, restarted=True
+                    reader_id=self.reader_id,
+                    info=self.source.description,
+                    restarted=True,
+                    monotonic=self._clock(),
                 )
         finally:
             self.source.close()
         log.info("recording ended", frames=self.frames_read, source=self.source.description)
-        yield ReaderOffline(reader_id=self.reader_id, reason="end of recording")
+        yield ReaderOffline(
+            reader_id=self.reader_id, reason="end of recording", monotonic=self._clock()
+        )
 
     def _reopen(self) -> bool:
         delay = self.reconnect_delay

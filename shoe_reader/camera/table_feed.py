@@ -71,7 +71,10 @@ async def pump(table: TableService) -> None:
                     table.reader = serial
                     table._after_commit_effects(resync=True)
                     async for event in cross_check(
-                        serial.events(), camera_events(reader), camera.window_seconds, shoe_id
+                        serial.events(),
+                        camera_events(reader, progress=True),
+                        camera.window_seconds,
+                        shoe_id,
                     ):
                         await _deliver(table, event, actor)
         except asyncio.CancelledError:

@@ -8,6 +8,12 @@ unreadable card for the supervisor to enter by hand. A card left lying in the
 region is reported as soon as its votes are settled, and not again; if it is
 replaced by another card before the region empties, the new card is reported
 once its own votes are settled.
+
+Each event carries when its card came into view (the capture time of the first
+frame of the pass, or of the run that reported a swapped card), and
+:meth:`Voter.pending_since` says how far back a report still to come may reach:
+the cross-check with a serial shoe needs both, since the report itself comes
+only once the card has gone.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ class VotingRules:
 @dataclass
 class _Pass:
     first_frame: int
+    first_captured: float | None = None
     present_frames: int = 0
     absent_run: int = 0
     emitted: bool = False
@@ -46,6 +53,7 @@ class _Pass:
     run_length: int = 0
     run_confidence: float = 0.0
     run_best: tuple[float, int] = (0.0, 0)
+    run_captured: float | None = None
     votes: Counter[str] = field(default_factory=Counter)
     confidence_sum: Counter[str] = field(default_factory=Counter)
     best: dict[str, tuple[float, int]] = field(default_factory=dict)
@@ -61,7 +69,8 @@ class Voter:
         self.rules = rules or VotingRules()
         self._pass: _Pass | None = None
 
-    def feed(self, frame: int, seen: FrameRead) -> list[ReaderEvent]:
+    def feed(self, frame: int, seen: FrameRead, captured: float | None = None) -> list[ReaderEvent]:
+        """``captured``: when the frame was grabbed (monotonic), carried by the events."""
         p = self._pass
         if not seen.present:
             if p is None:
@@ -71,7 +80,7 @@ class Voter:
                 return self._close()
             return []
         if p is None:
-            p = self._pass = _Pass(first_frame=frame)
+            p = self._pass = _Pass(first_frame=frame, first_captured=captured)
         p.absent_run = 0
         p.present_frames += 1
         read = seen.read
@@ -85,6 +94,7 @@ class Voter:
         code = read.code
         if code != p.run_code:
             p.run_code, p.run_length, p.run_confidence, p.run_best = code, 0, 0.0, (0.0, frame)
+            p.run_captured = captured
         p.run_length += 1
         p.run_confidence += read.confidence
         if read.confidence > p.run_best[0]:
@@ -111,9 +121,27 @@ class Voter:
                     card=code,
                     confidence=round(p.run_confidence / p.run_length, 3),
                     frame=best_frame,
+                    captured=p.run_captured,
                 )
             ]
         return []
+
+    def pending_since(self) -> float | None:
+        """The capture time of the earliest frame a report still to come can start at
+        (``None``: nothing seen so far is still to be reported).
+
+        A pass not yet reported will be, from its first frame; a reported card lying
+        in view can still be swapped for another, reported from the start of the
+        current run of the other card's reads.
+        """
+        p = self._pass
+        if p is None:
+            return None
+        if not p.emitted:
+            return p.first_captured
+        if p.run_code and p.run_code != p.emitted_card:
+            return p.run_captured
+        return None
 
     def finish(self) -> list[ReaderEvent]:
         """The stream ended: close a pass still open."""
@@ -138,6 +166,7 @@ class Voter:
                 reason=f"no confident read in {p.present_frames} frames ({why})",
                 confidence=round(p.best_rejected, 3),
                 frame=p.first_frame,
+                captured=p.first_captured,
             )
         code, n = p.votes.most_common(1)[0]
         share = n / total
@@ -149,6 +178,7 @@ class Voter:
                 card=code,
                 confidence=round(mean * share, 3),
                 frame=frame,
+                captured=p.first_captured,
             )
         tally = ", ".join(f"{c}x{k}" for c, k in p.votes.most_common(4))
         why = "conflicting reads" if len(p.votes) > 1 else "too few confident reads"
@@ -157,4 +187,5 @@ class Voter:
             reason=f"{why} in {p.present_frames} frames: {tally}",
             confidence=round(share * confidence, 3),
             frame=frame,
+            captured=p.first_captured,
         )
