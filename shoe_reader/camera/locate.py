@@ -133,8 +133,34 @@ def _refine(quad: np.ndarray, points: np.ndarray, offset: float) -> np.ndarray:
     return out
 
 
+SIDE_TOLERANCE = 1.5
+"""Pixels off a side's straight line within which a step found across it is on the edge."""
 _SNAP_T = np.linspace(0.18, 0.82, 24, dtype=np.float32)
 _SNAP_D = np.arange(-12.0, 12.01, 0.75, dtype=np.float32)
+
+
+def _side_offsets(t: np.ndarray, offs: np.ndarray) -> tuple[tuple[float, float], int] | None:
+    """The straight edge through the steps found across one side: its offsets at both ends.
+
+    A step found on a pip, a figure or the table rather than on the edge is an
+    outlier, and a least-squares (or Huber) line through many of them tilts
+    the side: the line is first drawn through the median step of each half of
+    the side (robust to anything short of half the samples), then fitted again
+    to the steps that lie on it. ``None`` when too few do.
+    """
+    if len(t) < 8:
+        return None
+    first = t < 0.5
+    if first.sum() < 3 or (~first).sum() < 3:
+        return None
+    t1, t2 = float(np.median(t[first])), float(np.median(t[~first]))
+    o1, o2 = float(np.median(offs[first])), float(np.median(offs[~first]))
+    slope = (o2 - o1) / max(t2 - t1, 1e-6)
+    on = np.abs(offs - (o1 + slope * (t - t1))) <= SIDE_TOLERANCE
+    if on.sum() < 8:
+        return None
+    slope, at0 = np.polyfit(t[on], offs[on], 1)
+    return (float(at0), float(at0 + slope)), int(on.sum())
 
 
 def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
@@ -144,8 +170,9 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
     a printed frame, grouping); the card's sides are straight edges, so each is
     found again by sampling across it and fitting a line to the steepest step.
     A side whose edge cannot be found keeps its first estimate. Also returns
-    the support: the share of the samples, on the worst side, that found an
-    edge (a quad drawn round a card and a fingertip has a side over bare table).
+    the support: the share of the samples, on the worst side, that found the
+    side's straight edge (a quad drawn round a card and a fingertip has a side
+    over bare table).
     """
     centre = quad.mean(axis=0)
     lines: list[tuple[np.ndarray, np.ndarray]] = []
@@ -175,15 +202,14 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
         best = step.shape[1] - 1 - np.argmax(strong[:, ::-1], axis=1)
         strength = step[np.arange(len(best)), best]
         good = strength >= max(8.0, 0.4 * float(np.median(strength)))
-        support = min(support, float(good.mean()))
-        if good.sum() < 8:
+        fit = _side_offsets(_SNAP_T[good], _SNAP_D[best + 1][good])
+        if fit is None:
+            support = min(support, float(good.mean()) / 2)
             lines.append((a, b))
             continue
-        offs = _SNAP_D[best + 1][good]
-        found = base[good] + offs[:, None] * normal[None, :]
-        vx, vy, x0, y0 = cv2.fitLine(found, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
-        p0, v = np.array([x0, y0]), np.array([vx, vy])
-        lines.append((p0, p0 + v * length))
+        (o0, o1), inliers = fit
+        support = min(support, inliers / len(_SNAP_T))
+        lines.append((a + o0 * normal, b + o1 * normal))
     out = np.empty((4, 2), np.float32)
     for k in range(4):
         x = _intersect(*lines[k - 1], *lines[k])
@@ -289,7 +315,7 @@ class Locator:
     def _best(self, image: np.ndarray, contours: list[np.ndarray]) -> tuple[np.ndarray | None, str]:
         """The card quad (full-scale) best borne out by edges among ``contours`` (small-scale)."""
         s = self.scale
-        best: tuple[tuple[float, float], np.ndarray] | None = None
+        found: list[tuple[float, float, np.ndarray]] = []
         why = ""
         h, w = image.shape[:2]
         for contour in contours:
@@ -310,14 +336,17 @@ class Locator:
             if support < MIN_SUPPORT:
                 why = "outline not borne out by the card's edges"
                 continue
-            area = float(cv2.contourArea(local))
-            # A whole card encloses any piece of it that looks like a card
-            # (half a court figure); without the whole card's outline among
-            # the candidates, the quad best borne out by edges is taken.
-            rank = (area, support) if self.thorough else (support, area)
-            if best is None or rank > best[0]:
-                best = (rank, local + origin)
-        return (None, why) if best is None else (best[1], "")
+            found.append((support, float(cv2.contourArea(local)), local + origin))
+        if not found:
+            return None, why
+        if not self.thorough:
+            return max(found, key=lambda f: (f[0], f[1]))[2], ""
+        # A whole card encloses any piece of it that looks like a card (half a
+        # court figure, whose middle line is an edge too): of the outlines
+        # nearly as well borne out by edges as the best, the largest. (An
+        # outline that took in a patch of table has a side over bare table.)
+        top = max(f[0] for f in found)
+        return max((f for f in found if f[0] >= 0.8 * top), key=lambda f: f[1])[2], ""
 
     def _silhouettes(self, colour: np.ndarray, min_area: float) -> list[np.ndarray]:
         """Outlines of whatever differs in colour from the table, holes filled.

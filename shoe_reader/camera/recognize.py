@@ -351,6 +351,12 @@ class Recognizer:
         _ = calibration.book, calibration.rank_part, calibration.suit_part
         self.roi = roi
         self.locator = locator or Locator(aspect=calibration.aspect)
+        self._thorough = Locator(
+            aspect=self.locator.aspect,
+            aspect_tolerance=self.locator.aspect_tolerance,
+            min_card_fraction=self.locator.min_card_fraction,
+            thorough=True,
+        )
 
     def read_frame(self, frame: np.ndarray) -> FrameRead:
         image = frame
@@ -362,6 +368,19 @@ class Recognizer:
                 )
             image = frame[y : y + h, x : x + w]
         outline = self.locator.find(image)
-        if outline.quad is None:
+        read = None if outline.quad is None else read_outline(self.calibration, image, outline.quad)
+        if outline.present and (read is None or read.confidence < WEAK):
+            # A court figure that reaches the card's edge can cut its paper so
+            # that no outline found from the paper is the card's (or a piece of
+            # it is taken for the card): the slower search that also follows
+            # the card's silhouette is tried then, and kept if it reads better.
+            again = self._thorough.find(image)
+            if again.quad is not None and (
+                outline.quad is None or not np.allclose(again.quad, outline.quad, atol=1.0)
+            ):
+                other = read_outline(self.calibration, image, again.quad)
+                if read is None or other.confidence > read.confidence:
+                    read = other
+        if read is None:
             return FrameRead(outline.present, None, outline.why)
-        return FrameRead(True, read_outline(self.calibration, image, outline.quad))
+        return FrameRead(True, read)
