@@ -91,7 +91,7 @@ def test_a_published_deck_is_read_with_no_confident_misread(
         else:
             wrong += 1
     assert wrong == 0
-    assert read >= 12  # single frames; a pass of a dozen frames is voted on below
+    assert read >= 20  # single frames; a pass of a dozen frames is voted on below
 
 
 def test_a_published_deck_dealt_out_of_the_shoe_gives_one_right_event_per_card(
@@ -104,8 +104,7 @@ def test_a_published_deck_dealt_out_of_the_shoe_gives_one_right_event_per_card(
     events = [e for e in reader.events() if isinstance(e, CardSeen | UnreadableCard)]
     assert len(events) == len(deal)
     seen = [e.card if isinstance(e, CardSeen) else None for e in events]
-    assert all(got in (None, want) for got, want in zip(seen, deal, strict=True)), seen
-    assert sum(got == want for got, want in zip(seen, deal, strict=True)) >= len(deal) - 1
+    assert seen == deal
 
 
 def test_a_published_calibration_survives_a_round_trip(

@@ -53,13 +53,11 @@ def test_one_card_event_per_card_in_the_sliding_video(
     assert isinstance(events[0], ReaderOnline)
     assert isinstance(events[-1], ReaderOffline)
     cards = events[1:-1]
-    # One event per card, each the right card or an unreadable card (this deck's queens
-    # of clubs and spades differ only in a small suit symbol), never a wrong card.
+    # One event per card, each the right card (this deck's queens of clubs and spades
+    # differ only in a small suit symbol: their corner index tells them apart).
     assert all(isinstance(e, CardSeen | UnreadableCard) for e in cards), cards
     got = [e.card if isinstance(e, CardSeen) else None for e in cards]
-    assert len(got) == len(DEAL), got
-    assert all(g in (None, want) for g, want in zip(got, DEAL, strict=True)), got
-    assert sum(g is not None for g in got) >= len(DEAL) - 1, got
+    assert got == DEAL
     # Each event names a frame in which that card was in view.
     for event, (first, last) in zip(cards, video.spans, strict=True):
         assert first <= event.frame <= last
@@ -81,8 +79,7 @@ def test_cli_read_prints_one_json_line_per_event(
     kinds = [line["event"] for line in lines]
     assert kinds[0] == "online" and kinds[-1] == "offline" and len(kinds) == len(DEAL) + 2
     got = [line.get("card") if line["event"] == "card" else None for line in lines[1:-1]]
-    assert all(g in (None, want) for g, want in zip(got, DEAL, strict=True)), got  # never wrong
-    assert sum(g is not None for g in got) >= len(DEAL) - 1, got
+    assert got == DEAL
     assert all(isinstance(line["frame"], int) for line in lines[1:-1])
     assert all(0.5 <= line["confidence"] <= 1.0 for line in lines[1:-1] if line["event"] == "card")
 
