@@ -19,6 +19,8 @@ from threadpoolctl import threadpool_limits
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.face_match import FACE_H, FACE_W, FaceMatch, face_features
 from shoe_reader.camera.index import (
+    FEAT_H,
+    FEAT_W,
     NoIndex,
     Part,
     corners_of,
@@ -61,6 +63,8 @@ PAIR_OK = 0.35
 """Separation on the corner index (see :func:`_pair_separation`) that settles two faces the
 whole face cannot tell apart; measured on the development decks at the "moderate" level the
 right card's was never below 0.24 (one frame in 800) and mostly about 1."""
+PAIR_SWITCH = 0.6
+"""Separation by which the index must speak for another card for the frame to be read as it."""
 PAIR_FIT = 0.8
 """A corner that looks this little like either of the two cards has no say (a fingertip)."""
 PAIR_CONTENDERS = 6
@@ -160,6 +164,36 @@ def _corner_maps(corners: list[np.ndarray]) -> list[np.ndarray]:
     return maps
 
 
+def _settle(
+    cal: Calibration,
+    maps: np.ndarray,
+    best: int | None,
+    corners: Callable[[], list[np.ndarray]],
+    windows: list[np.ndarray],
+) -> tuple[int, float, np.ndarray, tuple[int, float] | None]:
+    """The face's read (the nearest card, or ``best``) with the contenders its index settles.
+
+    Returns the card, its fit, its share against every card (``inf`` where
+    the index settled it), and the first contender the index speaks for
+    instead, with how clearly. ``windows`` caches the corner maps (filled on
+    first need).
+    """
+    book = cal.book
+    best, fit, share = book.contest(maps, best)
+    close = np.count_nonzero(share < SEP_FULL)
+    if fit < FIT_MIN or close == 0 or close > PAIR_CONTENDERS:
+        return best, fit, share, None
+    for i in (int(i) for i in np.argsort(share)[:close]):
+        if not windows:
+            windows.extend(_corner_maps(corners()) or [np.zeros((FEAT_H, FEAT_W, 3), np.float32)])
+        verdict = _pair_separation(cal, windows, book.codes[best], book.codes[i])
+        if verdict >= PAIR_OK:
+            share[i] = np.inf
+        elif verdict <= -PAIR_OK:
+            return best, fit, share, (i, verdict)
+    return best, fit, share, None
+
+
 def _read(
     cal: Calibration, face: np.ndarray, corners: Callable[[], list[np.ndarray]]
 ) -> tuple[CardRead, FaceMatch | None]:
@@ -169,25 +203,24 @@ def _read(
     except NoIndex as exc:
         return CardRead(None, 0.0, exc.reason), None
     book = cal.book
-    best, fit, share = book.contest(maps)
-    code = book.codes[best]
     # Faces the whole face cannot tell from the best one (the five of spades
     # and of clubs of a deck whose small pips differ by a few pixels) are told
     # apart by their corner index, at full resolution, on the print that
-    # differs between the two. A corner that says the other card makes the
-    # frame unreadable: face and index disagree.
-    windows: list[np.ndarray] | None = None
-    contenders = [int(i) for i in np.argsort(share)[:PAIR_CONTENDERS] if share[i] < SEP_FULL]
-    if fit >= FIT_MIN and len(contenders) and np.count_nonzero(share < SEP_FULL) <= PAIR_CONTENDERS:
-        for i in contenders:
-            if windows is None:
-                windows = _corner_maps(corners())
-            verdict = _pair_separation(cal, windows, code, book.codes[i])
-            if verdict >= PAIR_OK:
-                share[i] = np.inf
-            elif verdict <= -PAIR_OK:
-                why = f"face reads {code}, index reads {book.codes[i]}"
-                return CardRead(None, 0.0, why), None
+    # differs between the two. Where the index clearly says the other card,
+    # the frame is read again as that card (its face must then be clear of
+    # every other card, this one settled by the index); a second change of
+    # mind makes the frame unreadable.
+    windows: list[np.ndarray] = []
+    best: int | None = None
+    for _attempt in range(2):
+        best, fit, share, other = _settle(cal, maps, best, corners, windows)
+        if other is None:
+            break
+        if _attempt == 1 or other[1] > -PAIR_SWITCH:
+            why = f"face reads {book.codes[best]}, index reads {book.codes[other[0]]}"
+            return CardRead(None, 0.0, why), None
+        best = other[0]
+    code = book.codes[best]
     runner = int(np.argmin(share))
     separation = float(share[runner]) if np.isfinite(share[runner]) else 1.0
     found = FaceMatch(code, fit, separation, book.codes[runner])
@@ -200,8 +233,8 @@ def _read(
         # The face's layout is right; its corner index must be this deck's
         # too (a card of the same rank and suit from another deck has other
         # print there).
-        if windows is None:
-            windows = _corner_maps(corners())
+        if not windows:
+            windows.extend(_corner_maps(corners()))
         index = index_fit(cal, windows, found.code, mapped=True)
         factor = float(np.clip((index - INDEX_MIN) / (INDEX_OK - INDEX_MIN), 0.0, 1.0))
         if factor < confidence:
