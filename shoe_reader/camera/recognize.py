@@ -211,15 +211,14 @@ def _read(
     # every other card, this one settled by the index); a second change of
     # mind makes the frame unreadable.
     windows: list[np.ndarray] = []
-    best: int | None = None
-    for _attempt in range(2):
-        best, fit, share, other = _settle(cal, maps, best, corners, windows)
-        if other is None:
-            break
-        if _attempt == 1 or other[1] > -PAIR_SWITCH:
-            why = f"face reads {book.codes[best]}, index reads {book.codes[other[0]]}"
-            return CardRead(None, 0.0, why), None
-        best = other[0]
+    best, fit, share, other = _settle(cal, maps, None, corners, windows)
+    if other is not None and other[1] <= -PAIR_SWITCH:
+        # The face's first choice must now be settled by the index like any other
+        # contender (the frame is nearer it: its share is negative otherwise).
+        best, fit, share, other = _settle(cal, maps, other[0], corners, windows)
+    if other is not None:
+        why = f"face reads {book.codes[best]}, index reads {book.codes[other[0]]}"
+        return CardRead(None, 0.0, why), None
     code = book.codes[best]
     runner = int(np.argmin(share))
     separation = float(share[runner]) if np.isfinite(share[runner]) else 1.0
