@@ -293,7 +293,7 @@ def _ink_colour(maps: np.ndarray) -> np.ndarray:
     inked = maps[..., 0] > 0.3
     if not inked.any():
         return np.zeros(2, np.float32)
-    return maps[inked][:, 1:].mean(axis=0)
+    return np.asarray(maps[inked][:, 1:].mean(axis=0), np.float32)
 
 
 def check_deck(cal: Calibration) -> dict[str, str]:
@@ -340,8 +340,8 @@ def check_deck(cal: Calibration) -> dict[str, str]:
         shows = suit.label if suit.label in alike else nearest
         problems[code] = f"the index looks like suit {shows}, not {code[1]}: photograph misnamed?"
     book = cal.book
-    alike = book.pairs > SEPARATE
-    for i, j in zip(*np.nonzero(alike), strict=True):
+    same = book.pairs > SEPARATE
+    for i, j in zip(*np.nonzero(same), strict=True):
         if i < j:
             a, b = book.codes[i], book.codes[j]
             twice = "same face photographed twice?"
