@@ -273,7 +273,8 @@ def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardR
     windows at full size only if the face is read. A deck printed with a dark
     outline at its edge shows its outer edge on a light table and only the
     outline's inner edge on a dark one: a card not read confidently is then
-    also read as if its edge lay the outline's width further out.
+    also read as if its edge lay half the outline's width, then all of it,
+    further out.
     """
 
     def attempt(q: np.ndarray) -> tuple[CardRead, FaceMatch | None]:
@@ -282,9 +283,14 @@ def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardR
 
     read, found = attempt(quad)
     if read.confidence < WEAK and cal.outline >= 1.0:
-        wider, found2 = attempt(grown(quad, cal.outline))
-        if found2 is not None and (found is None or wider.confidence > read.confidence):
-            return wider
+        # The edge found on a dark table lies anywhere from the outline's
+        # inner edge to its outer one (the outline fades into the table).
+        for grow in (cal.outline / 2, cal.outline):
+            wider, found2 = attempt(grown(quad, grow))
+            if found2 is not None and (found is None or wider.confidence > read.confidence):
+                read, found = wider, found2
+            if read.confidence >= WEAK:
+                break
     return read
 
 
