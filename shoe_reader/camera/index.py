@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from shoe_reader.camera.locate import CORNER_H, CORNER_W
+from shoe_reader.camera.locate import CORNER_H, CORNER_W, percentile
 
 SCALE = 0.5
 """Features are taken at half the straightened card's resolution (blur and noise average out)."""
@@ -43,7 +43,7 @@ class NoIndex(Exception):
 def features(corner: np.ndarray) -> np.ndarray:
     """Ink and chroma maps of a corner window (``CORNER_H x CORNER_W`` BGR), float32 (h, w, 3)."""
     small = cv2.resize(corner, (FEAT_W, FEAT_H), interpolation=cv2.INTER_AREA).astype(np.float32)
-    paper = np.percentile(small.reshape(-1, 3), 90, axis=0)
+    paper = percentile(small.reshape(-1, 3), 90)
     if float(paper.min()) < 40:
         raise NoIndex("corner too dark to read")
     norm = small / np.maximum(paper, 1.0)
