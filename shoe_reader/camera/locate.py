@@ -57,6 +57,25 @@ def percentile(values: np.ndarray, q: float | tuple[float, ...]) -> np.ndarray:
     return out[0] if len(levels) == 1 and levels is not q else np.stack(out)
 
 
+def _area_reduce(image: np.ndarray, scale: float) -> np.ndarray:
+    """``cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)``, faster.
+
+    OpenCV averages 4x4 blocks in plain C but 2x2 blocks with vector
+    instructions. A quarter is therefore taken as two halvings of the frame
+    in 16 bits, scaled by 16 so that neither halving rounds: the second gives
+    each 4x4 block's exact sum, and dividing it by 16 rounds as the direct
+    resize does (to nearest, ties to even). Same pixels, a third less time.
+    """
+    h, w = image.shape[:2]
+    if scale != 0.25 or image.dtype != np.uint8 or h % 4 or w % 4:
+        return cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+    wide = image.astype(np.uint16)
+    wide <<= 4
+    half = cv2.resize(wide, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
+    sums = cv2.resize(half, (w // 4, h // 4), interpolation=cv2.INTER_AREA)
+    return cv2.convertScaleAbs(sums, alpha=1 / 16)
+
+
 @dataclass(frozen=True)
 class Outline:
     """What the locator found in the region of interest.
@@ -335,16 +354,13 @@ class Locator:
         Each candidate's sides are then found again at full resolution, and
         the candidate whose four sides are best borne out by real edges wins.
         """
-        s = self.scale
-        small = cv2.resize(image, None, fx=s, fy=s, interpolation=cv2.INTER_AREA)
+        small = _area_reduce(image, self.scale)
         gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
-        # The full-size grey, once, for the side snapping of every candidate.
-        full = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
         gray = cv2.GaussianBlur(gray, (3, 3), 0)
         edges = cv2.Canny(gray, self.edge_low, self.edge_high)
         edges = cv2.dilate(edges, self._edge_kernel)
         present, why, candidates = self._search(gray, edges)
-        found, reason = self._best(full, candidates) if candidates else (None, "")
+        found, reason = self._best(image, candidates) if candidates else (None, "")
         if found is None or self.thorough:
             # A court figure, or a textured paper, can cut the paper into
             # pieces no grouping joins: the card's silhouette against the
@@ -352,21 +368,18 @@ class Locator:
             # matter: a calibration photograph).
             min_area = self.min_card_fraction * gray.shape[0] * gray.shape[1]
             more = self._silhouettes(small, min_area)
-            found, reason2 = self._best(full, candidates + more if self.thorough else more)
+            found, reason2 = self._best(image, candidates + more if self.thorough else more)
             reason = reason2 or reason
         if found is None:
             return Outline(present=present, why=(reason or why) if present else why)
         return Outline(present=True, quad=found)
 
-    def _best(self, gray: np.ndarray, contours: list[np.ndarray]) -> tuple[np.ndarray | None, str]:
-        """The card quad (full-scale) best borne out by edges among ``contours`` (small-scale).
-
-        ``gray`` is the full-size frame in grey.
-        """
+    def _best(self, image: np.ndarray, contours: list[np.ndarray]) -> tuple[np.ndarray | None, str]:
+        """The card quad (full-scale) best borne out by edges among ``contours`` (small-scale)."""
         s = self.scale
         best: tuple[tuple[float, float], np.ndarray] | None = None
         why = ""
-        h, w = gray.shape[:2]
+        h, w = image.shape[:2]
         for contour in contours:
             quad, reason = self._card_quad(contour)
             if quad is None:
@@ -376,7 +389,9 @@ class Locator:
             x0, y0 = np.maximum(np.floor(full.min(axis=0)).astype(int) - 16, 0)
             x1, y1 = np.ceil(full.max(axis=0)).astype(int) + 16
             x1, y1 = min(int(x1), w), min(int(y1), h)
-            g = gray[y0:y1, x0:x1].astype(np.float32)
+            crop = image[y0:y1, x0:x1]
+            g = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY) if crop.ndim == 3 else crop
+            g = g.astype(np.float32)
             origin = np.array([x0, y0], np.float32)
             local, support = _snap(g, full - origin)
             local, support = _snap(g, local)  # again from the better first estimate
@@ -459,7 +474,13 @@ class Locator:
         table, spread = _table_light(gray)
         floor = table(centres) + max(self.min_contrast, 1.6 * spread)
         areas = stats[:, cv2.CC_STAT_AREA]
-        sums = np.bincount(labels.ravel(), weights=gray.ravel(), minlength=len(stats))
+        # Given as the machine's index and float, not as int32 labels and uint8
+        # grey, np.bincount runs several times faster (the same sums).
+        sums = np.bincount(
+            labels.ravel().astype(np.intp),
+            weights=gray.ravel().astype(np.float64),
+            minlength=len(stats),
+        )
         tone = sums / np.maximum(areas, 1)
         x0, y0 = stats[:, cv2.CC_STAT_LEFT], stats[:, cv2.CC_STAT_TOP]
         x1 = x0 + stats[:, cv2.CC_STAT_WIDTH]
