@@ -90,21 +90,32 @@ class Outline:
     why: str = ""
 
 
+_NEXT = np.array([1, 2, 3, 0])
+_PREV = np.array([3, 0, 1, 2])
+_OPPOSITE = np.array([2, 3, 0, 1])
+"""Of each corner (side) of a quad, the next one, the previous one and the opposite one."""
+
+
 def _order(quad: np.ndarray) -> np.ndarray:
     """Corners clockwise (in image coordinates), starting so the first edge is a short one."""
     c = quad.mean(axis=0)
     ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
     q = quad[np.argsort(ang)]  # clockwise on screen because y points down
-    e0 = np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[3] - q[2])
-    e1 = np.linalg.norm(q[2] - q[1]) + np.linalg.norm(q[0] - q[3])
-    if e0 > e1:
-        q = np.roll(q, -1, axis=0)
+    sides = _side_lengths(q)
+    if sides[0] + sides[2] > sides[1] + sides[3]:
+        q = q[_NEXT]
     # Of the two starting corners that make a short first edge, take the upper-left one
     # so the same card gives the same warp from frame to frame (the index is read at
     # both ends anyway).
     if q[0].sum() > q[2].sum():
-        q = np.roll(q, 2, axis=0)
+        q = q[_OPPOSITE]
     return q.astype(np.float32)
+
+
+def _side_lengths(quad: np.ndarray) -> np.ndarray:
+    """Length of each side ``k`` (corner ``k`` to corner ``k + 1``) of a quad."""
+    d = quad[_NEXT] - quad
+    return np.sqrt((d * d).sum(axis=1))
 
 
 def _intersect(p1: np.ndarray, p2: np.ndarray, p3: np.ndarray, p4: np.ndarray) -> np.ndarray | None:
@@ -149,7 +160,7 @@ def _refine(quad: np.ndarray, points: np.ndarray, offset: float) -> np.ndarray:
     quad = quad.astype(np.float32, copy=False)
     centre = quad.mean(axis=0)
     d = quad[_NEXT] - quad
-    lengths = np.sqrt((d * d).sum(axis=1))
+    lengths = _side_lengths(quad)
     if float(lengths.min()) < 4:
         return quad
     starts = quad.copy()
@@ -174,11 +185,6 @@ def _refine(quad: np.ndarray, points: np.ndarray, offset: float) -> np.ndarray:
     if bool((moved > 0.2 * lengths[_PREV]).any()):
         return quad
     return out.astype(np.float32)
-
-
-_NEXT = np.array([1, 2, 3, 0])
-_PREV = np.array([3, 0, 1, 2])
-"""Of each corner (side) of a quad, the next one and the previous one."""
 
 
 def _meet(starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
@@ -219,7 +225,7 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
     centre = quad.mean(axis=0)
     ends = quad[_NEXT]
     d = ends - quad
-    lengths = np.sqrt((d * d).sum(axis=1))
+    lengths = _side_lengths(quad)
     if float(lengths.min()) < 8:
         return quad, 0.0
     u = d / lengths[:, None]
@@ -446,8 +452,8 @@ class Locator:
         """The card quadrilateral an outline traces, or why it is not a card's."""
         hull = cv2.convexHull(contour.reshape(-1, 1, 2).astype(np.int32))
         quad = _order(cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32))
-        short = (np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3])) / 2
-        long_ = (np.linalg.norm(quad[3] - quad[0]) + np.linalg.norm(quad[2] - quad[1])) / 2
+        sides = _side_lengths(quad)
+        short, long_ = (sides[0] + sides[2]) / 2, (sides[3] + sides[1]) / 2
         if long_ <= 0 or abs(short / long_ - self.aspect) > self.aspect_tolerance:
             return None, f"outline aspect {short / max(long_, 1e-6):.2f} is not a card's"
         fill = cv2.contourArea(hull) / max(cv2.contourArea(quad.astype(np.float32)), 1e-6)
