@@ -38,7 +38,9 @@ def percentile(values: np.ndarray, q: float | tuple[float, ...]) -> np.ndarray:
     ``np.percentile`` spends far more in Python than in its one partition on
     the few thousand values a paper or table level is taken from, several
     times a frame; here the same order statistics are interpolated the same
-    way (``values`` float, one partition along contiguous rows).
+    way (``values`` float, one partition along contiguous rows). Several
+    levels at once keep the values' type, where NumPy would give float64:
+    the same only for float64 values (the table's residuals).
     """
     n = len(values)
     levels = (q,) if isinstance(q, int | float) else q
