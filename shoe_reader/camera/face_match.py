@@ -22,6 +22,7 @@ import cv2
 import numpy as np
 
 from shoe_reader.camera.index import NoIndex
+from shoe_reader.camera.locate import percentile
 
 FACE_W = 40
 FACE_H = 56
@@ -37,7 +38,7 @@ HIGH_PASS = 4.0
 def face_features(card: np.ndarray) -> np.ndarray:
     """Ink and chroma maps of a straightened face (BGR), float32 (FACE_H, FACE_W, 3)."""
     small = cv2.resize(card, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA).astype(np.float32)
-    paper = np.percentile(small.reshape(-1, 3), 90, axis=0)
+    paper = percentile(small.reshape(-1, 3), 90)
     if float(paper.min()) < 40:
         raise NoIndex("card too dark to read")
     norm = small / np.maximum(paper, 1.0)

@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
-from shoe_reader.camera.locate import CORNER_H, CORNER_W
+from shoe_reader.camera.locate import CORNER_H, CORNER_W, percentile
 
 SCALE = 0.5
 """Features are taken at half the straightened card's resolution (blur and noise average out)."""
@@ -43,7 +44,7 @@ class NoIndex(Exception):
 def features(corner: np.ndarray) -> np.ndarray:
     """Ink and chroma maps of a corner window (``CORNER_H x CORNER_W`` BGR), float32 (h, w, 3)."""
     small = cv2.resize(corner, (FEAT_W, FEAT_H), interpolation=cv2.INTER_AREA).astype(np.float32)
-    paper = np.percentile(small.reshape(-1, 3), 90, axis=0)
+    paper = percentile(small.reshape(-1, 3), 90)
     if float(paper.min()) < 40:
         raise NoIndex("corner too dark to read")
     norm = small / np.maximum(paper, 1.0)
@@ -112,14 +113,21 @@ def learn_part(maps: np.ndarray, labels: np.ndarray) -> Part:
 
 
 def shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
-    """The part's window in ``fmap`` at every allowed shift, weighted, as rows (k, D)."""
+    """The part's window in ``fmap`` at every allowed shift, weighted, as rows (k, D).
+
+    The shifted windows are strided views of one slice of ``fmap`` (row-major
+    over the shifts, as a loop over ``dy`` then ``dx`` would give), weighted
+    in one product: it runs several times a frame.
+    """
     y0, y1, x0, x1 = part.box
-    rows = [
-        fmap[y0 + dy : y1 + dy, x0 + dx : x1 + dx] * part.root_weights
-        for dy in range(-SHIFT, SHIFT + 1)
-        for dx in range(-SHIFT, SHIFT + 1)
-    ]
-    return np.stack(rows).reshape(len(rows), -1)
+    around = fmap[y0 - SHIFT : y1 + SHIFT, x0 - SHIFT : x1 + SHIFT]
+    k = 2 * SHIFT + 1
+    h, w, c = part.root_weights.shape
+    if around.shape != (h + k - 1, w + k - 1, c):  # strided views check no bounds
+        raise ValueError(f"feature map {fmap.shape} too small for the part's box {part.box}")
+    sy, sx, sc = around.strides
+    windows = as_strided(around, (k, k, h, w, c), (sy, sx, sy, sx, sc), writeable=False)
+    return (windows * part.root_weights).reshape(k * k, -1)
 
 
 def similarities(part: Part, fmap: np.ndarray, only: np.ndarray | None = None) -> np.ndarray:
