@@ -210,6 +210,12 @@ _SNAP_T = np.linspace(0.18, 0.82, 24, dtype=np.float32)
 _SNAP_D = np.arange(-12.0, 12.01, 0.75, dtype=np.float32)
 
 
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 def _side_offsets(t: np.ndarray, offs: np.ndarray) -> tuple[tuple[float, float], int] | None:
     """The straight edge through the steps found across one side: its offsets at both ends.
 
@@ -217,21 +223,33 @@ def _side_offsets(t: np.ndarray, offs: np.ndarray) -> tuple[tuple[float, float],
     outlier, and a least-squares (or Huber) line through many of them tilts
     the side: the line is first drawn through the median step of each half of
     the side (robust to anything short of half the samples), then fitted again
-    to the steps that lie on it. ``None`` when too few do.
+    to the steps that lie on it. ``None`` when too few do. (A couple of dozen
+    samples: plain Python lists beat NumPy's per-call overhead here.)
     """
-    if len(t) < 8:
+    ts, os_ = t.tolist(), offs.tolist()
+    if len(ts) < 8:
         return None
-    first = t < 0.5
-    if first.sum() < 3 or (~first).sum() < 3:
+    first = [i for i, x in enumerate(ts) if x < 0.5]
+    second = [i for i, x in enumerate(ts) if x >= 0.5]
+    if len(first) < 3 or len(second) < 3:
         return None
-    t1, t2 = float(np.median(t[first])), float(np.median(t[~first]))
-    o1, o2 = float(np.median(offs[first])), float(np.median(offs[~first]))
+    t1, t2 = _median([ts[i] for i in first]), _median([ts[i] for i in second])
+    o1, o2 = _median([os_[i] for i in first]), _median([os_[i] for i in second])
     slope = (o2 - o1) / max(t2 - t1, 1e-6)
-    on = np.abs(offs - (o1 + slope * (t - t1))) <= SIDE_TOLERANCE
-    if on.sum() < 8:
+    on = [
+        (x, o)
+        for x, o in zip(ts, os_, strict=True)
+        if abs(o - (o1 + slope * (x - t1))) <= SIDE_TOLERANCE
+    ]
+    n = len(on)
+    if n < 8:
         return None
-    slope, at0 = np.polyfit(t[on], offs[on], 1)
-    return (float(at0), float(at0 + slope)), int(on.sum())
+    mt = sum(x for x, _ in on) / n
+    mo = sum(o for _, o in on) / n
+    var = sum((x - mt) ** 2 for x, _ in on)
+    slope = sum((x - mt) * (o - mo) for x, o in on) / var if var > 1e-12 else 0.0
+    at0 = mo - slope * mt
+    return (at0, at0 + slope), n
 
 
 def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
