@@ -102,16 +102,14 @@ class FaceBook:
         found = self.templates @ as_vector(maps)
         return np.maximum.reduceat(found, self.starts)
 
-    def contest(self, maps: np.ndarray, best: int | None = None) -> tuple[int, float, np.ndarray]:
-        """The nearest card (or card ``best``), its fit, and its share (see :class:`FaceMatch`)
-        against each card (negative against a card the frame is nearer).
+    def contest(self, maps: np.ndarray) -> tuple[int, float, np.ndarray]:
+        """The nearest card, its fit, and its share (see :class:`FaceMatch`) against each card.
 
         The card's own share is ``+inf`` so that a minimum over the array is
         taken over the other cards only.
         """
         per_card = self.scores(maps)
-        if best is None:
-            best = int(np.argmax(per_card))
+        best = int(np.argmax(per_card))
         # Two faces closer to each other than the frame is to its own best face
         # cannot be told apart by it: the gap a frame must cross is at least its
         # own distance from the face (blur, noise, a fingertip, the outline a

@@ -63,8 +63,6 @@ PAIR_OK = 0.35
 """Separation on the corner index (see :func:`_pair_separation`) that settles two faces the
 whole face cannot tell apart; measured on the development decks at the "moderate" level the
 right card's was never below 0.24 (one frame in 800) and mostly about 1."""
-PAIR_SWITCH = 0.6
-"""Separation by which the index must speak for another card for the frame to be read as it."""
 PAIR_FIT = 0.8
 """A corner that looks this little like either of the two cards has no say (a fingertip)."""
 PAIR_CONTENDERS = 6
@@ -167,19 +165,17 @@ def _corner_maps(corners: list[np.ndarray]) -> list[np.ndarray]:
 def _settle(
     cal: Calibration,
     maps: np.ndarray,
-    best: int | None,
     corners: Callable[[], list[np.ndarray]],
     windows: list[np.ndarray],
-) -> tuple[int, float, np.ndarray, tuple[int, float] | None]:
-    """The face's read (the nearest card, or ``best``) with the contenders its index settles.
+) -> tuple[int, float, np.ndarray, int | None]:
+    """The face's read with the contenders its index settles.
 
-    Returns the card, its fit, its share against every card (``inf`` where
-    the index settled it), and the first contender the index speaks for
-    instead, with how clearly. ``windows`` caches the corner maps (filled on
-    first need).
+    Returns the nearest card, its fit, its share against every card (``inf``
+    where the index settled it), and the first contender the index speaks
+    for instead. ``windows`` caches the corner maps (filled on first need).
     """
     book = cal.book
-    best, fit, share = book.contest(maps, best)
+    best, fit, share = book.contest(maps)
     close = np.count_nonzero(share < SEP_FULL)
     if fit < FIT_MIN or close == 0 or close > PAIR_CONTENDERS:
         return best, fit, share, None
@@ -190,7 +186,7 @@ def _settle(
         if verdict >= PAIR_OK:
             share[i] = np.inf
         elif verdict <= -PAIR_OK:
-            return best, fit, share, (i, verdict)
+            return best, fit, share, i
     return best, fit, share, None
 
 
@@ -206,18 +202,14 @@ def _read(
     # Faces the whole face cannot tell from the best one (the five of spades
     # and of clubs of a deck whose small pips differ by a few pixels) are told
     # apart by their corner index, at full resolution, on the print that
-    # differs between the two. Where the index clearly says the other card,
-    # the frame is read again as that card (its face must then be clear of
-    # every other card, this one settled by the index); a second change of
-    # mind makes the frame unreadable.
+    # differs between the two. Where the index says the other card, the frame
+    # is unreadable, never read as the index's card: on a dark table the
+    # edge found can lie off the printed outline, and a corner a pixel off has
+    # been seen to speak clearly for the wrong suit while the face was right.
     windows: list[np.ndarray] = []
-    best, fit, share, other = _settle(cal, maps, None, corners, windows)
-    if other is not None and other[1] <= -PAIR_SWITCH:
-        # The face's first choice must now be settled by the index like any other
-        # contender (the frame is nearer it: its share is negative otherwise).
-        best, fit, share, other = _settle(cal, maps, other[0], corners, windows)
+    best, fit, share, other = _settle(cal, maps, corners, windows)
     if other is not None:
-        why = f"face reads {book.codes[best]}, index reads {book.codes[other[0]]}"
+        why = f"face reads {book.codes[best]}, index reads {book.codes[other]}"
         return CardRead(None, 0.0, why), None
     code = book.codes[best]
     runner = int(np.argmin(share))
