@@ -63,6 +63,7 @@ PAIR_OK = 0.35
 """Separation on the corner index (see :func:`_pair_separation`) that settles two faces the
 whole face cannot tell apart; measured on the development decks at the "moderate" level the
 right card's was never below 0.24 (one frame in 800) and mostly about 1."""
+DISPUTED = "face and index disagree"
 PAIR_FIT = 0.8
 """A corner that looks this little like either of the two cards has no say (a fingertip)."""
 PAIR_CONTENDERS = 6
@@ -209,7 +210,7 @@ def _read(
     windows: list[np.ndarray] = []
     best, fit, share, other = _settle(cal, maps, corners, windows)
     if other is not None:
-        why = f"face reads {book.codes[best]}, index reads {book.codes[other]}"
+        why = f"{DISPUTED}: face reads {book.codes[best]}, index reads {book.codes[other]}"
         return CardRead(None, 0.0, why), None
     code = book.codes[best]
     runner = int(np.argmin(share))
@@ -274,6 +275,10 @@ def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardR
         return _read(cal, face, lambda: [straighten_corner(image, q, t) for t in (False, True)])
 
     read, found = attempt(quad)
+    if found is None and read.reason.startswith(DISPUTED):
+        # Face and index disagreed: another outline would only roll the dice
+        # again between the two cards (and has been seen to read the wrong one).
+        return read
     if read.confidence < WEAK and cal.outline >= 1.0:
         # The edge found on a dark table lies anywhere from the outline's
         # inner edge to its outer one (the outline fades into the table).
@@ -399,7 +404,8 @@ class Recognizer:
             image = frame[y : y + h, x : x + w]
         outline = self.locator.find(image)
         read = None if outline.quad is None else read_outline(self.calibration, image, outline.quad)
-        if outline.present and (read is None or read.confidence < WEAK):
+        weak = read is None or (read.confidence < WEAK and not read.reason.startswith(DISPUTED))
+        if outline.present and weak:
             # A court figure that reaches the card's edge can cut its paper so
             # that no outline found from the paper is the card's (or a piece of
             # it is taken for the card): the slower search that also follows
