@@ -140,7 +140,7 @@ def _pair_separation(cal: Calibration, windows: list[np.ndarray], a: str, b: str
     if part is None:
         return 0.0
     ia, ib = part.labels == a, part.labels == b
-    gap = max(1.0 - float(pair_similarities(part)[np.ix_(ia, ib)].max()), 1e-6)
+    gap = max(1.0 - _corner_likeness(part, a, b), 1e-6)
     said, best_fit, against = 0.0, -1.0, np.inf
     for fmap in windows:
         found = similarities(part, fmap)
@@ -153,6 +153,12 @@ def _pair_separation(cal: Calibration, windows: list[np.ndarray], a: str, b: str
         if fit > best_fit:
             said, best_fit = separation, fit
     return against if against <= -PAIR_OK else said
+
+
+def _corner_likeness(part: Part, a: str, b: str) -> float:
+    """How alike the calibration's corners of ``a`` and ``b`` are where the pair part looks."""
+    ia, ib = part.labels == a, part.labels == b
+    return float(pair_similarities(part)[np.ix_(ia, ib)].max())
 
 
 def _corner_maps(corners: list[np.ndarray]) -> list[np.ndarray]:
@@ -229,7 +235,7 @@ def _read(
         # print there).
         if not windows:
             windows.extend(_corner_maps(corners()))
-        index = index_fit(cal, windows, found.code, mapped=True)
+        index = index_fit(cal, windows, found.code)
         factor = float(np.clip((index - INDEX_MIN) / (INDEX_OK - INDEX_MIN), 0.0, 1.0))
         if factor < confidence:
             why = f"index not this deck's {found.code} (fit {index:.2f})"
@@ -244,16 +250,12 @@ def read_face(cal: Calibration, card: np.ndarray) -> tuple[CardRead, FaceMatch |
     return _read(cal, card, lambda: corners_of(card))
 
 
-def index_fit(
-    cal: Calibration, corners: list[np.ndarray], code: str, mapped: bool = False
-) -> float:
-    """How well the better of a card's corner windows matches ``code``'s calibrated index.
-
-    ``mapped``: ``corners`` are already feature maps (see :func:`features`).
-    """
+def index_fit(cal: Calibration, windows: list[np.ndarray], code: str) -> float:
+    """How well the better of a card's corner windows (feature maps, see :func:`features`)
+    matches ``code``'s calibrated index."""
     mine = np.array([c == code for c in cal.cards])
     best = 0.0
-    for fmap in corners if mapped else _corner_maps(corners):
+    for fmap in windows:
         fits = [
             float(similarities(part, fmap, mine).max()) for part in (cal.rank_part, cal.suit_part)
         ]
@@ -305,10 +307,7 @@ def _told_apart_by_index(cal: Calibration, a: str, b: str) -> bool:
     """Whether the corner indices of faces ``a`` and ``b`` differ (the same photograph twice
     does not: its two copies' corners are alike wherever they are compared)."""
     part = cal.pair_part(a, b)
-    if part is None:
-        return False
-    ia, ib = part.labels == a, part.labels == b
-    return float(pair_similarities(part)[np.ix_(ia, ib)].max()) < INDEX_APART
+    return part is not None and _corner_likeness(part, a, b) < INDEX_APART
 
 
 def check_deck(cal: Calibration) -> dict[str, str]:
