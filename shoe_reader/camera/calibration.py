@@ -34,13 +34,13 @@ from shoe_reader.camera.index import (
     features,
     learn_part,
 )
-from shoe_reader.camera.locate import CARD_W, Locator, straighten
+from shoe_reader.camera.locate import CARD_W, Locator, outline_width, snap_to_outline, straighten
 from table_service.rules.cards import RANKS, SUITS, CardError, parse_card
 
 log = structlog.get_logger(__name__)
 
 FORMAT = "livetable-camera-calibration"
-VERSION = 3
+VERSION = 4
 SOFTER = (1.0,)
 """Blur (straightened-card pixels) of the extra, softer copies of each calibration corner."""
 FACE_SOFTER = (0.0, 2.0)
@@ -124,20 +124,6 @@ class Calibration:
             except NoIndex:
                 cache[key] = None
         return cache[key]
-
-    def without(self, card: str) -> Calibration:
-        """The same calibration minus one face's samples (for leave-one-out checks)."""
-        keep = np.array([c != card for c in self.cards])
-        keep_face = np.array([c != card for c in self.face_cards])
-        return Calibration(
-            cards=tuple(c for c in self.cards if c != card),
-            maps=self.maps[keep],
-            aspect=self.aspect,
-            soft=self.soft[keep],
-            face_cards=tuple(c for c in self.face_cards if c != card),
-            face_maps=self.face_maps[keep_face],
-            outline=self.outline,
-        )
 
     def save(self, path: Path) -> None:
         """Write the calibration atomically (a temporary file renamed into place)."""
@@ -258,6 +244,12 @@ def measure_face(image: np.ndarray, locator: Locator) -> FaceSample:
     short = (np.linalg.norm(q[1] - q[0]) + np.linalg.norm(q[2] - q[3])) / 2
     long_ = (np.linalg.norm(q[3] - q[0]) + np.linalg.norm(q[2] - q[1])) / 2
     card = straighten(image, q)
+    # The mat beside a photographed card is shadowed on one side: there the
+    # locator may take a printed outline's inner edge for the card's.
+    width = outline_width(image, q) if _outline_width(card) >= 1.0 else 0.0
+    if width >= 1.0:
+        q = snap_to_outline(image, q, width)
+        card = straighten(image, q)
     sharp = [features(c) for c in corners_of(card)]
     # Ink away from the card's edge (a sliver of table may show at the very edge).
     if max(float((m[2:, 2:, 0] > BLANK_INK).mean()) for m in sharp) < BLANK_SHARE:
@@ -276,7 +268,7 @@ def measure_face(image: np.ndarray, locator: Locator) -> FaceSample:
         for c in (card, np.ascontiguousarray(card[::-1, ::-1]))
         for sigma in FACE_SOFTER
     ]
-    return FaceSample(sharp + soft, faces, float(short / long_), _outline_width(card))
+    return FaceSample(sharp + soft, faces, float(short / long_), width)
 
 
 def build(samples: dict[str, FaceSample], aspect: float, outline: float) -> Calibration:

@@ -110,6 +110,10 @@ class FaceBook:
         """
         per_card = self.scores(maps)
         best = int(np.argmax(per_card))
+        return best, float(per_card[best]), self.shares(per_card, best)
+
+    def shares(self, per_card: np.ndarray, best: int) -> np.ndarray:
+        """Card ``best``'s share against each card, given each card's cosine with the frame."""
         # Two faces closer to each other than the frame is to its own best face
         # cannot be told apart by it: the gap a frame must cross is at least its
         # own distance from the face (blur, noise, a fingertip, the outline a
@@ -118,7 +122,7 @@ class FaceBook:
         gap = np.maximum(1.0 - self.pairs[best], max(own, 1e-6))
         share = (per_card[best] - per_card) / gap
         share[best] = np.inf
-        return best, float(per_card[best]), share
+        return share
 
     def match(self, maps: np.ndarray) -> FaceMatch:
         best, fit, share = self.contest(maps)

@@ -637,3 +637,104 @@ def straighten(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
     """Warp the card at ``quad`` to a ``CARD_H x CARD_W`` portrait face."""
     m = cv2.getPerspectiveTransform(quad.astype(np.float32), _DST)
     return cv2.warpPerspective(image, m, (CARD_W, CARD_H), flags=cv2.INTER_LINEAR)
+
+
+_RIM_ALONG = np.linspace(0.2, 0.8, 24, dtype=np.float32)
+_RIM_STEP = 0.25
+_RIM_REACH = 6.0
+_RIM_T = np.arange(-_RIM_REACH, _RIM_REACH + _RIM_STEP / 2, _RIM_STEP, dtype=np.float32)
+
+
+def _rim_grid() -> np.ndarray:
+    """Card coordinates sampled across each side: (4, len(_RIM_ALONG), len(_RIM_T), 2)."""
+    w, h = CARD_W - 1, CARD_H - 1
+    u, t = np.meshgrid(_RIM_ALONG, _RIM_T, indexing="ij")
+    return np.stack(
+        [
+            np.stack([u * w, -t], axis=-1),  # top: outwards is up
+            np.stack([w + t, u * h], axis=-1),  # right
+            np.stack([u * w, h + t], axis=-1),  # bottom
+            np.stack([-t, u * h], axis=-1),  # left
+        ]
+    ).astype(np.float32)
+
+
+_RIM_GRID = _rim_grid()
+OUTLINE_STEP = 0.3
+"""Share of the paper's brightness by which a printed outline must be darker, and the table
+beyond it brighter than the outline, for a side to be moved onto the outline's outer edge."""
+
+
+def _rim_profiles(image: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Brightness across the middle of each side, outwards: (4, len(_RIM_T)); and the
+    card-to-image transform."""
+    m = cv2.getPerspectiveTransform(_DST, quad.astype(np.float32))
+    pts = cv2.perspectiveTransform(_RIM_GRID.reshape(1, -1, 2), m)[0]
+    xy = pts.reshape(-1, 1, 2)
+    samples = cv2.remap(image, xy[..., 0], xy[..., 1], cv2.INTER_LINEAR)
+    grey = samples.reshape(4, len(_RIM_ALONG), len(_RIM_T), -1).astype(np.float32).mean(axis=-1)
+    return np.median(grey, axis=1), m
+
+
+def _rim_edges(p: np.ndarray, reach: float) -> tuple[float | None, float | None]:
+    """Offsets (straightened pixels, outwards from the side) of a printed outline's inner edge
+    (paper to ink) and outer edge (ink to a brighter table) across one side, where seen."""
+    centre = len(_RIM_T) // 2
+    steps = round(reach / _RIM_STEP)
+    paper = float(np.median(p[: max(centre - steps - 2, 2)]))
+    lo = max(centre - steps, 2)
+    darkest = lo + int(np.argmin(p[lo : centre + steps]))
+    if paper - float(p[darkest]) < OUTLINE_STEP * paper:
+        return None, None  # no outline across this side (or not where it should be)
+    fall = np.diff(p[lo - 2 : darkest + 1])
+    inner = float(_RIM_T[0] + (lo - 2 + int(np.argmin(fall)) + 0.5) * _RIM_STEP)
+    beyond = p[darkest : darkest + steps + 4]
+    if len(beyond) < 4 or float(beyond.max()) - float(p[darkest]) < OUTLINE_STEP * paper:
+        return inner, None  # the table beyond is as dark as the outline: no outer edge to see
+    k = int(np.argmax(np.diff(beyond)))
+    return inner, float(_RIM_T[0] + (darkest + k + 0.5) * _RIM_STEP)
+
+
+def outline_width(image: np.ndarray, quad: np.ndarray) -> float:
+    """Width of the dark outline printed at the card's edge (straightened pixels, 0: none),
+    from the sides where both its edges show."""
+    profiles, _m = _rim_profiles(image, quad)
+    widths = []
+    for p in profiles:
+        inner, outer = _rim_edges(p, _RIM_REACH - 2.0)
+        if inner is not None and outer is not None:
+            widths.append(outer - inner)
+    return float(np.median(widths)) if len(widths) >= 2 else 0.0
+
+
+def snap_to_outline(image: np.ndarray, quad: np.ndarray, outline: float) -> np.ndarray:
+    """``quad`` with each side moved onto the outer edge of the card's printed outline.
+
+    A dark outline printed at the card's edge has two edges: paper to ink, and
+    ink to table. Where a shadow or a dark table borders the card the second
+    is weak or gone and the locator takes the first, on some sides or all:
+    the card straightened from such a quad is squeezed and its print shifted
+    by the outline's width. Across the middle of each side the outline shows
+    as a dark band with paper inside; the side is put on the band's outer
+    edge where the table beyond is brighter, else the deck's ``outline``
+    width (straightened pixels) beyond its inner edge. A side where no band
+    shows is left.
+    """
+    if outline < 1.0:
+        return quad
+    profiles, m = _rim_profiles(image, quad)
+    shifts = [0.0] * 4
+    for side, p in enumerate(profiles):
+        inner, outer = _rim_edges(p, outline + 2.0)
+        if outer is not None:
+            shifts[side] = outer
+        elif inner is not None:
+            shifts[side] = inner + outline
+    if not any(shifts):
+        return quad
+    top, right, bottom, left = shifts
+    w, h = CARD_W - 1, CARD_H - 1
+    moved = np.array(
+        [(-left, -top), (w + right, -top), (w + right, h + bottom), (-left, h + bottom)], np.float32
+    )
+    return cv2.perspectiveTransform(moved[None], m)[0]

@@ -31,6 +31,7 @@ from shoe_reader.camera.index import (
 from shoe_reader.camera.locate import (
     Locator,
     grown,
+    snap_to_outline,
     straighten_corner,
     straighten_small,
 )
@@ -59,6 +60,10 @@ LONE_CORNER = 0.45
 """Confidence kept by a read from one corner when the other could not be read."""
 SEPARATE = 0.995
 """Faces of different cards alike beyond this cosine are not told apart by the face..."""
+ALIKE = 0.98
+"""Faces of two cards this alike differ only in small print (tango's and simplistic's kings of
+spades and clubs: one figure, other suit symbols; measured on the development decks, no other
+pair of faces above 0.976): between them the face has no say, and the index reads the card."""
 INDEX_APART = 0.975
 """...nor by the index, if their corners are alike beyond this (where the two cards differ)."""
 PAIR_OK = 0.35
@@ -179,24 +184,44 @@ def _settle(
 ) -> tuple[int, float, np.ndarray, int | None]:
     """The face's read with the contenders its index settles.
 
-    Returns the nearest card, its fit, its share against every card (``inf``
+    Returns the card read, its fit, its share against every card (``inf``
     where the index settled it), and the first contender the index speaks
     for instead. ``windows`` caches the corner maps (filled on first need).
+
+    Where the index speaks for a contender whose face is all but the best (``ALIKE``)
+    one's (tango's kings of spades and clubs: one figure, other suit
+    symbols), the face has no say between the two (the calibration let them
+    in because their indices differ) and the contender is the read, settled
+    in turn against the rest. Any other contender the index speaks for is a
+    dispute.
     """
     book = cal.book
-    best, fit, share = book.contest(maps)
-    close = np.count_nonzero(share < SEP_FULL)
-    if fit < FIT_MIN or close == 0 or close > PAIR_CONTENDERS:
-        return best, fit, share, None
-    for i in (int(i) for i in np.argsort(share)[:close]):
-        if not windows:
-            windows.extend(_corner_maps(corners()) or [np.zeros((FEAT_H, FEAT_W, 3), np.float32)])
-        verdict = _pair_separation(cal, windows, book.codes[best], book.codes[i])
-        if verdict >= PAIR_OK:
-            share[i] = np.inf
-        elif verdict <= -PAIR_OK:
-            return best, fit, share, i
-    return best, fit, share, None
+    per_card = book.scores(maps)
+    best = int(np.argmax(per_card))
+    beaten: list[int] = []
+    while True:
+        fit = float(per_card[best])
+        share = book.shares(per_card, best)
+        share[beaten] = np.inf
+        close = np.count_nonzero(share < SEP_FULL)
+        if fit < FIT_MIN or close == 0 or close > PAIR_CONTENDERS:
+            return best, fit, share, None
+        for i in (int(i) for i in np.argsort(share)[:close]):
+            if not windows:
+                windows.extend(
+                    _corner_maps(corners()) or [np.zeros((FEAT_H, FEAT_W, 3), np.float32)]
+                )
+            a, b = book.codes[best], book.codes[i]
+            verdict = _pair_separation(cal, windows, a, b)
+            if verdict >= PAIR_OK:
+                share[i] = np.inf
+            elif verdict <= -PAIR_OK:
+                if beaten or book.pairs[best, i] <= ALIKE:
+                    return best, fit, share, i
+                beaten, best = [best], i
+                break
+        else:
+            return best, fit, share, None
 
 
 def _read(
@@ -278,6 +303,7 @@ def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardR
         face = straighten_small(image, q, 2 * FACE_W, 2 * FACE_H)
         return _read(cal, face, lambda: [straighten_corner(image, q, t) for t in (False, True)])
 
+    quad = snap_to_outline(image, quad, cal.outline)
     read, found = attempt(quad)
     if found is None and read.reason.startswith(DISPUTED):
         # Face and index disagreed: another outline would only roll the dice
