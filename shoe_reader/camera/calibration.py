@@ -245,7 +245,9 @@ def measure_face(image: np.ndarray, locator: Locator) -> FaceSample:
     long_ = (np.linalg.norm(q[3] - q[0]) + np.linalg.norm(q[2] - q[1])) / 2
     card = straighten(image, q)
     # The mat beside a photographed card is shadowed on one side: there the
-    # locator may take a printed outline's inner edge for the card's.
+    # locator may take a printed outline's inner edge for the card's. Only a
+    # card dark all round its edge is measured: on a plain-edged card the
+    # paper, its shadow and the mat beyond look like an outline's two edges.
     width = outline_width(image, q) if _outline_width(card) >= 1.0 else 0.0
     if width >= 1.0:
         q = snap_to_outline(image, q, width)

@@ -622,15 +622,20 @@ def straighten_small(image: np.ndarray, quad: np.ndarray, width: int, height: in
     return cv2.warpPerspective(image, m, (width, height), flags=cv2.INTER_LINEAR)
 
 
+def _sides_moved(m: np.ndarray, top: float, right: float, bottom: float, left: float) -> np.ndarray:
+    """The quad whose sides lie the given straightened pixels outwards of the card that the
+    card-to-image transform ``m`` maps."""
+    w, h = CARD_W - 1, CARD_H - 1
+    out = np.array(
+        [(-left, -top), (w + right, -top), (w + right, h + bottom), (-left, h + bottom)], np.float32
+    )
+    return cv2.perspectiveTransform(out[None], m)[0]
+
+
 def grown(quad: np.ndarray, pixels: float) -> np.ndarray:
     """``quad`` with each side moved ``pixels`` (of the straightened card) outwards."""
     m = cv2.getPerspectiveTransform(_DST, quad.astype(np.float32))
-    p = pixels
-    out = np.array(
-        [(-p, -p), (CARD_W - 1 + p, -p), (CARD_W - 1 + p, CARD_H - 1 + p), (-p, CARD_H - 1 + p)],
-        np.float32,
-    )
-    return cv2.perspectiveTransform(out[None], m)[0]
+    return _sides_moved(m, pixels, pixels, pixels, pixels)
 
 
 def straighten(image: np.ndarray, quad: np.ndarray) -> np.ndarray:
@@ -732,9 +737,4 @@ def snap_to_outline(image: np.ndarray, quad: np.ndarray, outline: float) -> np.n
             shifts[side] = inner + outline
     if not any(shifts):
         return quad
-    top, right, bottom, left = shifts
-    w, h = CARD_W - 1, CARD_H - 1
-    moved = np.array(
-        [(-left, -top), (w + right, -top), (w + right, h + bottom), (-left, h + bottom)], np.float32
-    )
-    return cv2.perspectiveTransform(moved[None], m)[0]
+    return _sides_moved(m, *shifts)

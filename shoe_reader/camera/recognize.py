@@ -188,12 +188,12 @@ def _settle(
     where the index settled it), and the first contender the index speaks
     for instead. ``windows`` caches the corner maps (filled on first need).
 
-    Where the index speaks for a contender whose face is all but the best (``ALIKE``)
-    one's (tango's kings of spades and clubs: one figure, other suit
-    symbols), the face has no say between the two (the calibration let them
-    in because their indices differ) and the contender is the read, settled
-    in turn against the rest. Any other contender the index speaks for is a
-    dispute.
+    Where the index speaks for a contender whose face is all but the best
+    one's (alike beyond ``ALIKE``: tango's kings of spades and clubs, one
+    figure with other suit symbols), the face has no say between the two and
+    the contender is the read, settled in turn against the rest (once: a
+    second contender it speaks for is a dispute). Any other contender the
+    index speaks for is a dispute.
     """
     book = cal.book
     per_card = book.scores(maps)
@@ -211,8 +211,7 @@ def _settle(
                 windows.extend(
                     _corner_maps(corners()) or [np.zeros((FEAT_H, FEAT_W, 3), np.float32)]
                 )
-            a, b = book.codes[best], book.codes[i]
-            verdict = _pair_separation(cal, windows, a, b)
+            verdict = _pair_separation(cal, windows, book.codes[best], book.codes[i])
             if verdict >= PAIR_OK:
                 share[i] = np.inf
             elif verdict <= -PAIR_OK:
