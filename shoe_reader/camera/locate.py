@@ -10,7 +10,7 @@ pixels from the full-size frame, so the index keeps all its detail.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import itertools
 from dataclasses import dataclass
 
 import cv2
@@ -167,16 +167,18 @@ def _refine(quad: np.ndarray, points: np.ndarray, offset: float) -> np.ndarray:
         return quad
     starts = quad.copy()
     dirs = d / lengths[:, None]
-    for k in range(4):
-        length = float(lengths[k])
-        u = dirs[k].copy()
-        rel = points - quad[k]
-        t = rel @ u
-        dist = np.abs(rel[:, 0] * u[1] - rel[:, 1] * u[0])
-        sel = points[(t > 0.2 * length) & (t < 0.8 * length) & (dist < 3.0)]
-        if len(sel) >= 8:
-            vx, vy, x0, y0 = cv2.fitLine(sel, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
-            starts[k], dirs[k] = (x0, y0), (vx, vy)
+    # Every point against all four sides at once: along each (t) and off it
+    # (dist), (4, n) each.
+    px, py = points[:, 0], points[:, 1]
+    rx = px[None, :] - quad[:, 0, None]
+    ry = py[None, :] - quad[:, 1, None]
+    ux, uy = dirs[:, 0, None], dirs[:, 1, None]
+    t = rx * ux + ry * uy
+    dist = np.abs(rx * uy - ry * ux)
+    near = (t > 0.2 * lengths[:, None]) & (t < 0.8 * lengths[:, None]) & (dist < 3.0)
+    for k in np.flatnonzero(np.count_nonzero(near, axis=1) >= 8):
+        vx, vy, x0, y0 = cv2.fitLine(points[near[k]], cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+        starts[k], dirs[k] = (x0, y0), (vx, vy)
     normal = np.stack([dirs[:, 1], -dirs[:, 0]], axis=1)
     normal[((starts - centre) * normal).sum(axis=1) < 0] *= -1
     starts = starts + normal * offset
@@ -206,6 +208,9 @@ def _meet(starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
 
 SIDE_TOLERANCE = 1.5
 """Pixels off a side's straight line within which a step found across it is on the edge."""
+SNAP_SETTLED = 0.5
+"""Pixels within which a side snapped from the rough outline is already where a second
+snap would put it (the samples across it lie where they would lie again)."""
 _SNAP_T = np.linspace(0.18, 0.82, 24, dtype=np.float32)
 _SNAP_D = np.arange(-12.0, 12.01, 0.75, dtype=np.float32)
 
@@ -342,22 +347,22 @@ def _border(image: np.ndarray) -> np.ndarray:
     return np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]])
 
 
-def _table_light(gray: np.ndarray) -> tuple[Callable[[np.ndarray], np.ndarray], float]:
-    """The table's brightness across the region (a plane fitted to its border), and its spread.
+def _table_light(gray: np.ndarray) -> tuple[np.ndarray, float]:
+    """The table's brightness at every pixel of the region (a plane fitted to its border),
+    and its spread.
 
     Light falls off across a table; a card on its dim side can be darker than
     the table's bright side, but never than the table right around it.
     """
-    design, solve = _border_fit(*gray.shape[:2])
+    h, w = gray.shape[:2]
+    design, solve = _border_fit(h, w)
     values = _border(gray).astype(np.float64)
     coef = solve @ values
     residual = values - design @ coef
     p50, p90 = percentile(residual, (50, 90))
-
-    def light(points: np.ndarray) -> np.ndarray:
-        return coef[0] + coef[1] * points[:, 0] + coef[2] * points[:, 1] + p50
-
-    return light, float(p90 - p50)
+    xs = np.arange(w, dtype=np.float64) * coef[1]
+    ys = np.arange(h, dtype=np.float64) * coef[2] + (coef[0] + p50)
+    return ys[:, None] + xs[None, :], float(p90 - p50)
 
 
 class Locator:
@@ -457,8 +462,10 @@ class Locator:
             x1, y1 = min(int(x1), w), min(int(y1), h)
             g = gray[y0:y1, x0:x1].astype(np.float32)
             origin = np.array([x0, y0], np.float32)
-            local, support = _snap(g, full - origin)
-            local, support = _snap(g, local)  # again from the better first estimate
+            first = full - origin
+            local, support = _snap(g, first)
+            if float(np.abs(local - first).max()) > SNAP_SETTLED:
+                local, support = _snap(g, local)  # again from the better first estimate
             if support < MIN_SUPPORT:
                 why = "outline not borne out by the card's edges"
                 continue
@@ -533,31 +540,37 @@ class Locator:
         """
         h, w = gray.shape
         free = (edges == 0).view(np.uint8)
-        _n, labels, stats, centres = cv2.connectedComponentsWithStats(free, connectivity=4)
+        # Labels only: the statistics OpenCV would add (a box and a centre per
+        # region) cost as much again as the labelling, and what is asked of
+        # them below is had from the labels for less.
+        n, labels = cv2.connectedComponents(free, connectivity=4)
         min_area = self.min_card_fraction * h * w
+        flat = labels.ravel().astype(np.intp)
+        areas = np.bincount(flat, minlength=n)
         # Paper must be brighter than the table around it: the table is what
         # the region's border shows (a region is drawn around the place cards
-        # pass, not on them), lit more on one side than the other.
+        # pass, not on them), lit more on one side than the other. The table's
+        # light is a plane, so its mean over a region is its light at the
+        # region's centre: a region's mean brightness above the table is the
+        # mean of its pixels' brightness above the table under each.
         table, spread = _table_light(gray)
-        floor = table(centres) + max(self.min_contrast, 1.6 * spread)
-        areas = stats[:, cv2.CC_STAT_AREA]
-        # Given as the machine's index and float, not as int32 labels and uint8
-        # grey, np.bincount runs several times faster (the same sums).
-        sums = np.bincount(
-            labels.ravel().astype(np.intp),
-            weights=gray.ravel().astype(np.float64),
-            minlength=len(stats),
+        above = np.bincount(flat, weights=(gray - table).ravel(), minlength=n)
+        paper = (above / np.maximum(areas, 1) >= max(self.min_contrast, 1.6 * spread)) & (
+            areas >= max(6, min_area / 50)
         )
-        tone = sums / np.maximum(areas, 1)
-        x0, y0 = stats[:, cv2.CC_STAT_LEFT], stats[:, cv2.CC_STAT_TOP]
-        x1 = x0 + stats[:, cv2.CC_STAT_WIDTH]
-        y1 = y0 + stats[:, cv2.CC_STAT_HEIGHT]
-        touches = (x0 <= 1) | (y0 <= 1) | (x1 >= w - 1) | (y1 >= h - 1)
-        paper = (tone >= floor) & (areas >= max(6, min_area / 50))
         paper[0] = False
+        # Regions within a pixel of each side of the region (as a bounding box
+        # starting at 0 or 1, or ending at the last or the one before).
+        sides = []
+        for band in (labels[:, :2], labels[:, -2:], labels[:2], labels[-2:]):
+            seen = np.zeros(n, bool)
+            seen[band] = True
+            sides.append(seen)
+        left, right, top, bottom = sides
+        touches = left | right | top | bottom
         # A bright band right across the region (wood grain, a lit stripe of
         # cloth) is table; a card still under the shoe touches one side.
-        across = ((x0 <= 1) & (x1 >= w - 1)) | ((y0 <= 1) & (y1 >= h - 1))
+        across = (left & right) | (top & bottom)
         present = bool((paper & touches & ~across & (areas >= min_area)).any())
         why = _AT_EDGE if present else _NOTHING
         inside = paper & ~touches
@@ -567,11 +580,12 @@ class Locator:
         # The grouping is done only over the paper's bounding box (grown by the
         # dilation's reach): outside it there is nothing to group, and the
         # labelling costs by the pixel.
-        gx0 = max(int(x0[inside].min()) - r, 0)
-        gy0 = max(int(y0[inside].min()) - r, 0)
-        gx1 = min(int(x1[inside].max()) + r, w)
-        gy1 = min(int(y1[inside].max()) + r, h)
-        mask = np.take(inside.view(np.uint8), labels[gy0:gy1, gx0:gx1])
+        everywhere = np.take(inside.view(np.uint8), labels)
+        cols = np.flatnonzero(everywhere.any(axis=0))
+        rows = np.flatnonzero(everywhere.any(axis=1))
+        gx0, gx1 = max(int(cols[0]) - r, 0), min(int(cols[-1]) + 1 + r, w)
+        gy0, gy1 = max(int(rows[0]) - r, 0), min(int(rows[-1]) + 1 + r, h)
+        mask = everywhere[gy0:gy1, gx0:gx1]
         grouped = cv2.dilate(mask, self._group_kernel)
         m, groups, gstats, _ = cv2.connectedComponentsWithStats(grouped, connectivity=4)
         candidates: list[np.ndarray] = []
@@ -677,27 +691,44 @@ def _rim_profiles(image: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, np.n
     pts = cv2.perspectiveTransform(_RIM_GRID.reshape(1, -1, 2), m)[0]
     xy = pts.reshape(-1, 1, 2)
     samples = cv2.remap(image, xy[..., 0], xy[..., 1], cv2.INTER_LINEAR)
-    grey = samples.reshape(4, len(_RIM_ALONG), len(_RIM_T), -1).astype(np.float32).mean(axis=-1)
-    return np.median(grey, axis=1), m
+    shape = (4, len(_RIM_ALONG), len(_RIM_T))
+    if samples.ndim == 3:  # the mean of the colours, as one small product
+        channels = samples.shape[-1]
+        mean = np.full(channels, 1 / channels, np.float32)
+        grey = (samples.reshape(-1, channels).astype(np.float32) @ mean).reshape(shape)
+    else:
+        grey = samples.reshape(shape).astype(np.float32)
+    # The median along each side of an even count of samples: the mean of the
+    # middle two (np.median's own arithmetic, without its Python overhead).
+    mid = len(_RIM_ALONG) // 2
+    grey.sort(axis=1)
+    return (grey[:, mid - 1] + grey[:, mid]) / 2, m
 
 
 def _rim_edges(p: np.ndarray, reach: float) -> tuple[float | None, float | None]:
     """Offsets (straightened pixels, outwards from the side) of a printed outline's inner edge
     (paper to ink) and outer edge (ink to a brighter table) across one side, where seen."""
-    centre = len(_RIM_T) // 2
+    # Four dozen samples, four times a frame: plain Python lists beat NumPy's
+    # per-call overhead (the same order statistics, first index on ties).
+    v = p.tolist()
+    start = float(_RIM_T[0])
+    centre = len(v) // 2
     steps = round(reach / _RIM_STEP)
-    paper = float(np.median(p[: max(centre - steps - 2, 2)]))
+    paper = _median(v[: max(centre - steps - 2, 2)])
     lo = max(centre - steps, 2)
-    darkest = lo + int(np.argmin(p[lo : centre + steps]))
-    if paper - float(p[darkest]) < OUTLINE_STEP * paper:
+    window = v[lo : centre + steps]
+    darkest = lo + window.index(min(window))
+    ink = v[darkest]
+    if paper - ink < OUTLINE_STEP * paper:
         return None, None  # no outline across this side (or not where it should be)
-    fall = np.diff(p[lo - 2 : darkest + 1])
-    inner = float(_RIM_T[0] + (lo - 2 + int(np.argmin(fall)) + 0.5) * _RIM_STEP)
-    beyond = p[darkest : darkest + steps + 4]
-    if len(beyond) < 4 or float(beyond.max()) - float(p[darkest]) < OUTLINE_STEP * paper:
+    run = v[lo - 2 : darkest + 1]
+    fall = [b - a for a, b in itertools.pairwise(run)]
+    inner = start + (lo - 2 + fall.index(min(fall)) + 0.5) * _RIM_STEP
+    beyond = v[darkest : darkest + steps + 4]
+    if len(beyond) < 4 or max(beyond) - ink < OUTLINE_STEP * paper:
         return inner, None  # the table beyond is as dark as the outline: no outer edge to see
-    k = int(np.argmax(np.diff(beyond)))
-    return inner, float(_RIM_T[0] + (darkest + k + 0.5) * _RIM_STEP)
+    rise = [b - a for a, b in itertools.pairwise(beyond)]
+    return inner, start + (darkest + rise.index(max(rise)) + 0.5) * _RIM_STEP
 
 
 def outline_width(image: np.ndarray, quad: np.ndarray) -> float:

@@ -10,8 +10,9 @@ rather than forced onto the nearest face.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -19,8 +20,6 @@ from threadpoolctl import threadpool_limits
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.face_match import FACE_H, FACE_W, FaceMatch, face_features
 from shoe_reader.camera.index import (
-    FEAT_H,
-    FEAT_W,
     NoIndex,
     Part,
     corners_of,
@@ -132,7 +131,7 @@ def _classify(part: Part, fmap: np.ndarray, exclude: np.ndarray | None = None) -
     return PartRead(str(label), fit, separation, _confidence(fit, separation, PART_LIMITS))
 
 
-def _pair_separation(cal: Calibration, windows: list[np.ndarray], a: str, b: str) -> float:
+def _pair_separation(cal: Calibration, windows: Iterable[np.ndarray], a: str, b: str) -> float:
     """How clearly the corner index says ``a`` rather than ``b`` (negative: ``b``).
 
     Learned from the two cards' own corners only (see
@@ -166,27 +165,43 @@ def _corner_likeness(part: Part, a: str, b: str) -> float:
     return float(pair_similarities(part)[np.ix_(ia, ib)].max())
 
 
-def _corner_maps(corners: list[np.ndarray]) -> list[np.ndarray]:
-    maps = []
-    for corner in corners:
-        try:
-            maps.append(features(corner))
-        except NoIndex:
-            continue
-    return maps
+class _Windows:
+    """A card's corner windows as feature maps (see :func:`features`), each made when first
+    iterated to.
+
+    Most frames need one corner only (its index fits this deck's card; the
+    other corner is then never straightened or compared). A corner with no
+    index in it is left out.
+    """
+
+    def __init__(self, corners: Sequence[Callable[[], np.ndarray]]) -> None:
+        self._pending = list(corners)
+        self._maps: list[np.ndarray] = []
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        i = 0
+        while True:
+            while i >= len(self._maps):
+                if not self._pending:
+                    return
+                try:
+                    self._maps.append(features(self._pending.pop(0)()))
+                except NoIndex:
+                    continue
+            yield self._maps[i]
+            i += 1
 
 
 def _settle(
     cal: Calibration,
     maps: np.ndarray,
-    corners: Callable[[], list[np.ndarray]],
-    windows: list[np.ndarray],
+    windows: _Windows,
 ) -> tuple[int, float, np.ndarray, int | None]:
     """The face's read with the contenders its index settles.
 
     Returns the card read, its fit, its share against every card (``inf``
     where the index settled it), and the first contender the index speaks
-    for instead. ``windows`` caches the corner maps (filled on first need).
+    for instead. ``windows`` are the card's corner maps.
 
     Where the index speaks for a contender whose face is all but the best
     one's (alike beyond ``ALIKE``: tango's kings of spades and clubs, one
@@ -207,10 +222,6 @@ def _settle(
         if fit < FIT_MIN or close == 0 or close > PAIR_CONTENDERS:
             return best, fit, share, None
         for i in (int(i) for i in np.argsort(share)[:close]):
-            if not windows:
-                windows.extend(
-                    _corner_maps(corners()) or [np.zeros((FEAT_H, FEAT_W, 3), np.float32)]
-                )
             verdict = _pair_separation(cal, windows, book.codes[best], book.codes[i])
             if verdict >= PAIR_OK:
                 share[i] = np.inf
@@ -224,7 +235,7 @@ def _settle(
 
 
 def _read(
-    cal: Calibration, face: np.ndarray, corners: Callable[[], list[np.ndarray]]
+    cal: Calibration, face: np.ndarray, corners: Sequence[Callable[[], np.ndarray]]
 ) -> tuple[CardRead, FaceMatch | None]:
     """Read a straightened face (any size of the card's shape) and, if it is read, its corners."""
     try:
@@ -239,8 +250,8 @@ def _read(
     # is unreadable, never read as the index's card: on a dark table the
     # edge found can lie off the printed outline, and a corner a pixel off has
     # been seen to speak clearly for the wrong suit while the face was right.
-    windows: list[np.ndarray] = []
-    best, fit, share, other = _settle(cal, maps, corners, windows)
+    windows = _Windows(corners)
+    best, fit, share, other = _settle(cal, maps, windows)
     if other is not None:
         why = f"{DISPUTED}: face reads {book.codes[best]}, index reads {book.codes[other]}"
         return CardRead(None, 0.0, why), None
@@ -257,9 +268,7 @@ def _read(
         # The face's layout is right; its corner index must be this deck's
         # too (a card of the same rank and suit from another deck has other
         # print there).
-        if not windows:
-            windows.extend(_corner_maps(corners()))
-        index = index_fit(cal, windows, found.code)
+        index = index_fit(cal, windows, found.code, enough=INDEX_OK)
         factor = float(np.clip((index - INDEX_MIN) / (INDEX_OK - INDEX_MIN), 0.0, 1.0))
         if factor < confidence:
             why = f"index not this deck's {found.code} (fit {index:.2f})"
@@ -271,19 +280,30 @@ def _read(
 
 def read_face(cal: Calibration, card: np.ndarray) -> tuple[CardRead, FaceMatch | None]:
     """Read a straightened card (``CARD_H x CARD_W`` BGR) against the calibrated faces."""
-    return _read(cal, card, lambda: corners_of(card))
+    return _read(cal, card, [(lambda c=c: c) for c in corners_of(card)])
 
 
-def index_fit(cal: Calibration, windows: list[np.ndarray], code: str) -> float:
+def index_fit(
+    cal: Calibration, windows: Iterable[np.ndarray], code: str, enough: float = np.inf
+) -> float:
     """How well the better of a card's corner windows (feature maps, see :func:`features`)
-    matches ``code``'s calibrated index."""
+    matches ``code``'s calibrated index.
+
+    The windows are tried in turn until one fits to ``enough`` (the reader
+    needs no better: the other corner, most often as good, is then not
+    compared at all).
+    """
     mine = np.array([c == code for c in cal.cards])
     best = 0.0
     for fmap in windows:
-        fits = [
-            float(similarities(part, fmap, mine).max()) for part in (cal.rank_part, cal.suit_part)
-        ]
-        best = max(best, min(fits))
+        fit = np.inf
+        for part in (cal.rank_part, cal.suit_part):
+            fit = min(fit, float(similarities(part, fmap, mine).max()))
+            if fit <= best:
+                break  # this window cannot be the better one
+        best = max(best, fit)
+        if best >= enough:
+            break
     return best
 
 
@@ -300,7 +320,7 @@ def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardR
 
     def attempt(q: np.ndarray) -> tuple[CardRead, FaceMatch | None]:
         face = straighten_small(image, q, 2 * FACE_W, 2 * FACE_H)
-        return _read(cal, face, lambda: [straighten_corner(image, q, t) for t in (False, True)])
+        return _read(cal, face, [partial(straighten_corner, image, q, t) for t in (False, True)])
 
     quad = snap_to_outline(image, quad, cal.outline)
     read, found = attempt(quad)
