@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from hardware_sim.camera.faces import DESIGNS, render_face
 from hardware_sim.camera.scene import BACKGROUNDS, LEVELS, background, photograph, place_card
-from shoe_reader.camera.locate import CARD_H, CARD_W, Locator, _to_quad, straighten
+from shoe_reader.camera.locate import CARD_H, CARD_W, Locator, _area_reduce, _to_quad, straighten
 
 
 def corner_error(found: np.ndarray, truth: np.ndarray) -> float:
@@ -93,3 +93,17 @@ def test_a_clipped_corner_is_recovered(
     quad = _to_quad((poly @ rot.T).reshape(-1, 1, 2))
     assert quad is not None
     assert corner_error(quad, rect @ rot.T) < 1e-6 * max(w, h) + 1e-6
+
+
+def test_the_quarter_reduction_is_within_a_level_of_the_exact_area_mean() -> None:
+    # The locator reduces the frame by two 2x2 halvings (vectorised in OpenCV)
+    # instead of one 4x4 average: each block's mean may round differently, by
+    # at most one level, and only where it falls close to a half.
+    rng = np.random.default_rng(11)
+    frame, _ = photograph(render_face("QH", DESIGNS["classic"]), LEVELS["moderate"], rng, "felt")
+    exact = frame.reshape(180, 4, 320, 4, 3).astype(np.float64).mean(axis=(1, 3))
+    reduced = _area_reduce(frame, 0.25)
+    assert reduced.shape == (180, 320, 3)
+    error = np.abs(reduced - exact)
+    assert float(error.max()) <= 1.0
+    assert float(error.mean()) < 0.5

@@ -116,3 +116,29 @@ def test_bad_regions_are_refused(text: str) -> None:
 
 def test_a_region_parses() -> None:
     assert parse_roi(" 10, 20,300,400") == (10, 20, 300, 400)
+
+
+def test_a_clear_card_is_read_from_one_corner_and_a_refused_one_from_both(
+    heldout_calibration: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The second corner is straightened only when the first does not fit the
+    # card's index (most frames): a frame of another deck's card gets both looked at.
+    import shoe_reader.camera.recognize as recognize
+
+    turned: list[bool] = []
+    real = recognize.straighten_corner
+
+    def counting(image: np.ndarray, quad: np.ndarray, upside: bool) -> np.ndarray:
+        turned.append(upside)
+        return real(image, quad, upside)
+
+    monkeypatch.setattr(recognize, "straighten_corner", counting)
+    rec = Recognizer(heldout_calibration)
+    rng = np.random.default_rng(5)
+    frame, _ = photograph(render_face("7H", HELDOUT), LEVELS["clean"], rng, "felt")
+    assert _confident(rec, frame) == "7H"
+    assert turned == [False]
+    turned.clear()
+    frame, _ = photograph(render_face("7H", DESIGNS["classic"]), LEVELS["clean"], rng, "felt")
+    assert _confident(rec, frame) is None
+    assert False in turned and True in turned
