@@ -151,6 +151,28 @@ def pair_similarities(part: Part) -> np.ndarray:
     return part.pairs
 
 
+HALF_STEPS = ((1, 0), (0, 1), (1, 1))
+"""Shifts (straightened pixels, x and y) of half a feature pixel, see :func:`nudged`."""
+
+
+def nudged(corner: np.ndarray) -> list[np.ndarray]:
+    """Feature maps of a corner window moved by half a feature pixel across and down.
+
+    A part is compared at every whole feature-pixel shift (two pixels of the
+    straightened card); an index lying half-way between two of them (the side
+    found on the outer edge of a thin printed rim where the calibration took
+    its inner edge) matches its own face less well than a frame a whole pixel
+    off. Moved by one straightened pixel, the window's features fall on the
+    half steps in between.
+    """
+    h, w = corner.shape[:2]
+    maps = []
+    for dx, dy in HALF_STEPS:
+        move = np.float32([[1, 0, dx], [0, 1, dy]])
+        maps.append(features(cv2.warpAffine(corner, move, (w, h), borderMode=cv2.BORDER_REPLICATE)))
+    return maps
+
+
 def corners_of(card: np.ndarray) -> list[np.ndarray]:
     """Both index corner windows of a straightened card, each turned upright."""
     turned = np.ascontiguousarray(card[::-1, ::-1])

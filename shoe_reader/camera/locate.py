@@ -26,6 +26,10 @@ MIN_SUPPORT = 0.3
 MIN_FILL = 0.3
 """Share of its bounding box a group of paper regions must cover to be a card's paper."""
 
+FAINT = 0.5
+"""Share of the colour difference from the table that a card's silhouette may fall to where
+it is joined to a part that differs fully (see :meth:`Locator._silhouettes`)."""
+
 _NOTHING = "no card in view"
 _AT_EDGE = "card touches the edge of the region"
 
@@ -433,6 +437,10 @@ class Locator:
             more = self._silhouettes(small, min_area)
             found, reason2 = self._best(image, candidates + more if self.thorough else more)
             reason = reason2 or reason
+            if found is None:
+                # Last, a card printed fading into the table's colour towards one end.
+                found, reason2 = self._best(image, self._silhouettes(small, min_area, FAINT))
+                reason = reason2 or reason
         if found is None:
             return Outline(present=present, why=(reason or why) if present else why)
         return Outline(present=True, quad=found)
@@ -479,8 +487,15 @@ class Locator:
         top = max(f[0] for f in found)
         return max((f for f in found if f[0] >= 0.8 * top), key=lambda f: f[1])[2], ""
 
-    def _silhouettes(self, colour: np.ndarray, min_area: float) -> list[np.ndarray]:
+    def _silhouettes(
+        self, colour: np.ndarray, min_area: float, faint: float = 1.0
+    ) -> list[np.ndarray]:
         """Outlines of whatever differs in colour from the table, holes filled.
+
+        With ``faint`` below 1, what differs from the table by that share of the
+        usual limit is taken in too where it is joined to what differs fully: a
+        card printed fading towards one end (jolly-royal's paper and frame, from
+        white to the grey of a light table) loses that end otherwise.
 
         A court figure can cut a card's paper into pieces too far apart to
         group; the card as a whole still stands out from the table's colour
@@ -503,8 +518,14 @@ class Locator:
         gy = np.arange(h, dtype=np.float32)[:, None, None]
         table = coef[0][None, None, :] + coef[1][None, None, :] * gx + coef[2][None, None, :] * gy
         total = np.abs(colour.astype(np.float32) - table).sum(axis=2)
-        fg = (total > limit).view(np.uint8)
+        fg = (total > faint * limit).view(np.uint8)
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
+        if faint < 1.0:
+            n, pieces = cv2.connectedComponents(fg, connectivity=8)
+            joined = np.zeros(n, bool)
+            joined[pieces[total > limit]] = True
+            joined[0] = False
+            fg = cv2.morphologyEx(joined[pieces].view(np.uint8), cv2.MORPH_OPEN, self._kernel)
         contours, _ = cv2.findContours(fg, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
         out = []
         for c in contours:

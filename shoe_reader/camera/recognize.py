@@ -24,6 +24,7 @@ from shoe_reader.camera.index import (
     Part,
     corners_of,
     features,
+    nudged,
     pair_similarities,
     similarities,
 )
@@ -192,6 +193,17 @@ class _Windows:
             i += 1
 
 
+def _nudged_maps(corners: Sequence[Callable[[], np.ndarray]]) -> list[np.ndarray]:
+    """Feature maps of each corner window at the half feature-pixel steps (see :func:`nudged`)."""
+    maps = []
+    for corner in corners:
+        try:
+            maps.extend(nudged(corner()))
+        except NoIndex:
+            continue
+    return maps
+
+
 def _settle(
     cal: Calibration,
     maps: np.ndarray,
@@ -269,6 +281,9 @@ def _read(
         # too (a card of the same rank and suit from another deck has other
         # print there).
         index = index_fit(cal, windows, found.code, enough=INDEX_OK)
+        if index < INDEX_OK:
+            # Its own index half a feature pixel off fits less than a whole one.
+            index = max(index, index_fit(cal, _nudged_maps(corners), found.code, INDEX_OK))
         factor = float(np.clip((index - INDEX_MIN) / (INDEX_OK - INDEX_MIN), 0.0, 1.0))
         if factor < confidence:
             why = f"index not this deck's {found.code} (fit {index:.2f})"
