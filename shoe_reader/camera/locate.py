@@ -366,6 +366,28 @@ def _table_light(gray: np.ndarray) -> tuple[np.ndarray, float]:
     return ys[:, None] + xs[None, :], float(p90 - p50)
 
 
+def _table_difference(colour: np.ndarray) -> tuple[np.ndarray, float]:
+    """How far each pixel's colour is from the table's there (summed over the channels), and
+    the limit beyond which it is not table.
+
+    The table's colour across the region is a plane per channel fitted to its
+    border (light falls off across a table); the limit is well above the
+    border's own spread about it.
+    """
+    h, w = colour.shape[:2]
+    xs = np.concatenate([np.arange(w), np.arange(w), np.zeros(h), np.full(h, w - 1)])
+    ys = np.concatenate([np.zeros(w), np.full(w, h - 1), np.arange(h), np.arange(h)])
+    border = np.concatenate([colour[0], colour[-1], colour[:, 0], colour[:, -1]]).astype(np.float32)
+    design = np.stack([np.ones_like(xs), xs, ys], axis=1).astype(np.float32)
+    coef, *_ = np.linalg.lstsq(design, border, rcond=None)
+    spread = np.abs(border - design @ coef).sum(axis=1)
+    limit = max(40.0, 2.5 * float(np.percentile(spread, 90)))
+    gx = np.arange(w, dtype=np.float32)[None, :, None]
+    gy = np.arange(h, dtype=np.float32)[:, None, None]
+    table = coef[0][None, None, :] + coef[1][None, None, :] * gx + coef[2][None, None, :] * gy
+    return np.abs(colour.astype(np.float32) - table).sum(axis=2), limit
+
+
 class Locator:
     """Finds one whole card in a region of interest of a frame.
 
@@ -434,12 +456,14 @@ class Locator:
             # table's colour is tried then (and always when time does not
             # matter: a calibration photograph).
             min_area = self.min_card_fraction * gray.shape[0] * gray.shape[1]
-            more = self._silhouettes(small, min_area)
+            difference = _table_difference(small)
+            more = self._silhouettes(difference, min_area)
             found, reason2 = self._best(image, candidates + more if self.thorough else more)
             reason = reason2 or reason
             if found is None:
                 # Last, a card printed fading into the table's colour towards one end.
-                found, reason2 = self._best(image, self._silhouettes(small, min_area, FAINT))
+                faint = self._silhouettes(difference, min_area, FAINT)
+                found, reason2 = self._best(image, faint)
                 reason = reason2 or reason
         if found is None:
             return Outline(present=present, why=(reason or why) if present else why)
@@ -488,44 +512,33 @@ class Locator:
         return max((f for f in found if f[0] >= 0.8 * top), key=lambda f: f[1])[2], ""
 
     def _silhouettes(
-        self, colour: np.ndarray, min_area: float, faint: float = 1.0
+        self, difference: tuple[np.ndarray, float], min_area: float, faint: float = 1.0
     ) -> list[np.ndarray]:
         """Outlines of whatever differs in colour from the table, holes filled.
 
-        With ``faint`` below 1, what differs from the table by that share of the
-        usual limit is taken in too where it is joined to what differs fully: a
-        card printed fading towards one end (jolly-royal's paper and frame, from
-        white to the grey of a light table) loses that end otherwise.
+        ``difference`` is the region's :func:`_table_difference`. With
+        ``faint`` below 1, what differs from the table by that share of the
+        limit is taken in too where it is joined to what differs fully: a
+        card printed fading towards one end (jolly-royal's paper and frame,
+        from white to the grey of a light table) loses that end otherwise.
 
         A court figure can cut a card's paper into pieces too far apart to
         group; the card as a whole still stands out from the table's colour
         (its paper, its printed frame, its figure), so its silhouette is the
         outside of everything that is not table.
         """
-        h, w = colour.shape[:2]
-        # The table's colour across the region: a plane per channel fitted to
-        # its border (light falls off across a table).
-        xs = np.concatenate([np.arange(w), np.arange(w), np.zeros(h), np.full(h, w - 1)])
-        ys = np.concatenate([np.zeros(w), np.full(w, h - 1), np.arange(h), np.arange(h)])
-        border = np.concatenate([colour[0], colour[-1], colour[:, 0], colour[:, -1]]).astype(
-            np.float32
-        )
-        design = np.stack([np.ones_like(xs), xs, ys], axis=1).astype(np.float32)
-        coef, *_ = np.linalg.lstsq(design, border, rcond=None)
-        spread = np.abs(border - design @ coef).sum(axis=1)
-        limit = max(40.0, 2.5 * float(np.percentile(spread, 90)))
-        gx = np.arange(w, dtype=np.float32)[None, :, None]
-        gy = np.arange(h, dtype=np.float32)[:, None, None]
-        table = coef[0][None, None, :] + coef[1][None, None, :] * gx + coef[2][None, None, :] * gy
-        total = np.abs(colour.astype(np.float32) - table).sum(axis=2)
+        total, limit = difference
+        h, w = total.shape
         fg = (total > faint * limit).view(np.uint8)
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
         if faint < 1.0:
+            # Whole pieces of the opened mask are kept (every 3x3 block of it
+            # lies in one piece, so what is kept stays opened).
             n, pieces = cv2.connectedComponents(fg, connectivity=8)
             joined = np.zeros(n, bool)
             joined[pieces[total > limit]] = True
             joined[0] = False
-            fg = cv2.morphologyEx(joined[pieces].view(np.uint8), cv2.MORPH_OPEN, self._kernel)
+            fg = joined[pieces].view(np.uint8)
         contours, _ = cv2.findContours(fg, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
         out = []
         for c in contours:
