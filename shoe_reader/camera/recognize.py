@@ -177,6 +177,7 @@ class _Windows:
 
     def __init__(self, corners: Sequence[Callable[[], np.ndarray]]) -> None:
         self._pending = list(corners)
+        self._corners: list[np.ndarray] = []  # straightened so far, in order
         self._maps: list[np.ndarray] = []
 
     def __iter__(self) -> Iterator[np.ndarray]:
@@ -185,23 +186,26 @@ class _Windows:
             while i >= len(self._maps):
                 if not self._pending:
                     return
+                self._corners.append(self._pending.pop(0)())
                 try:
-                    self._maps.append(features(self._pending.pop(0)()))
+                    self._maps.append(features(self._corners[-1]))
                 except NoIndex:
                     continue
             yield self._maps[i]
             i += 1
 
-
-def _nudged_maps(corners: Sequence[Callable[[], np.ndarray]]) -> list[np.ndarray]:
-    """Feature maps of each corner window at the half feature-pixel steps (see :func:`nudged`)."""
-    maps = []
-    for corner in corners:
-        try:
-            maps.extend(nudged(corner()))
-        except NoIndex:
-            continue
-    return maps
+    def nudged(self) -> list[np.ndarray]:
+        """Feature maps of every corner window at the half feature-pixel steps (see
+        :func:`nudged`), from the corners already straightened (and the rest)."""
+        for _ in self:
+            pass
+        maps = []
+        for corner in self._corners:
+            try:
+                maps.extend(nudged(corner))
+            except NoIndex:
+                continue
+        return maps
 
 
 def _settle(
@@ -283,7 +287,7 @@ def _read(
         index = index_fit(cal, windows, found.code, enough=INDEX_OK)
         if index < INDEX_OK:
             # Its own index half a feature pixel off fits less than a whole one.
-            index = max(index, index_fit(cal, _nudged_maps(corners), found.code, INDEX_OK))
+            index = max(index, index_fit(cal, windows.nudged(), found.code, INDEX_OK))
         factor = float(np.clip((index - INDEX_MIN) / (INDEX_OK - INDEX_MIN), 0.0, 1.0))
         if factor < confidence:
             why = f"index not this deck's {found.code} (fit {index:.2f})"
