@@ -97,8 +97,8 @@ def test_a_clipped_corner_is_recovered(
 
 def test_the_quarter_reduction_is_within_a_level_of_the_exact_area_mean() -> None:
     # The locator reduces the frame by two 2x2 halvings (vectorised in OpenCV)
-    # instead of one 4x4 average: each block's mean may round differently, by
-    # at most one level, and only where it falls close to a half.
+    # instead of one 4x4 average: each halving rounds, so a block's mean may
+    # come out up to one level off the exact one.
     rng = np.random.default_rng(11)
     frame, _ = photograph(render_face("QH", DESIGNS["classic"]), LEVELS["moderate"], rng, "felt")
     exact = frame.reshape(180, 4, 320, 4, 3).astype(np.float64).mean(axis=(1, 3))
