@@ -25,6 +25,21 @@ settings.register_profile(
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
+# The suite runs on pytest-xdist workers (``-n auto`` in pyproject.toml): most of its
+# time is spent waiting on subprocesses, servers and browsers, so two workers on two
+# cores take it from about 30 to about 13 minutes. Each worker has its own PostgreSQL
+# database and free ports; the count is capped so that a many-core machine does not
+# open more PostgreSQL connections or Chromiums than one server holds. ``-n 0`` runs
+# the suite in one process (for a debugger), ``-n N`` on N workers.
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own override
+    return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
+
+
 PG_ADMIN_URL = os.environ.get(
     "LIVETABLE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )

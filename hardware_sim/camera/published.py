@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from functools import lru_cache
@@ -282,7 +283,10 @@ def render_deck(name: str, cache: Path | None = None) -> Path:
             else render(svg, deck, codes, Path(tmp))
         )
         for code, face in faces.items():
-            part = folder / f".{code}.tmp.png"
+            # Named for this process: two processes rendering the same deck at
+            # once (parallel test workers, two readers starting) each move only
+            # a file they wrote whole into place.
+            part = folder / f".{code}.{os.getpid()}-{threading.get_ident()}.tmp.png"
             cv2.imwrite(str(part), face)
             part.replace(folder / f"{code}.png")
     return folder
