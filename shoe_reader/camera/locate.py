@@ -9,9 +9,11 @@ pixels from the full-size frame, so the index keeps all its detail.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -91,6 +93,30 @@ class Outline:
     present: bool
     quad: np.ndarray | None = None
     why: str = ""
+    # What the search worked out on the way, for a second, more thorough look
+    # at the same frame (see :meth:`Locator.find`'s ``prior``).
+    work: _Work | None = field(default=None, compare=False, repr=False)
+
+
+_Found = tuple[float, float, np.ndarray]
+"""An outline borne out by the card's edges: its support, its area, its full-scale quad."""
+
+
+@dataclass
+class _Work:
+    """One frame's search, kept so that a thorough look after a quick one redoes none of it:
+    the reduced frame, its paper regions, and each set of outlines once snapped."""
+
+    image: np.ndarray
+    settings: tuple[float, ...]
+    small: np.ndarray
+    gray: np.ndarray
+    present: bool
+    why: str
+    candidates: list[np.ndarray]
+    outlines: dict[str, tuple[list[_Found], str]] = field(default_factory=dict)
+    contours: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    difference: tuple[np.ndarray, float] | None = None
 
 
 _NEXT = np.array([1, 2, 3, 0])
@@ -121,35 +147,33 @@ def _side_lengths(quad: np.ndarray) -> np.ndarray:
     return np.sqrt((d * d).sum(axis=1))
 
 
-def _intersect(p1: np.ndarray, p2: np.ndarray, p3: np.ndarray, p4: np.ndarray) -> np.ndarray | None:
-    d1, d2 = p2 - p1, p4 - p3
-    den = d1[0] * d2[1] - d1[1] * d2[0]
-    if abs(den) < 1e-6:
-        return None
-    t = ((p3[0] - p1[0]) * d2[1] - (p3[1] - p1[1]) * d2[0]) / den
-    return p1 + t * d1
+_QUADS: dict[int, np.ndarray] = {}
+"""Every choice of four of ``n`` corners, in order, per ``n`` (made once)."""
 
 
-def _to_quad(poly: np.ndarray) -> np.ndarray | None:
-    """Reduce a polygon to four corners by dropping its shortest edges.
+def _largest_quad(hull: np.ndarray) -> np.ndarray | None:
+    """The largest quadrilateral with its corners on ``hull``'s vertices (a convex polygon).
 
-    A corner hidden by a finger, or a rounded corner approximated by two
-    vertices, shows up as a short extra edge; extending its neighbours until
-    they meet recovers the card's real corner.
+    A chip or fingertip over a card's edge bulges out of its silhouette, and
+    the smallest rectangle round the silhouette takes the bulge in; the card's
+    own corners are still corners of the silhouette's hull, and the largest
+    quad among the hull's corners is the card's while the bulge reaches out
+    less than about a quarter of the card's width (further, a point of the
+    chip can make a larger quad: the card's edges then do not bear it out, or
+    its read is weak). The hull is first reduced to its main corners (a
+    rounded card corner or a round chip is an arc of many).
     """
-    pts = poly.reshape(-1, 2).astype(np.float64)
-    while len(pts) > 4:
-        n = len(pts)
-        lengths = np.linalg.norm(np.roll(pts, -1, axis=0) - pts, axis=1)
-        i = int(np.argmin(lengths))
-        a, b = pts[(i - 1) % n], pts[i]
-        c, d = pts[(i + 1) % n], pts[(i + 2) % n]
-        x = _intersect(a, b, c, d)
-        if x is None:
-            return None
-        pts[i] = x
-        pts = np.delete(pts, (i + 1) % n, axis=0)
-    return pts if len(pts) == 4 else None
+    poly = cv2.approxPolyDP(hull.reshape(-1, 1, 2), 1.5, True).reshape(-1, 2).astype(np.float64)
+    n = len(poly)
+    if n < 4 or n > 16:
+        return None
+    combos = _QUADS.get(n)
+    if combos is None:
+        combos = _QUADS[n] = np.array(list(itertools.combinations(range(n), 4)), np.intp)
+    q = poly[combos]  # (m, 4, 2), in the hull's order: each a convex quad
+    x, y = q[..., 0], q[..., 1]
+    area = np.abs((x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1)) / 2
+    return q[int(np.argmax(area))].astype(np.float32)
 
 
 def _refine(quad: np.ndarray, points: np.ndarray, offset: float) -> np.ndarray:
@@ -195,8 +219,7 @@ def _refine(quad: np.ndarray, points: np.ndarray, offset: float) -> np.ndarray:
 def _meet(starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
     """Corner ``k`` where line ``k - 1`` meets line ``k`` (each through ``starts`` and ``ends``).
 
-    The four :func:`_intersect` calls at once (same arithmetic), or ``None``
-    if two neighbouring sides are parallel.
+    ``None`` if two neighbouring sides are parallel.
     """
     p1, p2 = starts[_PREV], ends[_PREV]
     d1, d2 = p2 - p1, ends - starts
@@ -213,6 +236,7 @@ SNAP_SETTLED = 0.5
 """Pixels within which a side snapped from the rough outline is already where a second
 snap would put it (the samples across it lie where they would lie again)."""
 _SNAP_T = np.linspace(0.18, 0.82, 24, dtype=np.float32)
+_SNAP_T_LIST: list[float] = _SNAP_T.tolist()
 _SNAP_D = np.arange(-12.0, 12.01, 0.75, dtype=np.float32)
 
 
@@ -222,40 +246,52 @@ def _median(values: list[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-def _side_offsets(t: np.ndarray, offs: np.ndarray) -> tuple[tuple[float, float], int] | None:
+def _side_offsets(ts: list[float], os_: list[float]) -> tuple[tuple[float, float], int] | None:
     """The straight edge through the steps found across one side: its offsets at both ends.
 
-    A step found on a pip, a figure or the table rather than on the edge is an
-    outlier, and a least-squares (or Huber) line through many of them tilts
-    the side: the line is first drawn through the median step of each half of
-    the side (robust to anything short of half the samples), then fitted again
-    to the steps that lie on it. ``None`` when too few do. (A couple of dozen
-    samples: plain Python lists beat NumPy's per-call overhead here.)
+    ``ts``: where along the side each step was found (ascending), ``os_``: how
+    far across. A step found on a pip, a figure or the table rather than on
+    the edge is an outlier, and a least-squares (or Huber) line through many
+    of them tilts the side: the line is first drawn through the median step of
+    each half of the side (robust to anything short of half the samples), then
+    fitted again to the steps that lie on it. ``None`` when too few do. (A
+    couple of dozen samples, ten times a frame: plain Python lists beat NumPy's
+    per-call overhead here.)
     """
-    ts, os_ = t.tolist(), offs.tolist()
-    if len(ts) < 8:
-        return None
-    first = [i for i, x in enumerate(ts) if x < 0.5]
-    second = [i for i, x in enumerate(ts) if x >= 0.5]
-    if len(first) < 3 or len(second) < 3:
-        return None
-    t1, t2 = _median([ts[i] for i in first]), _median([ts[i] for i in second])
-    o1, o2 = _median([os_[i] for i in first]), _median([os_[i] for i in second])
-    slope = (o2 - o1) / max(t2 - t1, 1e-6)
-    on = [
-        (x, o)
-        for x, o in zip(ts, os_, strict=True)
-        if abs(o - (o1 + slope * (x - t1))) <= SIDE_TOLERANCE
-    ]
-    n = len(on)
+    n = len(ts)
     if n < 8:
         return None
-    mt = sum(x for x, _ in on) / n
-    mo = sum(o for _, o in on) / n
-    var = sum((x - mt) ** 2 for x, _ in on)
-    slope = sum((x - mt) * (o - mo) for x, o in on) / var if var > 1e-12 else 0.0
+    half = bisect.bisect_left(ts, 0.5)  # the samples before the side's middle
+    if half < 3 or n - half < 3:
+        return None
+    t1, t2 = _sorted_median(ts, 0, half), _sorted_median(ts, half, n)
+    o1, o2 = _median(os_[:half]), _median(os_[half:])
+    slope = (o2 - o1) / max(t2 - t1, 1e-6)
+    on_t: list[float] = []
+    on_o: list[float] = []
+    for x, o in zip(ts, os_, strict=True):
+        if abs(o - (o1 + slope * (x - t1))) <= SIDE_TOLERANCE:
+            on_t.append(x)
+            on_o.append(o)
+    n = len(on_t)
+    if n < 8:
+        return None
+    mt = sum(on_t) / n
+    mo = sum(on_o) / n
+    var = sum((x - mt) ** 2 for x in on_t)
+    slope = (
+        sum((x - mt) * (o - mo) for x, o in zip(on_t, on_o, strict=True)) / var
+        if var > 1e-12
+        else 0.0
+    )
     at0 = mo - slope * mt
     return (at0, at0 + slope), n
+
+
+def _sorted_median(ordered: list[float], start: int, stop: int) -> float:
+    """The median of ``ordered[start:stop]`` (already in order)."""
+    mid = start + (stop - start) // 2
+    return ordered[mid] if (stop - start) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
@@ -308,11 +344,13 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
     offs = _SNAP_D[best + 1].reshape(4, n_t)
     starts, stops = quad.copy(), ends.copy()
     support = 1.0
-    for k in range(4):
-        sel = good[k]
-        fit = _side_offsets(_SNAP_T[sel], offs[k][sel])
+    for ok, side_offs, k in zip(good.tolist(), offs.tolist(), range(4), strict=True):
+        fit = _side_offsets(
+            [t for t, g in zip(_SNAP_T_LIST, ok, strict=True) if g],
+            [o for o, g in zip(side_offs, ok, strict=True) if g],
+        )
         if fit is None:
-            support = min(support, float(sel.mean()) / 2)
+            support = min(support, sum(ok) / n_t / 2)
             continue
         (at_start, at_end), on_edge = fit
         support = min(support, on_edge / n_t)
@@ -424,8 +462,19 @@ class Locator:
         self.aspect_tolerance = aspect_tolerance
         self.min_card_fraction = min_card_fraction
         self.scale = scale
+        # A search another locator made of a frame serves this one if these agree.
+        self._settings = (
+            aspect,
+            aspect_tolerance,
+            min_card_fraction,
+            scale,
+            edge_low,
+            edge_high,
+            min_contrast,
+            grow,
+        )
 
-    def find(self, image: np.ndarray) -> Outline:
+    def find(self, image: np.ndarray, prior: Outline | None = None) -> Outline:
         """Look for a card in ``image`` (already cut to the region of interest).
 
         The card is what its outline encloses. Edges are found at a quarter
@@ -438,86 +487,111 @@ class Locator:
         table texture only leaves thin edge lines that an opening removes.
         Each candidate's sides are then found again at full resolution, and
         the candidate whose four sides are best borne out by real edges wins.
+
+        ``prior``: what another locator found in this same ``image`` (a quick
+        look before this thorough one): its reduction, edges, regions and the
+        outlines it snapped are reused, where both locators' settings agree.
         """
-        s = self.scale
-        # Reduced first, then grey: the frame is never converted whole (the
-        # side snapping converts only what lies around each candidate), and
-        # the reduced colour serves the silhouettes.
-        small = _area_reduce(image, s)
-        gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
-        gray = cv2.GaussianBlur(gray, (3, 3), 0)
-        edges = cv2.Canny(gray, self.edge_low, self.edge_high)
-        edges = cv2.dilate(edges, self._edge_kernel)
-        present, why, candidates = self._search(gray, edges)
-        found, reason = self._best(image, candidates) if candidates else (None, "")
+        work = prior.work if prior is not None else None
+        if work is None or work.image is not image or work.settings != self._settings:
+            work = self._work(image)
+        paper, reason = self._outlines(work, "paper", lambda: work.candidates)
+        found = self._choose(paper)
         if found is None or self.thorough:
             # A court figure, or a textured paper, can cut the paper into
             # pieces no grouping joins: the card's silhouette against the
             # table's colour is tried then (and always when time does not
             # matter: a calibration photograph).
-            min_area = self.min_card_fraction * gray.shape[0] * gray.shape[1]
-            difference = _table_difference(small)
-            more = self._silhouettes(difference, min_area)
-            found, reason2 = self._best(image, candidates + more if self.thorough else more)
-            reason = reason2 or reason
+            more, reason2 = self._outlines(work, "silhouette", lambda: self._silhouettes(work))
+            found = self._choose(paper + more if self.thorough else more)
+            reason = "" if found is not None else reason2 or reason
             if found is None:
-                # Last, a card printed fading into the table's colour towards one end.
-                faint = self._silhouettes(difference, min_area, FAINT)
-                found, reason2 = self._best(image, faint)
+                # Then a card printed fading into the table's colour towards one end.
+                faint, reason2 = self._outlines(
+                    work, "faint", lambda: self._silhouettes(work, FAINT)
+                )
+                found = self._choose(faint)
                 reason = reason2 or reason
+                if found is None:
+                    # Last, a chip or fingertip over the card's edge, bulging out of its
+                    # silhouette (tried only when nothing else is found: the largest quad
+                    # inside an outline can be a printed frame's as well).
+                    bulged, reason2 = self._outlines(
+                        work,
+                        "bulge",
+                        lambda: work.contours["silhouette"] + work.contours["faint"],
+                        cut_bulge=True,
+                    )
+                    found = self._choose(bulged)
+                    reason = reason2 or reason
+        present, why = work.present, work.why
         if found is None:
-            return Outline(present=present, why=(reason or why) if present else why)
-        return Outline(present=True, quad=found)
+            return Outline(present=present, why=(reason or why) if present else why, work=work)
+        return Outline(present=True, quad=found, work=work)
 
-    def _best(self, image: np.ndarray, contours: list[np.ndarray]) -> tuple[np.ndarray | None, str]:
-        """The card quad (full-scale) best borne out by edges among ``contours`` (small-scale).
+    def _work(self, image: np.ndarray) -> _Work:
+        """The frame reduced, its edges, and its paper regions grouped into candidates."""
+        # Reduced first, then grey: the frame is never converted whole (the
+        # side snapping converts only what lies around each candidate), and
+        # the reduced colour serves the silhouettes.
+        small = _area_reduce(image, self.scale)
+        gray = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY) if small.ndim == 3 else small
+        gray = cv2.GaussianBlur(gray, (3, 3), 0)
+        edges = cv2.Canny(gray, self.edge_low, self.edge_high)
+        edges = cv2.dilate(edges, self._edge_kernel)
+        present, why, candidates = self._search(gray, edges)
+        return _Work(image, self._settings, small, gray, present, why, candidates)
 
-        ``image`` is the full-size frame (colour or grey).
+    def _outlines(
+        self,
+        work: _Work,
+        name: str,
+        contours: Callable[[], list[np.ndarray]],
+        cut_bulge: bool = False,
+    ) -> tuple[list[_Found], str]:
+        """The outlines among one set of ``contours`` (small-scale) borne out by the card's
+        edges, and why the last one refused was (made once per frame and set).
+
+        ``cut_bulge``: each contour's quad is the largest inside its hull
+        (:func:`_largest_quad`), not the smallest rectangle round it.
         """
-        s = self.scale
-        found: list[tuple[float, float, np.ndarray]] = []
+        done = work.outlines.get(name)
+        if done is not None:
+            return done
+        found: list[_Found] = []
         why = ""
-        h, w = image.shape[:2]
-        for contour in contours:
-            quad, reason = self._card_quad(contour)
-            if quad is None:
-                why = reason
+        work.contours[name] = listed = contours()
+        for contour in listed:
+            quad = self._card_quad(contour, cut_bulge)
+            if isinstance(quad, str):
+                why = quad
                 continue
-            full = ((quad + 0.5) / s - 0.5).astype(np.float32)
-            x0, y0 = np.maximum(np.floor(full.min(axis=0)).astype(int) - 16, 0)
-            x1, y1 = np.ceil(full.max(axis=0)).astype(int) + 16
-            x1, y1 = min(int(x1), w), min(int(y1), h)
-            crop = image[y0:y1, x0:x1]
-            if crop.ndim == 3:
-                crop = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
-            g = crop.astype(np.float32)
-            origin = np.array([x0, y0], np.float32)
-            first = full - origin
-            local, support = _snap(g, first)
-            if float(np.abs(local - first).max()) > SNAP_SETTLED:
-                local, support = _snap(g, local)  # again from the better first estimate
-            if support < MIN_SUPPORT:
+            snapped = self._snapped(work.image, quad)
+            if snapped is None:
                 why = "outline not borne out by the card's edges"
                 continue
-            found.append((support, float(cv2.contourArea(local)), local + origin))
+            found.append(snapped)
+        work.outlines[name] = found, why
+        return found, why
+
+    def _choose(self, found: list[_Found]) -> np.ndarray | None:
+        """The card's quad among the outlines borne out by its edges."""
         if not found:
-            return None, why
+            return None
         if not self.thorough:
-            return max(found, key=lambda f: (f[0], f[1]))[2], ""
+            return max(found, key=lambda f: (f[0], f[1]))[2]
         # A whole card encloses any piece of it that looks like a card (half a
         # court figure, whose middle line is an edge too): of the outlines
         # nearly as well borne out by edges as the best, the largest. (An
         # outline that took in a patch of table has a side over bare table.)
         top = max(f[0] for f in found)
-        return max((f for f in found if f[0] >= 0.8 * top), key=lambda f: f[1])[2], ""
+        return max((f for f in found if f[0] >= 0.8 * top), key=lambda f: f[1])[2]
 
-    def _silhouettes(
-        self, difference: tuple[np.ndarray, float], min_area: float, faint: float = 1.0
-    ) -> list[np.ndarray]:
+    def _silhouettes(self, work: _Work, faint: float = 1.0) -> list[np.ndarray]:
         """Outlines of whatever differs in colour from the table, holes filled.
 
-        ``difference`` is the region's :func:`_table_difference`. With
-        ``faint`` below 1, what differs from the table by that share of the
+        The difference is the region's :func:`_table_difference` (worked out
+        once per frame). With ``faint`` below 1, what differs from the table by that share of the
         limit is taken in too where it is joined to what differs fully: a
         card printed fading towards one end (jolly-royal's paper and frame,
         from white to the grey of a light table) loses that end otherwise.
@@ -527,8 +601,11 @@ class Locator:
         (its paper, its printed frame, its figure), so its silhouette is the
         outside of everything that is not table.
         """
-        total, limit = difference
+        if work.difference is None:
+            work.difference = _table_difference(work.small)
+        total, limit = work.difference
         h, w = total.shape
+        min_area = self.min_card_fraction * h * w
         fg = (total > faint * limit).view(np.uint8)
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
         if faint < 1.0:
@@ -548,18 +625,63 @@ class Locator:
             out.append(c.reshape(-1, 2))
         return out
 
-    def _card_quad(self, contour: np.ndarray) -> tuple[np.ndarray | None, str]:
-        """The card quadrilateral an outline traces, or why it is not a card's."""
+    def _snapped(
+        self, image: np.ndarray, quad: np.ndarray
+    ) -> tuple[float, float, np.ndarray] | None:
+        """``quad`` (small-scale) snapped onto the card's edges in ``image`` (full-size):
+        its support, its area and the full-scale quad; ``None`` if edges do not bear it out."""
+        s = self.scale
+        h, w = image.shape[:2]
+        full = ((quad + 0.5) / s - 0.5).astype(np.float32)
+        x0, y0 = np.maximum(np.floor(full.min(axis=0)).astype(int) - 16, 0)
+        x1, y1 = np.ceil(full.max(axis=0)).astype(int) + 16
+        x1, y1 = min(int(x1), w), min(int(y1), h)
+        crop = image[y0:y1, x0:x1]
+        if crop.ndim == 3:
+            crop = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
+        g = crop.astype(np.float32)
+        origin = np.array([x0, y0], np.float32)
+        first = full - origin
+        local, support = _snap(g, first)
+        if float(np.abs(local - first).max()) > SNAP_SETTLED:
+            local, support = _snap(g, local)  # again from the better first estimate
+        if support < MIN_SUPPORT:
+            return None
+        return support, float(cv2.contourArea(local)), local + origin
+
+    def _card_quad(self, contour: np.ndarray, cut_bulge: bool = False) -> np.ndarray | str:
+        """The card quadrilateral an outline traces, or why it is not a card's.
+
+        The smallest rectangle round the outline; with ``cut_bulge``, the
+        largest quad with its corners on the outline's hull instead (a chip or
+        fingertip over the card's edge bulges out of the outline, and makes
+        that rectangle too long or lays one of its sides over bare table).
+        """
         hull = cv2.convexHull(contour.reshape(-1, 1, 2).astype(np.int32))
-        quad = _order(cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32))
+        if cut_bulge:
+            inner = _largest_quad(hull)
+            if inner is None:
+                return "outline has no card's corners"
+            quad = _order(inner)
+        else:
+            quad = _order(cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32))
+        why = self._not_a_card(quad, cv2.contourArea(hull))
+        return why or _refine(quad, contour.reshape(-1, 2).astype(np.float32), self.grow)
+
+    def _not_a_card(self, quad: np.ndarray, hull_area: float) -> str:
+        """Why ``quad``, round an outline or inside it, is not a card's (or ``""``).
+
+        ``hull_area``: the outline's hull's. The quad is round the outline, or
+        inside it (a bulge cut off): either way the two differ by at most a fifth.
+        """
         sides = _side_lengths(quad)
         short, long_ = (sides[0] + sides[2]) / 2, (sides[3] + sides[1]) / 2
         if long_ <= 0 or abs(short / long_ - self.aspect) > self.aspect_tolerance:
-            return None, f"outline aspect {short / max(long_, 1e-6):.2f} is not a card's"
-        fill = cv2.contourArea(hull) / max(cv2.contourArea(quad.astype(np.float32)), 1e-6)
-        if fill < 0.8:
-            return None, "outline does not fill its quadrilateral"
-        return _refine(quad, contour.reshape(-1, 2).astype(np.float32), self.grow), ""
+            return f"outline aspect {short / max(long_, 1e-6):.2f} is not a card's"
+        area = cv2.contourArea(quad)
+        if min(hull_area, area) / max(hull_area, area, 1e-6) < 0.8:
+            return "outline does not fill its quadrilateral"
+        return ""
 
     def _search(self, gray: np.ndarray, edges: np.ndarray) -> tuple[bool, str, list[np.ndarray]]:
         """Card-sized groups of paper regions: whether a card is in view, and the groups' outlines.

@@ -487,7 +487,7 @@ class Recognizer:
             # that no outline found from the paper is the card's (or a piece of
             # it is taken for the card): the slower search that also follows
             # the card's silhouette is tried then, and kept if it reads better.
-            again = self._thorough.find(image)
+            again = self._thorough.find(image, prior=outline)
             if again.quad is not None and (
                 outline.quad is None or not np.allclose(again.quad, outline.quad, atol=1.0)
             ):
