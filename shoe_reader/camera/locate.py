@@ -110,7 +110,6 @@ class _Work:
     image: np.ndarray
     settings: tuple[float, ...]
     small: np.ndarray
-    gray: np.ndarray
     present: bool
     why: str
     candidates: list[np.ndarray]
@@ -504,7 +503,7 @@ class Locator:
             # matter: a calibration photograph).
             more, reason2 = self._outlines(work, "silhouette", lambda: self._silhouettes(work))
             found = self._choose(paper + more if self.thorough else more)
-            reason = "" if found is not None else reason2 or reason
+            reason = reason2 or reason
             if found is None:
                 # Then a card printed fading into the table's colour towards one end.
                 faint, reason2 = self._outlines(
@@ -540,7 +539,7 @@ class Locator:
         edges = cv2.Canny(gray, self.edge_low, self.edge_high)
         edges = cv2.dilate(edges, self._edge_kernel)
         present, why, candidates = self._search(gray, edges)
-        return _Work(image, self._settings, small, gray, present, why, candidates)
+        return _Work(image, self._settings, small, present, why, candidates)
 
     def _outlines(
         self,
@@ -591,10 +590,11 @@ class Locator:
         """Outlines of whatever differs in colour from the table, holes filled.
 
         The difference is the region's :func:`_table_difference` (worked out
-        once per frame). With ``faint`` below 1, what differs from the table by that share of the
-        limit is taken in too where it is joined to what differs fully: a
-        card printed fading towards one end (jolly-royal's paper and frame,
-        from white to the grey of a light table) loses that end otherwise.
+        once per frame). With ``faint`` below 1, what differs from the table
+        by that share of the limit is taken in too where it is joined to what
+        differs fully: a card printed fading towards one end (jolly-royal's
+        paper and frame, from white to the grey of a light table) loses that
+        end otherwise.
 
         A court figure can cut a card's paper into pieces too far apart to
         group; the card as a whole still stands out from the table's colour
@@ -625,9 +625,7 @@ class Locator:
             out.append(c.reshape(-1, 2))
         return out
 
-    def _snapped(
-        self, image: np.ndarray, quad: np.ndarray
-    ) -> tuple[float, float, np.ndarray] | None:
+    def _snapped(self, image: np.ndarray, quad: np.ndarray) -> _Found | None:
         """``quad`` (small-scale) snapped onto the card's edges in ``image`` (full-size):
         its support, its area and the full-scale quad; ``None`` if edges do not bear it out."""
         s = self.scale
