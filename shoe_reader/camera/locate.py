@@ -412,12 +412,10 @@ def _table_difference(colour: np.ndarray) -> tuple[np.ndarray, float]:
     border's own spread about it.
     """
     h, w = colour.shape[:2]
-    xs = np.concatenate([np.arange(w), np.arange(w), np.zeros(h), np.full(h, w - 1)])
-    ys = np.concatenate([np.zeros(w), np.full(w, h - 1), np.arange(h), np.arange(h)])
-    border = np.concatenate([colour[0], colour[-1], colour[:, 0], colour[:, -1]]).astype(np.float32)
-    design = np.stack([np.ones_like(xs), xs, ys], axis=1).astype(np.float32)
-    coef, *_ = np.linalg.lstsq(design, border, rcond=None)
-    spread = np.abs(border - design @ coef).sum(axis=1)
+    design, solve = _border_fit(h, w)
+    border = _border(colour).astype(np.float32)
+    coef = (solve @ border).astype(np.float32)  # (3, channels)
+    spread = np.abs(border - design.astype(np.float32) @ coef).sum(axis=1)
     limit = max(40.0, 2.5 * float(np.percentile(spread, 90)))
     gx = np.arange(w, dtype=np.float32)[None, :, None]
     gy = np.arange(h, dtype=np.float32)[:, None, None]

@@ -1,4 +1,4 @@
-"""Finding the card: light and dark tables, gradients, rounded and hidden corners."""
+"""Finding the card: light and dark tables, gradients, cut-off cards, a chip over a side."""
 
 from __future__ import annotations
 
