@@ -264,7 +264,7 @@ def test_first_screen_venv_demo_and_api_example(tmp_path: Path) -> None:
     token = ""
     try:
         deadline = time.monotonic() + 120
-        rounds_seen = 0
+        rounds_seen = late = 0
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))
             assert time.monotonic() < deadline, "\n".join(lines)
@@ -278,8 +278,13 @@ def test_first_screen_venv_demo_and_api_example(tmp_path: Path) -> None:
                 answers.append(json.loads("".join(credit_lines)))
             closes = re.search(r"betting    open until (\d\d:\d\d:\d\d) UTC", line)
             if token and closes and _seconds_until(closes.group(1)) > 1.5:
-                bet = _bash(credit_and_bet[1], tmp_path, timeout=30, TOKEN=token)
-                answers.append(json.loads(bet))
+                bet = json.loads(_bash(credit_and_bet[1], tmp_path, timeout=30, TOKEN=token))
+                if bet.get("code") == "betting_closed" and late < 3:
+                    # On a loaded machine the window can close between reading its line and
+                    # the bet arriving: the README says so, and the next round's window will do.
+                    late += 1
+                    continue
+                answers.append(bet)
                 break
         proc.send_signal(signal.SIGINT)
         rest, stderr = proc.communicate(timeout=60)
@@ -318,7 +323,7 @@ def test_first_screen_venv_demo_and_api_example(tmp_path: Path) -> None:
     )
     credit, bet = answers
     assert set(credit) == set(shown_credit) and credit["balance"] == shown_credit["balance"]
-    assert set(bet) == set(shown_bet)
+    assert set(bet) == set(shown_bet), bet
     assert [set(r) for r in bet["results"]] == [set(r) for r in shown_bet["results"]]
     assert bet["results"][0]["status"] == "placed", bet
 

@@ -99,7 +99,9 @@ def test_1_an_open_read_transaction_never_blocks_a_write(api: Api) -> None:
         api.ok("POST", "/accounts/alice/credit", "operator", {"amount": 500, "reference": "r1"})
         api.ok("GET", "/tables", "regulator")
         elapsed = time.perf_counter() - started
-    assert elapsed < 2.0, f"write waited {elapsed:.1f}s behind a reader"
+    # A write queued behind the reader would wait out SQLite's busy timeout (10 s) and
+    # fail; the bound is well short of that, and far above a loaded machine's few hundred ms.
+    assert elapsed < 8.0, f"write waited {elapsed:.1f}s behind a reader"
 
 
 def test_1_replays_are_paged_and_public_subscribers_are_limited(make_runtime) -> None:  # type: ignore[no-untyped-def]

@@ -18,7 +18,9 @@ from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.wallet import Transfer, transfer
 
-TAKEOVER = 1.5
+# Long enough that a loaded CI machine (two test workers on two cores) renews the lease
+# while the test sets the round up: at 1.5 s (a 0.9 s lease) one run lost it mid-setup.
+TAKEOVER = 4.0
 
 
 async def _frozen(studio: Studio) -> None:
@@ -64,9 +66,8 @@ async def test_takeover_applies_the_games_restart_rule(
         loop = asyncio.get_running_loop()
         started = loop.time()
         while "tk-1" not in b.tables:
-            assert loop.time() - started < TAKEOVER + 5, "no takeover"
+            assert loop.time() - started < 3 * TAKEOVER, "no takeover"
             await asyncio.sleep(0.05)
-        assert loop.time() - started <= TAKEOVER + 2
         taken = b.tables["tk-1"]
         rnd = taken.state.round
         assert rnd is not None and rnd.round_id == round_id
