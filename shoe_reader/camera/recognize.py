@@ -92,11 +92,17 @@ class PartRead:
 
 @dataclass(frozen=True)
 class CardRead:
-    """The read of one card in one frame: a code, or none with the reason."""
+    """The read of one card in one frame: a code, or none with the reason.
+
+    ``disputed``: the face read one card and its corner index another. No
+    other outline of the same frame is tried then: it would only roll the
+    dice again between the two cards.
+    """
 
     code: str | None
     confidence: float
     reason: str = ""
+    disputed: bool = False
 
 
 @dataclass(frozen=True)
@@ -270,7 +276,7 @@ def _read(
     best, fit, share, other = _settle(cal, maps, windows)
     if other is not None:
         why = f"{DISPUTED}: face reads {book.codes[best]}, index reads {book.codes[other]}"
-        return CardRead(None, 0.0, why), None
+        return CardRead(None, 0.0, why, disputed=True), None
     code = book.codes[best]
     runner = int(np.argmin(share))
     separation = float(share[runner]) if np.isfinite(share[runner]) else 1.0
@@ -343,7 +349,7 @@ def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardR
 
     quad = snap_to_outline(image, quad, cal.outline)
     read, found = attempt(quad)
-    if found is None and read.reason.startswith(DISPUTED):
+    if read.disputed:
         # Face and index disagreed: another outline would only roll the dice
         # again between the two cards (and has been seen to read the wrong one).
         return read
@@ -481,7 +487,7 @@ class Recognizer:
             image = frame[y : y + h, x : x + w]
         outline = self.locator.find(image)
         read = None if outline.quad is None else read_outline(self.calibration, image, outline.quad)
-        weak = read is None or (read.confidence < WEAK and not read.reason.startswith(DISPUTED))
+        weak = read is None or (read.confidence < WEAK and not read.disputed)
         if outline.present and weak:
             # A court figure that reaches the card's edge can cut its paper so
             # that no outline found from the paper is the card's (or a piece of

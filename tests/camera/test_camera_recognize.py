@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -142,3 +144,42 @@ def test_a_clear_card_is_read_from_one_corner_and_a_refused_one_from_both(
     frame, _ = photograph(render_face("7H", DESIGNS["classic"]), LEVELS["clean"], rng, "felt")
     assert _confident(rec, frame) is None
     assert False in turned and True in turned
+
+
+def test_a_face_and_index_dispute_is_unreadable_and_tries_no_other_outline(
+    heldout_calibration: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the face reads one card and the index another, the frame is unreadable, and
+    neither a grown outline nor the thorough search is tried: another outline would only roll
+    the dice again between the two cards."""
+    from shoe_reader.camera import recognize
+
+    # A deck with a printed outline, so that a weak read would try the grown outlines.
+    cal = dataclasses.replace(heldout_calibration, outline=2.0)
+    rng = np.random.default_rng(5)
+    frame, _ = photograph(render_face("7H", HELDOUT), LEVELS["clean"], rng)
+    settled = []
+    real_settle = recognize._settle
+
+    def index_speaks_for_another(*args, **kwargs):  # type: ignore[no-untyped-def]
+        best, fit, share, _other = real_settle(*args, **kwargs)
+        settled.append(best)
+        return best, fit, share, (best + 1) % len(cal.book.codes)
+
+    monkeypatch.setattr(recognize, "_settle", index_speaks_for_another)
+    rec = Recognizer(cal)
+    thorough = []
+    real_find = rec._thorough.find
+    monkeypatch.setattr(
+        rec._thorough, "find", lambda *a, **k: thorough.append(1) or real_find(*a, **k)
+    )
+    seen = rec.read_frame(frame)
+    assert seen.present and seen.read is not None
+    assert seen.read.disputed and seen.read.code is None and seen.read.confidence == 0.0
+    assert seen.read.reason.startswith("face and index disagree: face reads 7H, index reads ")
+    assert len(settled) == 1 and thorough == []
+    # Without the dispute the same frame is read, confidently.
+    monkeypatch.setattr(recognize, "_settle", real_settle)
+    clear = rec.read_frame(frame).read
+    assert clear is not None and clear.code == "7H" and not clear.disputed
+    assert clear.confidence >= MIN_CONFIDENCE
