@@ -105,6 +105,20 @@ class Calibration:
         return learn_part(self.maps, self.suits)
 
     @cached_property
+    def _samples(self) -> dict[str, np.ndarray]:
+        cards = np.array(self.cards)
+        masks = {code: cards == code for code in set(self.cards)}
+        for mask in masks.values():
+            mask.flags.writeable = False
+        return masks
+
+    def samples_of(self, code: str) -> np.ndarray:
+        """Which corner samples are of ``code`` (a mask over :attr:`cards`), made once per
+        card: the reader asks on every frame."""
+        found = self._samples.get(code)
+        return found if found is not None else np.zeros(len(self.cards), bool)
+
+    @cached_property
     def _pair_parts(self) -> dict[tuple[str, str], Part | None]:
         return {}
 

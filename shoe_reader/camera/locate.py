@@ -730,11 +730,10 @@ class Locator:
         # The grouping is done only over the paper's bounding box (grown by the
         # dilation's reach): outside it there is nothing to group, and the
         # labelling costs by the pixel.
-        everywhere = np.take(inside.view(np.uint8), labels)
-        cols = np.flatnonzero(everywhere.any(axis=0))
-        rows = np.flatnonzero(everywhere.any(axis=1))
-        gx0, gx1 = max(int(cols[0]) - r, 0), min(int(cols[-1]) + 1 + r, w)
-        gy0, gy1 = max(int(rows[0]) - r, 0), min(int(rows[-1]) + 1 + r, h)
+        everywhere = np.take(inside.view(np.uint8), flat).reshape(h, w)
+        bx, by, bw, bh = cv2.boundingRect(everywhere)  # of its non-zero pixels
+        gx0, gx1 = max(bx - r, 0), min(bx + bw + r, w)
+        gy0, gy1 = max(by - r, 0), min(by + bh + r, h)
         mask = everywhere[gy0:gy1, gx0:gx1]
         grouped = cv2.dilate(mask, self._group_kernel)
         m, groups, gstats, _ = cv2.connectedComponentsWithStats(grouped, connectivity=4)
@@ -747,7 +746,7 @@ class Locator:
             x, y = gx + gx0, gy + gy0
             # Scattered bright specks (wood grain, glare) are no sign of a card;
             # they are still tried (a card's paper may be cut up as finely).
-            present = present or float(crop.mean()) >= MIN_FILL
+            present = present or cv2.countNonZero(crop) / crop.size >= MIN_FILL
             if (x + r <= 1 or y + r <= 1 or x + bw - r >= w - 1 or y + bh - r >= h - 1) and (
                 x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1
             ):

@@ -318,7 +318,7 @@ def index_fit(
     needs no better: the other corner, most often as good, is then not
     compared at all).
     """
-    mine = np.array([c == code for c in cal.cards])
+    mine = cal.samples_of(code)
     best = 0.0
     for fmap in windows:
         fit = np.inf
