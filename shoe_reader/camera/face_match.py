@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from shoe_reader.camera.index import NoIndex
+from shoe_reader.camera.index import NoIndex, ink_and_chroma
 from shoe_reader.camera.locate import percentile
 
 FACE_W = 40
@@ -43,8 +43,7 @@ def face_features(card: np.ndarray) -> np.ndarray:
         raise NoIndex("card too dark to read")
     norm = small / np.maximum(paper, 1.0)
     b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
-    ink = 1.0 - np.minimum(np.minimum(b, g), r)
-    maps = np.stack([ink, r - g, b - g], axis=-1)
+    maps = ink_and_chroma(b, g, r)
     return maps - cv2.GaussianBlur(maps, (0, 0), HIGH_PASS)
 
 

@@ -49,8 +49,19 @@ def features(corner: np.ndarray) -> np.ndarray:
         raise NoIndex("corner too dark to read")
     norm = small / np.maximum(paper, 1.0)
     b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
-    ink = 1.0 - np.minimum(np.minimum(b, g), r)
-    return np.stack([ink, r - g, b - g], axis=-1)
+    return ink_and_chroma(b, g, r)
+
+
+def ink_and_chroma(b: np.ndarray, g: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Ink (one less the darkest channel) and chroma (red-green, blue-green) as one map,
+    ``np.stack([ink, r - g, b - g], axis=-1)`` written in place."""
+    out = np.empty((*b.shape, CHANNELS), np.float32)
+    np.minimum(b, g, out=out[..., 0])
+    np.minimum(out[..., 0], r, out=out[..., 0])
+    np.subtract(1.0, out[..., 0], out=out[..., 0])
+    np.subtract(r, g, out=out[..., 1])
+    np.subtract(b, g, out=out[..., 2])
+    return out
 
 
 @dataclass(frozen=True)
@@ -126,7 +137,13 @@ def shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
     if around.shape != (h + k - 1, w + k - 1, c):  # strided views check no bounds
         raise ValueError(f"feature map {fmap.shape} too small for the part's box {part.box}")
     sy, sx, sc = around.strides
-    windows = as_strided(around, (k, k, h, w, c), (sy, sx, sy, sx, sc), writeable=False)
+    shape, strides = (k, k, h, w, c), (sy, sx, sy, sx, sc)
+    if fmap.flags.c_contiguous:
+        # The same view as ``as_strided`` makes, without its Python-level setup.
+        start = (y0 - SHIFT) * fmap.strides[0] + (x0 - SHIFT) * fmap.strides[1]
+        windows = np.ndarray(shape, fmap.dtype, fmap, start, strides)
+    else:
+        windows = as_strided(around, shape, strides, writeable=False)
     return (windows * part.root_weights).reshape(k * k, -1)
 
 
@@ -140,7 +157,8 @@ def similarities(part: Part, fmap: np.ndarray, only: np.ndarray | None = None) -
     themselves, in :func:`learn_part`).
     """
     x = shifted(part, fmap)
-    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-6)
+    # np.linalg.norm(x, axis=1, keepdims=True), as it computes it, without its dispatch.
+    x = x / np.maximum(np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True)), 1e-6)
     templates = part.templates if only is None else part.templates[only]
     return (templates @ x.T).max(axis=1)
 

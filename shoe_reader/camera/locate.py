@@ -197,6 +197,8 @@ snap would put it (the samples across it lie where they would lie again)."""
 _SNAP_T = np.linspace(0.18, 0.82, 24, dtype=np.float32)
 _SNAP_T_LIST: list[float] = _SNAP_T.tolist()
 _SNAP_D = np.arange(-12.0, 12.01, 0.75, dtype=np.float32)
+_SNAP_ROWS = np.arange(4 * len(_SNAP_T))
+_FLIP = np.array([1.0, -1.0], np.float32)
 
 
 def _median(values: list[float]) -> float:
@@ -275,7 +277,7 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
     if float(lengths.min()) < 8:
         return quad, 0.0
     u = d / lengths[:, None]
-    normal = np.stack([u[:, 1], -u[:, 0]], axis=1)
+    normal = u[:, ::-1] * _FLIP  # (u_y, -u_x)
     normal[((quad - centre) * normal).sum(axis=1) < 0] *= -1
     n_t, n_d = len(_SNAP_T), len(_SNAP_D)
     base = quad[:, None, :] + _SNAP_T[None, :, None] * d[:, None, :]  # (4, n_t, 2)
@@ -291,7 +293,7 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
     # (texture, the card's soft shadow) steps less.
     strong = step >= np.maximum(0.45 * peak, 8.0)[:, None]
     best = step.shape[1] - 1 - np.argmax(strong[:, ::-1], axis=1)
-    strength = step[np.arange(len(best)), best].reshape(4, n_t)
+    strength = step[_SNAP_ROWS, best].reshape(4, n_t)
     # The median (of an even count: the mean of the middle two), and its
     # share in double precision as when it was a Python float.
     middle = np.sort(strength, axis=1)[:, n_t // 2 - 1 : n_t // 2 + 1]
