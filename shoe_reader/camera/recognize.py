@@ -474,6 +474,7 @@ class Recognizer:
             aspect_tolerance=self.locator.aspect_tolerance,
             min_card_fraction=self.locator.min_card_fraction,
             thorough=True,
+            refine=True,
         )
 
     def read_frame(self, frame: np.ndarray) -> FrameRead:
