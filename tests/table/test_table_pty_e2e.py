@@ -159,6 +159,7 @@ def test_reader_offline_pauses_until_a_supervisor_resolves(rig: dict[str, Any]) 
     # The unplug's incident, and any a heartbeat starved on a loaded machine raised before
     # it: each one stays open, and keeps the table paused, until a supervisor resolves it.
     open_offline = [i for i in table()["incidents"] if i["kind"] == "reader_offline"]
+    assert open_offline, "the shoe coming back must not resolve its offline incident"
     for incident in open_offline:
         assert table()["paused"]
         post(
