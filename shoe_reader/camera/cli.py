@@ -9,12 +9,10 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
-from shoe_reader.camera.reader import CameraReader
-from shoe_reader.camera.recognize import Recognizer, RoiError, parse_roi
-from shoe_reader.camera.source import FrameSourceError, open_source
-from shoe_reader.camera.voting import VotingRules
 from table_service.logs import configure_logging
+
+# The recognizer (OpenCV, and the locator's compiled kernels) is imported by the
+# commands that use it: every other `livetable` command starts without it.
 
 if TYPE_CHECKING:
     from hardware_sim.camera.faces import CardDesign
@@ -35,6 +33,8 @@ def calibrate_command(
     ),
 ) -> None:
     """Learn the studio's deck from one photograph of each of its 52 faces."""
+    from shoe_reader.camera.calibration import CalibrationError, calibrate
+
     configure_logging()
     try:
         cal, problems = calibrate(images, allow_missing=allow_missing)
@@ -70,6 +70,12 @@ def read(
     ),
 ) -> None:
     """Print one JSON line per reader event seen by the camera (logs go to stderr)."""
+    from shoe_reader.camera.calibration import Calibration, CalibrationError
+    from shoe_reader.camera.reader import CameraReader
+    from shoe_reader.camera.recognize import Recognizer, RoiError, parse_roi
+    from shoe_reader.camera.source import FrameSourceError, open_source
+    from shoe_reader.camera.voting import VotingRules
+
     configure_logging()
     try:
         region = parse_roi(roi) if roi else None

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from shoe_reader.camera.index import NoIndex, ink_and_chroma
-from shoe_reader.camera.locate import percentile
+from shoe_reader.camera import kernels
+from shoe_reader.camera.index import NoIndex
 
 FACE_W = 40
 FACE_H = 56
@@ -37,13 +37,10 @@ HIGH_PASS = 4.0
 
 def face_features(card: np.ndarray) -> np.ndarray:
     """Ink and chroma maps of a straightened face (BGR), float32 (FACE_H, FACE_W, 3)."""
-    small = cv2.resize(card, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA).astype(np.float32)
-    paper = percentile(small.reshape(-1, 3), 90)
+    small = cv2.resize(card, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA)
+    maps, paper = kernels.ink_maps(small, 90.0)  # ink_and_chroma against the paper
     if float(paper.min()) < 40:
         raise NoIndex("card too dark to read")
-    norm = small / np.maximum(paper, 1.0)
-    b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
-    maps = ink_and_chroma(b, g, r)
     return maps - cv2.GaussianBlur(maps, (0, 0), HIGH_PASS)
 
 

@@ -18,7 +18,8 @@ import cv2
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from shoe_reader.camera.locate import CORNER_H, CORNER_W, percentile
+from shoe_reader.camera import kernels
+from shoe_reader.camera.locate import CORNER_H, CORNER_W
 
 SCALE = 0.5
 """Features are taken at half the straightened card's resolution (blur and noise average out)."""
@@ -43,25 +44,11 @@ class NoIndex(Exception):
 
 def features(corner: np.ndarray) -> np.ndarray:
     """Ink and chroma maps of a corner window (``CORNER_H x CORNER_W`` BGR), float32 (h, w, 3)."""
-    small = cv2.resize(corner, (FEAT_W, FEAT_H), interpolation=cv2.INTER_AREA).astype(np.float32)
-    paper = percentile(small.reshape(-1, 3), 90)
+    small = cv2.resize(corner, (FEAT_W, FEAT_H), interpolation=cv2.INTER_AREA)
+    maps, paper = kernels.ink_maps(small, 90.0)  # ink_and_chroma against the paper
     if float(paper.min()) < 40:
         raise NoIndex("corner too dark to read")
-    norm = small / np.maximum(paper, 1.0)
-    b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
-    return ink_and_chroma(b, g, r)
-
-
-def ink_and_chroma(b: np.ndarray, g: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """Ink (one less the darkest channel) and chroma (red-green, blue-green) as one map,
-    ``np.stack([ink, r - g, b - g], axis=-1)`` written in place."""
-    out = np.empty((*b.shape, CHANNELS), np.float32)
-    np.minimum(b, g, out=out[..., 0])
-    np.minimum(out[..., 0], r, out=out[..., 0])
-    np.subtract(1.0, out[..., 0], out=out[..., 0])
-    np.subtract(r, g, out=out[..., 1])
-    np.subtract(b, g, out=out[..., 2])
-    return out
+    return maps
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,6 @@ pixels from the full-size frame, so the index keeps all its detail.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 from collections.abc import Callable
@@ -17,6 +16,8 @@ from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
+
+from shoe_reader.camera import kernels
 
 CARD_W = 200
 CARD_H = 280
@@ -236,9 +237,7 @@ SNAP_SETTLED = 0.5
 """Pixels within which a side snapped from the rough outline is already where a second
 snap would put it (the samples across it lie where they would lie again)."""
 _SNAP_T = np.linspace(0.18, 0.82, 24, dtype=np.float32)
-_SNAP_T_LIST: list[float] = _SNAP_T.tolist()
 _SNAP_D = np.arange(-12.0, 12.01, 0.75, dtype=np.float32)
-_SNAP_ROWS = np.arange(4 * len(_SNAP_T))
 _FLIP = np.array([1.0, -1.0], np.float32)
 
 
@@ -246,52 +245,6 @@ def _median(values: list[float]) -> float:
     ordered = sorted(values)
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
-def _side_offsets(ts: list[float], os_: list[float]) -> tuple[tuple[float, float], int] | None:
-    """The straight edge through the steps found across one side: its offsets at both ends.
-
-    ``ts``: where along the side each step was found (ascending), ``os_``: how
-    far across. A step found on a pip, a figure or the table rather than on
-    the edge is an outlier, and a least-squares (or Huber) line through many
-    of them tilts the side: the line is first drawn through the median step of
-    each half of the side (robust to anything short of half the samples), then
-    fitted again to the steps that lie on it. ``None`` when too few do. (A
-    couple of dozen samples, ten times a frame: plain Python lists beat NumPy's
-    per-call overhead here.)
-    """
-    n = len(ts)
-    if n < 8:
-        return None
-    half = bisect.bisect_left(ts, 0.5)  # the samples before the side's middle
-    if half < 3 or n - half < 3:
-        return None
-    t1, t2 = _sorted_median(ts, 0, half), _sorted_median(ts, half, n)
-    o1, o2 = _median(os_[:half]), _median(os_[half:])
-    slope = (o2 - o1) / max(t2 - t1, 1e-6)
-    on = [abs(o - (o1 + slope * (x - t1))) <= SIDE_TOLERANCE for x, o in zip(ts, os_, strict=True)]
-    on_t = list(itertools.compress(ts, on))
-    on_o = list(itertools.compress(os_, on))
-    n = len(on_t)
-    if n < 8:
-        return None
-    mt = sum(on_t) / n
-    mo = sum(on_o) / n
-    var = 0.0
-    cov = 0.0
-    for x, o in zip(on_t, on_o, strict=True):
-        dx = x - mt
-        var += dx * dx
-        cov += dx * (o - mo)
-    slope = cov / var if var > 1e-12 else 0.0
-    at0 = mo - slope * mt
-    return (at0, at0 + slope), n
-
-
-def _sorted_median(ordered: list[float], start: int, stop: int) -> float:
-    """The median of ``ordered[start:stop]`` (already in order)."""
-    mid = start + (stop - start) // 2
-    return ordered[mid] if (stop - start) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
@@ -305,64 +258,30 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
     side's straight edge (a quad drawn round a card and a fingertip has a side
     over bare table).
 
-    The four sides are sampled in one ``remap`` and searched as one array:
-    called twice per candidate on every frame, the per-side Python overhead
-    was most of its time.
+    The four sides are sampled in one ``remap``; the sampling maps and the
+    search across the samples are compiled (:mod:`shoe_reader.camera.kernels`):
+    called twice per candidate on every frame, the per-sample Python and NumPy
+    calls were most of its time.
     """
-    quad = quad.astype(np.float32, copy=False)
+    quad = np.ascontiguousarray(quad, np.float32)
     g = gray if gray.dtype == np.float32 else gray.astype(np.float32)
-    centre = quad.mean(axis=0)
-    ends = quad[_NEXT]
-    d = ends - quad
-    lengths = _side_lengths(quad)
-    if float(lengths.min()) < 8:
+    # Each side's outward normal and the maps across it (compiled, see
+    # :func:`kernels.snap_start`).
+    ok, normal, lengths, map_x, map_y = kernels.snap_start(quad, _SNAP_T, _SNAP_D)
+    if not ok:
         return quad, 0.0
-    u = d / lengths[:, None]
-    normal = u[:, ::-1] * _FLIP  # (u_y, -u_x)
-    normal[((quad - centre) * normal).sum(axis=1) < 0] *= -1
-    n_t, n_d = len(_SNAP_T), len(_SNAP_D)
-    base = quad[:, None, :] + _SNAP_T[None, :, None] * d[:, None, :]  # (4, n_t, 2)
-    # Across each side at each sample: x and y maps, (4 * n_t, n_d) each.
-    across = _SNAP_D[None, None, :]
-    map_x = (base[:, :, 0, None] + across * normal[:, 0, None, None]).reshape(4 * n_t, n_d)
-    map_y = (base[:, :, 1, None] + across * normal[:, 1, None, None]).reshape(4 * n_t, n_d)
     prof = cv2.remap(g, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    step = np.abs(prof[:, 2:] - prof[:, :-2])
-    peak = step.max(axis=1)
-    # The card's edge is the outermost strong step: pips, a printed frame
-    # or a court figure just inside may step harder, the table outside
-    # (texture, the card's soft shadow) steps less.
-    strong = step >= np.maximum(0.45 * peak, 8.0)[:, None]
-    best = step.shape[1] - 1 - np.argmax(strong[:, ::-1], axis=1)
-    strength = step[_SNAP_ROWS, best].reshape(4, n_t)
-    # The median (of an even count: the mean of the middle two), and its
-    # share in double precision as when it was a Python float.
-    middle = np.sort(strength, axis=1)[:, n_t // 2 - 1 : n_t // 2 + 1]
-    median = (middle[:, 0] + middle[:, 1]) / 2
-    limit = np.maximum(8.0, 0.4 * median.astype(np.float64))
-    good = strength >= limit.astype(np.float32)[:, None]
-    offs = _SNAP_D[best + 1].reshape(4, n_t)
-    starts, stops = quad.copy(), ends.copy()
-    support = 1.0
-    for ok, side_offs, k in zip(good.tolist(), offs.tolist(), range(4), strict=True):
-        fit = _side_offsets(
-            list(itertools.compress(_SNAP_T_LIST, ok)), list(itertools.compress(side_offs, ok))
-        )
-        if fit is None:
-            support = min(support, sum(ok) / n_t / 2)
-            continue
-        (at_start, at_end), on_edge = fit
-        support = min(support, on_edge / n_t)
-        starts[k] = quad[k] + at_start * normal[k]
-        stops[k] = ends[k] + at_end * normal[k]
-    out = _meet(starts, stops)
-    if out is None:
+    # Across each side at each sample, the card's edge is the outermost
+    # strong step: pips, a printed frame or a court figure just inside may
+    # step harder, the table outside (texture, the card's soft shadow) steps
+    # less. A straight line is fitted through those steps, robustly (see
+    # :func:`kernels.side_fits`), and neighbouring sides are intersected.
+    ok, out, support = kernels.snap_finish(
+        prof, quad, normal, lengths, _SNAP_T, _SNAP_D, SIDE_TOLERANCE
+    )
+    if not ok:
         return quad, 0.0
-    moved = np.sqrt(((out - quad) ** 2).sum(axis=1))
-    sides = lengths[_PREV]  # the side ending at each corner
-    if bool((moved > 0.15 * sides).any()):
-        return quad, 0.0
-    return out.astype(np.float32), support
+    return out, support
 
 
 @functools.lru_cache(maxsize=8)
@@ -707,32 +626,23 @@ class Locator:
         # region) cost as much again as the labelling, and what is asked of
         # them below is had from the labels for less.
         n, labels = cv2.connectedComponents(free, connectivity=4)
-        min_area = self.min_card_fraction * h * w
-        flat = labels.ravel().astype(np.intp)
-        areas = np.bincount(flat, minlength=n)
         # Paper must be brighter than the table around it: the table is what
         # the region's border shows (a region is drawn around the place cards
         # pass, not on them), lit more on one side than the other. The table's
         # light is a plane, so its mean over a region is its light at the
         # region's centre: a region's mean brightness above the table is the
-        # mean of its pixels' brightness above the table under each.
+        # mean of its pixels' brightness above the table under each. Areas,
+        # that brightness, and which regions come within a pixel of each side
+        # of the region (as a bounding box starting at 0 or 1, or ending at the
+        # last or the one before) are one pass over the labels.
         table, spread = _table_light(gray)
-        above = np.bincount(flat, weights=(gray - table).ravel(), minlength=n)
+        areas, above, left, right, top, bottom = kernels.region_stats(labels, gray, table, n)
+        min_area = self.min_card_fraction * h * w
         paper = (above / np.maximum(areas, 1) >= max(self.min_contrast, 1.6 * spread)) & (
             areas >= max(6, min_area / 50)
         )
         paper[0] = False
-        # Regions within a pixel of each side of the region (as a bounding box
-        # starting at 0 or 1, or ending at the last or the one before).
-        sides = []
-        for band in (labels[:, :2], labels[:, -2:], labels[:2], labels[-2:]):
-            seen = np.zeros(n, bool)
-            seen[band] = True
-            sides.append(seen)
-        left, right, top, bottom = sides
         touches = left | right | top | bottom
-        # A bright band right across the region (wood grain, a lit stripe of
-        # cloth) is table; a card still under the shoe touches one side.
         across = (left & right) | (top & bottom)
         present = bool((paper & touches & ~across & (areas >= min_area)).any())
         why = _AT_EDGE if present else _NOTHING
@@ -743,7 +653,7 @@ class Locator:
         # The grouping is done only over the paper's bounding box (grown by the
         # dilation's reach): outside it there is nothing to group, and the
         # labelling costs by the pixel.
-        everywhere = np.take(inside.view(np.uint8), flat).reshape(h, w)
+        everywhere = kernels.select(labels, inside)
         bx, by, bw, bh = cv2.boundingRect(everywhere)  # of its non-zero pixels
         gx0, gx1 = max(bx - r, 0), min(bx + bw + r, w)
         gy0, gy1 = max(by - r, 0), min(by + bh + r, h)

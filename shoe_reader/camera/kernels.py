@@ -1,0 +1,346 @@
+"""The locator's per-pixel and per-sample loops, compiled (Numba).
+
+Each kernel here is the exact arithmetic of the NumPy or plain-Python code it
+replaced, in the same order and the same precision (float32 where NumPy
+worked in float32, double where Python floats or NumPy's float64 did), so a
+frame is read bit for bit as before; ``tests/camera/test_camera_kernels.py``
+checks each against a NumPy statement of it. What they save is not
+arithmetic but calls: the side snap ran some sixty NumPy and list operations
+on a few hundred samples, twice per candidate on every frame, and the region
+statistics four passes over the labels; compiled, each is one call.
+
+The kernels are compiled when this module is imported (explicit signatures)
+and cached next to it, so the first frame at a table waits for nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_F4 = np.float32
+
+
+@njit("UniTuple(f4[:, ::1], 2)(f4[:, ::1], f4[:, ::1], f4[::1], f4[::1])", cache=True)
+def snap_maps(
+    quad: np.ndarray, normal: np.ndarray, along: np.ndarray, across: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where to sample across each side of ``quad``: x and y maps, (4 * len(along), len(across)).
+
+    Sample ``j`` across side ``k`` at ``along[i]`` of its length lies at
+    ``quad[k] + along[i] * (quad[k + 1] - quad[k]) + across[j] * normal[k]``
+    (float32, each product rounded before its sum, as NumPy's broadcasting did).
+    """
+    n_t, n_d = along.shape[0], across.shape[0]
+    map_x = np.empty((4 * n_t, n_d), np.float32)
+    map_y = np.empty((4 * n_t, n_d), np.float32)
+    for k in range(4):
+        nxt = (k + 1) % 4
+        dx = quad[nxt, 0] - quad[k, 0]
+        dy = quad[nxt, 1] - quad[k, 1]
+        for i in range(n_t):
+            bx = quad[k, 0] + along[i] * dx
+            by = quad[k, 1] + along[i] * dy
+            row = k * n_t + i
+            for j in range(n_d):
+                map_x[row, j] = bx + across[j] * normal[k, 0]
+                map_y[row, j] = by + across[j] * normal[k, 1]
+    return map_x, map_y
+
+
+@njit("f8(f8[::1])", cache=True)
+def _median(values: np.ndarray) -> float:
+    ordered = np.sort(values)
+    n = ordered.shape[0]
+    mid = n // 2
+    if n % 2:
+        return float(ordered[mid])
+    return float((ordered[mid - 1] + ordered[mid]) / 2)
+
+
+@njit(
+    "Tuple((b1[::1], f8[::1], f8[::1], i8[::1], i8[::1]))(f4[:, ::1], f4[::1], f4[::1], f8)",
+    cache=True,
+)
+def side_fits(
+    prof: np.ndarray, along: np.ndarray, across: np.ndarray, tolerance: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each side's straight edge through the outermost strong steps of its profiles.
+
+    ``prof``: brightness across each side at each sample along it (rows
+    ``k * len(along) + i``), at the offsets ``across``. Per side: whether a
+    line was fitted, its offsets at the side's start and end, how many steps
+    lie on it, and how many steps were strong enough to be tried. See
+    ``locate._snap`` for why each step is taken.
+    """
+    n_t = along.shape[0]
+    n_s = prof.shape[1] - 2
+    fitted = np.zeros(4, np.bool_)
+    at_start = np.zeros(4)
+    at_end = np.zeros(4)
+    on_edge = np.zeros(4, np.int64)
+    tried = np.zeros(4, np.int64)
+    strength = np.empty(n_t, np.float32)
+    offs = np.empty(n_t)
+    for k in range(4):
+        for i in range(n_t):
+            row = k * n_t + i
+            peak = _F4(0.0)
+            first = True
+            for j in range(n_s):
+                s = abs(prof[row, j + 2] - prof[row, j])
+                if first or s > peak:
+                    peak, first = s, False
+            limit = max(_F4(0.45) * peak, _F4(8.0))
+            # The outermost strong step (the last index), else the last one.
+            best = n_s - 1
+            for j in range(n_s - 1, -1, -1):
+                if abs(prof[row, j + 2] - prof[row, j]) >= limit:
+                    best = j
+                    break
+            strength[i] = abs(prof[row, best + 2] - prof[row, best])
+            offs[i] = float(across[best + 1])
+        ordered = np.sort(strength)
+        median = (ordered[n_t // 2 - 1] + ordered[n_t // 2]) / _F4(2.0)
+        good = _F4(max(8.0, 0.4 * float(median)))
+        ts = np.empty(n_t)
+        os_ = np.empty(n_t)
+        n = 0
+        for i in range(n_t):
+            if strength[i] >= good:
+                ts[n] = float(along[i])
+                os_[n] = offs[i]
+                n += 1
+        tried[k] = n
+        if n < 8:
+            continue
+        half = 0
+        while half < n and ts[half] < 0.5:
+            half += 1
+        if half < 3 or n - half < 3:
+            continue
+        m1 = half // 2
+        t1 = ts[m1] if half % 2 else (ts[m1 - 1] + ts[m1]) / 2
+        m2 = half + (n - half) // 2
+        t2 = ts[m2] if (n - half) % 2 else (ts[m2 - 1] + ts[m2]) / 2
+        o1 = _median(os_[:half].copy())
+        o2 = _median(os_[half:n].copy())
+        slope = (o2 - o1) / max(t2 - t1, 1e-6)
+        on_t = np.empty(n)
+        on_o = np.empty(n)
+        m = 0
+        for i in range(n):
+            if abs(os_[i] - (o1 + slope * (ts[i] - t1))) <= tolerance:
+                on_t[m] = ts[i]
+                on_o[m] = os_[i]
+                m += 1
+        if m < 8:
+            continue
+        st = 0.0
+        so = 0.0
+        for i in range(m):
+            st += on_t[i]
+            so += on_o[i]
+        mt = st / m
+        mo = so / m
+        var = 0.0
+        cov = 0.0
+        for i in range(m):
+            dx = on_t[i] - mt
+            var += dx * dx
+            cov += dx * (on_o[i] - mo)
+        slope = cov / var if var > 1e-12 else 0.0
+        at0 = mo - slope * mt
+        fitted[k] = True
+        at_start[k] = at0
+        at_end[k] = at0 + slope
+        on_edge[k] = m
+    return fitted, at_start, at_end, on_edge, tried
+
+
+_STATS = "Tuple((i8[::1], f8[::1], b1[::1], b1[::1], b1[::1], b1[::1]))"
+
+
+@njit(_STATS + "(i4[:, ::1], u1[:, ::1], f8[:, ::1], i8)", cache=True)
+def region_stats(
+    labels: np.ndarray, gray: np.ndarray, table: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per region of ``labels`` (``n`` of them): its area, the sum of its pixels' brightness
+    above ``table`` (in row-major order, as ``np.bincount`` adds its weights), and whether
+    it reaches within a pixel of the left, right, top and bottom side."""
+    h, w = labels.shape
+    areas = np.zeros(n, np.int64)
+    above = np.zeros(n)
+    left = np.zeros(n, np.bool_)
+    right = np.zeros(n, np.bool_)
+    top = np.zeros(n, np.bool_)
+    bottom = np.zeros(n, np.bool_)
+    for y in range(h):
+        for x in range(w):
+            label = labels[y, x]
+            areas[label] += 1
+            above[label] += float(gray[y, x]) - table[y, x]
+        left[labels[y, 0]] = True
+        left[labels[y, min(1, w - 1)]] = True
+        right[labels[y, w - 1]] = True
+        right[labels[y, max(w - 2, 0)]] = True
+    for x in range(w):
+        top[labels[0, x]] = True
+        top[labels[min(1, h - 1), x]] = True
+        bottom[labels[h - 1, x]] = True
+        bottom[labels[max(h - 2, 0), x]] = True
+    return areas, above, left, right, top, bottom
+
+
+@njit("u1[:, ::1](i4[:, ::1], b1[::1])", cache=True)
+def select(labels: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """1 where a pixel's region is ``chosen``, else 0."""
+    h, w = labels.shape
+    out = np.empty((h, w), np.uint8)
+    for y in range(h):
+        for x in range(w):
+            out[y, x] = 1 if chosen[labels[y, x]] else 0
+    return out
+
+
+@njit("f4(i8[::1], i8, f8)", cache=True)
+def _order_statistic(counts: np.ndarray, n: int, q: float) -> np.float32:
+    """``np.percentile`` (linear) of ``n`` byte values counted in ``counts``, in float32 as
+    ``locate.percentile`` interpolates float32 values."""
+    virtual = (n - 1) * (q / 100)
+    below = min(int(virtual), n - 1)
+    above = min(below + 1, n - 1)
+    t = virtual - below
+    a = _F4(-1.0)
+    b = _F4(-1.0)
+    seen = 0
+    for v in range(256):
+        seen += counts[v]
+        if a < 0 and seen > below:
+            a = _F4(v)
+        if seen > above:
+            b = _F4(v)
+            break
+    diff = b - a
+    if t >= 0.5:
+        return b - diff * _F4(1 - t)
+    return a + diff * _F4(t)
+
+
+@njit("Tuple((f4[:, :, ::1], f4[::1]))(u1[:, :, ::1], f8)", cache=True)
+def ink_maps(small: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """Ink and chroma of a BGR patch relative to its paper (each channel's ``q``-th
+    percentile), and the paper: ``index.ink_and_chroma`` of the patch over
+    ``np.maximum(paper, 1)``, in float32."""
+    h, w, c = small.shape
+    counts = np.zeros((c, 256), np.int64)
+    for y in range(h):
+        for x in range(w):
+            for ch in range(c):
+                counts[ch, small[y, x, ch]] += 1
+    paper = np.empty(c, np.float32)
+    for ch in range(c):
+        paper[ch] = _order_statistic(counts[ch], h * w, q)
+    scale = np.maximum(paper, _F4(1.0))
+    out = np.empty((h, w, 3), np.float32)
+    for y in range(h):
+        for x in range(w):
+            b = _F4(small[y, x, 0]) / scale[0]
+            g = _F4(small[y, x, 1]) / scale[1]
+            r = _F4(small[y, x, 2]) / scale[2]
+            out[y, x, 0] = _F4(1.0) - min(min(b, g), r)
+            out[y, x, 1] = r - g
+            out[y, x, 2] = b - g
+    return out, paper
+
+
+@njit(
+    "Tuple((b1, f4[:, ::1], f4[::1], f4[:, ::1], f4[:, ::1]))(f4[:, ::1], f4[::1], f4[::1])",
+    cache=True,
+)
+def snap_start(
+    quad: np.ndarray, along: np.ndarray, across: np.ndarray
+) -> tuple[bool, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What ``locate._snap`` needs before sampling: whether every side is long enough (8
+    pixels), each side's outward unit normal and length, and the sampling maps
+    (:func:`snap_maps`). Float32 throughout, each operation rounded as NumPy rounds it:
+    the centre is the corners summed in order over four, a length the root of
+    ``dx * dx + dy * dy``."""
+    cx = ((quad[0, 0] + quad[1, 0]) + quad[2, 0]) + quad[3, 0]
+    cy = ((quad[0, 1] + quad[1, 1]) + quad[2, 1]) + quad[3, 1]
+    cx = cx / _F4(4.0)
+    cy = cy / _F4(4.0)
+    normal = np.empty((4, 2), np.float32)
+    lengths = np.empty(4, np.float32)
+    for k in range(4):
+        dx = quad[(k + 1) % 4, 0] - quad[k, 0]
+        dy = quad[(k + 1) % 4, 1] - quad[k, 1]
+        lengths[k] = np.sqrt(dx * dx + dy * dy)
+    if lengths.min() < _F4(8.0):
+        empty = np.empty((0, 0), np.float32)
+        return False, normal, lengths, empty, empty
+    for k in range(4):
+        dx = quad[(k + 1) % 4, 0] - quad[k, 0]
+        dy = quad[(k + 1) % 4, 1] - quad[k, 1]
+        ux, uy = dx / lengths[k], dy / lengths[k]
+        nx, ny = uy * _F4(1.0), ux * _F4(-1.0)
+        if (quad[k, 0] - cx) * nx + (quad[k, 1] - cy) * ny < _F4(0.0):
+            nx, ny = nx * _F4(-1.0), ny * _F4(-1.0)
+        normal[k, 0], normal[k, 1] = nx, ny
+    map_x, map_y = snap_maps(quad, normal, along, across)
+    return True, normal, lengths, map_x, map_y
+
+
+_QUAD = "f4[:, ::1]"
+
+
+@njit(
+    f"Tuple((b1, {_QUAD}, f8))(f4[:, ::1], {_QUAD}, {_QUAD}, f4[::1], f4[::1], f4[::1], f8)",
+    cache=True,
+)
+def snap_finish(
+    prof: np.ndarray,
+    quad: np.ndarray,
+    normal: np.ndarray,
+    lengths: np.ndarray,
+    along: np.ndarray,
+    across: np.ndarray,
+    tolerance: float,
+) -> tuple[bool, np.ndarray, float]:
+    """``locate._snap`` after sampling: each side moved onto the straight edge its
+    profiles show (:func:`side_fits`), neighbouring sides intersected, and the
+    support; ``False`` when two sides are parallel or a corner moved more than 0.15 of
+    the side it ends. Float32 for the corners, double for the support, as before."""
+    n_t = along.shape[0]
+    fitted, at_start, at_end, on_edge, tried = side_fits(prof, along, across, tolerance)
+    starts = quad.copy()
+    stops = np.empty((4, 2), np.float32)
+    for k in range(4):
+        stops[k, 0], stops[k, 1] = quad[(k + 1) % 4, 0], quad[(k + 1) % 4, 1]
+    support = 1.0
+    for k in range(4):
+        if not fitted[k]:
+            support = min(support, tried[k] / n_t / 2)
+            continue
+        support = min(support, on_edge[k] / n_t)
+        a0, a1 = _F4(at_start[k]), _F4(at_end[k])
+        for c in range(2):
+            starts[k, c] = quad[k, c] + a0 * normal[k, c]
+            stops[k, c] = quad[(k + 1) % 4, c] + a1 * normal[k, c]
+    out = np.empty((4, 2), np.float32)
+    for k in range(4):
+        prev = (k + 3) % 4
+        p1x, p1y = starts[prev, 0], starts[prev, 1]
+        d1x, d1y = stops[prev, 0] - p1x, stops[prev, 1] - p1y
+        d2x, d2y = stops[k, 0] - starts[k, 0], stops[k, 1] - starts[k, 1]
+        den = d1x * d2y - d1y * d2x
+        if abs(den) < _F4(1e-6):
+            return False, quad, 0.0
+        t = ((starts[k, 0] - p1x) * d2y - (starts[k, 1] - p1y) * d2x) / den
+        out[k, 0] = p1x + t * d1x
+        out[k, 1] = p1y + t * d1y
+    for k in range(4):
+        mx, my = out[k, 0] - quad[k, 0], out[k, 1] - quad[k, 1]
+        if np.sqrt(mx * mx + my * my) > _F4(0.15) * lengths[(k + 3) % 4]:
+            return False, quad, 0.0
+    return True, out, support

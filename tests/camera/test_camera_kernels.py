@@ -1,0 +1,292 @@
+"""The locator's compiled kernels against the NumPy and plain-Python code they replaced.
+
+Each kernel must give the very same bits (a frame read differently after the
+change would be a change of the reader, not of its speed), so each is checked
+with ``array_equal`` against a statement of the old arithmetic, on generated
+inputs that reach every branch: sides whose steps fit a line, sides with too
+few strong steps or too many outliers, regions touching each side.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+
+import cv2
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shoe_reader.camera import kernels
+from shoe_reader.camera.locate import (
+    _FLIP,
+    _NEXT,
+    _PREV,
+    _SNAP_D,
+    _SNAP_T,
+    SIDE_TOLERANCE,
+    _meet,
+    _side_lengths,
+    _snap,
+    percentile,
+)
+
+N_T, N_D = len(_SNAP_T), len(_SNAP_D)
+
+
+# -- the old code, as it was in locate.py and index.py ---------------------------------------
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _sorted_median(ordered: list[float], start: int, stop: int) -> float:
+    mid = start + (stop - start) // 2
+    return ordered[mid] if (stop - start) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _side_offsets(ts: list[float], os_: list[float]) -> tuple[tuple[float, float], int] | None:
+    n = len(ts)
+    if n < 8:
+        return None
+    half = bisect.bisect_left(ts, 0.5)
+    if half < 3 or n - half < 3:
+        return None
+    t1, t2 = _sorted_median(ts, 0, half), _sorted_median(ts, half, n)
+    o1, o2 = _median(os_[:half]), _median(os_[half:])
+    slope = (o2 - o1) / max(t2 - t1, 1e-6)
+    on = [abs(o - (o1 + slope * (x - t1))) <= SIDE_TOLERANCE for x, o in zip(ts, os_, strict=True)]
+    on_t = list(itertools.compress(ts, on))
+    on_o = list(itertools.compress(os_, on))
+    n = len(on_t)
+    if n < 8:
+        return None
+    mt = sum(on_t) / n
+    mo = sum(on_o) / n
+    var = cov = 0.0
+    for x, o in zip(on_t, on_o, strict=True):
+        dx = x - mt
+        var += dx * dx
+        cov += dx * (o - mo)
+    slope = cov / var if var > 1e-12 else 0.0
+    at0 = mo - slope * mt
+    return (at0, at0 + slope), n
+
+
+def reference_side_fits(prof: np.ndarray) -> list[tuple[tuple[float, float] | None, int, int]]:
+    """Per side: the fitted offsets (or None), the steps on the line, the steps tried."""
+    step = np.abs(prof[:, 2:] - prof[:, :-2])
+    peak = step.max(axis=1)
+    strong = step >= np.maximum(0.45 * peak, 8.0)[:, None]
+    best = step.shape[1] - 1 - np.argmax(strong[:, ::-1], axis=1)
+    strength = step[np.arange(4 * N_T), best].reshape(4, N_T)
+    middle = np.sort(strength, axis=1)[:, N_T // 2 - 1 : N_T // 2 + 1]
+    median = (middle[:, 0] + middle[:, 1]) / 2
+    limit = np.maximum(8.0, 0.4 * median.astype(np.float64))
+    good = strength >= limit.astype(np.float32)[:, None]
+    offs = _SNAP_D[best + 1].reshape(4, N_T)
+    out = []
+    for ok, side_offs in zip(good.tolist(), offs.tolist(), strict=True):
+        fit = _side_offsets(
+            list(itertools.compress(_SNAP_T.tolist(), ok)), list(itertools.compress(side_offs, ok))
+        )
+        if fit is None:
+            out.append((None, 0, sum(ok)))
+        else:
+            out.append((fit[0], fit[1], sum(ok)))
+    return out
+
+
+def reference_maps(quad: np.ndarray, normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    d = quad[_NEXT] - quad
+    base = quad[:, None, :] + _SNAP_T[None, :, None] * d[:, None, :]
+    across = _SNAP_D[None, None, :]
+    map_x = (base[:, :, 0, None] + across * normal[:, 0, None, None]).reshape(4 * N_T, N_D)
+    map_y = (base[:, :, 1, None] + across * normal[:, 1, None, None]).reshape(4 * N_T, N_D)
+    return map_x, map_y
+
+
+def reference_snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
+    """``locate._snap`` as it was in NumPy and Python."""
+    quad = quad.astype(np.float32, copy=False)
+    g = gray.astype(np.float32)
+    centre = quad.mean(axis=0)
+    ends = quad[_NEXT]
+    lengths = _side_lengths(quad)
+    if float(lengths.min()) < 8:
+        return quad, 0.0
+    u = (ends - quad) / lengths[:, None]
+    normal = u[:, ::-1] * _FLIP
+    normal[((quad - centre) * normal).sum(axis=1) < 0] *= -1
+    map_x, map_y = reference_maps(quad, normal)
+    prof = cv2.remap(g, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    starts, stops = quad.copy(), ends.copy()
+    support = 1.0
+    for k, (fit, on, n) in enumerate(reference_side_fits(prof)):
+        if fit is None:
+            support = min(support, n / N_T / 2)
+            continue
+        support = min(support, on / N_T)
+        starts[k] = quad[k] + fit[0] * normal[k]
+        stops[k] = ends[k] + fit[1] * normal[k]
+    out = _meet(starts, stops)
+    if out is None:
+        return quad, 0.0
+    moved = np.sqrt(((out - quad) ** 2).sum(axis=1))
+    if bool((moved > 0.15 * lengths[_PREV]).any()):
+        return quad, 0.0
+    return out.astype(np.float32), support
+
+
+def reference_ink(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    f = small.astype(np.float32)
+    paper = percentile(f.reshape(-1, 3), 90)
+    norm = f / np.maximum(paper, 1.0)
+    b, g, r = norm[..., 0], norm[..., 1], norm[..., 2]
+    ink = 1.0 - np.minimum(np.minimum(b, g), r)
+    return np.stack([ink, r - g, b - g], axis=-1), paper
+
+
+# -- generated inputs -------------------------------------------------------------------------
+def _profiles(seed: int, outliers: float, contrast: float) -> np.ndarray:
+    """Brightness across four sides: a straight (tilted) edge per side, texture, and steps
+    off the edge (pips, a figure, table grain) on a share of the samples."""
+    rng = np.random.default_rng(seed)
+    prof = np.empty((4 * N_T, N_D), np.float32)
+    for k in range(4):
+        at0, at1 = rng.uniform(-9, 9, 2)
+        for i, t in enumerate(_SNAP_T):
+            edge = at0 + (at1 - at0) * float(t)
+            if rng.random() < outliers:
+                edge = rng.uniform(-12, 12)
+            inside = rng.uniform(120, 240)
+            outside = inside - contrast * rng.uniform(0.2, 1.0)
+            row = np.where(edge > _SNAP_D, inside, outside) + rng.normal(0, 3, N_D)
+            prof[k * N_T + i] = np.round(row, 2)
+    return prof
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    outliers=st.sampled_from([0.0, 0.1, 0.3, 0.6, 0.9]),
+    contrast=st.sampled_from([0.0, 6.0, 20.0, 80.0]),
+)
+def test_side_fits_are_the_old_search_and_line_fit_to_the_bit(
+    seed: int, outliers: float, contrast: float
+) -> None:
+    prof = _profiles(seed, outliers, contrast)
+    fitted, at_start, at_end, on_edge, tried = kernels.side_fits(
+        prof, _SNAP_T, _SNAP_D, SIDE_TOLERANCE
+    )
+    for k, (fit, on, n) in enumerate(reference_side_fits(prof)):
+        assert int(tried[k]) == n
+        assert bool(fitted[k]) == (fit is not None)
+        if fit is not None:
+            assert (float(at_start[k]), float(at_end[k])) == fit
+            assert int(on_edge[k]) == on
+
+
+def test_side_fits_reach_both_outcomes() -> None:
+    """The generated profiles do exercise fitted and refused sides (else the test above
+    could pass on one branch only)."""
+    outcomes = set()
+    for seed in range(40):
+        for outliers, contrast in ((0.0, 80.0), (0.9, 80.0), (0.0, 0.0)):
+            fitted = kernels.side_fits(
+                _profiles(seed, outliers, contrast), _SNAP_T, _SNAP_D, SIDE_TOLERANCE
+            )[0]
+            outcomes.update(bool(f) for f in fitted)
+    assert outcomes == {True, False}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    corners=st.lists(st.floats(-50, 1400, width=32), min_size=8, max_size=8),
+    normals=st.lists(st.floats(-1, 1, width=32), min_size=8, max_size=8),
+)
+def test_snap_maps_are_the_old_broadcasting_to_the_bit(
+    corners: list[float], normals: list[float]
+) -> None:
+    quad = np.array(corners, np.float32).reshape(4, 2)
+    normal = np.array(normals, np.float32).reshape(4, 2)
+    map_x, map_y = kernels.snap_maps(quad, normal, _SNAP_T, _SNAP_D)
+    ref_x, ref_y = reference_maps(quad, normal)
+    assert np.array_equal(map_x, ref_x)
+    assert np.array_equal(map_y, ref_y)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    h=st.integers(1, 40),
+    w=st.integers(1, 40),
+    n=st.integers(1, 12),
+)
+def test_region_stats_are_the_old_bincounts_and_bands(seed: int, h: int, w: int, n: int) -> None:
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, n, (h, w)).astype(np.int32)
+    gray = rng.integers(0, 256, (h, w)).astype(np.uint8)
+    table = rng.uniform(0, 255, (h, w))
+    areas, above, left, right, top, bottom = kernels.region_stats(labels, gray, table, n)
+    flat = labels.ravel().astype(np.intp)
+    assert np.array_equal(areas, np.bincount(flat, minlength=n))
+    assert np.array_equal(above, np.bincount(flat, weights=(gray - table).ravel(), minlength=n))
+    for got, band in zip(
+        (left, right, top, bottom),
+        (labels[:, :2], labels[:, -2:], labels[:2], labels[-2:]),
+        strict=True,
+    ):
+        seen = np.zeros(n, bool)
+        seen[band] = True
+        assert np.array_equal(got, seen)
+    chosen = rng.random(n) < 0.5
+    assert np.array_equal(
+        kernels.select(labels, chosen), np.take(chosen.view(np.uint8), flat).reshape(h, w)
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    h=st.integers(1, 60),
+    w=st.integers(1, 60),
+    levels=st.sampled_from([256, 7, 2]),
+)
+def test_ink_maps_are_the_old_paper_percentile_and_ink_to_the_bit(
+    seed: int, h: int, w: int, levels: int
+) -> None:
+    """Few levels make ties, where an order statistic taken from counts could go wrong."""
+    rng = np.random.default_rng(seed)
+    small = (rng.integers(0, levels, (h, w, 3)) * (255 // max(levels - 1, 1))).astype(np.uint8)
+    maps, paper = kernels.ink_maps(small, 90.0)
+    ref_maps, ref_paper = reference_ink(small)
+    assert np.array_equal(paper, ref_paper)
+    assert np.array_equal(maps, ref_maps)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    angle=st.floats(-40, 40),
+    off=st.floats(0, 9),
+    small=st.booleans(),
+)
+def test_snap_is_the_old_snap_to_the_bit(seed: int, angle: float, off: float, small: bool) -> None:
+    """A card (a bright rotated rectangle with print on it) on a textured table, its
+    outline guessed a few pixels off: the compiled snap moves it exactly as the old one."""
+    rng = np.random.default_rng(seed)
+    image = rng.normal(60, 12, (240, 320)).astype(np.float32)
+    w, h = (7.0, 10.0) if small else (110.0, 150.0)
+    box = cv2.boxPoints(((160.0, 120.0), (w, h), angle)).astype(np.float32)
+    cv2.fillConvexPoly(image, box.astype(np.int32), 210.0)
+    for _ in range(6):  # pips and figure lines just inside the edge
+        x, y = rng.uniform(110, 210), rng.uniform(60, 180)
+        cv2.circle(image, (int(x), int(y)), int(rng.integers(2, 8)), 30.0, -1)
+    gray = np.clip(cv2.GaussianBlur(image, (0, 0), 1.0), 0, 255).astype(np.uint8)
+    guess = (box + rng.uniform(-off, off, box.shape)).astype(np.float32)
+    got, support = _snap(gray.astype(np.float32), guess)
+    want, want_support = reference_snap(gray, guess)
+    assert np.array_equal(got, want)
+    assert support == want_support
