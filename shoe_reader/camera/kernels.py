@@ -344,3 +344,22 @@ def snap_finish(
         if np.sqrt(mx * mx + my * my) > _F4(0.15) * lengths[(k + 3) % 4]:
             return False, quad, 0.0
     return True, out, support
+
+
+@njit("f4[:, ::1](u1[:, :, ::1], f4[:, ::1])", cache=True)
+def table_difference(colour: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    """How far each pixel's colour is from the table's plane there, summed over the
+    channels in order: ``np.abs(colour - table).sum(axis=2)`` with ``table = coef[0] +
+    coef[1] * x + coef[2] * y`` per channel, in float32."""
+    h, w, c = colour.shape
+    out = np.empty((h, w), np.float32)
+    for y in range(h):
+        fy = _F4(y)
+        for x in range(w):
+            fx = _F4(x)
+            total = _F4(0.0)
+            for ch in range(c):
+                plane = (coef[0, ch] + coef[1, ch] * fx) + coef[2, ch] * fy
+                total += abs(_F4(colour[y, x, ch]) - plane)
+            out[y, x] = total
+    return out

@@ -290,3 +290,16 @@ def test_snap_is_the_old_snap_to_the_bit(seed: int, angle: float, off: float, sm
     want, want_support = reference_snap(gray, guess)
     assert np.array_equal(got, want)
     assert support == want_support
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), h=st.integers(1, 120), w=st.integers(1, 120))
+def test_table_difference_is_the_old_plane_and_sum_to_the_bit(seed: int, h: int, w: int) -> None:
+    rng = np.random.default_rng(seed)
+    colour = rng.integers(0, 256, (h, w, 3)).astype(np.uint8)
+    coef = rng.normal(0, [[100.0], [1.0], [1.0]], (3, 3)).astype(np.float32)
+    gx = np.arange(w, dtype=np.float32)[None, :, None]
+    gy = np.arange(h, dtype=np.float32)[:, None, None]
+    table = coef[0][None, None, :] + coef[1][None, None, :] * gx + coef[2][None, None, :] * gy
+    want = np.abs(colour.astype(np.float32) - table).sum(axis=2)
+    assert np.array_equal(kernels.table_difference(colour, coef), want)
