@@ -25,7 +25,6 @@ SCALE = 0.5
 """Features are taken at half the straightened card's resolution (blur and noise average out)."""
 FEAT_W = round(CORNER_W * SCALE)
 FEAT_H = round(CORNER_H * SCALE)
-CHANNELS = 3  # ink, red-green chroma, blue-green chroma
 SHIFT = 1
 """Feature pixels the index may sit off its calibrated place (outline found a little off)."""
 NOISE = 0.01

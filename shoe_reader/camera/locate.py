@@ -238,7 +238,6 @@ SNAP_SETTLED = 0.5
 snap would put it (the samples across it lie where they would lie again)."""
 _SNAP_T = np.linspace(0.18, 0.82, 24, dtype=np.float32)
 _SNAP_D = np.arange(-12.0, 12.01, 0.75, dtype=np.float32)
-_FLIP = np.array([1.0, -1.0], np.float32)
 
 
 def _median(values: list[float]) -> float:
@@ -645,6 +644,8 @@ class Locator:
         )
         paper[0] = False
         touches = left | right | top | bottom
+        # A bright band right across the region (wood grain, a lit stripe of
+        # cloth) is table; a card still under the shoe touches one side.
         across = (left & right) | (top & bottom)
         present = bool((paper & touches & ~across & (areas >= min_area)).any())
         why = _AT_EDGE if present else _NOTHING

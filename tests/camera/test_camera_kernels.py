@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 
 from shoe_reader.camera import kernels
 from shoe_reader.camera.locate import (
-    _FLIP,
     _NEXT,
     _PREV,
     _SNAP_D,
@@ -32,6 +31,7 @@ from shoe_reader.camera.locate import (
 )
 
 N_T, N_D = len(_SNAP_T), len(_SNAP_D)
+_FLIP = np.array([1.0, -1.0], np.float32)  # (u_y, -u_x) from a side's direction
 
 
 # -- the old code, as it was in locate.py and index.py ---------------------------------------
