@@ -306,9 +306,11 @@ class VirtualShoe:
             os.write(self._wake_w, b"!")
 
     # ------------------------------------------------------------------ dealer actions
-    def deal(self, scan: bool = True) -> str | None:
+    def deal(self, scan: bool = True, *, slid: bool = True) -> str | None:
         """The next card leaves the shoe; returns its code (``CUT`` for the cut card) or
-        None when the shoe is empty. ``scan=False``: it left without passing the reader."""
+        None when the shoe is empty. ``scan=False``: it left without passing the reader.
+        ``slid=False``: it was lifted out with the rest of the shoe rather than slid out
+        of the mouth, so a camera over the mouth (the observers) never sees it either."""
         with self._lock:
             if not self._running or self._rebooting:
                 raise ShoeNotRunningError(
@@ -334,8 +336,9 @@ class VirtualShoe:
                 self._emptied = True
                 self._queue_event("EMP", "", b"[GameAlarm]<Alarm:E5 Shoe Empty>")
         self._wake()
-        for observer in self.observers:
-            observer(card)
+        if slid:
+            for observer in self.observers:
+                observer(card)
         return card
 
     def _queue_card(self, card: str) -> None:

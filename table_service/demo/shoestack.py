@@ -78,16 +78,17 @@ class ShoeStack:
         """The card the dealer would pull next (a dealer sees the cut card coming)."""
         return self.cards[self.pulled] if self.pulled < self.total else None
 
-    def pull(self, *, scan: bool = True) -> Pull:
+    def pull(self, *, scan: bool = True, slid: bool = True) -> Pull:
         index = self.shoe_index
-        card = self.device.deal(scan=scan)
+        card = self.device.deal(scan=scan, slid=slid)
         if card is None:
             raise SupplyExhausted(f"all {len(self.starts)} prepared shoes are used up")
         self.pulled += 1
         return Pull(card, scan, index)
 
     def discard_rest(self) -> int:
-        """Take the rest of the current shoe out, unscanned; the next card starts a new shoe."""
+        """Take the rest of the current shoe out, unscanned and unseen by a camera over the
+        mouth (the rest is lifted out, not dealt); the next card starts a new shoe."""
         if self.fresh:
             return 0
         index = self.shoe_index
@@ -96,6 +97,6 @@ class ShoeStack:
         end = self.starts[index + 1]
         count = 0
         while self.pulled < end:
-            self.pull(scan=False)
+            self.pull(scan=False, slid=False)
             count += 1
         return count

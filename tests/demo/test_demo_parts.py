@@ -80,6 +80,24 @@ def test_pull_discard_and_exhaustion_through_a_running_shoe() -> None:
             stack.discard_rest()
 
 
+def test_a_camera_over_the_shoe_sees_every_card_slid_out_but_not_the_rest_lifted_out() -> None:
+    """A camera over the mouth is told of a card slid out past the reader or not (an
+    exposed card is still seen), never of the rest of a shoe taken out at a shoe change:
+    otherwise it would report cards the table never dealt."""
+    with VirtualShoe("framed", decks=6, seed=5) as device:
+        seen: list[str] = []
+        device.observers.append(seen.append)
+        stack = ShoeStack(device, decks=6, seed=5, cut_after=20, shoes=2)
+        read = stack.pull()
+        unread = stack.pull(scan=False)
+        assert seen == [read.card, unread.card]
+        assert stack.discard_rest() == 6 * 52 + 1 - 2
+        assert seen == [read.card, unread.card]
+        assert len(device.dealt) == 6 * 52 + 1
+        nxt = stack.pull()
+        assert seen == [read.card, unread.card, nxt.card] and nxt.shoe_index == 1
+
+
 @pytest.mark.parametrize("cut_after", [0, 19, 8 * 52 - 9])
 def test_cut_card_outside_the_shoe_is_refused(cut_after: int) -> None:
     with pytest.raises(ValueError, match="cut_after"):
