@@ -58,7 +58,7 @@ def demo(
         "serial",
         help="serial: the shoe's scanner; camera: a synthetic camera over the shoe (real "
         "recognition of a published deck); both: the shoe, every card cross-checked by the "
-        "camera (baccarat and blackjack)",
+        "camera",
     ),
     camera_deck: str = typer.Option(
         "plastic", help="--reader camera|both: the published deck the camera sees"
@@ -82,8 +82,6 @@ def demo(
         raise typer.BadParameter("baccarat, blackjack or xidach", param_hint="--game")
     if reader not in ("serial", "camera", "both"):
         raise typer.BadParameter("one of serial, camera, both", param_hint="--reader")
-    if reader != "serial" and game == "xidach":
-        raise typer.BadParameter("the xidach demo reads its shoe by serial", param_hint="--reader")
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
     if game == "xidach":
         configure_for_command(log_level, default="WARNING", log_file=settings.data_dir / LOG_FILE)
@@ -96,6 +94,8 @@ def demo(
             seed,
             timer_seconds,
             min(betting_seconds, 5.0),
+            reader,
+            camera_deck,
         )
         return
     try:
@@ -195,6 +195,8 @@ def _xidach(
     seed: int | None,
     timer_seconds: int,
     betting_seconds: float,
+    reader: str,
+    camera_deck: str,
 ) -> None:
     """A live Xì Dách table with punter bots (and a seated banker in ``room``)."""
     from table_service.demo.xidach import XiDachDemoOptions, run_xidach_demo
@@ -209,6 +211,8 @@ def _xidach(
         seed=seed,
         timer_seconds=timer_seconds or None,
         betting_seconds=betting_seconds,
+        reader=reader,
+        camera_deck=camera_deck,
     )
     try:
         report = asyncio.run(run_xidach_demo(options, console))

@@ -197,7 +197,9 @@ async def _run_with(
     camera: Any = None
     camera_config = None
     if options.reader in ("camera", "both"):
-        camera, camera_config = await asyncio.to_thread(_camera, options, settings, seed)
+        camera, camera_config = await asyncio.to_thread(
+            demo_camera, options.camera_deck, options.table_id, settings, seed
+        )
         device.observers.append(camera.card_dealt)
     game_rules = (
         {"decision_seconds": options.decision_seconds, "follow_seconds": options.follow_seconds}
@@ -339,7 +341,9 @@ async def _run_with(
             camera.stop()
 
 
-def _camera(options: DemoOptions, settings: Settings, seed: int) -> tuple[Any, CameraConfig]:
+def demo_camera(
+    deck: str, table_id: str, settings: Settings, seed: int
+) -> tuple[Any, CameraConfig]:
     """A synthetic camera over the shoe, and the deck's calibration from studio photographs.
 
     The calibration is made once per data folder and deck, as a studio would
@@ -350,21 +354,30 @@ def _camera(options: DemoOptions, settings: Settings, seed: int) -> tuple[Any, C
     from hardware_sim.camera.video import ROI
     from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
 
-    folder = settings.data_dir / "camera" / options.camera_deck
-    path = folder.parent / f"{options.camera_deck}.npz"
+    folder = settings.data_dir / "camera" / deck
+    path = folder.parent / f"{deck}.npz"
     try:
         Calibration.load(path)
     except CalibrationError:
-        write_calibration_set(options.camera_deck, folder, seed=seed, backdrop="grey")
+        write_calibration_set(deck, folder, seed=seed, backdrop="grey")
         try:
             cal, _problems = calibrate(folder)
         except CalibrationError as exc:
-            raise DemoError(f"camera calibration of {options.camera_deck}: {exc.reason}") from exc
+            raise DemoError(f"camera calibration of {deck}: {exc.reason}") from exc
         cal.save(path)
-    name = f"demo-{options.table_id}-{seed}"
-    camera = SyntheticCamera(options.camera_deck, name=name, seed=seed)
+    name = f"demo-{table_id}-{seed}"
+    camera = SyntheticCamera(deck, name=name, seed=seed)
     roi = ",".join(str(v) for v in ROI)
     return camera, CameraConfig(source=f"sim:{name}", calibration=str(path), roi=roi)
+
+
+def read_by_text(reader: str, deck: str) -> str:
+    """How the shoe's cards reach the table, for a demo's banner."""
+    return {
+        "serial": "read by the serial reader",
+        "camera": f"read by a camera over the shoe ({deck} deck, real recognition)",
+        "both": f"read by the serial reader, each card cross-checked by a camera ({deck} deck)",
+    }[reader]
 
 
 def _console_banner(
@@ -408,12 +421,7 @@ def _banner(
     roundlog.banner(f"livetable demo · table {options.table_id} · seed {seed} · clock in UTC")
     roundlog.banner(f"API     {report.base_url}  (OpenAPI docs at {report.base_url}/docs)")
     roundlog.banner(f"stream  {ws}/api/v1/public/tables/{options.table_id}/stream")
-    read_by = {
-        "serial": "read by the serial reader",
-        "camera": f"read by a camera over the shoe ({options.camera_deck} deck, real recognition)",
-        "both": "read by the serial reader, each card cross-checked by a camera "
-        f"({options.camera_deck} deck)",
-    }[options.reader]
+    read_by = read_by_text(options.reader, options.camera_deck)
     roundlog.banner(
         f"shoe    virtual framed shoe on {device.pty_path} ({device.device_path}), {read_by}"
     )

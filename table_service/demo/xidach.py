@@ -1,7 +1,9 @@
 """``livetable demo --game xidach --profile P``: a live Xì Dách table with bots.
 
 Everything runs here, through the real paths: SQLite in the data folder, a virtual framed
-shoe on a pseudo-terminal read by the real serial reader, the table service and its HTTP
+shoe on a pseudo-terminal read by the real serial reader (``reader="camera"``: by a
+synthetic camera over the shoe and real recognition of a published deck; ``"both"``: the
+serial reader, every card cross-checked by the camera), the table service and its HTTP
 API on http://HOST:PORT, decisions through ``POST /tables/{t}/actions``, timers as
 recorded deadlines run by the service. Bots:
 
@@ -38,6 +40,7 @@ import random
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -55,7 +58,15 @@ from table_service.demo.client import ApiClient, ApiError
 from table_service.demo.credentials import ensure_principals
 from table_service.demo.feed import TableFeed
 from table_service.demo.roundlog import RoundLog
-from table_service.demo.run import DemoError, _bind, _reader_online, _Server, _wait_started
+from table_service.demo.run import (
+    DemoError,
+    _bind,
+    _reader_online,
+    _Server,
+    _wait_started,
+    demo_camera,
+    read_by_text,
+)
 from table_service.demo.shoestack import ShoeStack
 from table_service.rules.xidach.bank import bank_requirement, next_banker
 from table_service.rules.xidach.profile import PROFILE_NAMES, load_profile
@@ -63,13 +74,19 @@ from table_service.rules.xidach.replay import handle_line
 from table_service.rules.xidach.state import TableLimits
 from table_service.runtime import Runtime
 from table_service.table.api import build_app
-from table_service.table.config import ShoeConfig, StakeLimits, TableConfig
+from table_service.table.config import CameraConfig, ShoeConfig, StakeLimits, TableConfig
 
 log = structlog.get_logger(__name__)
 
 MIN_BET, MAX_BET = 100, 2000
 BANK_FUNDS = 200_000  # the first seated banker's account: comfortably 5x the maximum bet
 PUNTER_FUNDS = 50_000  # each punter's: enough to take the bank when it passes
+READERS = ("serial", "camera", "both")
+THROUGH = {
+    "serial": "through the serial reader",
+    "camera": "through the camera",
+    "both": "through the serial reader and the camera",
+}
 BANK_TERM = 3
 """Rounds a seated banker holds the bank before leaving the table at its turn."""
 
@@ -86,6 +103,11 @@ class XiDachDemoOptions:
     timer_seconds: int | None = 2
     betting_seconds: float = 2.0
     heartbeat: float = 0.5
+    reader: str = "serial"
+    """serial, camera (a synthetic camera over the shoe, real recognition) or both (the
+    serial reader, every card cross-checked by the camera)."""
+    camera_deck: str = "plastic"
+    """The published deck the synthetic camera renders (hardware_sim.camera.published)."""
 
 
 @dataclass
@@ -125,8 +147,14 @@ def demo_profile_toml(profile: str, timer_seconds: int | None) -> str:
     return text
 
 
-def table_config(options: XiDachDemoOptions, shoe_port: str | None = None) -> TableConfig:
-    """The demo table; with ``shoe_port`` it reads a framed serial shoe on that device."""
+def table_config(
+    options: XiDachDemoOptions,
+    shoe_port: str | None = None,
+    camera: CameraConfig | None = None,
+) -> TableConfig:
+    """The demo table; with ``shoe_port`` it reads a framed serial shoe on that device
+    (unless ``options.reader`` is the camera alone), with ``camera`` a camera too."""
+    serial = shoe_port is not None and options.reader != "camera"
     seated = options.profile == "room"
     return TableConfig(
         table_id=f"xd-{options.profile}",
@@ -138,7 +166,8 @@ def table_config(options: XiDachDemoOptions, shoe_port: str | None = None) -> Ta
         },
         limits=StakeLimits(min_stake=MIN_BET, max_stake=MAX_BET),
         bet_limits={"bank": StakeLimits(min_stake=MIN_BET, max_stake=10**9)},
-        shoe=None if shoe_port is None else ShoeConfig(port=shoe_port, dialect="framed"),
+        shoe=ShoeConfig(port=shoe_port, dialect="framed") if serial else None,
+        camera=camera,
     )
 
 
@@ -336,7 +365,8 @@ class XiDachDemo:
             rnd = summary["round"]
             if rnd is None or rnd["phase"] in ("settled", "voided"):
                 if pulled:
-                    lines.append(f"  {pulled} cards out of the shoe past the serial reader")
+                    through = THROUGH[self.o.reader]
+                    lines.append(f"  {pulled} cards out of the shoe {through}")
                 return decisions
             nxt = rnd["next"] or {}
             if summary["paused"]:  # the supervisor bot applies the incident's procedure
@@ -488,12 +518,21 @@ async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDac
     started = time.monotonic()
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(10**6)
     report = XiDachReport(seed, options.profile)
+    if options.reader not in READERS:
+        raise DemoError(f"unknown reader {options.reader!r}; expected one of {', '.join(READERS)}")
     sock = _bind(options.host, options.port)
     shoes = _Shoes(seed, options.heartbeat)
-    config = table_config(options, shoes.path)
     settings = Settings(data_dir=options.data_dir) if options.data_dir else Settings()
     runtime: Runtime | None = None
+    camera: Any = None
     try:
+        camera_config = None
+        if options.reader != "serial":
+            camera, camera_config = await asyncio.to_thread(
+                demo_camera, options.camera_deck, f"xd-{options.profile}", settings, seed
+            )
+            shoes.observers.append(camera.card_dealt)
+        config = table_config(options, shoes.path, camera_config)
         _ = config.rules.edge  # the exact edge (seconds for a custom profile), before the shoe
         runtime = await asyncio.to_thread(Runtime.from_settings, settings, upgrade=True)
         await _serve_and_play(runtime, settings, options, config, console, report, shoes, sock)
@@ -502,11 +541,14 @@ async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDac
             runtime.close()
         sock.close()
         shoes.stop()
+        if camera is not None:
+            camera.stop()
     report.seconds = time.monotonic() - started
     console.print(
         f"{report.rounds_settled + report.rounds_voided} rounds in {report.seconds:.1f} s; "
-        f"{report.cards_pulled} cards dealt from {report.decks} decks through the serial "
-        f"reader; bank passes {report.bank_passes} ({report.banker_leaves} bankers left), "
+        f"{report.cards_pulled} cards dealt from {report.decks} decks "
+        f"{THROUGH[options.reader]}; bank passes {report.bank_passes} "
+        f"({report.banker_leaves} bankers left), "
         f"bank bids refused {report.bank_refusals}, room closed {report.rooms_closed} times"
     )
     return report
@@ -528,6 +570,8 @@ class _Shoes:
         self.path = str(Path(self._dir) / "shoe")
         self.passed_over: list[VirtualShoe] = []
         self.device: VirtualShoe | None = None
+        # Told of every card slid out of whichever shoe is current (a camera over it).
+        self.observers: list[Callable[[str], None]] = []
 
     def start(self) -> VirtualShoe:
         if self.device is not None:
@@ -539,8 +583,9 @@ class _Shoes:
             heartbeat=self.heartbeat,
             cut_depth=0,
             link_path=self.path,
-        ).start()
-        return self.device
+        )
+        self.device.observers.extend(self.observers)
+        return self.device.start()
 
     def locked_elsewhere(self) -> bool:
         """Someone else holds the current terminal's lock (our reader is not on it)."""
@@ -632,7 +677,8 @@ async def _serve_and_play(
         terms = (await sup.get(f"/tables/{config.table_id}")).get("terms")
         console.rule(f"[bold]Xì Dách '{options.profile}' on {base_url} (seed {report.seed})")
         console.print(
-            f"shoe: virtual framed shoe on {stack.device.pty_path}, read by the serial reader; "
+            f"shoe: virtual framed shoe on {stack.device.pty_path}, "
+            f"{read_by_text(options.reader, options.camera_deck)}; "
             "one deck, a freshly shuffled deck every round"
         )
         edge = config.rules.edge

@@ -88,3 +88,46 @@ def test_a_shoe_terminal_another_process_locked_is_kept_and_a_fresh_one_put_behi
     finally:
         shoes.stop()
     assert not os.path.lexists(shoes.path)
+
+
+@pytest.mark.parametrize(("reader", "rounds"), [("camera", 1), ("both", 2)])
+def test_the_demo_plays_xidach_through_the_camera_and_through_both_readers(
+    tmp_path: Path, reader: str, rounds: int
+) -> None:
+    """The camera reads every card off a synthetic camera over the shoe with the real
+    recognizer (calibrated from the deck's studio photographs); with both readers the
+    serial reader's card is confirmed by the camera's before the table takes it. Their
+    second round starts with the rest of the first deck lifted out: the camera must not
+    report those, or the table would raise a disagreement for each."""
+    console = Console(record=True, width=120)
+    options = XiDachDemoOptions(
+        profile="classic",
+        port=0,
+        data_dir=tmp_path,
+        rounds=rounds,
+        seed=7,
+        timer_seconds=1,
+        reader=reader,
+        camera_deck="plastic",
+    )
+    report = asyncio.run(run_xidach_demo(options, console))
+    assert report.rounds_settled + report.rounds_voided == rounds
+    assert report.settle_checks_failed == 0 and not report.problems
+    text = console.export_text()
+    assert "camera over the shoe" in text if reader == "camera" else "cross-checked" in text
+    runtime = Runtime.from_settings(Settings(data_dir=tmp_path))
+    try:
+        with runtime.sessions() as session:
+            events = EventStore.read(session)
+            assert check_read_models(session) == []
+    finally:
+        runtime.close()
+    dealt = [e for e in events if e.type == "card_dealt"]
+    assert len(dealt) == report.cards_pulled >= 4 * rounds
+    suffix = "+camera" if reader == "both" else ""
+    assert all(e.actor.startswith("reader:") and e.actor.endswith(suffix) for e in dealt)
+    if reader == "camera":
+        assert not any(e.actor.endswith("+camera") for e in dealt)
+    opened = [e.payload.get("kind") for e in events if e.type == "incident_opened"]
+    assert opened == [], opened
+    assert len([e for e in events if e.type == "shoe_inserted"]) == rounds
