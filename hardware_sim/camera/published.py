@@ -42,7 +42,7 @@ from table_service.rules.cards import RANKS, SUITS
 GNOME_DIR = Path("/usr/share/aisleriot/cards")
 KDE_DIR = Path("/usr/share/carddecks")
 FACE_WIDTH = 500
-RENDER_VERSION = 3  # part of the cache folder's name: a changed renderer renders anew
+RENDER_VERSION = 4  # part of the cache folder's name: a changed renderer renders anew
 """Rendered face width in pixels (the height follows the deck's own proportions)."""
 
 _RANK_NAMES = {"A": "1", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
@@ -235,18 +235,42 @@ def _element_faces(
             copy = ET.SubElement(node, anc.tag, dict(anc.attrib))
             node = copy
         node.append(element)
-        low = _render(alone, box0, 1600, tmp)
-        ys, xs = np.nonzero(low[..., 3] > 8)
-        if len(xs) == 0:
-            raise DeckUnavailable(f"{deck.name}: {code} renders empty")
-        sx = box0[2] / low.shape[1]
-        sy = box0[3] / low.shape[0]
-        bx0, bx1 = box0[0] + (xs.min() - 0.5) * sx, box0[0] + (xs.max() + 1.5) * sx
-        by0, by1 = box0[1] + (ys.min() - 0.5) * sy, box0[1] + (ys.max() + 1.5) * sy
+        bx0, by0, bx1, by1 = _extent(alone, box0, tmp, f"{deck.name}: {code}")
         face = _render(alone, (bx0, by0, bx1 - bx0, by1 - by0), FACE_WIDTH, tmp)
         ys, xs = np.nonzero(face[..., 3] > 128)
         faces[code] = face[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
     return faces
+
+
+def _extent(
+    root: ET.Element, box0: tuple[float, float, float, float], tmp: Path, what: str
+) -> tuple[float, float, float, float]:
+    """The user-space extent of what ``root`` draws, found on coarse renders.
+
+    Some decks lay faces out beyond the document's own view box (a face there renders
+    cut, or empty), so the box grows towards every edge the drawing touches, or around
+    itself when nothing shows, until the drawing lies inside it.
+    """
+    x, y, w, h = box0
+    for _ in range(8):
+        low = _render(root, (x, y, w, h), 1600, tmp)
+        ys, xs = np.nonzero(low[..., 3] > 8)
+        if len(xs) == 0:
+            x, y, w, h = x - w, y - h, 3 * w, 3 * h
+            continue
+        sx, sy = w / low.shape[1], h / low.shape[0]
+        left, top = xs.min() == 0, ys.min() == 0
+        right, bottom = xs.max() == low.shape[1] - 1, ys.max() == low.shape[0] - 1
+        if not (left or top or right or bottom):
+            return (
+                x + (xs.min() - 0.5) * sx,
+                y + (ys.min() - 0.5) * sy,
+                x + (xs.max() + 1.5) * sx,
+                y + (ys.max() + 1.5) * sy,
+            )
+        x, w = x - w * left, w * (1 + left + right)
+        y, h = y - h * top, h * (1 + top + bottom)
+    raise DeckUnavailable(f"{what} renders empty or without bounds")
 
 
 def _ancestors(el: ET.Element, parents: dict[ET.Element, ET.Element]) -> list[ET.Element]:

@@ -15,7 +15,14 @@ import cv2
 import numpy as np
 import pytest
 
-from hardware_sim.camera.published import DECKS, DeckUnavailable, published_face, render_deck
+from hardware_sim.camera.published import (
+    DECKS,
+    DeckUnavailable,
+    PublishedDeck,
+    _element_faces,
+    published_face,
+    render_deck,
+)
 from hardware_sim.camera.scene import (
     LEVELS,
     background,
@@ -79,6 +86,30 @@ def test_every_face_of_a_published_deck_is_rendered_with_its_outline(name: str) 
         assert face[0, 0, 3] < 255  # … with rounded, transparent corners
     assert len({cv2.imencode(".png", f)[1].tobytes() for f in faces}) == 52
     assert (folder / "KH.png").exists()
+
+
+def test_a_face_laid_out_beyond_the_documents_view_box_is_rendered_whole(tmp_path: Path) -> None:
+    """Some KDE decks (svg-nicu-ornamental) put a suit's faces below the page: cut at the
+    view box they came out as a sliver, or empty, and calibration refused the deck."""
+    places = {"AS": (10, 10), "KH": (170, 10), "2C": (10, 400), "TD": (-250, -300)}
+    cards = "".join(
+        f'<g id="{DECKS["svg-standard"].element_id(code)}" transform="translate({x},{y})">'
+        '<rect width="60" height="84" rx="4" fill="white" stroke="black" stroke-width="2"/>'
+        f'<rect x="8" y="8" width="{10 + 8 * i}" height="10" fill="red"/></g>'
+        for i, (code, (x, y)) in enumerate(places.items())
+    )
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="100" '
+        f'viewBox="0 0 200 100">{cards}</svg>'
+    ).encode()
+    deck = PublishedDeck("toy", "none", tmp_path / "toy.svg", "kde")
+    faces = _element_faces(svg, deck, list(places), tmp_path)
+    for face in faces.values():
+        h, w = face.shape[:2]
+        assert w / h == pytest.approx(62 / 86, rel=0.02)  # the card and its stroke, whole
+        assert (face[..., 3] == 255).mean() > 0.95
+    reds = [int((f[..., 2] > 200).sum() - (f[..., 1] > 200).sum()) for f in faces.values()]
+    assert reds == sorted(reds) and len(set(reds)) == 4  # each its own face
 
 
 @pytest.mark.parametrize("name", ["bellot", "svg-nicu-white"])
