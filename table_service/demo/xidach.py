@@ -214,7 +214,11 @@ class XiDachDemo:
             )
 
     async def summary(self) -> dict[str, Any]:
-        return await self.sup.get(f"/tables/{self.table}")  # type: ignore[no-any-return]
+        """The table as of at least the last event the feed brought: the stream announces an
+        event when it is committed, a moment before the table's summary shows it, and a
+        summary from that moment would still ask for the card just dealt."""
+        table = self.dealer.table
+        return (await table.view(self.sup, at_least_seq=table.feed.last_seq)).data
 
     async def _seat_everyone(self, summary: dict[str, Any]) -> None:
         taken = {s["seat"]: s["account"] for s in summary["seats"]}

@@ -59,6 +59,9 @@
       const seen = state.view.last_card;
       if (!state.last && seen) state.last = { type: seen.type, actor: seen.actor, payload: seen };
       render();
+      // The stream sends an event once it is committed, a moment before the table's view
+      // shows it: a view older than the last event seen is asked for again.
+      if (state.view.last_seq < (state.eventSeq || 0)) refreshSoon();
     } catch (exc) {
       LT.toast(t("error.generic", { reason: exc.message }), "error");
     }
@@ -81,6 +84,7 @@
 
   function onEvent(event) {
     const p = event.payload || {};
+    state.eventSeq = Math.max(state.eventSeq || 0, event.seq || 0);
     if (event.type === "card_dealt") {
       state.last = event;
       // Draw the card at once; the view (totals, next target) follows from the server.
