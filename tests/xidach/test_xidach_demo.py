@@ -12,10 +12,21 @@ import pytest
 from rich.console import Console
 
 from audit.readmodels import check_read_models
-from audit.store import EventStore
+from audit.store import EventStore, StoredEvent
 from table_service.config import Settings
 from table_service.demo.xidach import BANK_TERM, XiDachDemoOptions, run_xidach_demo
 from table_service.runtime import Runtime
+
+
+def _logged(data_dir: Path) -> list[StoredEvent]:
+    """The demo's log, once its read models are checked against it."""
+    runtime = Runtime.from_settings(Settings(data_dir=data_dir))
+    try:
+        with runtime.sessions() as session:
+            assert check_read_models(session) == []
+            return EventStore.read(session)
+    finally:
+        runtime.close()
 
 
 @pytest.mark.parametrize(
@@ -36,13 +47,7 @@ def test_the_demo_plays_live_rounds_that_settle_as_the_settle_command(
     assert "settlement = livetable settle xidach" in text
     assert f"Xì Dách '{profile}'" in text and "exact house edge" in text
     assert "read by the serial reader" in text
-    runtime = Runtime.from_settings(Settings(data_dir=tmp_path))
-    try:
-        with runtime.sessions() as session:
-            events = EventStore.read(session)
-            assert check_read_models(session) == []
-    finally:
-        runtime.close()
+    events = _logged(tmp_path)
     dealt = [e for e in events if e.type == "card_dealt"]
     # every card left the virtual shoe and reached the table through the serial reader
     assert len(dealt) == report.cards_pulled >= 4 * rounds
@@ -115,13 +120,7 @@ def test_the_demo_plays_xidach_through_the_camera_and_through_both_readers(
     assert report.settle_checks_failed == 0 and not report.problems
     text = console.export_text()
     assert "camera over the shoe" in text if reader == "camera" else "cross-checked" in text
-    runtime = Runtime.from_settings(Settings(data_dir=tmp_path))
-    try:
-        with runtime.sessions() as session:
-            events = EventStore.read(session)
-            assert check_read_models(session) == []
-    finally:
-        runtime.close()
+    events = _logged(tmp_path)
     dealt = [e for e in events if e.type == "card_dealt"]
     assert len(dealt) == report.cards_pulled >= 4 * rounds
     suffix = "+camera" if reader == "both" else ""
