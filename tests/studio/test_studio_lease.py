@@ -96,15 +96,19 @@ def _locked_append(runtime, table_id: str) -> None:  # type: ignore[no-untyped-d
 def test_the_fence_checked_with_the_log_lock_refuses_a_stale_writer(make_runtime) -> None:  # type: ignore[no-untyped-def]
     """The fence folded into the lock's round trip (PostgreSQL) refuses exactly what the
     commit-time fence refuses, before anything is decided or written."""
+    # A lease long enough that a loaded machine still writes within it (a 600 ms one
+    # ran out before the first append in a CI run), then waited out.
+    ttl = 3000
     a_rt, b_rt = make_runtime(), make_runtime()
-    a, b = _member(a_rt, "a", 600), _member(b_rt, "b", 600)
+    a, b = _member(a_rt, "a", ttl), _member(b_rt, "b", ttl)
     a.install_fence(a_rt.sessions, a_rt.store)
     b.install_fence(b_rt.sessions, b_rt.store)
     assert a.acquire("t1") == 1
+    taken = time.monotonic()
     _locked_append(a_rt, "t1")
     with pytest.raises(LeaseLost):
         _locked_append(b_rt, "t1")  # never held
-    time.sleep(0.7)
+    time.sleep(max(0.0, taken + ttl / 1000 + 0.1 - time.monotonic()))
     with pytest.raises(LeaseLost):
         _locked_append(a_rt, "t1")  # run out
     assert b.acquire("t1") == 2
