@@ -127,6 +127,6 @@ def test_the_demo_plays_xidach_through_the_camera_and_through_both_readers(
     assert all(e.actor.startswith("reader:") and e.actor.endswith(suffix) for e in dealt)
     if reader == "camera":
         assert not any(e.actor.endswith("+camera") for e in dealt)
-    opened = [e.payload.get("kind") for e in events if e.type == "incident_opened"]
-    assert opened == [], opened
+    raised = [e.payload.get("kind") for e in events if e.type == "incident_raised"]
+    assert raised == [], raised
     assert len([e for e in events if e.type == "shoe_inserted"]) == rounds
