@@ -12,7 +12,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from table_service.config import Settings
-from table_service.demo.run import DemoError, DemoOptions, DemoReport, run_demo
+from table_service.demo.run import READERS, DemoError, DemoOptions, DemoReport, run_demo
 from table_service.demo.shoestack import ShoeStack
 from table_service.logs import configure_for_command
 from table_service.terminal import make_console, rule_width
@@ -80,8 +80,8 @@ def demo(
     """
     if game not in ("baccarat", "blackjack", "xidach"):
         raise typer.BadParameter("baccarat, blackjack or xidach", param_hint="--game")
-    if reader not in ("serial", "camera", "both"):
-        raise typer.BadParameter("one of serial, camera, both", param_hint="--reader")
+    if reader not in READERS:
+        raise typer.BadParameter(f"one of {', '.join(READERS)}", param_hint="--reader")
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
     if game == "xidach":
         configure_for_command(log_level, default="WARNING", log_file=settings.data_dir / LOG_FILE)

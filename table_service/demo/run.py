@@ -371,6 +371,10 @@ def demo_camera(
     return camera, CameraConfig(source=f"sim:{name}", calibration=str(path), roi=roi)
 
 
+READERS = ("serial", "camera", "both")
+"""How a demo's shoe is read (``--reader``)."""
+
+
 def read_by_text(reader: str, deck: str) -> str:
     """How the shoe's cards reach the table, for a demo's banner."""
     return {

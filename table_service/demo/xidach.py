@@ -59,6 +59,7 @@ from table_service.demo.credentials import ensure_principals
 from table_service.demo.feed import TableFeed
 from table_service.demo.roundlog import RoundLog
 from table_service.demo.run import (
+    READERS,
     DemoError,
     _bind,
     _reader_online,
@@ -81,7 +82,6 @@ log = structlog.get_logger(__name__)
 MIN_BET, MAX_BET = 100, 2000
 BANK_FUNDS = 200_000  # the first seated banker's account: comfortably 5x the maximum bet
 PUNTER_FUNDS = 50_000  # each punter's: enough to take the bank when it passes
-READERS = ("serial", "camera", "both")
 THROUGH = {
     "serial": "through the serial reader",
     "camera": "through the camera",
@@ -147,6 +147,11 @@ def demo_profile_toml(profile: str, timer_seconds: int | None) -> str:
     return text
 
 
+def demo_table_id(options: XiDachDemoOptions) -> str:
+    """One table per profile: its log and calibration camera are named by it."""
+    return f"xd-{options.profile}"
+
+
 def table_config(
     options: XiDachDemoOptions,
     shoe_port: str | None = None,
@@ -157,7 +162,7 @@ def table_config(
     serial = shoe_port is not None and options.reader != "camera"
     seated = options.profile == "room"
     return TableConfig(
-        table_id=f"xd-{options.profile}",
+        table_id=demo_table_id(options),
         game="xidach",
         betting_seconds=options.betting_seconds,
         game_rules={
@@ -191,7 +196,7 @@ class XiDachDemo:
         self.dealer_api = dealer_api
         self.rng = rng
         self.report = report
-        self.table = f"xd-{options.profile}"
+        self.table = demo_table_id(options)
         self.seated_bank = options.profile == "room"
         self.banker = "banker9"
         self.bank_seat = options.punters + 1  # where the first seated banker sits
@@ -533,7 +538,7 @@ async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDac
         camera_config = None
         if options.reader != "serial":
             camera, camera_config = await asyncio.to_thread(
-                demo_camera, options.camera_deck, f"xd-{options.profile}", settings, seed
+                demo_camera, options.camera_deck, demo_table_id(options), settings, seed
             )
             shoes.observers.append(camera.card_dealt)
         config = table_config(options, shoes.path, camera_config)
