@@ -11,6 +11,7 @@ the camera see another card than the one dealt (``show_next_as``), or nothing at
 from __future__ import annotations
 
 import collections
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -77,12 +78,15 @@ class SyntheticCamera:
                     seen = self._overrides.popleft()
                 else:
                     seen = card
+            # Rendered one frame at a time, as each is grabbed (see ShoeCamera.card_frames).
+            batch: Iterator[np.ndarray]
             if card is None:
-                batch = [self._camera.empty_frame()]
+                batch = iter((self._camera.empty_frame(),))
             else:
                 self.shown.append(seen)
-                batch = self._camera.card_pass(seen) if seen and seen != "CUT" else []
-                batch += [self._camera.empty_frame() for _ in range(4)]
+                passing = self._camera.card_frames(seen) if seen and seen != "CUT" else iter(())
+                empty = (self._camera.empty_frame() for _ in range(4))
+                batch = itertools.chain(passing, empty)
             for frame in batch:
                 if period:
                     delay = next_at - time.monotonic()

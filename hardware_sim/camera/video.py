@@ -10,6 +10,7 @@ change from frame to frame.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +94,16 @@ class ShoeCamera:
 
     def card_pass(self, code: str) -> list[np.ndarray]:
         """The frames of ``code`` sliding out of the shoe and across the region."""
+        return list(self.card_frames(code))
+
+    def card_frames(self, code: str) -> Iterator[np.ndarray]:
+        """:meth:`card_pass`, each frame rendered when it is asked for.
+
+        A live camera's frame shows the card where it is when the frame is
+        grabbed: rendering the whole pass first would show its first frame only
+        once the last is drawn (seconds, on a loaded machine), as if the card
+        had left the shoe that much later than the shoe reported it.
+        """
         rng = self.rng
         face = decks.face(self.design, code)
         fh, fw = face.shape[:2]
@@ -107,15 +118,13 @@ class ShoeCamera:
         rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
         hs, hl = short / 2, long_ / 2
         corners = np.array([(-hs, -hl), (hs, -hl), (hs, hl), (-hs, hl)])  # the portrait face
-        frames = []
         while x - w / 2 < ROI[0] + ROI[2] + 10:
             x += v
             quad = (corners @ rot.T + np.array([x, cy])).astype(np.float32)
             frame = self.base.copy()
             place_card(frame, face, quad)
             _draw_shoe(frame)
-            frames.append(self.camera.shoot(frame, int(v / 8)))
-        return frames
+            yield self.camera.shoot(frame, int(v / 8))
 
 
 def sliding_cards(

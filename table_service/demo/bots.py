@@ -214,6 +214,24 @@ class SupervisorBot:
             await self.api.post(
                 path, {"note": "card not owed by the rules: set aside as burnt; dealer warned"}
             )
+        elif (
+            kind == "reader_disagreement"
+            and dealing
+            and not details.get("serial")
+            and rnd is not None
+            and rnd["cards"][-1:] == [details.get("camera")]
+        ):
+            # The camera saw, late, the card the supervisor has just entered from the shoe's
+            # read: nothing more is on the table.
+            self.table.log.note(
+                "supervisor",
+                f"readers disagree ({details.get('text', '')}): the card already entered; "
+                "nothing more on the table",
+                rnd["round_id"],
+            )
+            await self.api.post(
+                path, {"note": f"camera's late sight of {details.get('camera')}, already entered"}
+            )
         elif kind == "reader_disagreement" and dealing:
             # The supervisor looks at the card on the table: the shoe's read, if it had one.
             card = details.get("serial") or details.get("camera")
