@@ -8,18 +8,22 @@ import time
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from table_service.rules.baccarat.errors import PaytableError
 from table_service.rules.baccarat.paytable import Paytable, load_paytable
-from table_service.rules.baccarat.rtp import RtpReport, analyse
-from table_service.rules.baccarat.settle_command import settle_request
 from table_service.rules.settle_io import run_jsonl
 from table_service.terminal import make_console
+
+# The RTP enumeration, the settle command's code and the progress bar are imported by the
+# command that uses each: every other `livetable` command starts without them.
+
+if TYPE_CHECKING:
+    from table_service.rules.baccarat.rtp import RtpReport
 
 RULES_HELP = "Table configuration / paytable (TOML); default: the rules document's table."
 
@@ -36,6 +40,8 @@ class _LateProgress:
     """A progress bar on standard error that appears only once the work passes a second."""
 
     def __init__(self, console: Console, delay: float = 1.0) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
         self._start = time.monotonic()
         self._delay = delay
         self._progress = Progress(
@@ -125,6 +131,8 @@ def rtp(
     json_output: bool = typer.Option(False, "--json", help="JSON per the spec instead of a table."),
 ) -> None:
     """Exact RTP and house edge of every baccarat bet, by enumeration of the shoe."""
+    from table_service.rules.baccarat.rtp import analyse
+
     paytable = _paytable(rules)
     err = Console(stderr=True)
     progress = _LateProgress(err)
@@ -143,6 +151,8 @@ def settle(
 ) -> None:
     """Settle baccarat rounds from their cards: JSON lines on standard input, one JSON
     line per input line on standard output (shared/specs/settle-jsonl.md)."""
+    from table_service.rules.baccarat.settle_command import settle_request
+
     paytable = _paytable(rules)
     try:
         run_jsonl(sys.stdin, sys.stdout, lambda request: settle_request(request, paytable))

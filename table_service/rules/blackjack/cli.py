@@ -6,21 +6,18 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from table_service.rules.blackjack.config import BlackjackRules, load_rules
-from table_service.rules.blackjack.errors import RulesConfigError
-from table_service.rules.blackjack.exact import (
-    MainGameReport,
-    SideBetReport,
-    insurance_report,
-    pair_report,
-    solve_main,
-)
-from table_service.rules.blackjack.settle_request import handle
 from table_service.rules.settle_io import run_jsonl
+
+# The rules, the exact solver and the settle code are imported by the command that uses
+# each: every other `livetable` command starts without them.
+
+if TYPE_CHECKING:
+    from table_service.rules.blackjack.config import BlackjackRules
+    from table_service.rules.blackjack.exact import MainGameReport, SideBetReport
 
 SEED_MAX_RTP = 0.9954  # "RTP tối đa của trò chơi là 99.54%" (seed 000)
 UP_ORDER = (2, 3, 4, 5, 6, 7, 8, 9, 10, 1)
@@ -30,6 +27,9 @@ RulesOption = typer.Option(None, "--rules", help="Table rules (TOML); default: t
 
 
 def _rules(path: Path | None) -> BlackjackRules:
+    from table_service.rules.blackjack.config import load_rules
+    from table_service.rules.blackjack.errors import RulesConfigError
+
     try:
         return load_rules(path)
     except RulesConfigError as exc:
@@ -76,6 +76,8 @@ def rtp(
     as_json: bool = typer.Option(False, "--json", help="One JSON object instead of text."),
 ) -> None:
     """Exact RTP of the main game (best composition-dependent play), pair bet and insurance."""
+    from table_service.rules.blackjack.exact import insurance_report, pair_report, solve_main
+
     rules = _rules(rules_file)
     started = time.perf_counter()
     main = solve_main(rules)
@@ -134,5 +136,7 @@ def rtp(
 
 def settle(rules_file: Path | None = RulesOption) -> None:
     """Settle blackjack rounds from JSON lines on standard input."""
+    from table_service.rules.blackjack.settle_request import handle
+
     rules = _rules(rules_file)
     run_jsonl(sys.stdin, sys.stdout, lambda request: handle(request, rules))

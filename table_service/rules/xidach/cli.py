@@ -6,25 +6,28 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from table_service.rules.settle_io import run_jsonl
 from table_service.rules.xidach.errors import ProfileError
-from table_service.rules.xidach.exact import ExactEdge, exact_edge
 from table_service.rules.xidach.profile import (
     PROFILE_NAMES,
     Profile,
     load_profile,
     load_profile_file,
 )
-from table_service.rules.xidach.replay import handle_line
-from table_service.rules.xidach.simulate import EdgeReport, house_edge
 from table_service.terminal import make_console
+
+# The exact solver (NumPy), the simulation, the replay and the progress bar are imported by
+# the command that uses each: every other `livetable` command starts without them.
+
+if TYPE_CHECKING:
+    from table_service.rules.xidach.exact import ExactEdge
+    from table_service.rules.xidach.simulate import EdgeReport
 
 PROFILE_HELP = f"Rule profile: {', '.join(PROFILE_NAMES)}."
 RULES_HELP = "A table's own profile file (TOML, same fields as the shipped profiles)."
@@ -47,6 +50,8 @@ def settle(
     rules: Path | None = typer.Option(None, "--rules", help=RULES_HELP),
 ) -> None:
     """Settle Xì Dách rounds from JSON lines on standard input (one output line per line)."""
+    from table_service.rules.xidach.replay import handle_line
+
     chosen = _load(profile, rules)
     run_jsonl(sys.stdin, sys.stdout, lambda request: handle_line(request, chosen))
 
@@ -70,6 +75,17 @@ def rtp(
     Simulated by default (the exact figure for one punter is shown beside it);
     ``--exact`` enumerates the deck instead.
     """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    from table_service.rules.xidach.exact import exact_edge
+    from table_service.rules.xidach.simulate import house_edge
+
     chosen = _load(profile, rules)
     assert chosen is not None
     if exact:
