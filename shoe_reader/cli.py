@@ -18,14 +18,17 @@ import sys
 import threading
 import time
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from hardware_sim.faults import FaultSpecError, parse_fault_spec
-from hardware_sim.virtual_shoe import ShoeError, VirtualShoe
-from shoe_reader.serial_reader import open_reader
 from table_service.logs import configure_for_command
+
+# The virtual shoe and the serial reader (pyserial) are imported by the command that uses
+# each: every other `livetable` command starts without them.
+
+if TYPE_CHECKING:
+    from hardware_sim.virtual_shoe import VirtualShoe
 
 app = typer.Typer(help="Card shoe: virtual shoe and the technician's reader.", no_args_is_help=True)
 
@@ -59,6 +62,9 @@ def sim(
     unread, jam, clear, unplug, replug, reboot, freeze, burn on|off, game, warn N,
     lid open|closed, quit.
     """
+    from hardware_sim.faults import FaultSpecError, parse_fault_spec
+    from hardware_sim.virtual_shoe import VirtualShoe
+
     configure_for_command(log_level, default="INFO")
     try:
         spec = parse_fault_spec(faults)
@@ -89,6 +95,8 @@ def sim(
 
 
 def _stdin_commands(shoe: VirtualShoe, stop: threading.Event) -> None:
+    from hardware_sim.virtual_shoe import ShoeError
+
     for line in sys.stdin:
         words = line.split()
         if not words:
@@ -166,6 +174,8 @@ async def _read(
     count: int | None,
     duration: float | None,
 ) -> None:
+    from shoe_reader.serial_reader import open_reader
+
     deadline = None if duration is None else time.monotonic() + duration
     seen = 0
     async with open_reader(
