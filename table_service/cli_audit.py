@@ -9,14 +9,18 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from audit.bundle import BundleError, Scope, verify_bundle, write_bundle
-from audit.note import NoteError, VerifierKey
-from audit.verify import VerifyReport
 from table_service.terminal import make_console
+
+# The audit package (SQLAlchemy, the bundle and note code) is imported by the commands that
+# use it: mounting `witness` and `report` on the CLI costs nothing.
+
+if TYPE_CHECKING:
+    from audit.note import VerifierKey
+    from audit.verify import VerifyReport
 
 console = make_console()
 err = make_console(stderr=True)
@@ -28,6 +32,8 @@ def _key_text(value: str) -> str:
 
 
 def parse_log_key(value: str) -> VerifierKey:
+    from audit.note import NoteError, VerifierKey
+
     try:
         return VerifierKey.parse(_key_text(value))
     except (NoteError, OSError) as exc:
@@ -37,6 +43,7 @@ def parse_log_key(value: str) -> VerifierKey:
 
 def parse_witness_keys(values: list[str]) -> list[VerifierKey]:
     from audit.cosign import parse_cosigner_key
+    from audit.note import NoteError
 
     keys = []
     for value in values:
@@ -51,6 +58,7 @@ def parse_witness_keys(values: list[str]) -> list[VerifierKey]:
 def export_bundle(
     runtime: object, out: Path, table: str | None, date_from: str | None, date_to: str | None
 ) -> None:
+    from audit.bundle import BundleError, Scope, write_bundle
     from table_service.runtime import Runtime
 
     assert isinstance(runtime, Runtime)
@@ -80,6 +88,8 @@ def export_bundle(
 def verify_bundle_cli(
     bundle: Path, verifier_key: str | None, witness_keys: list[str], replay: bool
 ) -> None:
+    from audit.bundle import BundleError, verify_bundle
+
     log_key = parse_log_key(verifier_key) if verifier_key else None
     witnesses = parse_witness_keys(witness_keys)
     started = time.monotonic()
@@ -147,7 +157,7 @@ def witnessed_in_database(sessions: Any, keys: list[VerifierKey]) -> list[str]:
     """The log's newest checkpoint must carry a valid cosignature by each witness key."""
     from sqlalchemy import select
 
-    from audit.bundle import check_witness
+    from audit.bundle import BundleError, check_witness
     from audit.models import AuditCheckpoint
     from audit.published import note_with_cosignatures
 
@@ -203,6 +213,7 @@ def witness(
     the cosignature back to the log. Refusals are kept in the state folder."""
     import httpx
 
+    from audit.note import NoteError
     from audit.witness import Witness, WitnessRefused, poll_once
 
     log_key = parse_log_key(verifier_key)

@@ -4,35 +4,25 @@ from __future__ import annotations
 
 import getpass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from rich.table import Table
-from sqlalchemy.exc import SQLAlchemyError
 
-from audit.db import create_db_engine, make_sessionmaker
-from audit.export import ExportError, verify_export, write_export
-from audit.signing import (
-    Signer,
-    SigningKeyError,
-    key_id,
-    load_or_create_signer,
-    load_public_key,
-)
-from audit.store import EventStore
-from audit.verify import VerifyReport, verify_database
 from table_service.config import Settings
 from table_service.errors import Refused
 from table_service.logs import configure_for_command
-from table_service.principals import (
-    add_principal,
-    list_principals,
-    opened_tables,
-    revoke_principal,
-)
-from table_service.runtime import Runtime, current_revision, head_revision, upgrade_database
 from table_service.terminal import make_console
+
+# SQLAlchemy, Alembic, the audit log, the runtime and the API are imported by the commands
+# that use them: `livetable --help` and every other area's commands start without them.
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from audit.signing import Signer
+    from audit.verify import VerifyReport
+    from table_service.runtime import Runtime
 
 console = make_console()
 err = make_console(stderr=True)
@@ -70,6 +60,9 @@ def _settings(data_dir: Path | None = None) -> Settings:
 
 
 def _runtime(*, upgrade: bool = True) -> Runtime:
+    from audit.signing import SigningKeyError
+    from table_service.runtime import Runtime
+
     settings = _settings()
     configure_for_command()
     try:
@@ -82,6 +75,8 @@ def _runtime(*, upgrade: bool = True) -> Runtime:
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Migrate the database to the newest schema."""
+    from table_service.runtime import current_revision, upgrade_database
+
     runtime = _runtime(upgrade=False)
     upgrade_database(runtime.engine)
     console.print(f"database at revision [bold]{current_revision(runtime.engine)}[/bold]")
@@ -90,6 +85,8 @@ def db_upgrade() -> None:
 @db_app.command("current")
 def db_current() -> None:
     """Show the database's schema revision and the code's."""
+    from table_service.runtime import current_revision, head_revision
+
     runtime = _runtime(upgrade=False)
     current, head = current_revision(runtime.engine), head_revision()
     state = "[green]current[/green]" if current == head else "[yellow]needs upgrade[/yellow]"
@@ -129,6 +126,8 @@ def principal_add(
 
     A binding to a table that neither the table file nor the log knows is refused: a typo
     would otherwise make a token that can never act on the table it was meant for."""
+    from table_service.principals import add_principal, opened_tables
+
     runtime = _runtime()
     try:
         with runtime.sessions.begin() as session:
@@ -157,6 +156,8 @@ def principal_add(
 @principal_app.command("revoke")
 def principal_revoke(name: str) -> None:
     """Revoke a principal's token at once."""
+    from table_service.principals import revoke_principal
+
     runtime = _runtime()
     try:
         with runtime.sessions.begin() as session:
@@ -169,6 +170,8 @@ def principal_revoke(name: str) -> None:
 
 @principal_app.command("list")
 def principal_list() -> None:
+    from table_service.principals import list_principals
+
     runtime = _runtime()
     table = Table("name", "role", "table", "created", "revoked")
     with runtime.reads() as session:
@@ -199,6 +202,11 @@ def _existing_log(data_dir: Path | None) -> tuple[Settings, Any]:
     """Settings and engine of a log that already exists; creates nothing (no folder, no
     database, no key), so a command run in the wrong folder says so instead of verifying
     a new empty log."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from audit.db import create_db_engine
+    from table_service.runtime import current_revision, head_revision
+
     settings = _settings(data_dir)
     configure_for_command()
     where = "LIVETABLE_DATABASE_URL" if settings.database_url else None
@@ -233,6 +241,8 @@ def _existing_log(data_dir: Path | None) -> tuple[Settings, Any]:
 def _existing_signer(settings: Settings) -> Signer:
     """The log's own private key, never a new one: a fresh key would sign checkpoints
     no regulator has."""
+    from audit.signing import load_or_create_signer
+
     path = settings.resolved_signing_key_file
     if not settings.signing_key and not path.is_file():
         raise _NoLog(f"no signing key at {path} (LIVETABLE_SIGNING_KEY or the data folder's)")
@@ -242,6 +252,8 @@ def _existing_signer(settings: Settings) -> Signer:
 def _own_public_key(settings: Settings) -> Ed25519PublicKey:
     """The public key the log's checkpoints were signed with: from the configured key, the
     key file, or the public half written beside it."""
+    from audit.signing import load_public_key
+
     path = settings.resolved_signing_key_file
     pub = path.with_name(path.name + ".pub")
     if settings.signing_key or path.is_file():
@@ -284,6 +296,10 @@ def audit_verify(
     ),
 ) -> None:
     """Check chain, hashes, Merkle roots and signatures; exit 1 naming the first bad seq."""
+    from audit.db import make_sessionmaker
+    from audit.export import ExportError, verify_export
+    from audit.signing import SigningKeyError, key_id, load_public_key
+    from audit.verify import verify_database
     from table_service import cli_audit
 
     if bundle is not None:
@@ -342,6 +358,11 @@ def audit_verify(
 
 def _existing_runtime(command: str, data_dir: Path | None) -> Runtime:
     """A runtime on a log that exists, with the key that signed it; creates nothing."""
+    from audit.db import make_sessionmaker
+    from audit.signing import SigningKeyError
+    from audit.store import EventStore
+    from table_service.runtime import Runtime
+
     try:
         settings, engine = _existing_log(data_dir)
     except _NoLog as exc:
@@ -388,6 +409,7 @@ def audit_verifier_key(
         err.print(f"no signing key at {settings.resolved_signing_key_file} (nothing signed yet)")
         raise typer.Exit(2)
     from audit.note import NoteSigner
+    from audit.signing import SigningKeyError, load_or_create_signer
 
     try:
         signer = load_or_create_signer(settings.resolved_signing_key_file, configured)
@@ -422,6 +444,8 @@ def audit_export(
             runtime.close()
         return
     assert out is not None
+    from audit.export import write_export
+
     try:
         with runtime.reads() as session, out.open("w", encoding="utf-8") as handle:
             count = write_export(session, runtime.signer, runtime.settings.log_origin, handle)
