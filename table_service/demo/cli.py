@@ -5,17 +5,23 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 from rich.rule import Rule
 from rich.text import Text
 
 from table_service.config import Settings
-from table_service.demo.run import READERS, DemoError, DemoOptions, DemoReport, run_demo
-from table_service.demo.shoestack import ShoeStack
 from table_service.logs import configure_for_command
 from table_service.terminal import make_console, rule_width
+
+# The demo itself (the table service, its API, the bots, the virtual shoe) is imported when
+# the command runs: every other `livetable` command starts without it.
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from table_service.demo.run import DemoReport
 
 LOG_FILE = "livetable.log"
 """The service's own log, in the data folder: the terminal is for the round log."""
@@ -78,6 +84,9 @@ def demo(
     and every incident with the procedure applied; the service's own log goes to a file in
     the data folder. Ctrl-C voids a round in play (stakes refunded) and stops.
     """
+    from table_service.demo.run import READERS, DemoError, DemoOptions, run_demo
+    from table_service.demo.shoestack import ShoeStack
+
     if game not in ("baccarat", "blackjack", "xidach"):
         raise typer.BadParameter("baccarat, blackjack or xidach", param_hint="--game")
     if reader not in READERS:
@@ -199,6 +208,7 @@ def _xidach(
     camera_deck: str,
 ) -> None:
     """A live Xì Dách table with punter bots (and a seated banker in ``room``)."""
+    from table_service.demo.run import DemoError
     from table_service.demo.xidach import XiDachDemoOptions, run_xidach_demo
 
     console = make_console(highlight=False)
