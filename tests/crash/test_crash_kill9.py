@@ -34,7 +34,9 @@ from tests.support.crash_harness import CrashDriver, ShoeTable, shoe_table
 TABLE = "crash-1"
 ACCOUNTS = [f"acct-{i}" for i in range(5)]
 BET_TYPES = ["player", "banker", "tie", "player_pair", "banker_pair", "big", "small"]
-KILLS = 20
+KILLS = {"sqlite": 20, "postgresql": 10}
+"""Kills per backend. The crash paths are the table's, not the database's: the PostgreSQL run
+hits each kind of point once (it costs an interpreter start a kill), SQLite's twice."""
 SEED = 20261129
 # Where a kill may land; the plan is a seeded shuffle, so every kind is hit.
 KINDS = [
@@ -55,7 +57,8 @@ pytestmark = pytest.mark.timeout(900)
 
 
 class BaccaratDriver(CrashDriver):
-    def __init__(self, table: ShoeTable) -> None:
+    def __init__(self, table: ShoeTable, kills: int) -> None:
+        self.kill_count = kills
         super().__init__(table, TABLE, SEED)
         self.requests: dict[str, list[dict[str, Any]]] = {}  # round -> its bets request
         self.round_base: dict[str, list[str]] = {}  # cards in the round before dealing
@@ -65,11 +68,11 @@ class BaccaratDriver(CrashDriver):
     def make_plan(self) -> list[str]:
         kinds = ["burn"]
         rest = [k for k in KINDS if k != "burn"]
-        while len(kinds) < KILLS:
+        while len(kinds) < self.kill_count:
             batch = rest[:]
             self.rng.shuffle(batch)
             kinds.extend(batch)
-        return kinds[:KILLS]
+        return kinds[: self.kill_count]
 
     # -- recovery and checks --------------------------------------------------------------
     def recover(self) -> None:
@@ -273,11 +276,13 @@ class BaccaratDriver(CrashDriver):
 def test_kill9_at_random_points_keeps_the_ledger(tmp_path: Path, db_url: str) -> None:
     settings = "decks = 8\nbetting_seconds = 3"
     with shoe_table(tmp_path, db_url, TABLE, settings, seed=SEED, prefix="crash") as table:
-        driver = BaccaratDriver(table)
+        kills = KILLS["sqlite" if db_url.startswith("sqlite") else "postgresql"]
+        driver = BaccaratDriver(table, kills)
         table.server.start()
         driver.run(ACCOUNTS, 200_000, max_steps=2000)
-    assert len(driver.kills) >= 20
+    assert len(driver.kills) >= kills
     assert set(driver.kills) == set(KINDS), driver.kills
     assert driver.paths["void"] >= 1 and driver.paths["resume"] >= 1, driver.paths
-    assert driver.paths["late_retry"] >= 5, driver.paths
+    # A quarter of the kills at least land where a request was sent but not acknowledged.
+    assert driver.paths["late_retry"] >= -(-kills // 4), driver.paths
     assert driver.ledger.bets
