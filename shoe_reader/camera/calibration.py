@@ -83,6 +83,7 @@ class Calibration:
     face_cards: tuple[str, ...]  # the card of each whole-face sample
     face_maps: np.ndarray  # (m, FACE_H, FACE_W, 3) float32
     outline: float  # width of a printed outline at the card's edge, straightened pixels
+    mirrored: bool = False  # the index is printed top right and bottom left (see corners_of)
 
     @cached_property
     def book(self) -> FaceBook:
@@ -148,6 +149,7 @@ class Calibration:
             "face": [FACE_H, FACE_W],
             "aspect": self.aspect,
             "outline": self.outline,
+            "mirrored": self.mirrored,
         }
         buf = io.BytesIO()
         np.savez_compressed(
@@ -184,6 +186,7 @@ class Calibration:
                     face_cards=tuple(str(c) for c in data["face_cards"]),
                     face_maps=data["face_maps"].astype(np.float32),
                     outline=float(meta["outline"]),
+                    mirrored=bool(meta.get("mirrored", False)),  # files before it: top left
                 )
         except CalibrationError:
             raise
@@ -219,12 +222,23 @@ def _face_files(folder: Path) -> tuple[dict[str, Path], list[FaceProblem]]:
 
 @dataclass(frozen=True)
 class FaceSample:
-    """What one calibration photograph gives."""
+    """What one calibration photograph gives.
+
+    The corner windows are kept for both places a deck may print its index:
+    top left and bottom right (``corners``), or top right and bottom left
+    (``mirrored``). Which one the deck uses is decided over the whole deck
+    (see :func:`index_corners`).
+    """
 
     corners: list[np.ndarray]  # corner feature maps, sharp ones first
     faces: list[np.ndarray]  # whole-face feature maps (both ways up, sharp and soft)
     aspect: float
     outline: float
+    mirrored: list[np.ndarray]  # the same as ``corners``, from the other two corners
+    blank: tuple[bool, bool]  # no print in either corner window: (top left, top right)
+
+    def corners_at(self, mirrored: bool) -> list[np.ndarray]:
+        return self.mirrored if mirrored else self.corners
 
 
 def _outline_width(card: np.ndarray) -> float:
@@ -266,17 +280,18 @@ def measure_face(image: np.ndarray, locator: Locator) -> FaceSample:
     if width >= 1.0:
         q = snap_to_outline(image, q, width)
         card = straighten(image, q)
-    sharp = [features(c) for c in corners_of(card)]
-    # Ink away from the card's edge (a sliver of table may show at the very edge).
-    if max(float((m[2:, 2:, 0] > BLANK_INK).mean()) for m in sharp) < BLANK_SHARE:
-        raise NoIndex("corner is blank: no index printed in either corner")
     # The camera over the shoe sees the deck smaller, moving and less sharp than
     # the calibration photograph: each corner is also learned as a softer lens
     # would show it, so a blurred frame is near its own face's soft copy rather
     # than half-way to a face whose sharp details differ.
-    soft = [
-        features(cv2.GaussianBlur(c, (0, 0), sigma)) for sigma in SOFTER for c in corners_of(card)
-    ]
+    layouts, blank = [], []
+    for mirrored in (False, True):
+        windows = corners_of(card, mirrored)
+        sharp = [features(c) for c in windows]
+        soft = [features(cv2.GaussianBlur(c, (0, 0), sigma)) for sigma in SOFTER for c in windows]
+        layouts.append(sharp + soft)
+        # Ink away from the card's edge (a sliver of table may show at the very edge).
+        blank.append(max(float((m[2:, 2:, 0] > BLANK_INK).mean()) for m in sharp) < BLANK_SHARE)
     # A card comes out of the shoe either way up: single-headed court figures
     # and odd pips are learned both ways.
     faces = [
@@ -284,13 +299,34 @@ def measure_face(image: np.ndarray, locator: Locator) -> FaceSample:
         for c in (card, np.ascontiguousarray(card[::-1, ::-1]))
         for sigma in FACE_SOFTER
     ]
-    return FaceSample(sharp + soft, faces, float(short / long_), width)
+    return FaceSample(
+        layouts[0], faces, float(short / long_), width, layouts[1], (blank[0], blank[1])
+    )
 
 
-def build(samples: dict[str, FaceSample], aspect: float, outline: float) -> Calibration:
-    cards = [code for code, s in samples.items() for _ in s.corners]
-    flat = [m for s in samples.values() for m in s.corners]
-    soft = [i >= 2 for s in samples.values() for i in range(len(s.corners))]  # sharp first
+BLANK_CORNER = "corner is blank: no index printed in either corner"
+
+
+def index_corners(samples: dict[str, FaceSample]) -> bool:
+    """Whether the deck prints its index top right and bottom left (``True``) rather than
+    top left and bottom right.
+
+    The index is in the corners that are never blank: a deck's two of hearts
+    has nothing printed in the corners without an index. On a tie (an index
+    in all four corners, or print everywhere) the usual top left is kept.
+    """
+    usual = sum(s.blank[0] for s in samples.values())
+    other = sum(s.blank[1] for s in samples.values())
+    return other < usual
+
+
+def build(
+    samples: dict[str, FaceSample], aspect: float, outline: float, mirrored: bool = False
+) -> Calibration:
+    cards = [code for code, s in samples.items() for _ in s.corners_at(mirrored)]
+    flat = [m for s in samples.values() for m in s.corners_at(mirrored)]
+    # sharp first
+    soft = [i >= 2 for s in samples.values() for i in range(len(s.corners_at(mirrored)))]
     return Calibration(
         cards=tuple(cards),
         maps=np.array(flat, np.float32),
@@ -299,6 +335,7 @@ def build(samples: dict[str, FaceSample], aspect: float, outline: float) -> Cali
         face_cards=tuple(code for code, s in samples.items() for _ in s.faces),
         face_maps=np.array([m for s in samples.values() for m in s.faces], np.float32),
         outline=outline,
+        mirrored=mirrored,
     )
 
 
@@ -332,9 +369,15 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
             continue
     if not samples:
         raise CalibrationError("no usable photograph", problems)
+    mirrored = index_corners(samples)
+    for code in [c for c, s in samples.items() if s.blank[mirrored]]:
+        problems.append(FaceProblem(code, files[code].name, BLANK_CORNER))
+        del samples[code]
+    if not samples:
+        raise CalibrationError("no usable photograph", problems)
     aspect = float(np.median([s.aspect for s in samples.values()]))
     outline = float(np.median([s.outline for s in samples.values()]))
-    cal = build(samples, aspect, outline)
+    cal = build(samples, aspect, outline, mirrored)
     # Each face must be recognised by the rest of the deck: a photograph under
     # the wrong name (AH.png showing the ace of spades) would teach a misread;
     # and faces whose index cannot be told apart would be read by a coin toss.
@@ -343,7 +386,7 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
         samples.pop(code, None)
     if not samples:
         raise CalibrationError("no usable photograph", problems)
-    cal = build(samples, aspect, outline)
+    cal = build(samples, aspect, outline, mirrored)
     missing = [r for r in RANKS if r not in set(cal.ranks)] + [
         s for s in SUITS if s not in set(cal.suits)
     ]
@@ -351,5 +394,12 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
         raise CalibrationError(f"no usable photograph for {', '.join(missing)}", problems)
     if problems and not allow_missing:
         raise CalibrationError(f"{len(problems)} face(s) could not be used", problems)
-    log.info("calibrated", faces=len(samples), aspect=round(aspect, 3), outline=outline, px=CARD_W)
+    log.info(
+        "calibrated",
+        faces=len(samples),
+        aspect=round(aspect, 3),
+        outline=outline,
+        px=CARD_W,
+        index="top right" if mirrored else "top left",
+    )
     return cal, problems

@@ -177,7 +177,13 @@ def nudged(corner: np.ndarray) -> list[np.ndarray]:
     return maps
 
 
-def corners_of(card: np.ndarray) -> list[np.ndarray]:
-    """Both index corner windows of a straightened card, each turned upright."""
+def corners_of(card: np.ndarray, mirrored: bool = False) -> list[np.ndarray]:
+    """Both index corner windows of a straightened card, each turned upright.
+
+    ``mirrored``: the top-right and bottom-left corners, flipped left to right
+    (a deck that prints its index there, as left-handed decks do).
+    """
+    if mirrored:
+        card = np.ascontiguousarray(card[:, ::-1])
     turned = np.ascontiguousarray(card[::-1, ::-1])
     return [card[:CORNER_H, :CORNER_W], turned[:CORNER_H, :CORNER_W]]

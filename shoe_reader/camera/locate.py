@@ -691,13 +691,20 @@ CORNER_H = round(0.34 * CARD_H)
 """The part of a straightened card that holds a corner index (and a margin)."""
 
 
-def straighten_corner(image: np.ndarray, quad: np.ndarray, turned: bool) -> np.ndarray:
+def straighten_corner(
+    image: np.ndarray, quad: np.ndarray, turned: bool, mirrored: bool = False
+) -> np.ndarray:
     """Only the index corner of the straightened card (``turned``: the opposite one, upright).
 
-    Warping the two corners alone is a fifth of the work of the whole face,
-    and the face between them is never read.
+    ``mirrored``: the deck prints its index in the top-right corner (and the
+    bottom-left), which is then flipped left to right into the window, as
+    :func:`~shoe_reader.camera.index.corners_of` does. Warping the two
+    corners alone is a fifth of the work of the whole face, and the face
+    between them is never read.
     """
     src = np.roll(quad, 2, axis=0) if turned else quad
+    if mirrored:
+        src = src[[1, 0, 3, 2]]
     m = cv2.getPerspectiveTransform(src.astype(np.float32), _DST)
     return cv2.warpPerspective(image, m, (CORNER_W, CORNER_H), flags=cv2.INTER_LINEAR)
 

@@ -305,7 +305,7 @@ def _read(
 
 def read_face(cal: Calibration, card: np.ndarray) -> tuple[CardRead, FaceMatch | None]:
     """Read a straightened card (``CARD_H x CARD_W`` BGR) against the calibrated faces."""
-    return _read(cal, card, [(lambda c=c: c) for c in corners_of(card)])
+    return _read(cal, card, [(lambda c=c: c) for c in corners_of(card, cal.mirrored)])
 
 
 def index_fit(
@@ -345,7 +345,8 @@ def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardR
 
     def attempt(q: np.ndarray) -> tuple[CardRead, FaceMatch | None]:
         face = straighten_small(image, q, 2 * FACE_W, 2 * FACE_H)
-        return _read(cal, face, [partial(straighten_corner, image, q, t) for t in (False, True)])
+        corners = [partial(straighten_corner, image, q, t, cal.mirrored) for t in (False, True)]
+        return _read(cal, face, corners)
 
     quad = snap_to_outline(image, quad, cal.outline)
     read, found = attempt(quad)

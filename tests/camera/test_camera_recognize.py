@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
 from hardware_sim.camera.faces import DESIGNS, all_codes, render_blank, render_face, render_joker
 from hardware_sim.camera.scene import LEVELS, photograph
 from hardware_sim.camera.synth import shots
-from shoe_reader.camera.calibration import Calibration
+from shoe_reader.camera.calibration import Calibration, calibrate
+from shoe_reader.camera.index import corners_of
+from shoe_reader.camera.locate import CARD_H, CARD_W, straighten, straighten_corner
 from shoe_reader.camera.recognize import Recognizer, RoiError, parse_roi
 
 from .conftest import HELDOUT
@@ -42,6 +46,60 @@ def test_heldout_deck_is_read_accurately_with_no_confident_misread(
     assert misreads == []
     correct = sum(truth == got for truth, got in reads)
     assert correct / len(reads) >= ACCURACY[level]
+
+
+@pytest.mark.parametrize("mirrored", [False, True])
+@pytest.mark.parametrize("turned", [False, True])
+def test_a_corner_warped_alone_is_the_straightened_cards_corner(
+    turned: bool, mirrored: bool
+) -> None:
+    # The reader warps only the corner windows; the calibration cuts them out of
+    # the straightened card. Both must take the same corner the same way round.
+    rng = np.random.default_rng(4)
+    image = cv2.GaussianBlur(rng.integers(0, 255, (400, 300, 3), np.uint8), (0, 0), 2)
+    x, y = 37, 61
+    quad = np.array(
+        [(x, y), (x + CARD_W - 1, y), (x + CARD_W - 1, y + CARD_H - 1), (x, y + CARD_H - 1)],
+        np.float32,
+    )
+    alone = straighten_corner(image, quad, turned, mirrored)
+    cut = corners_of(straighten(image, quad), mirrored)[int(turned)]
+    assert alone.shape == cut.shape
+    assert np.abs(alone.astype(int) - cut.astype(int)).max() <= 1
+
+
+def _left_handed(code: str) -> np.ndarray:
+    """The test deck's face with its index in the top-right and bottom-left corners."""
+    return np.ascontiguousarray(render_face(code, HELDOUT)[:, ::-1])
+
+
+def test_a_deck_with_its_index_top_right_is_found_there_and_read(
+    heldout_calibration: Calibration, tmp_path: Path
+) -> None:
+    """Left-handed decks print the index top right and bottom left: the calibration finds it
+    there (those corners are never blank, the usual ones are on the low cards), and every face
+    is read from it; the usual deck keeps its index top left."""
+    assert not heldout_calibration.mirrored
+    rng = np.random.default_rng(21)
+    for code in all_codes():
+        photo, _ = photograph(_left_handed(code), LEVELS["studio"], rng, "grey")
+        cv2.imwrite(str(tmp_path / f"{code}.png"), photo)
+    cal, problems = calibrate(tmp_path)
+    assert problems == []
+    assert cal.mirrored
+    cal.save(tmp_path / "deck.npz")
+    assert Calibration.load(tmp_path / "deck.npz").mirrored
+    rec = Recognizer(cal)
+    wrong, rejected = {}, []
+    for code in all_codes():
+        frame, _ = photograph(_left_handed(code), LEVELS["clean"], rng)
+        got = _confident(rec, frame)
+        if got is None:
+            rejected.append(code)
+        elif got != code:
+            wrong[code] = got
+    assert wrong == {}
+    assert len(rejected) <= 3, rejected
 
 
 def test_harsh_frames_may_be_rejected_but_are_never_misread(
@@ -130,9 +188,11 @@ def test_a_clear_card_is_read_from_one_corner_and_a_refused_one_from_both(
     turned: list[bool] = []
     real = recognize.straighten_corner
 
-    def counting(image: np.ndarray, quad: np.ndarray, upside: bool) -> np.ndarray:
+    def counting(
+        image: np.ndarray, quad: np.ndarray, upside: bool, mirrored: bool = False
+    ) -> np.ndarray:
         turned.append(upside)
-        return real(image, quad, upside)
+        return real(image, quad, upside, mirrored)
 
     monkeypatch.setattr(recognize, "straighten_corner", counting)
     rec = Recognizer(heldout_calibration)
