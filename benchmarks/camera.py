@@ -2,6 +2,11 @@
 confident misreads, milliseconds per 1280x720 frame on one core, calibration time.
 
     python benchmarks/camera.py [--decks anglo,plastic,...] [--passes 30] [--frames 8]
+    python benchmarks/camera.py --check --levels moderate
+
+``--check`` reads, instead of the fourteen development decks, the other
+French-suited decks of the same Debian packages, which the reader was never
+tuned on (hardware_sim.camera.published.CHECK_DECKS).
 
 Every deck is calibrated from its own 52 studio photographs (grey mat, as a
 studio would take them), then read on fresh frames on the other tables (felt,
@@ -33,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hardware_sim.camera.decks import face
 from hardware_sim.camera.faces import all_codes
-from hardware_sim.camera.published import DECKS
+from hardware_sim.camera.published import CHECK_DECKS, DECKS
 from hardware_sim.camera.scene import LEVELS, photograph
 from hardware_sim.camera.synth import write_calibration_set
 from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
@@ -103,12 +108,20 @@ def _level(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--decks", default=",".join(DECKS))
+    parser.add_argument("--decks", default=None, help="default: the development decks")
+    parser.add_argument(
+        "--check", action="store_true", help="read the decks never tuned on (CHECK_DECKS)"
+    )
     parser.add_argument("--levels", default="mild,moderate,harsh")
     parser.add_argument("--passes", type=int, default=30, help="card passes per deck and level")
     parser.add_argument("--frames", type=int, default=8, help="frames per pass")
     parser.add_argument("--seed", type=int, default=2024)
     args = parser.parse_args()
+    decks = args.decks.split(",") if args.decks else list(CHECK_DECKS if args.check else DECKS)
+    every = [*DECKS, *CHECK_DECKS]
+    unknown = [d for d in decks if d not in every]
+    if unknown:
+        parser.error(f"unknown deck(s) {', '.join(unknown)}; one of {', '.join(every)}")
     configure_logging(level="WARNING")  # logs to stderr; the figures alone on stdout
     cv2.setNumThreads(1)
     threadpool_limits(limits=1)
@@ -125,10 +138,10 @@ def main() -> None:
     print(header)
     totals = {lvl: [0, 0, 0] for lvl in levels}
     cal_times = []
-    for deck in args.decks.split(","):
+    for deck in decks:
         # Seeded by the deck's place among all decks: a deck run alone (or in
         # a share of the decks on another core) gets the frames of a full run.
-        i = list(DECKS).index(deck)
+        i = every.index(deck)
         cal, seconds, why = _calibrate(deck, args.seed + i)
         cal_times.append(seconds)
         if cal is None:

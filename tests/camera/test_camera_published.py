@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from hardware_sim.camera.published import (
+    CHECK_DECKS,
     DECKS,
+    RESERVED,
     DeckUnavailable,
     PublishedDeck,
     _element_faces,
@@ -121,6 +123,14 @@ def test_decks_kept_for_the_acceptance_check_are_never_rendered(name: str) -> No
 def test_the_development_decks_are_the_fourteen_of_the_issue() -> None:
     assert len(DECKS) == 14
     assert all(d.svg.exists() for d in DECKS.values())
+
+
+def test_the_check_decks_are_neither_development_nor_reserved_decks() -> None:
+    # The benchmark's --check decks show how the reader does on designs it was
+    # not developed against: none may be a development deck or a reserved one.
+    assert CHECK_DECKS and not set(CHECK_DECKS) & (set(DECKS) | RESERVED)
+    assert all(d.svg.exists() for d in CHECK_DECKS.values())
+    assert not {d.svg for d in CHECK_DECKS.values()} & {d.svg for d in DECKS.values()}
 
 
 def test_a_published_deck_is_read_with_no_confident_misread(

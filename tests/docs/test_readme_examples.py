@@ -524,6 +524,12 @@ def test_shoe_sim_and_read(tmp_path: Path) -> None:
     with _shoe_sim(sim.command.removesuffix("&").strip(), tmp_path) as device:
         assert re.fullmatch(r"/tmp/livetable-shoe-\w+/shoe", sim.output[0])
         assert Path(device).exists(), device
+        # Typed a moment after the shoe started, as in the README: its first card (due
+        # half a second after it starts, at --rate 2) is then waiting when the reader says
+        # STA, and goes before the heartbeat that answers it (SEQ 001, the heartbeat 002).
+        # A reader started within that half second gets the heartbeat first (a fast
+        # machine did: the card came as SEQ 002).
+        time.sleep(1.0)
         command = read.command.replace(sim.output[0], device)
         got = [json.loads(line) for line in _bash(command, tmp_path, timeout=60).splitlines()]
     assert len(got) == len(read.output)
