@@ -367,11 +367,23 @@ def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardR
 
 
 def _ink_colour(maps: np.ndarray) -> np.ndarray:
-    """Mean chroma (red-green, blue-green) of the inked pixels of a face's corner maps."""
+    """Chroma (red-green, blue-green) of the most colourful quarter of the inked pixels of a
+    face's corner maps.
+
+    Not the mean of all its ink: a thin red rank printed alone in one corner
+    (the suit only on the face) has few pixels of full colour among its
+    anti-aliased edges, and the other corner of a low card holds only grey
+    ornament, so the mean of a red two came out nearer black than red. The
+    most colourful pixels are the ink's own colour however thin it is, and a
+    black index has none.
+    """
     inked = maps[..., 0] > 0.3
     if not inked.any():
         return np.zeros(2, np.float32)
-    return np.asarray(maps[inked][:, 1:].mean(axis=0), np.float32)
+    chroma = maps[inked][:, 1:]
+    strength = np.einsum("ij,ij->i", chroma, chroma)
+    top = strength >= np.percentile(strength, 75)
+    return np.asarray(chroma[top].mean(axis=0), np.float32)
 
 
 def _told_apart_by_index(cal: Calibration, a: str, b: str) -> bool:

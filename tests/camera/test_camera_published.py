@@ -36,7 +36,7 @@ from hardware_sim.camera.scene import (
 )
 from hardware_sim.camera.synth import shots, write_calibration_set
 from hardware_sim.camera.video import sliding_cards
-from shoe_reader.camera.calibration import Calibration, calibrate
+from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
 from shoe_reader.camera.locate import (
     _DST,
     CARD_H,
@@ -309,3 +309,26 @@ def test_a_chip_over_a_court_cards_edge_is_left_out_of_its_outline() -> None:
         quad = Locator(aspect=face_aspect(face), thorough=True).find(frame).quad
         found += quad is not None and float(np.abs(_side_offsets(quad, truth)).max()) < 4.5
     assert found >= 10, found
+
+
+def test_a_thin_red_rank_alone_in_its_corner_is_not_taken_for_a_misnamed_photograph(
+    tmp_path: Path,
+) -> None:
+    """Oxygen-air prints the rank alone in one corner, thin and red, and the suit only on the
+    face: the mean colour of a red two's corners (anti-aliased strokes, grey ornament in the
+    other corner) was nearer black than red, and its four red low cards were refused as
+    misnamed. Two photographs swapped in the same deck are still named."""
+    write_calibration_set("svg-oxygen-air", tmp_path, seed=11, backdrop="grey")
+    cal, problems = calibrate(tmp_path)
+    assert problems == []
+    assert cal.mirrored  # the rank is top right
+    swapped = tmp_path / "swapped"
+    swapped.mkdir()
+    for photo in tmp_path.glob("*.png"):
+        target = {"5H.png": "5S.png", "5S.png": "5H.png"}.get(photo.name, photo.name)
+        (swapped / target).write_bytes(photo.read_bytes())
+    with pytest.raises(CalibrationError) as refused:
+        calibrate(swapped)
+    reasons = {p.card: p.reason for p in refused.value.problems}
+    assert set(reasons) == {"5H", "5S"}
+    assert all("misnamed" in r for r in reasons.values()), reasons
