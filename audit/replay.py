@@ -127,6 +127,25 @@ class RoundFold:
             return {}
         return {ln.stake_id: (ln.result, ln.returned) for ln in early(rnd.play.state)}
 
+    def may_forfeit(self, bet: BetRecord) -> bool:
+        """Whether the round's own events allow ``bet`` to be forfeited (baccarat rule 8):
+        an insurance-type wager of the table's configuration, in a round where an incident
+        whose procedure forfeits insurance was raised. The cards do not decide it."""
+        if bet.type not in tuple(self.config.get("insurance_bet_types") or ()):
+            return False
+        from table_service.rules.games import UnknownGame, find_game
+
+        try:
+            catalogue = find_game(self.game).incidents
+        except UnknownGame:
+            return False
+        for kind, payload, _ in self.events:
+            if kind == "incident_raised":
+                entry = catalogue.get(str(payload.get("kind")))
+                if entry is not None and "forfeit_insurance" in entry.effects:
+                    return True
+        return False
+
 
 _RULES: dict[tuple[str, str], Any] = {}
 
@@ -289,9 +308,18 @@ def replay_round(
         else:
             if fold.status == "voided" and bet.bet_id not in fold.early_bets:
                 raise ReplayError(fold.round_id, "settled in a voided round", bet.bet_id)
-            if bet.bet_id not in recomputed:
+            if bet.result == "forfeited":
+                if not fold.may_forfeit(bet):
+                    raise ReplayError(
+                        fold.round_id,
+                        "forfeited without the procedure that forfeits it",
+                        bet.bet_id,
+                    )
+                expected = ("forfeited", 0)
+            elif bet.bet_id not in recomputed:
                 raise ReplayError(fold.round_id, "settled but not in the settle input", bet.bet_id)
-            expected = recomputed[bet.bet_id]
+            else:
+                expected = recomputed[bet.bet_id]
         logged = (bet.result, bet.returned)
         if logged != expected:
             raise ReplayError(

@@ -222,6 +222,9 @@ Effect = Literal[
     "void_on_count",  # void + new shoe when details.count >= 2 (exposed cards)
     "refund_insurance",  # insurance-type wagers refunded when raised
     "refund_insurance_on_resolve",  # ... when resolved (a missed scan, entered by hand)
+    "forfeit_insurance",  # insurance-type wagers lost (not refunded) when raised (baccarat 8)
+    "void_on_confirm",  # pauses the table; the supervisor's confirmation (resolving it, or
+    # raising it as a supervisor) voids the round, refunds every stake, ends the shoe
 ]
 
 

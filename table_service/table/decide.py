@@ -644,6 +644,8 @@ def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str
     incident = _incident(d, cmd.kind, blocking=blocking, actor=actor, details=details)
     if "refund_insurance" in kind.effects and rnd is not None and rnd.active:
         _refund_insurance(d, f"{cmd.kind}: {procedure}")
+    if "forfeit_insurance" in kind.effects and rnd is not None and rnd.active:
+        _forfeit_insurance(d, cmd.kind)
     d.answer = {"incident_id": incident, "blocking": blocking, "procedure": procedure}
 
 
@@ -675,6 +677,35 @@ def _refund(d: Decision, reason: str, bet_types: Container[str] | None = None) -
 
 def _refund_insurance(d: Decision, reason: str) -> None:
     _refund(d, reason, _config(d.state).insurance_bet_types)
+
+
+def _forfeit_insurance(d: Decision, kind: str) -> None:
+    """Baccarat rule 8: the round's insurance-type wagers are lost, not refunded. Each is
+    closed now with a settled line (result ``forfeited``, nothing returned), so the
+    round's settlement skips it and a later void lets it stand (never refunded too)."""
+    rnd = d.state.round
+    assert rnd is not None
+    types = _config(d.state).insurance_bet_types
+    results = [
+        {
+            "bet_id": b.bet_id,
+            "account": b.account,
+            "type": b.bet_type,
+            "stake": b.stake,
+            "result": "forfeited",
+            "returned": 0,
+            "reason": f"{kind}: insurance forfeited (rule 8)",
+        }
+        for b in rnd.bets.values()
+        if b.bet_type in types
+    ]
+    d.emit_chunks(
+        "bets_settled",
+        "results",
+        results,
+        {"round_id": rnd.round_id, "early": True},
+        rnd.round_id,
+    )
 
 
 def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor: str) -> None:

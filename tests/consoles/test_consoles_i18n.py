@@ -121,7 +121,7 @@ def domains() -> dict[str, set[str]]:
         },
         "class": {k.value for k in Kind},
         "outcome": {r.value for r in Result},
-        "line": {"win", "lose", "push", "refunded", "half_refund"},
+        "line": {"win", "lose", "push", "refunded", "half_refund", "forfeited"},
         "result": {"player", "banker", "tie"},
         "source": {"reader", "manual", "carried"},
         "aside": set_aside_reasons(),

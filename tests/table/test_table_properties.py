@@ -26,6 +26,7 @@ ACTIONS = st.sampled_from(
         "expose1",
         "expose2",
         "in_shoe",
+        "forgotten",
         "missed",
         "resolve",
         "resolve",
@@ -94,6 +95,8 @@ def test_random_play_keeps_money_and_card_invariants(seed: int, actions: list[st
                 h.run(c.RaiseIncident("cards_exposed", {"count": 2}))
             elif action == "in_shoe":
                 h.run(c.RaiseIncident("card_exposed_in_shoe", {}))
+            elif action == "forgotten":
+                h.run(c.RaiseIncident("insurance_card_forgotten", {}))
             elif action == "missed":
                 h.run(c.RaiseIncident("missed_scan", {}))
             elif action == "fault":
@@ -120,8 +123,10 @@ def test_random_play_keeps_money_and_card_invariants(seed: int, actions: list[st
     for e in h.events("bets_settled"):
         for r in e["results"]:
             closings[r["bet_id"]] += 1
-            assert r["result"] in ("win", "lose", "push", "half_refund")
-            assert (r["returned"] == 0) == (r["result"] == "lose")
+            assert r["result"] in ("win", "lose", "push", "half_refund", "forfeited")
+            assert (r["returned"] == 0) == (r["result"] in ("lose", "forfeited"))
+            if r["result"] == "forfeited":  # rule 8: insurance-type wagers only
+                assert r["type"] == "either_natural"
             assert r["stake"] == placed[r["bet_id"]]["stake"]
     for e in h.events("bets_refunded"):
         for r in e["refunds"]:

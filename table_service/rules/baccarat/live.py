@@ -100,6 +100,14 @@ INCIDENTS: Mapping[str, IncidentKind] = MappingProxyType(
                 frozenset({"refund_insurance_on_resolve"}),
             ),
             IncidentKind(
+                "insurance_card_forgotten",
+                False,
+                "rule 8: the insurance card was forgotten and exposed during scanning: "
+                "insurance-type wagers are forfeited (lost, not refunded); every other bet "
+                "stands and the round continues",
+                frozenset({"forfeit_insurance"}),
+            ),
+            IncidentKind(
                 "other", True, "supervisor may pause the table and void the round; new shoe"
             ),
         )
