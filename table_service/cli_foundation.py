@@ -462,6 +462,12 @@ def serve(
     tables: Path | None = typer.Option(
         None, "--tables", help="Table configuration TOML (default: LIVETABLE_TABLE_CONFIG)"
     ),
+    metrics: str | None = typer.Option(
+        None,
+        "--metrics",
+        help="Prometheus metrics on this HOST:PORT, a listener apart from the API "
+        "(default: LIVETABLE_METRICS_ADDRESS; none if unset; port 0: any free port)",
+    ),
 ) -> None:
     """Run the table service and API on the configured tables and shoes (migrates first).
 
@@ -488,6 +494,7 @@ def serve(
     else:
         err.print("no table configuration (--tables or LIVETABLE_TABLE_CONFIG): API only")
     bind_host, bind_port = host or settings.host, port or settings.port
+    exposer = _metrics_listener(metrics or settings.metrics_address, settings.metrics_path)
     app = build_app(runtime, configs, manager=studio_for(runtime, configs, bind_host, bind_port))
     from audit.watchdog import AuditWatchdog
 
@@ -501,6 +508,24 @@ def serve(
         uvicorn.run(app, host=bind_host, port=bind_port, log_config=None)
     finally:
         watchdog.stop()
+        if exposer is not None:
+            exposer.close()
+
+
+def _metrics_listener(address: str | None, path: str) -> Any:
+    """The metrics listener of ``serve`` (printed), or None when none is configured."""
+    if not address:
+        console.print("metrics: off (--metrics HOST:PORT or LIVETABLE_METRICS_ADDRESS)")
+        return None
+    from table_service.metrics import MetricsAddressError, serve_metrics
+
+    try:
+        exposer = serve_metrics(address, path)
+    except MetricsAddressError as exc:
+        err.print(f"[red]metrics:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    console.print(f"metrics at {exposer.url}", soft_wrap=True)
+    return exposer
 
 
 def register(app: typer.Typer) -> None:

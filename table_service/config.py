@@ -93,6 +93,14 @@ class Settings(BaseSettings):
     advertise_url: str | None = Field(
         None, description="Where clients reach this process; default http://host:port"
     )
+    metrics_address: str | None = Field(
+        None,
+        description="serve, operator-feed: Prometheus metrics on this HOST:PORT (port 0: any "
+        "free port; never the API's port); default: none (the demo: 127.0.0.1:9464)",
+    )
+    metrics_path: str = Field(
+        "/metrics", pattern=r"^/[A-Za-z0-9/_.-]*$", description="Path of the metrics listener"
+    )
     takeover_seconds: float = Field(
         10.0, gt=0, le=600, description="A dead process's tables run elsewhere within this"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.rule import Rule
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from table_service.demo.run import DemoReport
+
+DEMO_METRICS = "127.0.0.1:9464"
+"""The demo's metrics listener unless told otherwise (Prometheus exporters' usual port)."""
 
 LOG_FILE = "livetable.log"
 """The service's own log, in the data folder: the terminal is for the round log."""
@@ -73,6 +76,12 @@ def demo(
     timer_seconds: int = typer.Option(
         2, min=0, max=600, help="xidach: every decision timer in seconds (0: the profile's own)"
     ),
+    metrics: str | None = typer.Option(
+        None,
+        "--metrics",
+        help="Prometheus metrics on this HOST:PORT (default: LIVETABLE_METRICS_ADDRESS, else "
+        f"{DEMO_METRICS}, or any free port if that one is taken); 'off': none",
+    ),
 ) -> None:
     """Run a live table (baccarat; --game blackjack or xidach) on a simulated shoe, with
     dealer, supervisor and player bots.
@@ -84,14 +93,64 @@ def demo(
     and every incident with the procedure applied; the service's own log goes to a file in
     the data folder. Ctrl-C voids a round in play (stakes refunded) and stops.
     """
-    from table_service.demo.run import READERS, DemoError, DemoOptions, run_demo
-    from table_service.demo.shoestack import ShoeStack
+    from table_service.demo.run import READERS
 
     if game not in ("baccarat", "blackjack", "xidach"):
         raise typer.BadParameter("baccarat, blackjack or xidach", param_hint="--game")
     if reader not in READERS:
         raise typer.BadParameter(f"one of {', '.join(READERS)}", param_hint="--reader")
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
+    exposer = _metrics(metrics or settings.metrics_address, settings.metrics_path)
+    try:
+        _demo(
+            settings, game, reader, port, host, data_dir, rounds, seed, betting_seconds,
+            mistakes, players, decision_seconds, cut_after, decks, log_level, camera_deck,
+            profile, timer_seconds, exposer.url if exposer is not None else None,
+        )  # fmt: skip
+    finally:
+        if exposer is not None:
+            exposer.close()
+
+
+def _metrics(address: str | None, path: str) -> Any:
+    """The demo's metrics listener, printed; the default port falls back to a free one."""
+    if address == "off":
+        return None
+    from table_service.metrics import MetricsAddressError, serve_metrics
+
+    try:
+        exposer = serve_metrics(address or DEMO_METRICS, path)
+    except MetricsAddressError as exc:
+        if address is not None:
+            raise typer.BadParameter(str(exc), param_hint="--metrics") from exc
+        exposer = serve_metrics(DEMO_METRICS.rsplit(":", 1)[0] + ":0", path)
+    return exposer
+
+
+def _demo(
+    settings: Settings,
+    game: str,
+    reader: str,
+    port: int | None,
+    host: str | None,
+    data_dir: Path | None,
+    rounds: int,
+    seed: int | None,
+    betting_seconds: float,
+    mistakes: float,
+    players: int,
+    decision_seconds: int,
+    cut_after: int,
+    decks: int,
+    log_level: str | None,
+    camera_deck: str,
+    profile: str,
+    timer_seconds: int,
+    metrics_url: str | None,
+) -> None:
+    from table_service.demo.run import DemoError, DemoOptions, run_demo
+    from table_service.demo.shoestack import ShoeStack
+
     if game == "xidach":
         configure_for_command(log_level, default="WARNING", log_file=settings.data_dir / LOG_FILE)
         _xidach(
@@ -105,6 +164,7 @@ def demo(
             min(betting_seconds, 5.0),
             reader,
             camera_deck,
+            metrics_url,
         )
         return
     try:
@@ -131,6 +191,7 @@ def demo(
         log_file=log_file,
         reader=reader,
         camera_deck=camera_deck,
+        metrics_url=metrics_url,
     )
 
     async def main() -> DemoReport:
@@ -206,6 +267,7 @@ def _xidach(
     betting_seconds: float,
     reader: str,
     camera_deck: str,
+    metrics_url: str | None,
 ) -> None:
     """A live Xì Dách table with punter bots (and a seated banker in ``room``)."""
     from table_service.demo.run import DemoError
@@ -223,6 +285,7 @@ def _xidach(
         betting_seconds=betting_seconds,
         reader=reader,
         camera_deck=camera_deck,
+        metrics_url=metrics_url,
     )
     try:
         report = asyncio.run(run_xidach_demo(options, console))

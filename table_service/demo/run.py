@@ -81,6 +81,8 @@ class DemoOptions:
     recognition), or both (the shoe, cross-checked card by card by the camera)."""
     camera_deck: str = "plastic"
     """The published deck the synthetic camera renders (hardware_sim.camera.published)."""
+    metrics_url: str | None = None
+    """Where this process's Prometheus metrics are (said in the banner)."""
 
 
 @dataclass
@@ -425,6 +427,8 @@ def _banner(
     roundlog.banner(f"livetable demo · table {options.table_id} · seed {seed} · clock in UTC")
     roundlog.banner(f"API     {report.base_url}  (OpenAPI docs at {report.base_url}/docs)")
     roundlog.banner(f"stream  {ws}/api/v1/public/tables/{options.table_id}/stream")
+    if options.metrics_url is not None:
+        roundlog.banner(f"metrics {options.metrics_url}  (Prometheus)")
     read_by = read_by_text(options.reader, options.camera_deck)
     roundlog.banner(
         f"shoe    virtual framed shoe on {device.pty_path} ({device.device_path}), {read_by}"

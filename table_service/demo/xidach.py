@@ -108,6 +108,8 @@ class XiDachDemoOptions:
     serial reader, every card cross-checked by the camera)."""
     camera_deck: str = "plastic"
     """The published deck the synthetic camera renders (hardware_sim.camera.published)."""
+    metrics_url: str | None = None
+    """Where this process's Prometheus metrics are (said under the title)."""
 
 
 @dataclass
@@ -685,6 +687,8 @@ async def _serve_and_play(
         supervisor_task = asyncio.create_task(supervisor.run(), name="supervisor")
         terms = (await sup.get(f"/tables/{config.table_id}")).get("terms")
         console.rule(f"[bold]Xì Dách '{options.profile}' on {base_url} (seed {report.seed})")
+        if options.metrics_url is not None:
+            console.print(f"metrics: {options.metrics_url} (Prometheus)", soft_wrap=True)
         console.print(
             f"shoe: virtual framed shoe on {stack.device.pty_path}, "
             f"{read_by_text(options.reader, options.camera_deck)}; "

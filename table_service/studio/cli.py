@@ -26,6 +26,20 @@ def _stop_on_signals() -> asyncio.Event:
     return stop
 
 
+def _metrics_listener(address: str | None, path: str) -> None:
+    """Expose the feed's metrics (a daemon thread for the life of the process)."""
+    if not address:
+        return
+    from table_service.metrics import MetricsAddressError, serve_metrics
+
+    try:
+        exposer = serve_metrics(address, path)
+    except MetricsAddressError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--metrics") from exc
+    sys.stderr.write(f"metrics at {exposer.url}\n")
+    sys.stderr.flush()
+
+
 def operator_feed(
     operator: str = typer.Option(..., "--operator", help="The operator principal's name"),
     nats_url: str | None = typer.Option(
@@ -61,6 +75,12 @@ def operator_feed(
         "is redelivered after this many seconds",
     ),
     timeout: float = typer.Option(10.0, min=0.1, help="Seconds to wait for the endpoint"),
+    metrics: str | None = typer.Option(
+        None,
+        "--metrics",
+        help="Prometheus metrics on this HOST:PORT (default: LIVETABLE_METRICS_ADDRESS; "
+        "none if unset; port 0: any free port); the address is printed on stderr",
+    ),
 ) -> None:
     """Print the operator's bet results and settlements as JSON lines, in order; or, with
     ``--webhook``, POST each one to the operator's endpoint.
@@ -73,6 +93,7 @@ def operator_feed(
 
     settings = Settings()
     url = nats_url or settings.nats_url or "nats://127.0.0.1:4222"
+    _metrics_listener(metrics or settings.metrics_address, settings.metrics_path)
     if webhook is not None:
         _webhook(
             url, operator, webhook, stream or settings.nats_stream, settings, state,

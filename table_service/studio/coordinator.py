@@ -23,6 +23,7 @@ from typing import Any
 
 import structlog
 
+from table_service import metrics
 from table_service.runtime import Runtime
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.studio.lease import Leases
@@ -117,6 +118,7 @@ class Studio:
         """Join, take this process's share now (so the API answers with tables up), then
         keep the share in the background."""
         self._with_readers = with_readers
+        metrics.watch_studio(self)
         await self.tick()
         self._task = asyncio.create_task(self._run())
 
@@ -131,6 +133,7 @@ class Studio:
                 await self._drop(table_id, release=True)
         with contextlib.suppress(Exception):
             await asyncio.to_thread(self.leases.leave)
+        metrics.unwatch("studios", self)
 
     async def _run(self) -> None:
         while True:

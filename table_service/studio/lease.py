@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from audit.store import EventStore
+from table_service import metrics
 from table_service.errors import Refused
 
 log = structlog.get_logger(__name__)
@@ -142,6 +143,7 @@ class Leases:
             return None
         with self._guard:
             self._held[table_id] = token
+        metrics.LEASES_ACQUIRED.labels(table_id, self.node_id).inc()
         log.info("studio.lease_acquired", table_id=table_id, token=token, node=self.node_id)
         return token
 
@@ -174,6 +176,8 @@ class Leases:
                 for table_id in lost:
                     if self._held.get(table_id) == held[table_id]:
                         del self._held[table_id]
+            for table_id in lost:
+                metrics.LEASES_LOST.labels(table_id, self.node_id).inc()
             log.warning("studio.lease_lost", tables=sorted(lost), node=self.node_id)
         return lost
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import structlog
 
+from table_service import metrics
 from table_service.table.nats_stream import ensure_stream, subject_token
 
 log = structlog.get_logger(__name__)
@@ -51,6 +52,29 @@ class FeedState:
             tmp = self.path.with_suffix(self.path.suffix + ".tmp")
             tmp.write_text(json.dumps(self.last, sort_keys=True))
             os.replace(tmp, self.path)
+
+
+class PendingGauge:
+    """The consumer's backlog (pending and unacknowledged messages) as a gauge, asked of
+    JetStream every few seconds while the feed runs."""
+
+    def __init__(self, subscription: Any, operator: str, every: float = 5.0) -> None:
+        self.subscription = subscription
+        self.operator = operator
+        self.every = every
+        self._next = 0.0
+
+    async def update(self) -> None:
+        loop = asyncio.get_running_loop()
+        if loop.time() < self._next:
+            return
+        self._next = loop.time() + self.every
+        try:
+            info = await self.subscription.consumer_info()
+        except Exception:  # NATS restarting: the gauge keeps its last value
+            return
+        backlog = (info.num_pending or 0) + (info.num_ack_pending or 0)
+        metrics.FEED_PENDING.labels(self.operator).set(backlog)
 
 
 async def run_feed(
@@ -89,7 +113,10 @@ async def run_feed(
             ),
         )
         log.info("operator_feed.started", operator=operator, durable=durable_name(operator))
+        metrics.watch_feed(operator)
+        pending = PendingGauge(subscription, operator)
         while not stop.is_set():
+            await pending.update()
             try:
                 messages = await subscription.fetch(batch, timeout=0.5)
             except (FetchTimeoutError, TimeoutError):
@@ -104,6 +131,9 @@ async def run_feed(
                 if not state.seen(table_id, seq):
                     deliver(body)
                     state.mark(table_id, seq)
+                    metrics.feed_delivered(operator, "delivered", body.get("ts"))
+                else:
+                    metrics.feed_delivered(operator, "duplicate")
                 with contextlib.suppress(Exception):  # lost: redelivered, then skipped
                     await message.ack()
     finally:

@@ -53,7 +53,8 @@ from typing import Any
 
 import structlog
 
-from table_service.studio.operator_feed import FeedState
+from table_service import metrics
+from table_service.studio.operator_feed import FeedState, PendingGauge
 from table_service.table.nats_stream import ensure_stream, subject_token
 
 log = structlog.get_logger(__name__)
@@ -180,7 +181,10 @@ async def run_webhook(
             ),
         )
         log.info("webhook.started", operator=operator, endpoint=endpoint, durable=durable)
+        metrics.watch_feed(operator)
+        pending = PendingGauge(subscription, operator)
         while not stop.is_set():
+            await pending.update()
             try:
                 messages = await subscription.fetch(1, timeout=0.5)
             except (FetchTimeoutError, TimeoutError):
@@ -228,6 +232,7 @@ async def _deliver_one(
     table_id, seq = str(parsed["table_id"]), int(parsed["seq"])
     if state.seen(table_id, seq):
         log.info("webhook.already_delivered", operator=operator, seq=seq, table_id=table_id)
+        metrics.feed_delivered(operator, "duplicate")
         return True
     delay, attempt = backoff, 0
     while not stop.is_set():
@@ -250,6 +255,7 @@ async def _deliver_one(
             verdict = Verdict("retry", None, f"{type(exc).__name__}: {exc}")
         if verdict.kind == "delivered":
             state.mark(table_id, seq)
+            metrics.feed_delivered(operator, "delivered", parsed.get("ts"))
             log.info(
                 "webhook.delivered", operator=operator, seq=seq, status=verdict.status,
                 attempt=attempt,
@@ -267,7 +273,9 @@ async def _deliver_one(
             )
             dead_letters.add(operator, body, verdict, parsed)
             state.mark(table_id, seq)
+            metrics.feed_delivered(operator, "dead_lettered", parsed.get("ts"))
             return True
+        metrics.FEED_RETRIES.labels(operator).inc()
         wait = min(max_backoff, verdict.retry_after or delay * random.uniform(0.75, 1.25))
         level = log.error if verdict.status in (401, 403, 404) else log.warning
         level(

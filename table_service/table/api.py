@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from audit.store import EventStore, StoredEvent
+from table_service import metrics
 from table_service.api.app import create_app
 from table_service.api.auth import check_table, get_runtime, require
 from table_service.api.problems import AUTH, BODY, errors
@@ -713,6 +714,8 @@ async def _serve_stream(
     runtime: Runtime = websocket.app.state.runtime
     queue = hub.subscribe(table_id)
     last = after_seq
+    audience = {"public": "public", "internal": "staff"}.get(view_key, "operator")
+    metrics.STREAM_SUBSCRIBERS.labels(audience).inc()
 
     def read_after(seq: int) -> list[StoredEvent]:
         with runtime.reads() as session:
@@ -727,7 +730,8 @@ async def _serve_stream(
     gone = asyncio.create_task(until_disconnect())
     try:
         while not gone.done():
-            async with hub.replay_slots:  # replays take turns on the shared event loop
+            # replays take turns on the shared event loop
+            async with metrics.replay_turn(hub.replay_slots):
                 page = await hub.page(table_id, view_key, last, read_after, view)
                 try:
                     async with asyncio.timeout(PAGE_SEND_TIMEOUT):
@@ -768,10 +772,12 @@ async def _serve_stream(
                 )
             if text is not None:
                 await websocket.send_text(text)
+                metrics.delivered(table_id, event.seq)
             last = event.seq
     except (WebSocketDisconnect, RuntimeError):
         pass  # the client went away mid-send
     finally:
+        metrics.STREAM_SUBSCRIBERS.labels(audience).dec()
         gone.cancel()
         hub.unsubscribe(table_id, queue)
         hub.leave(ticket)
@@ -813,8 +819,10 @@ def build_app(
             replay_concurrency=settings.stream_replay_concurrency,
             replay_rate=settings.stream_replay_rate,
         )
+        metrics.watch_runtime(runtime)
         runtime.store.subscribe(hub.publish)
         app.state.hub = hub
+        metrics.watch("hubs", hub)
         for_dropped = getattr(manager, "on_dropped", None)
         if for_dropped is not None:
             for_dropped.append(hub.end)
@@ -831,6 +839,7 @@ def build_app(
                 tables=() if studio is not None else None,
             )
             await publisher.start()
+            metrics.watch("publishers", publisher)
             if studio is not None:
                 studio.on_acquired.append(publisher.add_table)
                 studio.on_dropped.append(publisher.drop_table)
@@ -840,7 +849,10 @@ def build_app(
         finally:
             await manager.stop()
             if publisher is not None:
+                metrics.unwatch("publishers", publisher)
                 await publisher.stop()
+            metrics.unwatch("hubs", hub)
+            metrics.unwatch_runtime(runtime)
             hub.close()
 
     routers = [table_router()]
@@ -849,5 +861,6 @@ def build_app(
     app = create_app(runtime, routers=routers, lifespan=lifespan)
     app.state.tables = manager
     app.add_exception_handler(TableElsewhere, table_elsewhere)  # type: ignore[arg-type]
+    app.add_middleware(metrics.ResponseCounter)
 
     return app

@@ -25,6 +25,7 @@ import structlog
 from sqlalchemy.orm import Session
 
 from audit.store import EventStore, NewEvent, StoredEvent
+from table_service import metrics
 from table_service.errors import Refused
 from table_service.logs import bind_context
 from table_service.rules.game import Turn
@@ -82,6 +83,7 @@ class TableService:
         self._turn_clock: tuple[str, str] | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self.reader_seen_at: float | None = None  # monotonic: the reader's last report
 
     # -- lifecycle ---------------------------------------------------------------------------
     def load(self) -> None:
@@ -113,6 +115,7 @@ class TableService:
         if terms is not None:
             log.info("table.terms", table_id=self.table_id, **terms(self.config.rules))
         self._after_commit_effects(resync=True)
+        metrics.watch_table(self)
         if with_reader and (self.config.shoe is not None or self.config.camera is not None):
             self._reader_task = asyncio.create_task(self._pump_reader())
 
@@ -132,6 +135,7 @@ class TableService:
         )
 
     async def stop(self) -> None:
+        metrics.unwatch_table(self)
         for task in (self._close_task, self._turn_task, self._reader_task):
             if task is not None:
                 task.cancel()
@@ -143,7 +147,13 @@ class TableService:
     # -- commands ----------------------------------------------------------------------------
     async def execute(self, command: c.Command, *, actor: str) -> Outcome:
         async with self._lock:
-            outcome = await asyncio.to_thread(self._execute_sync, command, actor)
+            started = time.perf_counter()
+            try:
+                outcome = await asyncio.to_thread(self._execute_sync, command, actor)
+            except Exception as exc:
+                metrics.command_failed(self.table_id, command, exc, time.perf_counter() - started)
+                raise
+            metrics.command_done(self.table_id, command, outcome, time.perf_counter() - started)
             if outcome.events:
                 self._after_commit_effects()
                 for listener in self.listeners:
@@ -442,6 +452,7 @@ class TableService:
                 await asyncio.sleep(1.0)
 
     async def on_reader_event(self, event: Any, *, actor: str) -> Outcome | None:
+        self.reader_seen_at = time.monotonic()
         command = reader_command(event)
         if command is None:
             log.info("table.reader_event", reader_event=event.event)
@@ -461,6 +472,8 @@ class TableService:
                 log.exception("table.reader_fault_failed", card=command.card)
                 return None
         log.debug("table.reader_command", ms=round((time.perf_counter() - started) * 1000, 2))
+        if isinstance(command, c.CardScanned) and outcome.events:
+            metrics.card_committed(self.table_id, event)
         return outcome
 
 
