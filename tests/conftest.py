@@ -9,6 +9,7 @@ per test session, a fresh schema per test). With ``LIVETABLE_REQUIRE_POSTGRES=1`
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -54,6 +55,21 @@ NATS_URL = os.environ.get("LIVETABLE_TEST_NATS_URL", "nats://127.0.0.1:4222")
 
 def _require_nats() -> bool:
     return os.environ.get("LIVETABLE_REQUIRE_NATS", "") not in ("", "0", "false")
+
+
+@pytest.fixture(scope="session")
+def nats_binary() -> str:
+    """The ``nats-server`` program, for tests that restart a private server (fail under
+    LIVETABLE_REQUIRE_NATS=1 if it is missing, skip otherwise)."""
+    found = shutil.which("nats-server") or (
+        "/usr/sbin/nats-server" if Path("/usr/sbin/nats-server").exists() else None
+    )
+    if found is None:
+        message = "nats-server not installed"
+        if _require_nats():
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
 
 
 @pytest.fixture(scope="session")
