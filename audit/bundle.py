@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from audit.canonical import canonical_json
 from audit.cosign import verify_cosignature
+from audit.export import ROW_TYPES, ExportError, check_field_types
 from audit.models import AuditCheckpoint
 from audit.note import (
     ALG_ED25519,
@@ -36,7 +37,14 @@ from audit.proof import ProofError, consistency_proof, list_subtree, verify_cons
 from audit.published import note_with_cosignatures
 from audit.records import fold_records
 from audit.replay import ReplayError, ReplayTotals, fold_rounds, replay_round, rules_hash
-from audit.verify import VerifyReport, verify_log
+from audit.verify import (
+    HeldCheckpoint,
+    Trusted,
+    VerifyReport,
+    check_extends,
+    held_checkpoint,
+    verify_log,
+)
 
 FORMAT = "livetable-bundle/1"
 MANIFEST = "MANIFEST.sha256"
@@ -306,6 +314,9 @@ class BundleReport:
     checkpoints: int = 0
     proofs: int = 0
     witnessed_size: dict[str, int] = field(default_factory=dict)
+    extends: tuple[int, int, int] | None = None  # (held size, newest size, proof hashes)
+    newest_note: str | None = None
+    newest_size: int | None = None
     totals: ReplayTotals = field(default_factory=ReplayTotals)
     replayed: bool = False
     notes: list[str] = field(default_factory=list)
@@ -349,23 +360,36 @@ def read_bundle_events(root: Path) -> list[_Row]:
     """The bundle's events (redacted ones with links and hashes only)."""
     path = root / "events.jsonl"
     rows: list[_Row] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            try:
-                item = json.loads(line)
-                rows.append(_Row(**item))
-            except (json.JSONDecodeError, TypeError) as exc:
-                raise BundleError(f"events.jsonl:{number}: {exc}") from exc
+    number = 0
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                try:
+                    item = json.loads(line)
+                    if not isinstance(item, dict):
+                        raise TypeError("not a JSON object")
+                    check_field_types(item, ROW_TYPES)
+                    if not isinstance(item.get("redacted", False), bool):
+                        raise TypeError("redacted must be true or false")
+                    rows.append(_Row(**item))
+                except (json.JSONDecodeError, TypeError, ExportError) as exc:
+                    raise BundleError(f"events.jsonl:{number}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise BundleError(f"events.jsonl: not UTF-8 text (after line {number})") from exc
     return rows
 
 
 def _read_checkpoints(root: Path) -> list[_Checkpoint]:
     out: list[_Checkpoint] = []
-    for path in sorted((root / "checkpoints").glob("*.note"), key=lambda p: int(p.stem)):
-        text = path.read_text(encoding="utf-8")
+    paths = list((root / "checkpoints").glob("*.note"))
+    for path in paths:
+        if not path.stem.isdigit() or not path.stem.isascii():
+            raise BundleError(f"checkpoints/{path.name}: a checkpoint file is named <size>.note")
+    for path in sorted(paths, key=lambda p: int(p.stem)):
         try:
+            text = path.read_text(encoding="utf-8")
             body = parse_checkpoint(parse_note(text).text)
-        except NoteError as exc:
+        except (NoteError, UnicodeDecodeError) as exc:
             raise BundleError(f"{path.name}: {exc}") from exc
         if str(body.size) != path.stem:
             raise BundleError(f"{path.name}: holds a checkpoint of size {body.size}")
@@ -379,33 +403,54 @@ def verify_bundle(
     verifier_key: VerifierKey | None = None,
     witness_keys: Sequence[VerifierKey] = (),
     replay: bool = False,
+    since: HeldCheckpoint | str | None = None,
+    trusted: Trusted | None = None,
 ) -> BundleReport:
-    """Verify a bundle; raises :class:`BundleError` naming the first problem."""
+    """Verify a bundle; raises :class:`BundleError` naming the first problem.
+
+    Every event must lie under a checkpoint signed by the log's key (a bundle ends at a
+    checkpoint by construction); with ``since``, the bundle's newest checkpoint must extend
+    the one the regulator holds (RFC 9162 consistency proof over the bundle's leaves).
+    ``trusted`` (public keys by id) may stand for ``verifier_key``; with neither, the
+    bundle's own ``verifier.key`` is used, and said to be."""
     check_manifest(root)
     report = BundleReport()
-    if verifier_key is None:
+    keys: Trusted
+    if trusted is not None:
+        keys = trusted
+    elif verifier_key is not None:
+        keys = [verifier_key]
+    else:
         try:
-            verifier_key = VerifierKey.parse((root / "verifier.key").read_text())
-        except (OSError, NoteError) as exc:
+            keys = [VerifierKey.parse((root / "verifier.key").read_text(encoding="utf-8"))]
+        except (OSError, NoteError, UnicodeDecodeError) as exc:
             raise BundleError(f"verifier.key: {exc}") from exc
         report.notes.append("log key taken from the bundle (pin it with --verifier-key)")
+    held = None
+    if since is not None:
+        try:
+            held = held_checkpoint(since, keys)
+        except NoteError as exc:
+            raise BundleError(f"checkpoint held: {exc}") from exc
     rows = read_bundle_events(root)
     checkpoints = _read_checkpoints(root)
     if not checkpoints:
         raise BundleError("the bundle holds no checkpoint")
-    chain: VerifyReport = verify_log(rows, checkpoints, [verifier_key])
+    chain: VerifyReport = verify_log(rows, checkpoints, keys)
     if not chain.ok:
         raise BundleError(f"chain: {chain.problem}")
-    if chain.unsealed:
-        raise BundleError(
-            f"{chain.unsealed} event(s) after the last checkpoint (size {chain.sealed_size})"
-        )
     report.events = chain.events
     report.redacted = sum(1 for r in rows if r.redacted)
     report.checkpoints = chain.checkpoints_checked
+    report.newest_note, report.newest_size = checkpoints[-1].note, checkpoints[-1].size
 
     # Every consecutive pair of checkpoints: a consistency proof from the tree, verified.
     subtree = list_subtree([bytes.fromhex(r.hash) for r in rows])
+    if held is not None:
+        check_extends(chain, held, subtree)
+        if not chain.ok:
+            raise BundleError(f"checkpoint held: {chain.problem}")
+        report.extends = chain.extends
     previous: _Checkpoint | None = None
     for cp in checkpoints:
         if previous is not None:

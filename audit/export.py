@@ -17,9 +17,17 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from audit.models import AuditCheckpoint, AuditEvent
+from audit.proof import list_subtree
 from audit.signing import Signer, key_id, load_public_key
 from audit.store import StoredEvent
-from audit.verify import VerifyReport, verify_log
+from audit.verify import (
+    HeldCheckpoint,
+    Trusted,
+    VerifyReport,
+    check_extends,
+    held_checkpoint,
+    verify_log,
+)
 
 FORMAT = "livetable-audit-export/1"
 
@@ -74,35 +82,97 @@ class _Checkpoint:
     note: str | None = None
 
 
+_HEX64 = frozenset("0123456789abcdef")
+ROW_TYPES: dict[str, tuple[type, ...]] = {
+    "seq": (int,),
+    "table_id": (str,),
+    "round_id": (str, type(None)),
+    "type": (str,),
+    "actor": (str,),
+    "ts": (str,),
+    "prev_hash": (str,),
+    "hash": (str,),
+}
+_CHECKPOINT_TYPES: dict[str, tuple[type, ...]] = {
+    "size": (int,),
+    "origin": (str,),
+    "root_hash": (str,),
+    "key_id": (str,),
+    "signature": (str,),
+    "note": (str, type(None)),
+}
+
+
+def check_field_types(item: dict[str, Any], types: dict[str, tuple[type, ...]]) -> None:
+    """Field types as written by :func:`write_export`: a forged line with a number where a
+    hash belongs is named as a bad line, never met later as a crash of the verifier."""
+    for key, allowed in types.items():
+        if key in item and (isinstance(item[key], bool) or not isinstance(item[key], allowed)):
+            raise ExportError(f"{key} must be {' or '.join(t.__name__ for t in allowed)}")
+    for key in ("prev_hash", "hash", "root_hash"):
+        value = item.get(key)
+        if isinstance(value, str) and (len(value) != 64 or not set(value) <= _HEX64):
+            raise ExportError(f"{key} must be 64 lower-case hex digits")
+
+
 def read_export(path: Path) -> tuple[dict[str, Any], list[_Row], list[_Checkpoint]]:
+    """The header, events and checkpoints of an export; :class:`ExportError` names the
+    first line that is not what :func:`write_export` writes (text that is not UTF-8 too)."""
     rows: list[_Row] = []
     checkpoints: list[_Checkpoint] = []
-    with path.open(encoding="utf-8") as handle:
-        lines: Iterator[str] = iter(handle)
-        try:
-            header = json.loads(next(lines))
-        except (StopIteration, json.JSONDecodeError) as exc:
-            raise ExportError(f"{path}: no export header") from exc
-        if header.get("format") != FORMAT:
-            raise ExportError(f"{path}: not a {FORMAT} file")
-        for number, line in enumerate(lines, start=2):
+    number = 1
+    try:
+        with path.open(encoding="utf-8") as handle:
+            lines: Iterator[str] = iter(handle)
             try:
-                item = json.loads(line)
-                kind = item.pop("kind")
-                if kind == "event":
-                    rows.append(_Row(**item))
-                elif kind == "checkpoint":
-                    item.pop("created_at", None)
-                    checkpoints.append(_Checkpoint(**item))
-                else:
-                    raise ExportError(f"unknown kind {kind!r}")
-            except (json.JSONDecodeError, KeyError, TypeError, ExportError) as exc:
-                raise ExportError(f"{path}:{number}: {exc}") from exc
+                header = json.loads(next(lines))
+            except (StopIteration, json.JSONDecodeError) as exc:
+                raise ExportError(f"{path}: no export header") from exc
+            if not isinstance(header, dict) or header.get("format") != FORMAT:
+                raise ExportError(f"{path}: not a {FORMAT} file")
+            for number, line in enumerate(lines, start=2):
+                try:
+                    item = json.loads(line)
+                    if not isinstance(item, dict):
+                        raise ExportError("not a JSON object")
+                    kind = item.pop("kind")
+                    if kind == "event":
+                        check_field_types(item, ROW_TYPES)
+                        rows.append(_Row(**item))
+                    elif kind == "checkpoint":
+                        item.pop("created_at", None)
+                        check_field_types(item, _CHECKPOINT_TYPES)
+                        checkpoints.append(_Checkpoint(**item))
+                    else:
+                        raise ExportError(f"unknown kind {kind!r}")
+                except (json.JSONDecodeError, KeyError, TypeError, ExportError) as exc:
+                    raise ExportError(f"{path}:{number}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ExportError(f"{path}: not UTF-8 text (after line {number})") from exc
     return header, rows, checkpoints
 
 
-def verify_export(path: Path, public_key_b64: str) -> VerifyReport:
-    """Verify an export against a public key obtained out of band (never the file's own)."""
+def verify_export(
+    path: Path,
+    public_key_b64: str | None = None,
+    *,
+    trusted: Trusted | None = None,
+    allow_unsigned_tail: bool = False,
+    since: HeldCheckpoint | str | None = None,
+) -> VerifyReport:
+    """Verify an export against a key obtained out of band (never the file's own): a base64
+    public key, or ``trusted`` note verifier keys. Every event must be under a checkpoint
+    signed by it unless ``allow_unsigned_tail``; with ``since``, the export's newest signed
+    tree must extend that checkpoint (an RFC 9162 consistency proof over its events); a held
+    note that does not verify with the key raises :class:`NoteError`."""
+    if trusted is None:
+        if public_key_b64 is None:
+            raise ValueError("verify_export needs a public key or trusted verifier keys")
+        key = load_public_key(public_key_b64)
+        trusted = {key_id(key): key}
+    held = None if since is None else held_checkpoint(since, trusted)
     _, rows, checkpoints = read_export(path)
-    key = load_public_key(public_key_b64)
-    return verify_log(rows, checkpoints, {key_id(key): key})
+    report = verify_log(rows, checkpoints, trusted, allow_unsigned_tail=allow_unsigned_tail)
+    if held is not None and report.ok:
+        check_extends(report, held, list_subtree([bytes.fromhex(r.hash) for r in rows]))
+    return report

@@ -4,6 +4,15 @@ The verifier works on plain rows (from the database or from an export file), so 
 regulator's copy is checked by exactly the code that checks the live database. It stops
 at the first problem and names the first bad sequence number, diagnosing the usual
 tamperings (altered, missing, inserted, reordered rows; truncated tail; foreign key).
+
+A key is a question: did the holder of this key sign this log? So an event that no
+checkpoint signed by a trusted key covers is a failure (``unsigned``, naming the first
+such sequence number) unless the caller accepts an unsigned tail explicitly; a chain
+recomputed after an edit is then caught however well it is re-hashed. And a regulator who
+kept a checkpoint from before (:func:`open_held_checkpoint`) has the log prove, with an
+RFC 9162 consistency proof, that its newest signed tree extends the one it holds
+(:func:`check_extends`): a log truncated or rewritten and re-signed with a stolen key
+cannot.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from audit.note import (
     open_note,
     parse_checkpoint,
 )
+from audit.proof import ProofError, Subtree, consistency_proof, verify_consistency
 from audit.signing import verify_signature
 
 
@@ -110,6 +120,9 @@ class VerifyReport:
     notes: list[str] = field(default_factory=list)
     tail_start: tuple[int, str] | None = None  # (seq, ts) of the first unsealed event
     last_checkpoint_at: str | None = None
+    newest: CheckpointRow | None = None  # the newest checkpoint verified
+    unsigned_accepted: bool = False  # the caller accepted the unsigned tail
+    extends: tuple[int, int, int] | None = None  # (held size, newest size, proof hashes)
 
     @property
     def ok(self) -> bool:
@@ -133,9 +146,15 @@ def verify_log(
     rows: Iterable[EventRow],
     checkpoints: Iterable[CheckpointRow],
     trusted_keys: Trusted,
+    *,
+    allow_unsigned_tail: bool = False,
 ) -> VerifyReport:
     """``rows`` must be in sequence order; ``trusted_keys`` are note verifier keys (or a
-    mapping of any id to public keys, whose note names are then the checkpoints' origin)."""
+    mapping of any id to public keys, whose note names are then the checkpoints' origin).
+
+    Every event must lie under a checkpoint signed by a trusted key; with
+    ``allow_unsigned_tail`` the events after the last one are accepted and counted
+    (``report.unsealed``), as a live log's newest events are until the next checkpoint."""
     report = VerifyReport()
     pending = sorted(checkpoints, key=lambda c: c.size)
     next_cp = 0
@@ -186,6 +205,7 @@ def verify_log(
                 )
             last_sealed = cp.size
             tail_start = None
+            report.newest = cp
             report.last_checkpoint_at = getattr(cp, "created_at", None)
             report.checkpoints_checked += 1
             next_cp += 1
@@ -199,21 +219,127 @@ def verify_log(
         )
     report.tail_start = tail_start
     if report.unsealed and tail_start is not None:
+        first, unsigned = last_sealed + 1, report.unsealed
+        if not allow_unsigned_tail:
+            covered = (
+                f"the last signed checkpoint covers 1..{last_sealed}"
+                if last_sealed
+                else "no checkpoint signed by the trusted key covers any"
+            )
+            return fail(
+                first,
+                "unsigned",
+                f"{unsigned} event(s) from sequence {first} on are not covered by a "
+                f"checkpoint signed by the trusted key ({covered})",
+            )
+        report.unsigned_accepted = True
         report.notes.append(
-            f"{report.unsealed} event(s) after the last signed checkpoint "
-            f"(sequence {tail_start[0]} on, the first at {tail_start[1]})"
+            f"{unsigned} unsigned event(s) accepted: sequence {first} on, the first at "
+            f"{tail_start[1]}; no signed checkpoint vouches for them"
         )
     return report
 
 
-def verify_database(session: Any, trusted_keys: Trusted) -> VerifyReport:
-    """Verify the whole log in the database, streaming rows in sequence order."""
+# -- a checkpoint the regulator already holds ----------------------------------------------
+@dataclass(frozen=True)
+class HeldCheckpoint:
+    """A checkpoint kept from an earlier verification (its signed note, as the log serves
+    it at ``/tlog/checkpoint`` or as an export carries it), checked with the trusted key."""
+
+    origin: str
+    size: int
+    root: bytes
+    note: str
+
+
+def open_held_checkpoint(text: str, trusted_keys: Trusted) -> HeldCheckpoint:
+    """Parse and verify a held checkpoint note; :class:`NoteError` names what is wrong.
+
+    The note's own origin line names the log, so the verifier keys of a bare public key
+    take that name (a note signed by another key fails, whatever it claims)."""
+    from audit.note import parse_note
+
+    origin = parse_checkpoint(parse_note(text).text).origin
+    opened = open_note(text, _verifiers(trusted_keys, origin))
+    body = parse_checkpoint(opened.text)
+    return HeldCheckpoint(body.origin, body.size, body.root, text)
+
+
+def held_checkpoint(since: HeldCheckpoint | str, trusted_keys: Trusted) -> HeldCheckpoint:
+    """``since`` as a verified held checkpoint (note text is opened with the keys)."""
+    return since if isinstance(since, HeldCheckpoint) else open_held_checkpoint(since, trusted_keys)
+
+
+def check_extends(report: VerifyReport, held: HeldCheckpoint, subtree: Subtree) -> None:
+    """Prove that the log's newest signed tree extends the held one (RFC 9162 2.1.4).
+
+    ``report`` must come from a successful :func:`verify_log` over the same log whose
+    leaves ``subtree`` reads; on failure ``report.problem`` says how the log departs from
+    the held checkpoint: truncated (its newest signed tree is smaller, or its checkpoints
+    were removed) or rewritten (the proof does not hold)."""
+    if not report.ok:
+        return
+    newest = report.newest
+    if newest is not None and newest.origin != held.origin:
+        report.problem = Problem(
+            1,
+            "other log",
+            f"the checkpoint held is of log {held.origin!r}, this log signs as {newest.origin!r}",
+        )
+        return
+    newest_size = newest.size if newest is not None else 0
+    if held.size == 0:  # the empty tree: every log extends it
+        report.extends = (0, newest_size, 0)
+        return
+    if newest_size < held.size:
+        report.problem = Problem(
+            newest_size + 1,
+            "truncated",
+            f"the checkpoint held covers {held.size} events, the newest checkpoint signed in "
+            f"this log covers {newest_size} (of {report.events} events present): events or "
+            "checkpoints were removed",
+        )
+        return
+    assert newest is not None
+    new_root = bytes.fromhex(newest.root_hash)
+    try:
+        proof = consistency_proof(held.size, newest_size, subtree)
+        verify_consistency(held.size, newest_size, held.root, new_root, proof)
+    except ProofError as exc:
+        report.problem = Problem(
+            1,
+            "rewritten",
+            f"no consistency proof from the checkpoint held (size {held.size}) to this log's "
+            f"newest signed checkpoint (size {newest_size}): {exc}; the change lies in "
+            f"1..{held.size}",
+        )
+        return
+    report.extends = (held.size, newest_size, len(proof))
+
+
+def verify_database(
+    session: Any,
+    trusted_keys: Trusted,
+    *,
+    allow_unsigned_tail: bool = False,
+    since: HeldCheckpoint | str | None = None,
+) -> VerifyReport:
+    """Verify the whole log in the database, streaming rows in sequence order; with
+    ``since`` (a held checkpoint, or its note text: :class:`NoteError` when that does not
+    verify), prove that the log extends it (proof hashes from the tree)."""
     from sqlalchemy import select
+    from sqlalchemy.orm import sessionmaker
 
     from audit.models import AuditCheckpoint, AuditEvent
+    from audit.tree import LogTree
 
+    held = None if since is None else held_checkpoint(since, trusted_keys)
     checkpoints = list(session.scalars(select(AuditCheckpoint)))
     rows = session.scalars(
         select(AuditEvent).order_by(AuditEvent.seq).execution_options(yield_per=2000)
     )
-    return verify_log(rows, checkpoints, trusted_keys)
+    report = verify_log(rows, checkpoints, trusted_keys, allow_unsigned_tail=allow_unsigned_tail)
+    if held is not None:
+        tree = LogTree(sessionmaker(bind=session.get_bind()))
+        check_extends(report, held, tree.subtree_function(session))
+    return report

@@ -85,27 +85,6 @@ def export_bundle(
     )
 
 
-def verify_bundle_cli(
-    bundle: Path, verifier_key: str | None, witness_keys: list[str], replay: bool
-) -> None:
-    from audit.bundle import BundleError, verify_bundle
-
-    log_key = parse_log_key(verifier_key) if verifier_key else None
-    witnesses = parse_witness_keys(witness_keys)
-    started = time.monotonic()
-    try:
-        report = verify_bundle(bundle, verifier_key=log_key, witness_keys=witnesses, replay=replay)
-    except (BundleError, OSError) as exc:
-        err.print(f"[red]FAILED[/red] {exc}")
-        raise typer.Exit(1) from exc
-    typer.echo(report.summary())
-    for note in report.notes:
-        err.print(f"  note: {note}")
-    for key, size in report.witnessed_size.items():
-        err.print(f"  witnessed up to size {size} by {key.split('+')[0]}")
-    err.print(f"  ({time.monotonic() - started:.1f} s)")
-
-
 def strict_problem(report: VerifyReport, max_age: int, now: datetime | None = None) -> str | None:
     """Why a log fails ``--strict``: events waiting for a checkpoint longer than allowed."""
     if report.tail_start is None or not report.unsealed:

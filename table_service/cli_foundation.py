@@ -180,20 +180,6 @@ def principal_list() -> None:
     console.print(table)
 
 
-def _print_report(report: VerifyReport) -> None:
-    if report.ok:
-        console.print(
-            f"[green]OK[/green] {report.events} events, "
-            f"{report.checkpoints_checked} signed checkpoints verified"
-        )
-        for note in report.notes:
-            console.print(f"  note: {note}")
-        return
-    err.print(f"[red]FAILED[/red] first bad sequence number {report.first_bad_seq}")
-    err.print(f"  {report.problem}")
-    err.print(f"  ({report.events} events verified before it)")
-
-
 class _NoLog(Exception):
     """The log a read-only command was pointed at does not exist or cannot be opened."""
 
@@ -273,13 +259,33 @@ def audit_verify(
     export: Path | None = typer.Option(None, help="Verify an export file instead of the DB"),
     public_key: str | None = typer.Option(
         None,
-        help="Trusted public key (base64, or a file holding it). Required with --export; "
-        "for the database, default: the data folder's own key (signing-key / signing-key.pub)",
+        help="Trusted public key (base64, or a file holding it). An export needs it (or "
+        "--verifier-key); for the database, default: the data folder's own key",
     ),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
     bundle: Path | None = typer.Option(None, "--bundle", help="Verify an export bundle folder"),
     verifier_key: str | None = typer.Option(
-        None, "--verifier-key", help="The log's note verifier key (pins a bundle's key)"
+        None,
+        "--verifier-key",
+        help="The log's note verifier key (or a file holding it), instead of --public-key",
+    ),
+    allow_unsigned_tail: bool = typer.Option(
+        False,
+        "--allow-unsigned-tail",
+        help="Accept events after the last signed checkpoint (counted in the report); "
+        "without it any event no signed checkpoint covers fails",
+    ),
+    since: Path | None = typer.Option(
+        None,
+        "--since",
+        help="A checkpoint note kept from before (signed note, as /tlog/checkpoint serves "
+        "it): the log must extend it (RFC 9162 consistency proof)",
+    ),
+    save_checkpoint: Path | None = typer.Option(
+        None,
+        "--save-checkpoint",
+        help="After a successful check, write the newest signed checkpoint note here "
+        "(give it as --since next time)",
     ),
     witness_key: list[str] = typer.Option(
         [], "--witness-key", help="Require this witness's cosignature (repeatable)"
@@ -289,71 +295,54 @@ def audit_verify(
         False, "--read-models", help="Also check balances, ledger, bets, principals against the log"
     ),
     strict: bool = typer.Option(
-        False, "--strict", help="Refuse events older than LIVETABLE_CHECKPOINT_MAX_AGE unsealed"
+        False,
+        "--strict",
+        help="With --allow-unsigned-tail: refuse a tail unsigned longer than "
+        "LIVETABLE_CHECKPOINT_MAX_AGE",
     ),
     witness_state: Path | None = typer.Option(
         None, "--witness-state", help="A witness's state folder: the log must extend what it saw"
     ),
 ) -> None:
-    """Check chain, hashes, Merkle roots and signatures; exit 1 naming the first bad seq."""
-    from audit.db import make_sessionmaker
-    from audit.export import ExportError, verify_export
-    from audit.signing import SigningKeyError, key_id, load_public_key
-    from audit.verify import verify_database
-    from table_service import cli_audit
+    """Did the log's key sign every event, unaltered? Checks chain, hashes, Merkle roots and
+    signatures; exit 1 naming the first bad (or unsigned) sequence number, 2 on bad input."""
+    from table_service import cli_audit, cli_verify
 
+    keys = cli_verify.trusted_keys(public_key, verifier_key)
     if bundle is not None:
-        cli_audit.verify_bundle_cli(bundle, verifier_key, witness_key, replay)
+        cli_verify.verify_bundle_cli(
+            bundle, keys, witness_key, replay=replay, since=since, save=save_checkpoint
+        )
         return
-    key_text = public_key
-    if key_text and Path(key_text).exists():
-        key_text = Path(key_text).read_text().strip()
     if export is not None:
-        if not key_text:
-            err.print("[red]--public-key is required to verify an export[/red]")
-            raise typer.Exit(2)
-        try:
-            report = verify_export(export, key_text)
-        except (ExportError, SigningKeyError, OSError) as exc:
-            err.print(f"[red]cannot read export:[/red] {exc}")
-            raise typer.Exit(2) from exc
-    else:
-        try:
-            settings, engine = _existing_log(data_dir)
-        except _NoLog as exc:
-            raise _fail("audit verify", exc) from exc
-        try:
-            if verifier_key:
-                trusted_keys: Any = [cli_audit.parse_log_key(verifier_key)]
-            else:
-                trusted = load_public_key(key_text) if key_text else _own_public_key(settings)
-                trusted_keys = {key_id(trusted): trusted}
-            sessions = make_sessionmaker(engine)
-            with sessions() as session:
-                report = verify_database(session, trusted_keys)
-            problems: list[str] = []
-            if report.ok:
-                problems = cli_audit.extra_checks(
-                    settings,
-                    sessions,
-                    report,
-                    strict=strict,
-                    witness_state=witness_state,
-                    read_models=read_models,
-                    witness_keys=witness_key,
-                )
-        except (_NoLog, SigningKeyError) as exc:
-            raise _fail("audit verify", exc) from exc
-        finally:
-            engine.dispose()
-        if problems:
-            _print_report(report)
-            for problem in problems:
-                err.print(f"[red]FAILED[/red] {problem}")
-            raise typer.Exit(1)
-    _print_report(report)
-    if not report.ok:
-        raise typer.Exit(1)
+        cli_verify.verify_export_cli(
+            export,
+            keys,
+            allow_unsigned_tail=allow_unsigned_tail,
+            since=since,
+            save=save_checkpoint,
+        )
+        return
+
+    def extra(settings: Settings, sessions: Any, report: VerifyReport) -> list[str]:
+        return cli_audit.extra_checks(
+            settings,
+            sessions,
+            report,
+            strict=strict,
+            witness_state=witness_state,
+            read_models=read_models,
+            witness_keys=witness_key,
+        )
+
+    cli_verify.verify_database_cli(
+        data_dir,
+        keys,
+        allow_unsigned_tail=allow_unsigned_tail,
+        since=since,
+        save=save_checkpoint,
+        extra=extra,
+    )
 
 
 def _existing_runtime(command: str, data_dir: Path | None) -> Runtime:

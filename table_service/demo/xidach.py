@@ -63,6 +63,7 @@ from table_service.demo.run import (
     DemoError,
     _bind,
     _reader_online,
+    _seal,
     _Server,
     _wait_started,
     demo_camera,
@@ -547,6 +548,7 @@ async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDac
         _ = config.rules.edge  # the exact edge (seconds for a custom profile), before the shoe
         runtime = await asyncio.to_thread(Runtime.from_settings, settings, upgrade=True)
         await _serve_and_play(runtime, settings, options, config, console, report, shoes, sock)
+        await asyncio.to_thread(_seal, runtime)  # everything logged is under a signature
     finally:
         if runtime is not None:
             runtime.close()

@@ -139,14 +139,19 @@ def test_strict_and_the_witness_state_catch_a_tail_and_a_truncation(served, tmp_
     witnessed = runner.invoke(app, ["audit", "verify", "--witness-key", wkey], env=env)
     assert witnessed.exit_code == 0, witnessed.output
 
-    # A correctly chained event after the last checkpoint: reported, refused by --strict.
+    # A correctly chained event after the last checkpoint: refused unless accepted
+    # explicitly, and then counted; --strict refuses it once older than the max age.
     with runtime.sessions.begin() as session:
         runtime.store.append(session, [NewEvent("t1", "e", "insider", {"late": True})])
     plain = runner.invoke(app, ["audit", "verify"], env=env)
-    assert plain.exit_code == 0 and "1 event(s) after the last signed checkpoint" in plain.stdout
+    assert plain.exit_code == 1 and "first bad sequence number 42" in plain.output
+    tail = runner.invoke(app, ["audit", "verify", "--allow-unsigned-tail"], env=env)
+    assert tail.exit_code == 0 and "1 unsigned events accepted (sequence 42 on)" in tail.stdout
     strict_env = {**env, "LIVETABLE_CHECKPOINT_MAX_AGE": "1"}
     time.sleep(1.2)
-    strict = runner.invoke(app, ["audit", "verify", "--strict"], env=strict_env)
+    strict = runner.invoke(
+        app, ["audit", "verify", "--allow-unsigned-tail", "--strict"], env=strict_env
+    )
     assert strict.exit_code == 1 and "not covered by a checkpoint" in strict.output
 
     # The last events removed together with the checkpoint that covered them: the chain

@@ -86,6 +86,8 @@ def test_concurrent_threads_get_gap_free_sequences(runtime) -> None:  # type: ig
         t.join()
     assert errors == []
     assert _seqs(runtime) == list(range(1, 201))
+    with runtime.sessions.begin() as session:
+        runtime.store.checkpoint(session)
     with runtime.sessions() as session:
         assert verify_database(session, {runtime.signer.key_id: runtime.signer.public_key}).ok
 
@@ -116,6 +118,8 @@ def test_concurrent_processes_get_gap_free_sequences(runtime) -> None:  # type: 
         p.join(120)
         assert p.exitcode == 0
     assert _seqs(runtime) == list(range(1, 61))
+    with runtime.sessions.begin() as session:
+        runtime.store.checkpoint(session)
     with runtime.sessions() as session:
         assert verify_database(session, {runtime.signer.key_id: runtime.signer.public_key}).ok
 

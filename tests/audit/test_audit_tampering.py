@@ -54,6 +54,11 @@ def _row(runtime, seq: int) -> dict:  # type: ignore[no-untyped-def]
 
 def test_untouched_log_verifies(runtime) -> None:  # type: ignore[no-untyped-def]
     _fill(runtime)
+    unsigned = _verify(runtime)  # intact, but no checkpoint vouches for it yet
+    assert unsigned.problem is not None and unsigned.problem.kind == "unsigned"
+    assert unsigned.first_bad_seq == 1 and unsigned.events == 12
+    with runtime.sessions.begin() as session:
+        runtime.store.checkpoint(session)
     report = _verify(runtime)
     assert report.ok and report.events == 12
 
@@ -208,8 +213,13 @@ def test_cli_principals_then_verify_then_tamper(tmp_path: Path, db_url: str) -> 
         done = _cli(data, "principal", "add", f"{role}-1", "--role", role)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip().startswith("lt_")
+    unsigned = _cli(data, "audit", "verify")
+    assert unsigned.returncode == 1 and "first bad sequence number 1" in unsigned.stderr
+    tail = _cli(data, "audit", "verify", "--allow-unsigned-tail")
+    assert tail.returncode == 0 and "5 unsigned events accepted (sequence 1 on)" in tail.stdout
+    assert _cli(data, "audit", "checkpoint").returncode == 0
     ok = _cli(data, "audit", "verify")
-    assert ok.returncode == 0 and "OK 5 events" in ok.stdout
+    assert ok.returncode == 0 and "OK 5 events, 1 signed checkpoints verified" in ok.stdout
     import sqlite3
 
     conn = sqlite3.connect(data / "livetable.db")

@@ -389,8 +389,8 @@ def test_principals_and_audit(tmp_path: Path) -> None:
     assert alice_token.startswith("lt_")
     assert "revoked" in out[2]
     assert "alice" in out[3] and "dealer-7" in out[3]
-    assert out[4].startswith("OK ")
-    assert out[5].startswith("checkpoint size ")
+    assert out[4].startswith("checkpoint size ")
+    assert out[5].startswith("OK ")  # every event now under the signed checkpoint
     assert "events written to log.jsonl" in out[6]
     assert out[7].startswith("OK ")
 
