@@ -48,7 +48,13 @@ MISTAKE_KINDS = ("exposed_card", "missed_scan", "unneeded_card", "double_exposur
 MISTAKES_BY_GAME = {
     "baccarat": MISTAKE_KINDS,
     "blackjack": ("exposed_card", "missed_scan", "card_not_owed", "double_exposure"),
+    "xidach": ("exposed_card", "missed_scan", "card_not_owed", "double_exposure"),
 }
+SUPERVISORS = ("bot", "human")
+"""Who resolves the demo's incidents (``--supervisor``): the bot, or a person at the
+supervisor console (the bot then only inserts shoes)."""
+HUMAN_PATIENCE = 24 * 3600.0
+"""Seconds the bots wait for a person to resolve an incident (a day: as long as it takes)."""
 READER_TIMEOUT = 10.0
 """Seconds a card may take from the shoe, over the serial line, to a committed event."""
 LOCK_WAIT = 5.0
@@ -154,15 +160,23 @@ class Table:
 
 # -- supervisor ------------------------------------------------------------------------------
 class SupervisorBot:
-    """Inserts shoes and applies the rules' procedure to every incident left open."""
+    """Inserts shoes and applies the rules' procedure to every incident left open; with
+    ``human=True`` it leaves every incident to a person at the supervisor console and
+    says in the log what the rule asks of them."""
 
-    def __init__(self, api: ApiClient, table: Table) -> None:
+    def __init__(self, api: ApiClient, table: Table, *, human: bool = False) -> None:
         self.api = api
         self.table = table
         self.t = table.table_id
+        self.human = human
         self._wake = asyncio.Event()
         self._handled: set[str] = set()
         self.resolved: list[tuple[str, str]] = []
+
+    @property
+    def patience(self) -> float:
+        """Seconds the other bots wait for an incident's resolution."""
+        return HUMAN_PATIENCE if self.human else 60.0
 
     def on_event(self, event: Event) -> None:
         if event["type"] == "incident_raised":
@@ -173,12 +187,37 @@ class SupervisorBot:
             await self._wake.wait()
             self._wake.clear()
             await asyncio.sleep(0.05)  # let an auto-resolution in the same command land
+            if self.human:
+                await self.hand_over()
+                continue
             try:
                 await self.review()
             except ApiError as exc:
                 log.warning("demo.supervisor_refused", code=exc.code, reason=exc.reason)
                 self._wake.set()
                 await asyncio.sleep(0.5)
+
+    async def hand_over(self) -> None:
+        """Say once, for each incident left open, that a person is to resolve it."""
+        view = await self.table.view(self.api, at_least_seq=self.table.feed.last_seq)
+        for incident in view.data["incidents"]:
+            incident_id = incident["incident_id"]
+            if incident_id in self._handled:
+                continue
+            self._handled.add(incident_id)
+            details = incident.get("details") or {}
+            card = details.get("card")
+            hint = (
+                f" (the card was {plain(card)}, at index {details.get('index')})"
+                if incident["kind"] == "missed_scan" and card
+                else ""
+            )
+            self.table.log.note(
+                "supervisor",
+                f"{incident_id} {incident['kind']} is yours: resolve it at the pit supervisor "
+                f"console{hint}",
+                incident.get("round_id"),
+            )
 
     async def review(self) -> None:
         view = await self.table.view(self.api, at_least_seq=self.table.feed.last_seq)
@@ -434,6 +473,11 @@ class DealerBot:
     def note(self, message: str, round_id: str | None = None) -> None:
         self.table.log.note("dealer", message, round_id)
 
+    @property
+    def _slack(self) -> float:
+        """Seconds past a deadline the table may take (a person may hold it up)."""
+        return self.supervisor.patience if self.supervisor.human else 15.0
+
     # -- the hand on the shoe ----------------------------------------------------------------
     async def _take(self, *, scan: bool = True, bypass_lock: bool = False) -> Pull:
         device = self.stack.device
@@ -498,7 +542,7 @@ class DealerBot:
     # -- a round -----------------------------------------------------------------------------
     async def play_round(self, mistake: str | None) -> str:
         await self.ensure_shoe()
-        await self._until(lambda v: not v.paused, timeout=60)  # a supervisor is on it
+        await self._until(lambda v: not v.paused, timeout=self.supervisor.patience)
         await self.players.prepare_round()
         opened = await self.api.post(f"/tables/{self.t}/betting/open")
         round_id, mark = opened["round_id"], opened["seq"]
@@ -525,7 +569,7 @@ class DealerBot:
                 e.get("round_id") == round_id and e["type"] in ("round_settled", "round_voided")
             ),
             after_seq=mark,
-            timeout=60,
+            timeout=self.supervisor.patience,
             what=f"settlement of {round_id}",
         )
         if mistake == "unneeded_card":
@@ -566,7 +610,7 @@ class DealerBot:
             if view.round_phase(round_id) != "dealing":
                 return
             if view.paused:
-                await self._until(lambda v: not v.paused)
+                await self._until(lambda v: not v.paused, timeout=self.supervisor.patience)
                 continue
             rnd = view.round
             assert rnd is not None
@@ -627,7 +671,7 @@ class DealerBot:
                 e["type"] == "incident_resolved" and e["payload"].get("incident_id") == incident_id
             ),
             after_seq=answer["seq"],
-            timeout=30,
+            timeout=self.supervisor.patience if self.supervisor.human else 30.0,
             what=f"resolution of {incident_id}",
         )
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from table_service.demo.run import DemoReport
+    from table_service.demo.xidach import XiDachDemoOptions, XiDachReport
 
 DEMO_METRICS = "127.0.0.1:9464"
 """The demo's metrics listener unless told otherwise (Prometheus exporters' usual port)."""
@@ -46,7 +47,13 @@ def demo(
     mistakes: float = typer.Option(
         0.25, min=0.0, max=1.0, help="Share of rounds in which the dealer makes a mistake"
     ),
-    players: int = typer.Option(3, min=1, max=50, help="Player bots (blackjack: seats, up to 7)"),
+    players: int = typer.Option(
+        3,
+        min=1,
+        max=50,
+        help="Player bots (blackjack: seats, up to 7; xidach: punters, up to the profile's "
+        "seats: room 8, forced-draw 6, classic 5)",
+    ),
     decision_seconds: int = typer.Option(
         10, min=1, max=120, help="Blackjack: a seated player's decision timer"
     ),
@@ -82,6 +89,11 @@ def demo(
         help="Prometheus metrics on this HOST:PORT (default: LIVETABLE_METRICS_ADDRESS, else "
         f"{DEMO_METRICS}, or any free port if that one is taken); 'off': none",
     ),
+    supervisor: str = typer.Option(
+        "bot",
+        help="bot: the supervisor bot resolves every incident by its procedure; human: "
+        "incidents are left to you at the pit supervisor console (the bots wait)",
+    ),
 ) -> None:
     """Run a live table (baccarat; --game blackjack or xidach) on a simulated shoe, with
     dealer, supervisor and player bots.
@@ -93,19 +105,22 @@ def demo(
     and every incident with the procedure applied; the service's own log goes to a file in
     the data folder. Ctrl-C voids a round in play (stakes refunded) and stops.
     """
+    from table_service.demo.bots import SUPERVISORS
     from table_service.demo.run import READERS
 
     if game not in ("baccarat", "blackjack", "xidach"):
         raise typer.BadParameter("baccarat, blackjack or xidach", param_hint="--game")
     if reader not in READERS:
         raise typer.BadParameter(f"one of {', '.join(READERS)}", param_hint="--reader")
+    if supervisor not in SUPERVISORS:
+        raise typer.BadParameter(f"one of {', '.join(SUPERVISORS)}", param_hint="--supervisor")
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
     exposer = _metrics(metrics or settings.metrics_address, settings.metrics_path)
     try:
         _demo(
             settings, game, reader, port, host, data_dir, rounds, seed, betting_seconds,
             mistakes, players, decision_seconds, cut_after, decks, log_level, camera_deck,
-            profile, timer_seconds, exposer.url if exposer is not None else None,
+            profile, timer_seconds, exposer.url if exposer is not None else None, supervisor,
         )  # fmt: skip
     finally:
         if exposer is not None:
@@ -147,24 +162,34 @@ def _demo(
     profile: str,
     timer_seconds: int,
     metrics_url: str | None,
+    supervisor: str,
 ) -> None:
     from table_service.demo.run import DemoError, DemoOptions, run_demo
     from table_service.demo.shoestack import ShoeStack
 
     if game == "xidach":
-        configure_for_command(log_level, default="WARNING", log_file=settings.data_dir / LOG_FILE)
+        from table_service.demo.xidach import XiDachDemoOptions
+
+        log_file = settings.data_dir / LOG_FILE
+        configure_for_command(log_level, default="INFO", log_file=log_file)
         _xidach(
-            profile,
-            host or settings.host,
-            settings.port if port is None else port,
-            data_dir,
-            rounds or 10,
-            seed,
-            timer_seconds,
-            min(betting_seconds, 5.0),
-            reader,
-            camera_deck,
-            metrics_url,
+            XiDachDemoOptions(
+                profile=profile,
+                host=host or settings.host,
+                port=settings.port if port is None else port,
+                data_dir=data_dir,
+                rounds=rounds,
+                seed=seed,
+                punters=players,
+                timer_seconds=timer_seconds or None,
+                betting_seconds=betting_seconds,
+                mistakes=mistakes,
+                supervisor=supervisor,
+                log_file=log_file,
+                reader=reader,
+                camera_deck=camera_deck,
+                metrics_url=metrics_url,
+            )
         )
         return
     try:
@@ -192,20 +217,12 @@ def _demo(
         reader=reader,
         camera_deck=camera_deck,
         metrics_url=metrics_url,
+        supervisor=supervisor,
     )
 
     async def main() -> DemoReport:
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        def on_signal() -> None:
-            console.print("\n[bold]stopping…[/bold] (Ctrl-C again to force)")
-            stop.set()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(sig)
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, on_signal)
+        _on_ctrl_c(console, stop)
         return await run_demo(options, console, stop=stop)
 
     try:
@@ -218,6 +235,21 @@ def _demo(
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _on_ctrl_c(console: Console, stop: asyncio.Event) -> None:
+    """Ctrl-C (or SIGTERM) stops the demo cleanly: the round in play is voided and
+    refunded and a checkpoint signed; a second Ctrl-C forces."""
+    loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        console.print("\n[bold]stopping…[/bold] (Ctrl-C again to force)")
+        stop.set()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
 
 
 def _summary(console: Console, report: DemoReport) -> None:
@@ -256,49 +288,80 @@ def _summary(console: Console, report: DemoReport) -> None:
     console.print(verify, style="bold", soft_wrap=True)
 
 
-def _xidach(
-    profile: str,
-    host: str,
-    port: int,
-    data_dir: Path | None,
-    rounds: int,
-    seed: int | None,
-    timer_seconds: int,
-    betting_seconds: float,
-    reader: str,
-    camera_deck: str,
-    metrics_url: str | None,
-) -> None:
+def _xidach(options: XiDachDemoOptions) -> None:
     """A live Xì Dách table with punter bots (and a seated banker in ``room``)."""
     from table_service.demo.run import DemoError
-    from table_service.demo.xidach import XiDachDemoOptions, run_xidach_demo
+    from table_service.demo.xidach import run_xidach_demo
 
     console = make_console(highlight=False)
-    options = XiDachDemoOptions(
-        profile=profile,
-        host=host,
-        port=port,
-        data_dir=data_dir,
-        rounds=rounds,
-        seed=seed,
-        timer_seconds=timer_seconds or None,
-        betting_seconds=betting_seconds,
-        reader=reader,
-        camera_deck=camera_deck,
-        metrics_url=metrics_url,
-    )
+    err = make_console(stderr=True, highlight=False)
+
+    async def main() -> XiDachReport:
+        stop = asyncio.Event()
+        _on_ctrl_c(console, stop)
+        return await run_xidach_demo(options, console, stop=stop)
+
     try:
-        report = asyncio.run(run_xidach_demo(options, console))
+        report = asyncio.run(main())
     except DemoError as exc:
-        console.print(f"[red]demo:[/red] {exc}")
+        err.print(f"[red]demo:[/red] {exc}")
         raise typer.Exit(2) from exc
-    console.rule("[bold]demo finished")
-    console.print(
-        f"{report.rounds_settled} rounds settled, {report.rounds_voided} voided; "
-        f"settle checks {report.settle_checks_passed} passed, "
-        f"{report.settle_checks_failed} failed; {report.timeouts} timeouts, "
-        f"{report.leaves} punters left mid-round; staked {report.staked:,}, "
-        f"returned {report.returned:,}; seed {report.seed}"
-    )
+    _xidach_summary(console, report, options)
     if report.settle_checks_failed:
         raise typer.Exit(1)
+
+
+def _xidach_summary(console: Console, report: XiDachReport, options: XiDachDemoOptions) -> None:
+    """The same summary as the other games', with what only Xì Dách has: the bank."""
+    console.print(Rule(Text("demo finished", style="bold")), width=rule_width(console))
+    totals = report.totals
+    rounds = report.rounds_settled + report.rounds_voided
+    console.print(
+        f"{_plural(rounds, 'round')}: {report.rounds_settled} settled, "
+        f"{report.rounds_voided} voided in {report.seconds:.0f} s · "
+        f"{report.cards_pulled} cards from {_plural(report.decks, 'fresh deck')}"
+    )
+    house = report.staked - report.returned - report.bank_net
+    console.print(
+        f"punters' bets: staked {report.staked:,}, returned {report.returned:,} on settled "
+        f"rounds · {_plural(report.timeouts, 'timer')} left to run out, "
+        f"{_plural(report.leaves, 'punter')} left mid-round"
+    )
+    if options.profile == "room":
+        console.print(
+            f"the bank: {'+' if report.bank_net >= 0 else '−'}{abs(report.bank_net):,} for its "
+            f"holders · passed {_plural(report.bank_passes, 'time')} "
+            f"({_plural(report.banker_leaves, 'banker')} left) · "
+            f"{_plural(report.bank_refusals, 'bank bid')} refused · room closed "
+            f"{_plural(report.rooms_closed, 'time')} · the house: {house:+,} (commission)"
+        )
+    else:
+        console.print(f"the house: {house:+,}")
+    kinds: dict[str, int] = {}
+    for kind in totals.incidents.values():
+        kinds[kind] = kinds.get(kind, 0) + 1
+    open_ids = sorted(set(totals.incidents) - set(totals.resolved))
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+    console.print(
+        f"incidents: {len(totals.incidents)} raised"
+        + (f" ({detail})" if detail else "")
+        + f", {len(open_ids)} left open"
+    )
+    if report.mistakes:
+        console.print(
+            "dealer mistakes: " + ", ".join(f"{kind} in {rid}" for rid, kind in report.mistakes)
+        )
+    if report.interrupted_round_voided:
+        console.print("the round in progress at Ctrl-C was voided and its stakes refunded")
+    console.print(
+        f"settlement checked against `livetable settle xidach`: "
+        f"{report.settle_checks_passed} passed, {report.settle_checks_failed} failed"
+    )
+    for problem in report.problems:
+        console.print(f"[red]{problem}[/red]")
+    data_dir = options.data_dir or Settings().data_dir
+    verify = "livetable audit verify"
+    if data_dir.resolve() != Settings.model_fields["data_dir"].default.resolve():
+        verify += f" --data-dir {data_dir}"
+    console.print(f"seed {report.seed} · data in {data_dir} · check the log with", end=" ")
+    console.print(verify, style="bold", soft_wrap=True)

@@ -49,6 +49,7 @@ def ensure_principals(runtime: Runtime, data_dir: Path, table_id: str) -> dict[s
         "dealer": ("demo-dealer", table_id),
         "supervisor": ("demo-supervisor", None),
         "operator": ("demo-operator", None),
+        "regulator": ("demo-regulator", None),
     }
     path = data_dir / TOKENS_FILE
     known = _load(path)

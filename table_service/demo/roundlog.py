@@ -72,6 +72,10 @@ def is_card_code(value: object) -> bool:
 
 def detail_text(key: str, value: object) -> Text:
     """``key=value`` with card codes shown as card lines show them (``card=10♠``)."""
+    if key == "expected":
+        return Text(f"expected {expected_text(value)}")
+    if isinstance(value, dict):
+        return Text(f"{key}: " + ", ".join(f"{k} {v}" for k, v in value.items()))
     text = Text(f"{key}=")
     cards = value if isinstance(value, list) else [value]
     if "card" in key and cards and all(is_card_code(c) for c in cards):
@@ -95,10 +99,12 @@ def positions(cards: list[str]) -> list[str]:
 
 
 def _bet_label(result: dict[str, Any]) -> str:
-    """``main``, ``main split``, ``behind double`` (seat games add the seat)."""
+    """``main``, ``main split``, ``behind double`` (seat games add the seat): the part is
+    named only where it says something (not ``pair pair`` nor ``main original``)."""
     label = str(result["type"])
-    if result.get("part"):
-        label += f" {result['part']}"
+    part = result.get("part")
+    if part and part not in ("original", result["type"]):
+        label += f" {part}"
     if result.get("seat") is not None:
         label = f"seat {result['seat']} {label}"
     return label
@@ -127,8 +133,61 @@ def _actor_text(actor: str) -> str:
     return actor
 
 
+XD_CLASSES = {
+    "xi_bang": "XÌ BÀNG",
+    "xi_dach": "XÌ DÁCH",
+    "ngu_linh": "NGŨ LINH",
+    "quac": "QUẮC (bust)",
+    "non": "non (under 16)",
+    "du_tuoi": "",
+}
+
+
+def xd_hand_text(hand: dict[str, Any]) -> Text:
+    """A Xì Dách hand: its cards, then its special name or its total."""
+    text = Text()
+    for code in hand.get("cards", []):
+        text.append(card_text(code))
+        text.append(" ")
+    kind = str(hand.get("classification") or "")
+    name = XD_CLASSES.get(kind, kind)
+    total = hand.get("total")
+    if kind in ("xi_bang", "xi_dach", "ngu_linh"):
+        text.append(name, style="bold green")
+    elif kind == "quac":
+        text.append(f"{total} {name}", style="bold red")
+    elif total is not None:
+        text.append(f"= {total}" + (f" {name}" if name else ""))
+    return text
+
+
+def expected_text(expected: object) -> str:
+    """What the table was waiting for when a card came it was not owed, in words."""
+    if not isinstance(expected, dict):
+        return str(expected)
+    kind = expected.get("kind")
+    if kind == "decision":
+        actors = ", ".join(_actor_text(str(a)) for a in expected.get("actors", []))
+        return f"a decision from {actors}" if actors else "a decision"
+    if kind == "card" and expected.get("code"):
+        return f"a card for {expected['code']}"
+    if kind == "supervisor":
+        return "the supervisor"
+    if kind in ("complete", "done"):
+        return "no card (the round was complete)"
+    return str(kind or expected)
+
+
 def money(amount: int) -> str:
     return f"{amount:,}"
+
+
+def plural(count: int, word: str) -> str:
+    """``1 bet``, ``3 bets``, ``1 punter``."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+XD_RESULTS = {"win": "WINS", "lose": "loses", "push": "push (hòa)"}
 
 
 def _short_round(round_id: str | None) -> str:
@@ -146,6 +205,8 @@ class RoundStats:
     refunded: int = 0
     refunds: int = 0
     results: list[dict[str, Any]] = field(default_factory=list)
+    bank: dict[str, Any] | None = None
+    """A seated Xì Dách bank (its balance committed): not a bet of a punter."""
 
 
 @dataclass
@@ -158,12 +219,19 @@ class LogTotals:
     resolved: dict[str, str] = field(default_factory=dict)
     outcomes: Counter[str] = field(default_factory=Counter)
     lines: int = 0
+    bank_net: int = 0
+    """What seated banks won (+) or lost (−) over the settled rounds."""
+    commission: int = 0
 
 
 class RoundLog:
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, rounds_before: int = 0) -> None:
+        """``rounds_before``: rounds the table played before this log began, so each
+        round is numbered as the table counts it (a Xì Dách round is always game 1 of
+        its one-deck shoe)."""
         self.console = console
         self.totals = LogTotals()
+        self.table_rounds = rounds_before
         self._rounds: dict[str, RoundStats] = {}
         self._burn_left: int | None = None
         self._burnt = 0
@@ -209,7 +277,7 @@ class RoundLog:
             e["ts"],
             None,
             "table",
-            f"table {e['table_id']} opened: {cfg['decks']} decks, "
+            f"table {e['table_id']} opened: {plural(cfg['decks'], 'deck')}, "
             f"betting {cfg['betting_ms'] / 1000:g} s, stakes {money(cfg['limits']['min_stake'])}"
             f"..{money(cfg['limits']['max_stake'])}",
         )
@@ -227,7 +295,10 @@ class RoundLog:
             else "no burn: the first card out is dealt"
         )
         self._line(
-            e["ts"], None, "shoe", f"shoe {p['shoe_no']} inserted ({p['decks']} decks); {burn}"
+            e["ts"],
+            None,
+            "shoe",
+            f"shoe {p['shoe_no']} inserted ({plural(p['decks'], 'deck')}); {burn}",
         )
 
     def _on_card_burnt(self, e: dict[str, Any], p: dict[str, Any]) -> None:
@@ -247,25 +318,35 @@ class RoundLog:
     def _on_betting_opened(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         self._round_active = True
         self._current_round = p["round_id"]
-        self.rule(f" round {p['round_id']} · game {p['game_number']} ")
+        self.table_rounds += 1
+        game = "" if self._game == "xidach" else f" · game {p['game_number']} of the shoe"
+        self.rule(f" round {self.table_rounds} · {p['round_id']}{game} ")
         self._line(e["ts"], p["round_id"], "betting", f"open until {p['closes_at'][11:19]} UTC")
 
     def _on_bets_placed(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         stats = self._stats(p["round_id"])
         for bet in p["bets"]:
+            if bet.get("type") == "bank":
+                stats.bank = dict(bet)
+                continue
             stats.bets += 1
             stats.staked += bet["stake"]
             stats.accounts.add(bet["account"])
 
     def _on_betting_closed(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         stats = self._stats(p["round_id"])
-        self._line(
-            e["ts"],
-            p["round_id"],
-            "bets",
-            f"betting closed ({p.get('reason', '')}): {stats.bets} bets from "
-            f"{len(stats.accounts)} players, {money(stats.staked)} staked",
+        who = "punter" if self._game == "xidach" else "player"
+        players = len(stats.accounts)
+        body = (
+            f"betting closed ({p.get('reason', '')}): {plural(stats.bets, 'bet')} from "
+            f"{plural(players, who)}, {money(stats.staked)} staked"
         )
+        if stats.bank is not None:
+            body += (
+                f"; the bank: {stats.bank['account']} at seat {stats.bank.get('seat')} "
+                f"commits {money(stats.bank['stake'])}"
+            )
+        self._line(e["ts"], p["round_id"], "bets", body)
 
     def _on_card_dealt(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         body = Text(f"{p['position'] or '—':<3} ")
@@ -284,15 +365,19 @@ class RoundLog:
             "foreign_card": " is foreign to this shoe: set aside",
             "no_shoe": " read with no shoe in use: set aside",
             "burn_mode": " burnt from the shoe's burn mode",
+            "not_owed": " pulled when no card was owed (a decision was awaited): set aside",
         }
         body.append(texts.get(str(reason), f" set aside ({reason})"))
         self._line(e["ts"], e.get("round_id") or p.get("round_id"), "aside", body)
 
     def _on_cards_rearranged(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         body = Text("in shoe order: ")
-        labels = positions(p["cards"]) if self._game == "baccarat" else [""] * len(p["cards"])
+        labels = list(p.get("positions") or [])
+        if not labels and self._game == "baccarat":
+            labels = positions(p["cards"])
+        labels += [""] * (len(p["cards"]) - len(labels))
         for label, code in zip(labels, p["cards"], strict=True):
-            body.append(f"{label} ")
+            body.append(f"{label} " if label else "")
             body.append(card_text(code))
             body.append("  ")
         if p.get("entered"):
@@ -315,6 +400,9 @@ class RoundLog:
         o = p["outcome"]
         if "dealer" in o:
             self._seat_game_result(e, p["round_id"], o)
+            return
+        if "hands" in o:
+            self._xidach_result(e, p["round_id"], o)
             return
         player, banker = o["player"], o["banker"]
         winner = o["winner"]
@@ -378,6 +466,53 @@ class RoundLog:
                     line.append(" (" + ", ".join(flags) + ")", style="cyan")
                 self._line(e["ts"], round_id, "hand", line)
 
+    def _xidach_result(self, e: dict[str, Any], round_id: str, o: dict[str, Any]) -> None:
+        """The banker's hand, then each punter's, with how it was settled."""
+        banker = o.get("banker") or {}
+        if banker.get("cards"):
+            seat = banker.get("seat")
+            who = "house" if seat in (None, "house") else f"seat {seat}"
+            body = Text(f"BANKER ({who}) ", style="bold")
+            body.append(xd_hand_text(banker))
+            self._line(e["ts"], round_id, "result", body)
+        elif o.get("room_closed"):
+            self._line(e["ts"], round_id, "result", "room closed: every stake goes back")
+        for hand in o.get("hands", []):
+            line = Text(f"seat {hand['seat']} hand {hand.get('hand', 1)}  ")
+            line.append(xd_hand_text(hand))
+            result = hand.get("result")
+            if result:
+                style = {"win": "bold green", "lose": "red"}.get(str(result), "yellow")
+                line.append(f"  {XD_RESULTS.get(str(result), str(result))}", style=style)
+                if hand.get("settled_by"):
+                    line.append(f" ({str(hand['settled_by']).replace('_', ' ')})", style="dim")
+            self._line(e["ts"], round_id, "hand", line)
+        kind = str(banker.get("classification") or "")
+        self.totals.outcomes[f"banker {XD_CLASSES.get(kind) or kind or 'none'}".strip()] += 1
+
+    def _on_commission_credited(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self.totals.commission += int(p.get("amount") or 0)
+        self._line(
+            e["ts"], p.get("round_id"), "settled", f"commission to the house {money(p['amount'])}"
+        )
+
+    def _on_room_closed(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        needs = p.get("needs")
+        detail = f" (the bank needs {money(int(needs))})" if needs else ""
+        self._line(e["ts"], None, "table", f"room closed: {p.get('reason', '')}{detail}")
+
+    def _on_room_reopened(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self._line(e["ts"], None, "table", "room reopened: a seated player can take the bank")
+
+    def _on_cards_revealed(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        body = Text("face-down cards turned up: ")
+        for item in p.get("cards") or []:
+            code = item.get("card") if isinstance(item, dict) else item
+            if isinstance(code, str):
+                body.append(card_text(code))
+                body.append(" ")
+        self._line(e["ts"], p.get("round_id") or e.get("round_id"), "card", body)
+
     def _on_seat_taken(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         when = " (plays from the next round)" if p.get("pending") else ""
         self._line(e["ts"], None, "seat", f"{p['account']} takes seat {p['seat']}{when}")
@@ -408,6 +543,9 @@ class RoundLog:
         action = str(p["action"]).replace("_", " ")
         body = Text(f"{who}{hand}: ")
         body.append(action.upper(), style="bold")
+        if p.get("target"):
+            target = str(p["target"])
+            body.append(" " + (f"seat {target}" if target.isdigit() else target))
         if p.get("auto") == "timeout":
             body.append("  (timer ran out: the rules play it)", style="yellow")
         elif p.get("auto") == "disconnected":
@@ -419,8 +557,15 @@ class RoundLog:
         results = self._stats(round_id).results
         if not results:
             return None
+        results = [r for r in results if r.get("type") != "bank"]
+        if not results:
+            return None
         body = Text()
-        for result, label in (("win", "won"), ("push", "push")):
+        for result, label in (
+            ("win", "won"),
+            ("push", "push"),
+            ("half_refund", "surrendered, half back"),
+        ):
             paid = [r for r in results if r["result"] == result]
             if not paid:
                 continue
@@ -433,7 +578,7 @@ class RoundLog:
                     for r in paid
                 )
             )
-        others = [r for r in results if r["result"] not in ("win", "push")]
+        others = [r for r in results if r["result"] not in ("win", "push", "half_refund")]
         if others and any(r.get("seat") is not None for r in others):
             # a seat game: the pit boss reads every bet's fate, lost ones too
             if body:
@@ -451,17 +596,32 @@ class RoundLog:
 
     def _on_round_settled(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         self._round_active = False
-        staked, returned = p["staked"], p["returned"]
+        staked, returned, bets = p["staked"], p["returned"], p["bets"]
+        banks = [r for r in self._stats(p["round_id"]).results if r.get("type") == "bank"]
+        for bank in banks:  # a seated bank is the banker's balance, not a punter's bet
+            staked -= bank["stake"]
+            returned -= bank["returned"]
+            bets -= 1
         self.totals.rounds_settled += 1
         self.totals.staked += staked
         self.totals.returned += returned
-        self._line(
-            e["ts"],
-            p["round_id"],
-            "settled",
-            f"{p['bets']} bets settled: staked {money(staked)}, returned {money(returned)} "
-            f"(house {'+' if staked >= returned else '−'}{money(abs(staked - returned))})",
-        )
+        if banks:
+            net = sum(b["returned"] - b["stake"] for b in banks)
+            self.totals.bank_net += net
+            holder = banks[0]
+            text = (
+                f"{plural(bets, 'bet')} settled: staked {money(staked)}, returned "
+                f"{money(returned)}; the bank ({holder['account']}, seat {holder.get('seat')}) "
+                f"{money(holder['stake'])} → {money(holder['returned'])} "
+                f"({'+' if net >= 0 else '−'}{money(abs(net))})"
+            )
+        else:
+            text = (
+                f"{plural(bets, 'bet')} settled: staked {money(staked)}, returned "
+                f"{money(returned)} "
+                f"(house {'+' if staked >= returned else '−'}{money(abs(staked - returned))})"
+            )
+        self._line(e["ts"], p["round_id"], "settled", text)
         payouts = self._payouts(p["round_id"])
         if payouts is not None:
             self._line(e["ts"], p["round_id"], "payouts", payouts)
@@ -479,7 +639,7 @@ class RoundLog:
             e["ts"],
             p["round_id"],
             "void",
-            f"ROUND VOID ({p['reason']}): {stats.refunds} stakes refunded, "
+            f"ROUND VOID ({p['reason']}): {plural(stats.refunds, 'stake')} refunded, "
             f"{money(stats.refunded)} in total",
         )
 

@@ -22,6 +22,8 @@ from typing import Any
 import structlog
 import uvicorn
 from rich.console import Console
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from audit.store import EventStore
 from hardware_sim.virtual_shoe import VirtualShoe
@@ -40,6 +42,7 @@ from table_service.demo.feed import TableFeed
 from table_service.demo.roundlog import LogTotals, RoundLog
 from table_service.demo.seatbots import SeatPlayers
 from table_service.demo.shoestack import ShoeStack, SupplyExhausted
+from table_service.models import RoundRow
 from table_service.runtime import Runtime
 from table_service.table.api import build_app
 from table_service.table.config import CameraConfig, ShoeConfig, TableConfig
@@ -81,6 +84,8 @@ class DemoOptions:
     recognition), or both (the shoe, cross-checked card by card by the camera)."""
     camera_deck: str = "plastic"
     """The published deck the synthetic camera renders (hardware_sim.camera.published)."""
+    supervisor: str = "bot"
+    """bot: the supervisor bot resolves incidents; human: a person does, at the console."""
     metrics_url: str | None = None
     """Where this process's Prometheus metrics are (said in the banner)."""
 
@@ -190,6 +195,7 @@ async def _run_with(
     )
     with runtime.sessions() as session:
         session_start_seq = EventStore.head(session)[0]
+        played_before = rounds_played(session, options.table_id)
     shoes = options.rounds + 2 if options.rounds else SHOES_UNBOUNDED
     device = VirtualShoe("framed", decks=options.decks, seed=seed, heartbeat=options.heartbeat)
     stack = ShoeStack(
@@ -233,7 +239,7 @@ async def _run_with(
         )
     )
     server_task = asyncio.create_task(server.serve(sockets=[sock]), name="api-server")
-    roundlog = RoundLog(console)
+    roundlog = RoundLog(console, rounds_before=played_before)
     report.totals = roundlog.totals
     clients: list[ApiClient] = []
     tasks: list[asyncio.Task[object]] = []
@@ -256,7 +262,7 @@ async def _run_with(
         )
         feed.listeners.append(roundlog.on_event)
         table = Table(options.table_id, feed, roundlog)
-        supervisor = SupervisorBot(supervisor_api, table)
+        supervisor = SupervisorBot(supervisor_api, table, human=options.supervisor == "human")
         feed.listeners.append(supervisor.on_event)
         feed.start()
         await asyncio.wait_for(feed.connected.wait(), 15)
@@ -396,6 +402,16 @@ def _console_banner(
     roundlog.banner(f"regulator recall    {base_url}/recall/{table_id}")
     roundlog.banner(f"dealer token        {principals['dealer'].token}")
     roundlog.banner(f"supervisor token    {principals['supervisor'].token}")
+    if "regulator" in principals:
+        roundlog.banner(f"regulator token     {principals['regulator'].token}")
+
+
+def rounds_played(session: Session, table_id: str) -> int:
+    """Rounds the table has opened so far (the log's round numbers go on from there)."""
+    found = session.scalar(
+        select(func.count()).select_from(RoundRow).where(RoundRow.table_id == table_id)
+    )
+    return int(found or 0)
 
 
 def _seal(runtime: Runtime) -> int | None:
@@ -441,5 +457,10 @@ def _banner(
     roundlog.banner(
         f"rounds  {options.rounds or 'until Ctrl-C'} · betting {options.betting_seconds:g} s · "
         f"{options.players} players · mistakes {options.mistakes:.0%} of rounds · "
-        f"cut card after {options.cut_after} cards"
+        f"cut card after {options.cut_after} cards · "
+        + (
+            "incidents left to you at the supervisor console"
+            if options.supervisor == "human"
+            else "the supervisor bot resolves incidents"
+        )
     )

@@ -3,11 +3,12 @@ and the decisions they take.
 
 Every action is the operator API a player's client would call: ``POST /seats`` seats a
 player, ``POST /bets`` places main, pair and behind bets, ``POST /actions`` answers a
-decision. A player bot knows what its screen shows — the table summary's whose turn and
-legal actions — and picks one of the legal actions at random (hit and stand more often
-than the rest); now and then it looks away and lets its timer run out, so the table's
-auto-play is seen. Bet-behind players answer split and double follow offers, or let the
-5 s window close (declined).
+decision. A player bot knows what its screen shows — the public view's hands, the
+dealer's up card, whose turn it is and the legal moves — and plays basic strategy
+(``strategy.basic_move``); now and then it follows a hunch instead (hit or stand the
+other way on a middling total) and now and then it looks away and lets its timer run
+out, so the table's auto-play is seen. Bet-behind players follow a split or double the
+strategy would make, decline the others, or let the 5 s window close (declined).
 """
 
 from __future__ import annotations
@@ -22,21 +23,14 @@ import structlog
 from table_service.demo.bots import STAKES, TOP_UP_BELOW, WELCOME_CREDIT, PlayerStats, Table
 from table_service.demo.client import ApiClient, ApiError
 from table_service.demo.feed import Event
+from table_service.demo.strategy import basic_move, deviation, hand_value
 
 log = structlog.get_logger(__name__)
 
-MOVE_WEIGHTS = {
-    "hit": 6,
-    "stand": 6,
-    "double": 2,
-    "split": 3,
-    "surrender": 1,
-    "insurance": 1,
-    "accept": 1,
-    "decline": 1,
-}
-LET_TIMER_RUN = 0.12
+LET_TIMER_RUN = 0.06
 """Share of decisions a player leaves to the timer (the rules' auto-play then acts)."""
+HUNCH = 0.05
+"""Share of decisions a player takes on a hunch rather than by basic strategy."""
 
 
 @dataclass
@@ -201,7 +195,9 @@ class SeatPlayers:
                     rnd["round_id"] if rnd else None,
                 )
                 continue
-            move = self.rng.choices(moves, [MOVE_WEIGHTS.get(m["action"], 1) for m in moves])[0]
+            move = self._choose(actor, moves, rnd)
+            if move is None:
+                continue
             await asyncio.sleep(self.rng.uniform(0.05, 0.3))
             await self.api.post(
                 f"/tables/{self.t}/actions",
@@ -217,6 +213,57 @@ class SeatPlayers:
             else:
                 self.stats.decisions += 1
             return  # one answer per look: the next event wakes the bot again
+
+    def _choose(
+        self, actor: str, moves: list[dict[str, Any]], rnd: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Basic strategy on what the player sees, now and then a hunch instead."""
+        view = rnd.get("view") or {}
+        dealer = [c for c in (view.get("dealer") or {}).get("cards", []) if c]
+        kind, _, who = actor.partition(":")
+        by_action = {m["action"]: m for m in moves}
+        if kind == "behind":
+            # a follow offer: follow the split or double the strategy would make
+            offer = next(
+                (
+                    o
+                    for o in (rnd.get("dealer_view") or {}).get("follow_offers", [])
+                    if o.get("actor") == actor
+                ),
+                None,
+            )
+            wanted = "decline"
+            if offer is not None and dealer:
+                cards = self._hand_cards(view, rnd, offer)
+                if offer["kind"] == "split" and cards:
+                    cards = [cards[0], cards[0]]  # the pair the seat split
+                legal = {offer["kind"], "hit", "stand"}
+                if cards and basic_move(cards, dealer[0], legal) == offer["kind"]:
+                    wanted = "accept"
+            return by_action.get(wanted) or moves[0]
+        hand_no = next((m.get("hand") for m in moves if m.get("hand")), 1)
+        seat = next((s for s in view.get("seats", []) if str(s.get("seat")) == who), None)
+        hands = (seat or {}).get("hands") or []
+        cards = next((h["cards"] for h in hands if h.get("hand") == hand_no), [])
+        if not cards or not dealer:
+            return by_action.get("stand") or moves[0]
+        legal = set(by_action)
+        move = basic_move(cards, dealer[0], legal)
+        if self.rng.random() < HUNCH:
+            move = deviation(move, legal, hand_value(cards)[0])
+        return by_action.get(move) if move else None
+
+    @staticmethod
+    def _hand_cards(view: dict[str, Any], rnd: dict[str, Any], offer: dict[str, Any]) -> list[str]:
+        """The cards of the hand a follow offer is about (its seat from the offer's clock)."""
+        clock = str((rnd.get("turn") or {}).get("clock", ""))
+        seat = clock.rsplit(":", 1)[-1].partition("H")[0].lstrip("S")
+        for s in view.get("seats", []):
+            if str(s.get("seat")) == seat:
+                for h in s.get("hands", []):
+                    if h.get("hand") == offer.get("hand"):
+                        return list(h.get("cards", []))
+        return []
 
     def _account(self, actor: str, summary: dict[str, Any]) -> str:
         kind, _, who = actor.partition(":")

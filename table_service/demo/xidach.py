@@ -53,23 +53,34 @@ from rich.console import Console
 from audit.store import EventStore
 from hardware_sim.virtual_shoe import VirtualShoe
 from table_service.config import Settings
-from table_service.demo.bots import DealerBot, PlayerBots, SupervisorBot, Table
+from table_service.demo.bots import (
+    MISTAKES_BY_GAME,
+    SUPERVISORS,
+    DealerBot,
+    MistakeBag,
+    PlayerBots,
+    SupervisorBot,
+    Table,
+)
 from table_service.demo.client import ApiClient, ApiError
-from table_service.demo.credentials import ensure_principals
+from table_service.demo.credentials import TOKENS_FILE, ensure_principals
 from table_service.demo.feed import TableFeed
-from table_service.demo.roundlog import RoundLog
+from table_service.demo.roundlog import LogTotals, RoundLog, plural
 from table_service.demo.run import (
     READERS,
+    SHOES_UNBOUNDED,
     DemoError,
     _bind,
+    _console_banner,
     _reader_online,
     _seal,
     _Server,
     _wait_started,
     demo_camera,
     read_by_text,
+    rounds_played,
 )
-from table_service.demo.shoestack import ShoeStack
+from table_service.demo.shoestack import ShoeStack, SupplyExhausted
 from table_service.rules.xidach.bank import bank_requirement, next_banker
 from table_service.rules.xidach.profile import PROFILE_NAMES, load_profile
 from table_service.rules.xidach.replay import handle_line
@@ -99,18 +110,24 @@ class XiDachDemoOptions:
     port: int = 8000
     data_dir: Path | None = None
     rounds: int = 10
+    """0: until stopped."""
     seed: int | None = None
     punters: int = 4
     timer_seconds: int | None = 2
     betting_seconds: float = 2.0
     heartbeat: float = 0.5
+    mistakes: float = 0.0
+    """Share of rounds in which the dealer makes one of its mistakes."""
+    supervisor: str = "bot"
+    """bot: the supervisor bot resolves incidents; human: a person does, at the console."""
+    log_file: Path | None = None
+    metrics_url: str | None = None
+    """Where this process's Prometheus metrics are (said in the banner)."""
     reader: str = "serial"
     """serial, camera (a synthetic camera over the shoe, real recognition) or both (the
     serial reader, every card cross-checked by the camera)."""
     camera_deck: str = "plastic"
     """The published deck the synthetic camera renders (hardware_sim.camera.published)."""
-    metrics_url: str | None = None
-    """Where this process's Prometheus metrics are (said under the title)."""
 
 
 @dataclass
@@ -134,6 +151,10 @@ class XiDachReport:
     decks: int = 0
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
+    mistakes: list[tuple[str, str]] = field(default_factory=list)
+    stopped_by: str = "rounds"
+    interrupted_round_voided: bool = False
+    totals: LogTotals = field(default_factory=LogTotals)
 
 
 def demo_profile_toml(profile: str, timer_seconds: int | None) -> str:
@@ -180,10 +201,13 @@ def table_config(
 
 
 class XiDachDemo:
+    """The punters, the seated banker and the bank's passing; the dealer bot works the
+    shoe (and makes its mistakes), the supervisor bot (or a person) the incidents."""
+
     def __init__(
         self,
         options: XiDachDemoOptions,
-        console: Console,
+        roundlog: RoundLog,
         supervisor: ApiClient,
         operator: ApiClient,
         rng: random.Random,
@@ -192,7 +216,7 @@ class XiDachDemo:
         dealer_api: ApiClient,
     ) -> None:
         self.o = options
-        self.console = console
+        self.log = roundlog
         self.sup = supervisor
         self.op = operator
         self.dealer = dealer
@@ -211,6 +235,10 @@ class XiDachDemo:
         self.holder: tuple[int, str] | None = None  # the bank this round: seat, account
         self.last_holder: int | None = None
         self.held_for = 0  # rounds the current holder has banked
+        self.round_id: str | None = None
+
+    def note(self, who: str, message: str) -> None:
+        self.log.note(who, message, self.round_id)
 
     # -- set-up ------------------------------------------------------------------------------
     async def prepare(self) -> None:
@@ -236,18 +264,13 @@ class XiDachDemo:
                     f"/tables/{self.table}/seats", {"seat": seat, "account": account}
                 )
 
-    async def _fresh_deck(self) -> str | None:
+    async def _fresh_deck(self) -> None:
         """The shoe-change procedure between one-deck rounds: the rest of the old deck out
         unscanned, a freshly shuffled deck in (the supervisor inserts it)."""
         if (await self.summary())["shoe"] is not None:
-            return None
-        before = self.dealer.stack.pulled
+            return
         await self.dealer.ensure_shoe()  # rest of the old deck out, the supervisor inserts
-        removed = self.dealer.stack.pulled - before
         self.report.decks += 1
-        return f"fresh deck {self.report.decks}" + (
-            f"; the last deck's {removed} undealt cards taken out unscanned" if removed else ""
-        )
 
     # -- the bank (room) ---------------------------------------------------------------------
     async def _balances(self) -> dict[str, int]:
@@ -256,7 +279,7 @@ class XiDachDemo:
             out[account] = (await self.op.get(f"/accounts/{account}"))["balance"]
         return out
 
-    async def _bank_holder(self, summary: dict[str, Any], lines: list[str]) -> None:
+    async def _bank_holder(self, summary: dict[str, Any]) -> None:
         """Who banks this round, by the rules: the keeper; else, after a lost or left
         bank, the first seated player clockwise who holds 5x the maximum bet; else (no
         bank yet) the table's first banker if it qualifies."""
@@ -281,36 +304,39 @@ class XiDachDemo:
         else:
             seat = next_banker(self.profile, self.limits, players, passes_from)
         if seat is None:
-            lines.append(f"  nobody seated holds {need:,} to take the bank")
+            self.note("players", f"nobody seated holds {need:,} to take the bank")
             return
         self.holder = (seat, seated[seat])
         self.held_for = 1
         if passes_from is not None:
             self.report.bank_passes += 1
-            lines.append(
-                f"  [bold]the bank passes clockwise from seat {passes_from} to seat {seat}[/bold] "
-                f"({seated[seat]}, {balances[seated[seat]]:,} >= {need:,})"
+            self.note(
+                "players",
+                f"the bank passes clockwise from seat {passes_from} to seat {seat} "
+                f"({seated[seat]}, {balances[seated[seat]]:,} >= {need:,})",
             )
 
     # -- one round ---------------------------------------------------------------------------
-    async def round(self, number: int) -> None:
-        lines: list[str] = []
-        deck = await self._fresh_deck()
+    async def round(self, mistake: str | None) -> None:
+        self.round_id = None
+        await self._fresh_deck()
+        await self.dealer._until(lambda v: not v.paused, timeout=self.dealer.supervisor.patience)
         summary = await self.summary()
         await self._seat_everyone(summary)
         summary = await self.summary()
-        await self._bank_holder(summary, lines)
+        await self._bank_holder(summary)
         try:
             opened = await self.dealer_api.post(f"/tables/{self.table}/betting/open")
         except ApiError as exc:
             if exc.code != "room_closed":
                 raise
             self.report.rooms_closed += 1
-            self.console.print(f"[bold]round {number}[/bold]: [yellow]{exc.reason}[/yellow]")
+            self.note("players", f"no round: {exc.reason}")
             return
-        round_id = opened["round_id"]
-        lines.insert(0, f"[bold]round {number}[/bold] {round_id}" + (f"  ({deck})" if deck else ""))
-        bets = []
+        self.round_id = round_id = opened["round_id"]
+        mark = opened["seq"]
+        window = self.o.betting_seconds
+        bets: list[tuple[float, dict[str, Any]]] = []
         bank_seat = self.holder[0] if self.holder else None
         for seat, account in self.players.items():
             if seat == bank_seat:
@@ -318,80 +344,132 @@ class XiDachDemo:
             if self.seated_bank and seat == self.bank_seat and self.holder is None:
                 continue  # the first banker waits for the bank
             if self.rng.random() < 0.1:
-                removed = " (removed from the seat)" if self.o.profile == "room" else ""
-                lines.append(f"  seat {seat} {account}: no bet this round{removed}")
+                removed = " (the rules remove it from the seat)" if self.o.profile == "room" else ""
+                self.note("players", f"{account} at seat {seat} sits this round out{removed}")
                 continue
             kind = "main"
             if self.o.profile == "forced-draw" and self.rng.random() < 0.4:
                 kind = "hidden"
             stake = self.rng.randrange(MIN_BET, MAX_BET + 1, 100)
-            bets.append(
-                {
-                    "key": f"{round_id}-{seat}",
-                    "account": account,
-                    "type": kind,
-                    "stake": stake,
-                    "seat": seat,
-                }
-            )
+            delay = self.rng.uniform(0.1, 0.6) * window
+            bet = {"key": f"{round_id}-{seat}", "account": account, "type": kind}
+            bets.append((delay, {**bet, "stake": stake, "seat": seat}))
         if self.holder is not None:
             seat, account = self.holder
             balance = (await self.op.get(f"/accounts/{account}"))["balance"]
-            bets.append(
+            # the banker commits its whole balance, first: the punters bet against it
+            await self._bet(
                 {
                     "key": f"{round_id}-bank",
                     "account": account,
                     "type": "bank",
-                    "stake": balance,  # the banker commits its whole balance
+                    "stake": balance,
                     "seat": seat,
                 }
             )
-        answer = await self.op.post(f"/tables/{self.table}/bets", {"bets": bets})
-        results = answer["results"]
-        for bet, result in zip(bets, results, strict=True):
-            status = (
-                result["status"]
-                if result["status"] == "placed"
-                else f"refused ({result.get('error')}: {result.get('reason')})"
-            )
-            if bet["type"] == "bank" and result["status"] != "placed":
-                self.report.bank_refusals += 1
-                self.report.problems.append(f"{round_id}: bank bid refused {result}")
-            lines.append(
-                f"  seat {bet['seat']} {bet['account']}: {bet['type']} {bet['stake']:,} {status}"
-            )
-        if answer.get("betting_closed"):
-            lines.append("  betting closed: every seated player has bet")
-        else:
-            await self.dealer_api.post(f"/tables/{self.table}/betting/close")
-        decisions = await self._play(lines)
-        await self._close(round_id, lines, decisions)
-        self.console.print("\n".join(lines))
+        started = time.monotonic()
+        expose = 2 if mistake == "double_exposure" else 1 if mistake == "exposed_card" else 0
+        for n, (delay, bet) in enumerate(sorted(bets, key=lambda b: b[0])):
+            await asyncio.sleep(max(0.0, delay - (time.monotonic() - started)))
+            if expose and n == len(bets) - 1:  # before the last punter bets: still betting
+                await self.dealer.expose(round_id, expose)
+                expose = 0
+            if not await self._bet(bet):
+                break
+        if expose:
+            await self.dealer.expose(round_id, expose)
+        end = await self.dealer.table.wait(
+            lambda e: (
+                e.get("round_id") == round_id and e["type"] in ("betting_closed", "round_voided")
+            ),
+            after_seq=mark,
+            timeout=window + self.dealer._slack,
+            what=f"end of betting for {round_id}",
+        )
+        if end["type"] == "betting_closed":
+            await self._play(round_id, mistake)
+        await self.dealer.table.wait(
+            lambda e: (
+                e.get("round_id") == round_id and e["type"] in ("round_settled", "round_voided")
+            ),
+            after_seq=mark,
+            timeout=self.dealer.supervisor.patience,
+            what=f"settlement of {round_id}",
+        )
+        await self._close(round_id)
 
-    async def _play(self, lines: list[str]) -> list[str]:
-        decisions: list[str] = []
+    async def _bet(self, bet: dict[str, Any]) -> bool:
+        """Place one bet (False once betting has closed)."""
+        try:
+            answer = await self.op.post(f"/tables/{self.table}/bets", {"bets": [bet]})
+        except ApiError as exc:
+            if exc.code in ("wrong_phase", "betting_closed", "no_round"):
+                return False
+            raise
+        result = answer["results"][0]
+        if result["status"] != "placed":
+            if bet["type"] == "bank":
+                self.report.bank_refusals += 1
+                self.report.problems.append(f"{bet['key']}: bank bid refused {result}")
+            self.note(
+                "players",
+                f"{bet['account']}: {bet['type']} {bet['stake']:,} refused "
+                f"({result.get('error')}: {result.get('reason')})",
+            )
+        elif bet["type"] == "bank":
+            self.note(
+                "players",
+                f"{bet['account']} holds the bank at seat {bet['seat']} "
+                f"and commits its balance, {bet['stake']:,}",
+            )
+        else:
+            hidden = " (cards hidden from the stream)" if bet["type"] == "hidden" else ""
+            self.note(
+                "players", f"{bet['account']}: {bet['stake']:,} on seat {bet['seat']}{hidden}"
+            )
+        return True
+
+    async def _play(self, round_id: str, mistake: str | None) -> None:
+        """Cards out of the shoe when the table asks for one, decisions when a punter or
+        the banker is awaited, and the dealer's one mistake, if this round has one."""
         waiting_for: str | None = None
-        pulled = 0
-        for _ in range(5000):
+        summary = await self.summary()
+        hands = len((summary["round"] or {}).get("view", {}).get("hands", []) or [])
+        initial = 2 * (hands + 1)  # two cards each, the banker too, before any decision
+        miss_at = self.rng.randint(0, max(0, initial - 1)) if mistake == "missed_scan" else None
+        stray = mistake == "card_not_owed"
+        idle_since = time.monotonic()
+        while True:
             summary = await self.summary()
             rnd = summary["round"]
-            if rnd is None or rnd["phase"] in ("settled", "voided"):
-                if pulled:
-                    through = THROUGH[self.o.reader]
-                    lines.append(f"  {pulled} cards out of the shoe {through}")
-                return decisions
+            if rnd is None or rnd["round_id"] != round_id or rnd["phase"] in ("settled", "voided"):
+                return
             nxt = rnd["next"] or {}
-            if summary["paused"]:  # the supervisor bot applies the incident's procedure
+            if summary["paused"]:  # the supervisor (bot or person) applies the procedure
                 await asyncio.sleep(0.1)
+                idle_since = time.monotonic()
                 continue
             if nxt.get("kind") == "card":
+                index = len(rnd["cards"])
+                if miss_at is not None and index >= miss_at:
+                    miss_at = None
+                    await self.dealer.missed_scan(round_id, index, initial)
+                    continue
                 await self.dealer.pull()  # out of the virtual shoe, read by the reader
-                pulled += 1
                 self.report.cards_pulled += 1
+                idle_since = time.monotonic()
                 continue
             turn = rnd["turn"]
             if turn is None:
+                if time.monotonic() - idle_since > 60:
+                    raise DemoError(f"round {round_id} awaits neither a card nor a decision")
                 await asyncio.sleep(0.05)
+                continue
+            idle_since = time.monotonic()
+            if stray:
+                stray = False
+                await self.dealer.card_not_owed(round_id)
+                self.report.cards_pulled += 1
                 continue
             actor = turn["actors"][0]
             key = f"{turn['clock']}:{actor}:{len(rnd['cards'])}"
@@ -403,7 +481,8 @@ class XiDachDemo:
             if move is None:
                 waiting_for = key
                 self.report.timeouts += 1
-                decisions.append(f"{actor}: lets the {turn['seconds']:.0f} s timer run out")
+                who = "the banker" if actor == "banker" else actor.replace(":", " ")
+                self.note("players", f"{who} looks away: the {turn['seconds']:g} s timer runs out")
                 continue
             account = self._account(actor)
             body = {"actor": actor, "action": move["action"], "account": account}
@@ -413,18 +492,17 @@ class XiDachDemo:
             try:
                 await self.op.post(f"/tables/{self.table}/actions", body)
             except ApiError as exc:
-                if exc.code in ("not_your_turn", "wrong_phase"):
-                    continue  # the clock ran out first
+                if exc.code in ("not_your_turn", "wrong_phase", "table_paused"):
+                    continue  # the clock ran out first, or an incident paused the table
                 raise
             if move["action"] == "leave":
                 if actor == "banker":
                     self.report.banker_leaves += 1
                     self.held_for = 0
+                    self.note("players", "the banker has held the bank long enough: leaves")
                 else:
                     self.report.leaves += 1
-            target = f" {move['target']}" if move.get("target") else ""
-            decisions.append(f"{actor}: {move['action']}{target}")
-        raise DemoError("the round did not finish")
+                    self.note("players", f"{actor.replace(':', ' ')} gets up and leaves mid-round")
 
     def _account(self, actor: str) -> str:
         if actor == "banker":
@@ -471,36 +549,21 @@ class XiDachDemo:
                 return hand.get("total")
         return None
 
-    async def _close(self, round_id: str, lines: list[str], decisions: list[str]) -> None:
+    async def _close(self, round_id: str) -> None:
+        """The books of the round, checked against ``livetable settle xidach``."""
         detail = await self.sup.get(f"/rounds/{round_id}")
-        summary = await self.summary()
-        outcome = (summary["round"] or {}).get("outcome") or {}
-        if decisions:
-            lines.append("  decisions: " + "; ".join(decisions))
-        if detail.get("phase") == "voided" or (summary["round"] or {}).get("phase") == "voided":
+        if detail.get("phase") == "voided":
             self.report.rounds_voided += 1
-            lines.append("  [yellow]voided: every stake refunded[/yellow]")
             return
-        banker = outcome.get("banker") or {}
-        lines.append(
-            f"  banker ({banker.get('seat')}): {' '.join(banker.get('cards', []))} "
-            f"= {banker.get('classification')} {banker.get('total')}"
-        )
-        for hand in outcome.get("hands", []):
-            cards = " ".join(hand["cards"])
-            lines.append(
-                f"  seat {hand['seat']} hand {hand['hand']}: {cards} = {hand['classification']} "
-                f"{hand['total']} -> {hand['result']} ({hand['settled_by']})"
-            )
         paid: dict[str, int] = {}
         for bet in detail["bets"]:
             parent = bet["bet_id"].partition("~")[0]
             paid[parent] = paid.get(parent, 0) + bet["returned"]
+            if bet.get("type") == "bank":  # the banker's balance: not a punter's stake
+                self.report.bank_net += bet["returned"] - bet["stake"]
+                continue
             self.report.staked += bet["stake"]
             self.report.returned += bet["returned"]
-            if bet.get("type") == "bank":
-                self.report.bank_net += bet["returned"] - bet["stake"]
-                lines.append(f"  bank: {bet['stake']:,} in, {bet['returned']:,} out")
         self.report.rounds_settled += 1
         settle_input = detail.get("settle_input")
         if settle_input is None:
@@ -512,26 +575,37 @@ class XiDachDemo:
             expected[bank_id] = offline["bank"]["balance_after"]
         if expected == paid:
             self.report.settle_checks_passed += 1
-            lines.append(
-                "  [green]settlement = livetable settle xidach on the round's settle_input[/green]"
+            self.log.note(
+                "demo", "settlement = livetable settle xidach on the round's settle_input", round_id
             )
         else:
             self.report.settle_checks_failed += 1
             self.report.problems.append(f"{round_id}: live {paid} != settle {expected}")
-            lines.append(f"  [red]MISMATCH live {paid} != settle {expected}[/red]")
+            self.log.note("demo", f"MISMATCH live {paid} != settle {expected}", round_id)
 
 
-async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDachReport:
+async def run_xidach_demo(
+    options: XiDachDemoOptions, console: Console, *, stop: asyncio.Event | None = None
+) -> XiDachReport:
     """Start the API (whose table opens the serial reader on the shoe's device path), the
     virtual shoe on its pseudo-terminal, the stream follower and the bots; play
-    ``options.rounds`` rounds; stop in the reverse order (a round left half-played is
-    voided, every stake refunded)."""
+    ``options.rounds`` rounds (0: until ``stop`` is set); stop in the reverse order (a
+    round left half-played is voided, every stake refunded) and sign a checkpoint."""
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
     started = time.monotonic()
+    stop = stop or asyncio.Event()
     seed = options.seed if options.seed is not None else random.SystemRandom().randrange(10**6)
     report = XiDachReport(seed, options.profile)
     if options.reader not in READERS:
         raise DemoError(f"unknown reader {options.reader!r}; expected one of {', '.join(READERS)}")
+    if options.supervisor not in SUPERVISORS:
+        raise DemoError(f"--supervisor is one of {', '.join(SUPERVISORS)}")
+    seats = load_profile(options.profile).max_punters
+    if not 1 <= options.punters <= seats:
+        raise DemoError(
+            f"the '{options.profile}' profile seats 1 to {seats} punters; "
+            f"{options.punters} asked for"
+        )
     sock = _bind(options.host, options.port)
     shoes = _Shoes(seed, options.heartbeat)
     settings = Settings(data_dir=options.data_dir) if options.data_dir else Settings()
@@ -547,8 +621,14 @@ async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDac
         config = table_config(options, shoes.path, camera_config)
         _ = config.rules.edge  # the exact edge (seconds for a custom profile), before the shoe
         runtime = await asyncio.to_thread(Runtime.from_settings, settings, upgrade=True)
-        await _serve_and_play(runtime, settings, options, config, console, report, shoes, sock)
-        await asyncio.to_thread(_seal, runtime)  # everything logged is under a signature
+        try:
+            await _serve_and_play(
+                runtime, settings, options, config, console, report, shoes, sock, stop
+            )
+        finally:
+            size = await asyncio.to_thread(_seal, runtime)
+            if size is not None:
+                console.print(f"audit log sealed: signed checkpoint at event {size}")
     finally:
         if runtime is not None:
             runtime.close()
@@ -557,13 +637,6 @@ async def run_xidach_demo(options: XiDachDemoOptions, console: Console) -> XiDac
         if camera is not None:
             camera.stop()
     report.seconds = time.monotonic() - started
-    console.print(
-        f"{report.rounds_settled + report.rounds_voided} rounds in {report.seconds:.1f} s; "
-        f"{report.cards_pulled} cards dealt from {report.decks} decks "
-        f"{THROUGH[options.reader]}; bank passes {report.bank_passes} "
-        f"({report.banker_leaves} bankers left), "
-        f"bank bids refused {report.bank_refusals}, room closed {report.rooms_closed} times"
-    )
     return report
 
 
@@ -650,12 +723,14 @@ async def _serve_and_play(
     report: XiDachReport,
     shoes: _Shoes,
     sock: Any,
+    stop: asyncio.Event,
 ) -> None:
     principals = await asyncio.to_thread(
         ensure_principals, runtime, settings.data_dir, config.table_id
     )
     with runtime.sessions() as session:
         session_start_seq = EventStore.head(session)[0]
+        played_before = rounds_played(session, config.table_id)
     app = build_app(runtime, [config])
     server = _Server(
         uvicorn.Config(app, log_level="warning", access_log=False, log_config=None, lifespan="on")
@@ -672,50 +747,68 @@ async def _serve_and_play(
         principals["supervisor"].token,
         after_seq=session_start_seq,
     )
+    roundlog = RoundLog(console, rounds_before=played_before)
     supervisor_task: asyncio.Task[None] | None = None
     supervisor: SupervisorBot | None = None
     try:
         await _wait_started(server, task)
-        table = Table(config.table_id, feed, RoundLog(console))
-        supervisor = SupervisorBot(sup, table)
+        table = Table(config.table_id, feed, roundlog)
+        _xidach_banner(roundlog, options, config, base_url, settings, report.seed)
+        _console_banner(roundlog, base_url, config.table_id, principals)
+        supervisor = SupervisorBot(sup, table, human=options.supervisor == "human")
+        feed.listeners.append(roundlog.on_event)
         feed.listeners.append(supervisor.on_event)
         feed.start()
         await asyncio.wait_for(feed.connected.wait(), 15)
         device = await _shoe_online(shoes, table, sup)
-        stack = ShoeStack(
-            device, decks=1, seed=report.seed, cut_after=None, shoes=options.rounds + 2
-        )
+        decks = options.rounds + 2 if options.rounds else SHOES_UNBOUNDED * 10
+        stack = ShoeStack(device, decks=1, seed=report.seed, cut_after=None, shoes=decks)
         await supervisor.recover()
         supervisor_task = asyncio.create_task(supervisor.run(), name="supervisor")
-        terms = (await sup.get(f"/tables/{config.table_id}")).get("terms")
-        console.rule(f"[bold]Xì Dách '{options.profile}' on {base_url} (seed {report.seed})")
-        if options.metrics_url is not None:
-            console.print(f"metrics: {options.metrics_url} (Prometheus)", soft_wrap=True)
-        console.print(
-            f"shoe: virtual framed shoe on {stack.device.pty_path}, "
-            f"{read_by_text(options.reader, options.camera_deck)}; "
-            "one deck, a freshly shuffled deck every round"
-        )
-        edge = config.rules.edge
-        console.print(
-            f"exact house edge of these terms: {edge.house_edge:+.4%} "
-            f"(one punter against the house, automatic play){' ' + str(terms) if terms else ''}"
-        )
-        # The Xì Dách bots place bets themselves: the dealer bot only works the shoe.
+        # The Xì Dách bots place bets themselves: the dealer bot works the shoe.
         dealer = DealerBot(
             dealer_api, table, stack, supervisor, cast(PlayerBots, None), random.Random(0), 0
         )
-        demo = XiDachDemo(
-            options, console, sup, op, random.Random(report.seed), report, dealer, dealer_api
-        )
+        rng = random.Random(report.seed)
+        demo = XiDachDemo(options, roundlog, sup, op, rng, report, dealer, dealer_api)
+        bag = MistakeBag(options.mistakes, random.Random(rng.random()), MISTAKES_BY_GAME["xidach"])
         await demo.prepare()
-        try:
-            for number in range(1, options.rounds + 1):
-                await demo.round(number)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                await supervisor.void_active("demo failed mid-round: every stake refunded")
-            raise
+
+        async def rounds() -> None:
+            played = 0
+            while options.rounds == 0 or played < options.rounds:
+                await demo.round(bag.draw())
+                played += 1
+
+        play = asyncio.create_task(rounds(), name="rounds")
+        stopping = asyncio.create_task(stop.wait(), name="stop")
+        done, _ = await asyncio.wait({play, stopping, task}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        error: BaseException | None = None
+        if play in done:
+            error = play.exception()
+            if isinstance(error, SupplyExhausted):
+                roundlog.banner(f"stopping: {error}")
+                error = None
+        else:
+            report.stopped_by = "interrupt" if stop.is_set() else "server"
+            play.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await play
+        report.mistakes = list(dealer.mistakes)
+        if not task.done():
+            # Whatever stopped the bots, no stake stays open: the round in play is voided.
+            report.interrupted_round_voided = await supervisor.void_active(
+                "demo stopped mid-round: every stake refunded"
+                if error is None
+                else f"demo failed mid-round ({type(error).__name__}): every stake refunded"
+            )
+            await asyncio.sleep(0.2)  # let the log print the void's events
+            if report.interrupted_round_voided:
+                report.rounds_voided += 1
+        report.totals = roundlog.totals
+        if error is not None:
+            raise error
     finally:
         if supervisor_task is not None:
             supervisor_task.cancel()
@@ -727,3 +820,54 @@ async def _serve_and_play(
         server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await asyncio.wait_for(task, 15)
+
+
+def _xidach_banner(
+    roundlog: RoundLog,
+    options: XiDachDemoOptions,
+    config: TableConfig,
+    base_url: str,
+    settings: Settings,
+    seed: int,
+) -> None:
+    """What runs where, as the baccarat and blackjack demos say it."""
+    ws = base_url.replace("http://", "ws://")
+    table_id = config.table_id
+    bank = "a seated banker" if options.profile == "room" else "the house banks"
+    roundlog.banner(
+        f"livetable demo · Xì Dách '{options.profile}' · table {table_id} · seed {seed} "
+        "· clock in UTC"
+    )
+    roundlog.banner(f"API     {base_url}  (OpenAPI docs at {base_url}/docs)")
+    roundlog.banner(f"stream  {ws}/api/v1/public/tables/{table_id}/stream")
+    if options.metrics_url is not None:
+        roundlog.banner(f"metrics {options.metrics_url}  (Prometheus)")
+    roundlog.banner(
+        f"shoe    virtual framed shoe, {read_by_text(options.reader, options.camera_deck)}; "
+        "one deck, a freshly shuffled deck every round"
+    )
+    roundlog.banner(
+        f"data    {settings.resolved_database_url}; bot tokens in {settings.data_dir / TOKENS_FILE}"
+    )
+    if options.log_file is not None:
+        roundlog.banner(f"log     {options.log_file} (warnings and errors also on stderr)")
+    edge = config.rules.edge
+    roundlog.banner(
+        f"terms   exact house edge {edge.house_edge:+.4%} (one punter against the house, "
+        f"automatic play); {bank}; stakes {MIN_BET:,}..{MAX_BET:,}"
+    )
+    timers = (
+        f"every timer {options.timer_seconds} s"
+        if options.timer_seconds
+        else "the profile's own timers"
+    )
+    supervisor = (
+        "incidents left to you at the supervisor console"
+        if options.supervisor == "human"
+        else "the supervisor bot resolves incidents"
+    )
+    roundlog.banner(
+        f"rounds  {options.rounds or 'until Ctrl-C'} · betting {options.betting_seconds:g} s · "
+        f"{plural(options.punters, 'punter')} · mistakes {options.mistakes:.0%} of rounds · "
+        f"{timers} · {supervisor}"
+    )

@@ -190,7 +190,7 @@ def test_round_log_prints_a_round_from_its_events() -> None:
     for event in events:
         roundlog.on_event(event)
     text = out.getvalue()
-    assert "round bac-1-s2-g7 · game 7" in text
+    assert "round 1 · bac-1-s2-g7 · game 7 of the shoe" in text
     assert "2 bets from 2 players, 2,000 staked" in text
     assert "s2·g7   card       P1  10♥" in text
     assert "⚠ bac-1-i3 missed_scan [blocking: table paused]" in text
@@ -225,7 +225,7 @@ def test_bot_principals_are_reused_and_replaced_when_their_tokens_are_lost(
     )
     try:
         first = ensure_principals(runtime, data, "bac-1")
-        assert {p.role for p in first.values()} == {"dealer", "supervisor", "operator"}
+        assert {p.role for p in first.values()} == {"dealer", "supervisor", "operator", "regulator"}
         assert ensure_principals(runtime, data, "bac-1") == first
         with runtime.sessions() as s:
             dealer = authenticate(s, first["dealer"].token)
@@ -250,3 +250,72 @@ async def test_a_taken_port_is_refused_before_anything_starts(tmp_path: Path) ->
         with pytest.raises(DemoError, match="cannot listen on"):
             await run_demo(options, Console(file=io.StringIO()))
     assert not (tmp_path / "data").exists()
+
+
+# -- the blackjack players' basic strategy ---------------------------------------------------
+ALL_MOVES = {"hit", "stand", "double", "split", "surrender", "insurance"}
+
+
+@pytest.mark.parametrize(
+    ("cards", "up", "move"),
+    [
+        (["TS", "7H"], "6D", "stand"),  # hard 17: never doubled
+        (["TS", "7H"], "AD", "stand"),
+        (["KS", "QH"], "TD", "stand"),  # 20: never split, never surrendered
+        (["6S", "5H"], "AD", "double"),  # 11 doubles against anything (original bets only)
+        (["5S", "4H"], "2D", "hit"),  # 9 against a 2
+        (["5S", "4H"], "4D", "double"),
+        (["AS", "AH"], "TD", "split"),
+        (["8S", "8H"], "TD", "split"),
+        (["9S", "7H"], "9D", "surrender"),  # hard 16 against a 9
+        (["9S", "7H"], "7D", "hit"),
+        (["TS", "2H"], "4D", "stand"),
+        (["TS", "2H"], "3D", "hit"),
+        (["AS", "7H"], "9D", "hit"),  # soft 18 against a 9
+        (["AS", "7H"], "4D", "double"),
+        (["AS", "7H", "TC"], "4D", "stand"),  # hard 18 now
+        (["5S", "5H"], "6D", "double"),  # fives are a ten
+    ],
+)
+def test_basic_strategy_known_values(cards: list[str], up: str, move: str) -> None:
+    from table_service.demo.strategy import basic_move
+
+    assert basic_move(cards, up, ALL_MOVES) == move
+
+
+def test_basic_strategy_falls_back_when_a_double_is_not_offered() -> None:
+    from table_service.demo.strategy import basic_move
+
+    assert basic_move(["AS", "7H"], "4D", {"hit", "stand"}) == "stand"  # soft 18
+    assert basic_move(["6S", "5H"], "AD", {"hit", "stand"}) == "hit"
+    assert basic_move(["9S", "7H"], "9D", {"hit", "stand"}) == "hit"
+    assert basic_move(["9S", "7H"], "9D", set()) is None
+
+
+CARD_CODES = [r + s for r in "A23456789TJQK" for s in "SHDC"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(CARD_CODES), min_size=2, max_size=5),
+    st.sampled_from(CARD_CODES),
+    st.sets(st.sampled_from(sorted(ALL_MOVES)), min_size=1),
+)
+def test_basic_strategy_picks_a_legal_move_and_never_a_foolish_one(
+    cards: list[str], up: str, legal: set[str]
+) -> None:
+    from table_service.demo.strategy import basic_move, deviation, hand_value
+
+    move = basic_move(cards, up, legal)
+    total, soft = hand_value(cards)
+    assert move in legal - {"insurance"} or (legal == {"insurance"} and move is None)
+    if {"hit", "stand"} <= legal:  # as at a real table: hitting and standing are offered
+        if move == "surrender":
+            assert total in (15, 16) and not soft
+        if move == "double":
+            assert total <= 11 or (soft and total <= 18)
+        if total >= 19 or (total == 17 and not soft):
+            assert move not in ("hit", "double", "surrender")
+    hunch = deviation(move, legal, total)
+    assert hunch in legal | {None}
+    assert hunch not in ("double", "surrender") or hunch == move
