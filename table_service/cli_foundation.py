@@ -59,11 +59,17 @@ def _settings(data_dir: Path | None = None) -> Settings:
         raise typer.Exit(2) from exc
 
 
-def _runtime(*, upgrade: bool = True) -> Runtime:
+DATA_DIR_HELP = (
+    "Data folder (its livetable.db and signing key), as `demo` and `audit` take it; "
+    "default: LIVETABLE_DATA_DIR, else ./livetable-data"
+)
+
+
+def _runtime(*, upgrade: bool = True, data_dir: Path | None = None) -> Runtime:
     from audit.signing import SigningKeyError
     from table_service.runtime import Runtime
 
-    settings = _settings()
+    settings = _settings(data_dir)
     configure_for_command()
     try:
         return Runtime.from_settings(settings, upgrade=upgrade)
@@ -121,6 +127,7 @@ def principal_add(
     tables: Path | None = typer.Option(
         None, "--tables", help="Table configuration TOML (default: LIVETABLE_TABLE_CONFIG)"
     ),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
 ) -> None:
     """Create a principal and print its bearer token (shown this once only).
 
@@ -128,7 +135,7 @@ def principal_add(
     would otherwise make a token that can never act on the table it was meant for."""
     from table_service.principals import add_principal, opened_tables
 
-    runtime = _runtime()
+    runtime = _runtime(data_dir=data_dir)
     try:
         with runtime.sessions.begin() as session:
             known = None
@@ -154,11 +161,14 @@ def principal_add(
 
 
 @principal_app.command("revoke")
-def principal_revoke(name: str) -> None:
+def principal_revoke(
+    name: str,
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+) -> None:
     """Revoke a principal's token at once."""
     from table_service.principals import revoke_principal
 
-    runtime = _runtime()
+    runtime = _runtime(data_dir=data_dir)
     try:
         with runtime.sessions.begin() as session:
             revoke_principal(session, runtime.store, name, actor=_actor())
@@ -169,10 +179,13 @@ def principal_revoke(name: str) -> None:
 
 
 @principal_app.command("list")
-def principal_list() -> None:
+def principal_list(
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+) -> None:
+    """Every principal, with its role, its table and when it was created or revoked."""
     from table_service.principals import list_principals
 
-    runtime = _runtime()
+    runtime = _runtime(data_dir=data_dir)
     table = Table("name", "role", "table", "created", "revoked")
     with runtime.reads() as session:
         for p in list_principals(session):

@@ -400,10 +400,22 @@ class XiDachDemo:
 
     async def _bet(self, bet: dict[str, Any]) -> bool:
         """Place one bet (False once betting has closed)."""
+        if bet["type"] == "bank":
+            self.note(
+                "players",
+                f"{bet['account']} takes the bank at seat {bet['seat']} "
+                f"and commits its balance, {bet['stake']:,}",
+            )
+        else:
+            hidden = " (cards hidden from the stream)" if bet["type"] == "hidden" else ""
+            self.note(
+                "players", f"{bet['account']} bets {bet['stake']:,} on seat {bet['seat']}{hidden}"
+            )
         try:
             answer = await self.op.post(f"/tables/{self.table}/bets", {"bets": [bet]})
         except ApiError as exc:
             if exc.code in ("wrong_phase", "betting_closed", "no_round"):
+                self.note("players", f"{bet['account']}: too late, betting has closed")
                 return False
             raise
         result = answer["results"][0]
@@ -415,17 +427,6 @@ class XiDachDemo:
                 "players",
                 f"{bet['account']}: {bet['type']} {bet['stake']:,} refused "
                 f"({result.get('error')}: {result.get('reason')})",
-            )
-        elif bet["type"] == "bank":
-            self.note(
-                "players",
-                f"{bet['account']} holds the bank at seat {bet['seat']} "
-                f"and commits its balance, {bet['stake']:,}",
-            )
-        else:
-            hidden = " (cards hidden from the stream)" if bet["type"] == "hidden" else ""
-            self.note(
-                "players", f"{bet['account']}: {bet['stake']:,} on seat {bet['seat']}{hidden}"
             )
         return True
 

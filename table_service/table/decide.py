@@ -750,9 +750,10 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
         }
         if rnd.moves:
             payload["entered_at"] = sorted(e.index for e in cmd.entered)
-        hidden, spots = _spots_at(d.state, rnd, cards)
+        hidden = _face_down_at(d.state, rnd, cards)
         if hidden:
             payload["face_down"] = hidden  # the public stream shows these as null
+        spots = [spot.code for spot in _spots_of(d.state, rnd, cards)]
         if spots:
             payload["positions"] = spots  # where each card now goes, in shoe order
         d.emit("cards_rearranged", payload, rnd.round_id)
@@ -1062,34 +1063,58 @@ def _play(
     d.emit("bets_placed", {"round_id": rnd.round_id, "bets": items}, rnd.round_id)
 
 
-def _spots_at(state: TableState, rnd: Any, cards: list[str]) -> tuple[list[int], list[str]]:
-    """Where ``cards`` go as the game places them in this order with the round's moves:
-    the indexes that go to a face-down spot (a Xì Dách banker's hole card, a hidden seat)
-    and each card's position code (``S1H1``, ``DEALER`` …), as far as the game takes them."""
+def _face_down_at(state: TableState, rnd: Any, cards: list[str]) -> list[int]:
+    """Indexes of ``cards`` that go to a face-down spot (a Xì Dách banker's hole card, a
+    hidden seat), as the game places them in this order with the round's moves."""
     if rnd.setup is None:
-        return [], []
+        return []
     game, rules = game_of(state)
     play = game.new_round(rules, rnd.setup)
     pending = list(rnd.moves)
-    hidden: list[int] = []
-    codes: list[str] = []
+    hidden = []
     for index, code in enumerate(cards):
         while pending and pending[0][0] <= index:
             try:
                 play = game.apply(play, pending.pop(0)[1])
             except RulesRefusal:
-                return hidden, codes
+                return hidden
         spot = game.next(play)
         if not isinstance(spot, Spot):
             break
         if not spot.face_up:
             hidden.append(index)
-        codes.append(spot.code)
         try:
             play = game.apply(play, parse_card(code))
         except RulesRefusal:
             break
-    return hidden, codes
+    return hidden
+
+
+def _spots_of(state: TableState, rnd: Any, cards: list[str]) -> list[Spot]:
+    """Where the game places ``cards`` in this order with the round's moves (as far as it
+    takes them): the spot of each card, face up or down."""
+    if rnd.setup is None:
+        return []
+    game, rules = game_of(state)
+    play = game.new_round(rules, rnd.setup)
+    pending = list(rnd.moves)
+    spots: list[Spot] = []
+    for code in cards:
+        index = len(spots)
+        while pending and pending[0][0] <= index:
+            try:
+                play = game.apply(play, pending.pop(0)[1])
+            except RulesRefusal:
+                return spots
+        spot = game.next(play)
+        if not isinstance(spot, Spot):
+            break
+        spots.append(spot)
+        try:
+            play = game.apply(play, parse_card(code))
+        except RulesRefusal:
+            break
+    return spots
 
 
 def _expected(state: TableState) -> Any:

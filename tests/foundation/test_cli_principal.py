@@ -108,3 +108,19 @@ def test_an_invalid_table_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert "table configuration:" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     assert _stored(tmp_path / "data") == ({}, 0)
+
+
+def test_principal_takes_the_data_folder_as_demo_and_audit_do(tmp_path: Path) -> None:
+    """``--data-dir`` on add, list and revoke: the principal lands in that folder's log,
+    not in LIVETABLE_DATA_DIR's."""
+    elsewhere = tmp_path / "demo-data"
+    added = _run(tmp_path, "add", "reg-1", "--role", "regulator", "--data-dir", str(elsewhere))
+    assert added.returncode == 0, added.stderr
+    assert added.stdout.strip().startswith("lt_")
+    assert _stored(elsewhere)[0] == {"reg-1": None}
+    assert not (tmp_path / "data").exists()  # LIVETABLE_DATA_DIR untouched
+    listed = _run(tmp_path, "list", "--data-dir", str(elsewhere))
+    assert listed.returncode == 0 and "reg-1" in listed.stdout
+    revoked = _run(tmp_path, "revoke", "reg-1", "--data-dir", str(elsewhere))
+    assert revoked.returncode == 0, revoked.stderr
+    assert _stored(elsewhere)[1] == 2  # added, revoked
