@@ -15,7 +15,9 @@ for the roles that reach the database); the same seed, so a failure repeats.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -126,22 +128,42 @@ def _fuzz_operation(
     run()
 
 
-def _fuzz_as(server: Server, who: str, examples: int) -> None:
+def _fuzz_as(server: Server, who: str, examples: int, database: str) -> None:
     base, tokens = server
     headers = {} if who == "none" else {"Authorization": f"Bearer {tokens[who]}"}
+    started = time.perf_counter()
     counts = fuzz(base, headers, examples)
     total = sum(counts.values())
+    _record(database, who, counts, time.perf_counter() - started)
     print(f"schemathesis {who}: {total} requests over {len(counts)} operations, 0 failures")
     assert len(counts) >= 20  # every documented operation was exercised
     assert total >= len(counts)
 
 
+def _record(database: str, who: str, counts: dict[str, int], seconds: float) -> None:
+    """With ``LIVETABLE_FUZZ_COUNTS=DIR``, write this role's request counts there, one
+    file per role: ``benchmarks/fuzz_api.py`` reads them, whatever pytest worker ran it
+    (a worker's standard output never reaches the benchmark)."""
+    folder = os.environ.get("LIVETABLE_FUZZ_COUNTS")
+    if not folder:
+        return
+    record = {
+        "database": database,
+        "who": who,
+        "requests": sum(counts.values()),
+        "operations": len(counts),
+        "seconds": round(seconds, 3),
+        "per_operation": counts,
+    }
+    (Path(folder) / f"{database}-{who}.json").write_text(json.dumps(record, indent=1))
+
+
 @pytest.mark.parametrize("who", WHO)
 def test_fuzzed_api_conforms_for_every_role(server: Server, who: str) -> None:
-    _fuzz_as(server, who, EXAMPLES)
+    _fuzz_as(server, who, EXAMPLES, "sqlite")
 
 
 @pytest.mark.postgres
 @pytest.mark.parametrize("who", PG_WHO)
 def test_fuzzed_api_conforms_on_postgresql(pg_server: Server, who: str) -> None:
-    _fuzz_as(pg_server, who, PG_EXAMPLES)
+    _fuzz_as(pg_server, who, PG_EXAMPLES, "postgresql")
