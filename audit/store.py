@@ -181,18 +181,22 @@ class EventStore:
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers.append(subscriber)
 
+    def announce(self, events: list[StoredEvent]) -> None:
+        """Hand committed events to the subscribers: after every commit, and again for a
+        commit whose answer was lost with its connection but that landed after all."""
+        for subscriber in self._subscribers:
+            try:
+                subscriber(events)
+            except Exception:  # a slow or broken subscriber must never undo a commit
+                log.exception("audit.subscriber_failed")
+
     def _after_commit(self, session: Session) -> None:
         _end_own_begin(session)
         session.info.pop(_HEAD, None)
         session.info.pop(_FENCED, None)
         pending: list[StoredEvent] = session.info.pop(_PENDING, [])
-        if not pending:
-            return
-        for subscriber in self._subscribers:
-            try:
-                subscriber(pending)
-            except Exception:  # a slow or broken subscriber must never undo a commit
-                log.exception("audit.subscriber_failed")
+        if pending:
+            self.announce(pending)
 
     @staticmethod
     def pending(session: Session) -> list[StoredEvent]:

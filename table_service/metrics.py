@@ -399,7 +399,7 @@ class _LiveCollector(Collector):
             if config.shoe is not None or config.camera is not None:
                 online.add_metric([t], 1.0 if state.reader_online else 0.0)
                 silence.add_metric([t], _silence(table, now_mono))
-            reason = getattr(table, "paused", None)
+            reason = getattr(table, "outage", None)
             paused.add_metric([t, bounded(reason or "none")], 1.0 if reason else 0.0)
         yield from (in_play, bets_open, in_progress, awaiting, incidents, ages, online, silence)
         yield paused

@@ -23,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from table_service.errors import Refused
@@ -129,7 +130,26 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(Refused)
     async def refused(_: Request, exc: Refused) -> ProblemResponse:
         log.info("request.refused", code=exc.code, reason=exc.reason)
-        return problem(exc.status, exc.code, exc.reason, **exc.details)
+        wait = exc.details.get("retry_after")
+        headers = {"Retry-After": str(math.ceil(wait))} if isinstance(wait, int | float) else None
+        return problem(exc.status, exc.code, exc.reason, headers=headers, **exc.details)
+
+    @app.exception_handler(DBAPIError)
+    async def database(_: Request, exc: DBAPIError) -> ProblemResponse:
+        from table_service.table.outage import RETRY_AFTER_SECONDS, outage
+
+        cause = outage(exc)
+        if cause is None:
+            log.exception("request.failed", error_type=type(exc).__name__)
+            return problem(500, "internal_error", "the server failed; the request was not applied")
+        log.warning("request.database_unavailable", cause=cause, error=str(exc.orig)[:200])
+        return problem(
+            503,
+            cause,
+            "the database is unreachable or full; nothing was written, retry the same request",
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            retry_after=RETRY_AFTER_SECONDS,
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> ProblemResponse:

@@ -29,6 +29,7 @@ from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.studio.lease import Leases
 from table_service.table.config import TableConfig
 from table_service.table.errors import UnknownTable
+from table_service.table.outage import outage
 from table_service.table.service import Clock, TableService, utc_now
 
 log = structlog.get_logger(__name__)
@@ -142,8 +143,12 @@ class Studio:
                 await self.tick()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("studio.tick_failed", node=self.node_id)
+            except Exception as exc:
+                cause = outage(exc)
+                if cause is None:
+                    log.exception("studio.tick_failed", node=self.node_id)
+                else:  # leases wait for the database like the tables do
+                    log.warning("studio.tick_failed", node=self.node_id, cause=cause)
 
     # -- one tick ------------------------------------------------------------------------
     async def tick(self) -> None:

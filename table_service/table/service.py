@@ -34,6 +34,7 @@ from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.decide import SYSTEM, Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
+from table_service.table.outage import DatabaseUnavailable, outage, room_again
 from table_service.table.projector import ROUND_CARDS, balances, custom_plans, project
 from table_service.table.state import TableState, fold, game_of, game_of_round
 from table_service.table.wallet import owned_balances
@@ -84,6 +85,9 @@ class TableService:
         self._reader_task: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.reader_seen_at: float | None = None  # monotonic: the reader's last report
+        self.outage: str | None = None  # why the table waits for its database, if it does
+        self._held_reads: list[tuple[Any, str]] = []  # reader events kept meanwhile, in order
+        self._recovery: asyncio.Task[None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def load(self) -> None:
@@ -136,7 +140,7 @@ class TableService:
 
     async def stop(self) -> None:
         metrics.unwatch_table(self)
-        for task in (self._close_task, self._turn_task, self._reader_task):
+        for task in (self._close_task, self._turn_task, self._reader_task, self._recovery):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -147,12 +151,18 @@ class TableService:
     # -- commands ----------------------------------------------------------------------------
     async def execute(self, command: c.Command, *, actor: str) -> Outcome:
         async with self._lock:
+            if self.outage is not None:
+                await self._resume()  # or DatabaseUnavailable: still away
             started = time.perf_counter()
             try:
                 outcome = await asyncio.to_thread(self._execute_sync, command, actor)
             except Exception as exc:
                 metrics.command_failed(self.table_id, command, exc, time.perf_counter() - started)
-                raise
+                cause = outage(exc)
+                if cause is None:
+                    raise
+                self._pause(cause, exc)
+                raise self._unavailable() from exc
             metrics.command_done(self.table_id, command, outcome, time.perf_counter() - started)
             if outcome.events:
                 self._after_commit_effects()
@@ -162,6 +172,71 @@ class TableService:
                     except Exception:
                         log.exception("table.listener_failed")
             return outcome
+
+    # -- the database away: pause, then resume from the log ----------------------------------
+    def _pause(self, cause: str, exc: BaseException) -> None:
+        if self.outage is None:
+            log.error("table.paused", table_id=self.table_id, cause=cause, error=str(exc)[:300])
+            metrics.DB_UNAVAILABLE.labels(self.table_id, cause).inc()
+        self.outage = cause
+        if self._recovery is None or self._recovery.done():
+            self._recovery = asyncio.create_task(self._recover())
+
+    def _unavailable(self) -> DatabaseUnavailable:
+        what = "is full" if self.outage == "database_full" else "cannot be reached"
+        return DatabaseUnavailable(
+            f"table {self.table_id} is paused: its database {what}; nothing was written, "
+            "retry the same request",
+            cause=self.outage or "database_unavailable",
+            table_id=self.table_id,
+        )
+
+    async def _resume(self) -> None:
+        """Under the table's lock: rebuild the state from the log (a commit whose answer
+        was lost may have landed), hand any such events to the subscribers, and run again;
+        DatabaseUnavailable while the database is still away."""
+        previous = self.state.last_seq
+        url = self.runtime.settings.resolved_database_url
+        try:
+            if self.outage == "database_full" and not await asyncio.to_thread(room_again, url):
+                raise self._unavailable()
+            landed = await asyncio.to_thread(self._reload, previous)
+        except DatabaseUnavailable:
+            raise
+        except Exception as exc:
+            if outage(exc) is None:
+                log.exception("table.resume_failed", table_id=self.table_id)
+            raise self._unavailable() from exc
+        log.warning("table.resumed", table_id=self.table_id, cause=self.outage, landed=len(landed))
+        self.outage = None
+        if landed:
+            self.runtime.store.announce(landed)
+        self._after_commit_effects(resync=True)
+
+    def _reload(self, previous: int) -> list[StoredEvent]:
+        self.load()
+        with self.runtime.sessions() as session:
+            return EventStore.read(session, after_seq=previous, table_id=self.table_id)
+
+    async def _recover(self) -> None:
+        """Try to resume every half second, then take the reader events kept meanwhile."""
+        while True:
+            await asyncio.sleep(0.5)
+            async with self._lock:
+                if self.outage is not None:
+                    try:
+                        await self._resume()
+                    except DatabaseUnavailable:
+                        continue
+            while self._held_reads and self.outage is None:
+                event, actor = self._held_reads[0]
+                try:
+                    await self._reader_event(event, actor)
+                except DatabaseUnavailable:
+                    break
+                self._held_reads.pop(0)
+            if self.outage is None and not self._held_reads:
+                return
 
     def _execute_sync(self, command: c.Command, actor: str) -> Outcome:
         rnd = self.state.round
@@ -453,6 +528,16 @@ class TableService:
 
     async def on_reader_event(self, event: Any, *, actor: str) -> Outcome | None:
         self.reader_seen_at = time.monotonic()
+        if self.outage is not None or self._held_reads:
+            self._held_reads.append((event, actor))  # in order, until the database is back
+            return None
+        try:
+            return await self._reader_event(event, actor)
+        except DatabaseUnavailable:
+            self._held_reads.append((event, actor))
+            return None
+
+    async def _reader_event(self, event: Any, actor: str) -> Outcome | None:
         command = reader_command(event)
         if command is None:
             log.info("table.reader_event", reader_event=event.event)
@@ -460,6 +545,8 @@ class TableService:
         started = time.perf_counter()
         try:
             outcome = await self.execute(command, actor=actor)
+        except DatabaseUnavailable:
+            raise
         except Exception as exc:
             log.warning("table.reader_command_refused", reader_event=event.event, error=str(exc))
             if not isinstance(command, c.CardScanned):
@@ -468,6 +555,8 @@ class TableService:
             fault = c.ReaderFault("unreadable", {"card": command.card, "reason": f"refused: {exc}"})
             try:
                 return await self.execute(fault, actor=actor)
+            except DatabaseUnavailable:
+                raise
             except Exception:
                 log.exception("table.reader_fault_failed", card=command.card)
                 return None

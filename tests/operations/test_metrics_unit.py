@@ -48,3 +48,31 @@ def test_label_values_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         metrics.bounded(f"made_up_code_{n}")
     assert metrics.bounded("yet_another_code") == "other"
     assert metrics.bounded("insufficient_funds") == "insufficient_funds"  # known ones stay
+
+
+def test_what_counts_as_the_database_away() -> None:
+    import sqlite3
+
+    import psycopg
+    from sqlalchemy.exc import OperationalError, ProgrammingError
+
+    from table_service.table.outage import outage
+
+    def wrapped(error: Exception, kind: type = OperationalError) -> Exception:
+        return kind("INSERT ...", {}, error)
+
+    assert outage(wrapped(sqlite3.OperationalError("database or disk is full"))) == (
+        "database_full"
+    )
+    assert outage(wrapped(sqlite3.OperationalError("disk I/O error"))) == "database_unavailable"
+    assert outage(wrapped(sqlite3.OperationalError("database is locked"))) == (
+        "database_unavailable"
+    )
+    assert outage(wrapped(psycopg.OperationalError("connection refused"))) == (
+        "database_unavailable"
+    )
+    assert outage(wrapped(psycopg.errors.DiskFull("could not extend file"))) == "database_full"
+    # defects are not outages: a table must not pause on them
+    assert outage(wrapped(sqlite3.OperationalError("no such table: bets"))) is None
+    assert outage(wrapped(psycopg.errors.UndefinedTable("bets"), ProgrammingError)) is None
+    assert outage(ValueError("bad")) is None

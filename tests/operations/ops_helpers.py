@@ -1,0 +1,329 @@
+"""What the operations tests share: a studio table served by a real process with its framed
+virtual shoe, a scrape of a metrics listener, a private PostgreSQL server the test may
+restart, and a small file system the test may fill."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
+from tests.support.crash_harness import Server, free_port, open_runtime, principals, server_env
+
+SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$")
+WAIT = 90.0
+
+
+def wait_for(condition: Callable[[], Any], what: str, seconds: float = WAIT) -> Any:
+    """Poll ``condition`` until it is truthy (its value), failing with ``what`` after a
+    generous bound: a loaded machine makes a test slower, never red."""
+    deadline = time.monotonic() + seconds
+    while True:
+        result = condition()
+        if result:
+            return result
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def scrape(url: str) -> dict[str, float]:
+    """Every sample of a /metrics answer, ``name{labels}`` → value."""
+    answer = httpx.get(url, timeout=10)
+    assert answer.status_code == 200, answer.text
+    samples = {}
+    for line in answer.text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        match = SAMPLE.match(line)
+        assert match, line
+        samples[match.group(1) + (match.group(2) or "")] = float(match.group(3))
+    return samples
+
+
+def value(samples: dict[str, float], name: str, **labels: str) -> float:
+    """The sum of ``name``'s samples whose labels include ``labels``."""
+    total, found = 0.0, False
+    for key, v in samples.items():
+        if key.split("{", 1)[0] != name:
+            continue
+        if all(f'{k}="{val}"' in key for k, val in labels.items()):
+            total += v
+            found = True
+    assert found, f"no sample of {name} {labels}"
+    return total
+
+
+@dataclass
+class ShoeStudio:
+    """Tables served by one real ``serve`` process, each with its framed virtual shoe."""
+
+    tmp: Path
+    db_url: str
+    table_ids: list[str]
+    game: str = "baccarat"
+    settings: dict[str, str] = field(default_factory=dict)
+    data_dir: Path | None = None
+    before_open: Callable[[dict[str, str]], None] | None = None
+    """Run on the environment before the database is opened (a restore, say)."""
+    tokens: dict[str, str] = field(default_factory=dict)
+    """Tokens of principals the database already holds; else new ones are added."""
+
+    def __post_init__(self) -> None:
+        self.metrics_port = free_port()
+        self.env = server_env(
+            self.data_dir or self.tmp / "data",
+            self.db_url,
+            metrics_address=f"127.0.0.1:{self.metrics_port}",
+            **self.settings,
+        )
+        if self.before_open is not None:
+            self.before_open(self.env)
+        self.runtime = open_runtime(self.env)
+        self.tokens = self.tokens or principals(self.runtime, "ops")
+        self.shoes: dict[str, VirtualShoe] = {}
+        lines = []
+        for n, table_id in enumerate(self.table_ids):
+            shoe = VirtualShoe(
+                "framed", decks=8, seed=11 + n, cut_depth=52, link_path=str(self.tmp / table_id)
+            )
+            shoe.start()
+            self.shoes[table_id] = shoe
+            lines.append(
+                f'[[tables]]\ntable_id = "{table_id}"\ngame = "{self.game}"\n'
+                "betting_seconds = 600\n"
+                f'shoe = {{ port = "{shoe.device_path}", dialect = "framed" }}\n'
+            )
+        self.table_file = self.tmp / "tables.toml"
+        self.table_file.write_text("\n".join(lines))
+        self.server = Server(self.env, self.table_file, self.tmp / "serve.log", "node-ops")
+        self.http = httpx.Client(timeout=60)
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
+
+    def request(self, role: str, method: str, path: str, **kw: Any) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self.tokens[role]}"}
+        return self.http.request(method, f"{self.server.base}/api/v1{path}", headers=headers, **kw)
+
+    def ok(self, role: str, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        answer = self.request(role, method, path, **kw)
+        assert answer.status_code == 200, (path, answer.status_code, answer.text)
+        return answer.json()  # type: ignore[no-any-return]
+
+    def retry(self, role: str, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        """As a client does: 503 means wait ``Retry-After`` and send the same again."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                answer = self.request(role, method, path, **kw)
+            except httpx.TransportError:
+                answer = None
+            if answer is not None and answer.status_code != 503:
+                assert answer.status_code == 200, (path, answer.status_code, answer.text)
+                return answer.json()  # type: ignore[no-any-return]
+            assert time.monotonic() < deadline, f"{path}: unavailable for {WAIT:g} s"
+            wait = answer.headers.get("retry-after") if answer is not None else None
+            time.sleep(min(float(wait or 0.2), 0.5))
+
+    def table(self, table_id: str) -> dict[str, Any]:
+        return self.retry("supervisor", "GET", f"/tables/{table_id}")
+
+    def deal(self, table_id: str, *, wait: bool = True) -> str:
+        """The dealer draws the next card from the shoe; the table records it (``wait``)."""
+        before = self.table(table_id)["shoe"]["cards_seen"] if wait else 0
+        shoe = self.shoes[table_id]
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                card = shoe.deal()
+                break
+            except ShoeLockedError:
+                assert time.monotonic() < deadline, "the shoe stayed locked"
+                time.sleep(0.01)
+        assert card not in (None, "CUT"), "the test shoe ran out"
+        if wait:
+            wait_for(
+                lambda: self.table(table_id)["shoe"]["cards_seen"] > before,
+                f"{table_id}: card {card} not recorded",
+            )
+        return str(card)
+
+    def ready_shoe(self, table_id: str) -> None:
+        wait_for(lambda: self.table(table_id)["reader_online"], "the shoe never came online")
+        if self.table(table_id)["shoe"] is None:
+            self.retry("supervisor", "POST", f"/tables/{table_id}/shoe")
+        while not self.table(table_id)["shoe"]["ready"]:
+            self.deal(table_id)
+
+    def finish_round(self, table_id: str) -> dict[str, Any]:
+        """Deal until the round in play ends; its last state."""
+        while (rnd := self.table(table_id)["round"])["phase"] == "dealing":
+            self.deal(table_id)
+        return rnd  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self.server.stop()
+        self.http.close()
+        for shoe in self.shoes.values():
+            shoe.stop()
+        self.runtime.close()
+
+
+# -- a private PostgreSQL server --------------------------------------------------------------
+
+
+def postgres_bin() -> Path:
+    """Debian's PostgreSQL programs (initdb, pg_ctl, pg_dump...), newest version."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    if not found:
+        if os.environ.get("LIVETABLE_REQUIRE_POSTGRES", "") not in ("", "0", "false"):
+            pytest.fail("PostgreSQL programs not installed (/usr/lib/postgresql/*/bin)")
+        pytest.skip("PostgreSQL programs not installed")
+    return Path(found[-1]).parent
+
+
+class PrivatePostgres:
+    """A PostgreSQL server of the test's own (initdb in a temporary folder, a free port,
+    trust authentication on 127.0.0.1), so a test may restart it: never the machine's
+    shared server, which other tests use."""
+
+    def __init__(self) -> None:
+        self.bin = postgres_bin()
+        # A folder of its own under the system's temporary folder: the server runs as an
+        # unprivileged user (it refuses root), who cannot enter pytest's private folders.
+        self.folder = Path(tempfile.mkdtemp(prefix="livetable-pg-"))
+        self.data = self.folder / "pgdata"
+        self.port = free_port()
+        self.log = self.folder / "postgres.log"
+        self._as_user: list[str] = []
+        if os.geteuid() == 0:
+            user = "postgres" if _user_exists("postgres") else "nobody"
+            shutil.chown(self.folder, user)
+            self._as_user = [
+                "setpriv",
+                f"--reuid={user}",
+                f"--regid={user if user == 'postgres' else 'nogroup'}",
+                "--clear-groups",
+            ]
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
+
+    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*self._as_user, *args], capture_output=True, text=True, timeout=120, check=check
+        )
+
+    def init(self) -> PrivatePostgres:
+        self._run(
+            str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres",
+            "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C",
+        )  # fmt: skip
+        with (self.data / "postgresql.conf").open("a") as conf:
+            conf.write(
+                f"port = {self.port}\nlisten_addresses = '127.0.0.1'\n"
+                f"unix_socket_directories = '{self.folder}'\nmax_connections = 60\n"
+                "shared_buffers = 32MB\nfsync = on\n"
+            )
+        self.start()
+        return self
+
+    def start(self) -> None:
+        self._run(
+            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
+            "-w", "-t", "60", "start",
+        )  # fmt: skip
+        wait_for(self.accepting, "the private PostgreSQL never accepted connections", 60)
+
+    def accepting(self) -> bool:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 1):
+            return True
+        return False
+
+    def stop(self, mode: str = "fast") -> None:
+        self._run(
+            str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop",
+            check=False,
+        )  # fmt: skip
+
+    def createdb(self, name: str) -> str:
+        self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
+                  "-U", "postgres", name)  # fmt: skip
+        return self.url(name)
+
+
+def _user_exists(name: str) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def private_postgres() -> Iterator[PrivatePostgres]:
+    server = PrivatePostgres()
+    try:
+        server.init()
+        yield server
+    finally:
+        server.stop("immediate")
+        shutil.rmtree(server.folder, ignore_errors=True)
+
+
+# -- a small file system ----------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def small_volume(folder: Path, megabytes: int) -> Iterator[Path]:
+    """A tmpfs of ``megabytes`` mounted at ``folder`` (a real file system that fills up:
+    writes past its size fail with ENOSPC). Needs the right to mount (root here and in
+    CI); loop devices would do the same with an image file, tmpfs needs no image."""
+    folder.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={megabytes}m,mode=0755", "tmpfs", str(folder)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        message = f"cannot mount a tmpfs here: {done.stderr.strip()}"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True, check=False)
+
+
+def fill(volume: Path, leave_bytes: int = 0) -> Path:
+    """Write a filler file until the volume is full (less ``leave_bytes``)."""
+    filler = volume / "filler"
+    chunk = b"\0" * (1 << 16)
+    with filler.open("wb") as out:
+        while shutil.disk_usage(volume).free > leave_bytes + len(chunk):
+            out.write(chunk)
+            out.flush()
+        with contextlib.suppress(OSError):
+            while shutil.disk_usage(volume).free > leave_bytes:
+                out.write(b"\0" * 4096)
+                out.flush()
+    return filler
