@@ -533,6 +533,10 @@ def _metrics_listener(address: str | None, path: str) -> Any:
 def register(app: typer.Typer) -> None:
     """Mount the foundation's command groups on the root app."""
     app.add_typer(db_app, name="db")
+    from table_service.cli_backup import db_backup, db_restore
+
+    db_app.command("backup")(db_backup)
+    db_app.command("restore")(db_restore)
     app.add_typer(principal_app, name="principal")
     app.add_typer(audit_app, name="audit")
     from table_service.cli_audit import report, witness

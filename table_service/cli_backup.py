@@ -1,0 +1,140 @@
+"""``livetable db backup`` and ``livetable db restore`` (see ``table_service.backup``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from table_service.cli_foundation import (
+    DATA_DIR_HELP,
+    _existing_runtime,
+    _fail,
+    _NoLog,
+    _own_public_key,
+    _settings,
+    console,
+    err,
+)
+from table_service.logs import configure_for_command
+
+
+def db_backup(
+    out: Path = typer.Argument(..., help="The backup file to write (never overwritten)"),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    checkpoint: bool = typer.Option(
+        True,
+        "--checkpoint/--no-checkpoint",
+        help="Sign a checkpoint at the log's head first, so the backup ends sealed",
+    ),
+) -> None:
+    """Back up the database while the tables run: SQLite's online backup API (one
+    consistent copy, writers never blocked), or pg_dump on PostgreSQL. The copy is checked
+    (chain, signed checkpoints, read models) and a manifest written beside it."""
+    from table_service import backup as b
+
+    if out.exists():
+        raise _fail("db backup", FileExistsError(f"{out} exists; choose a new file"))
+    runtime = _existing_runtime("db backup", data_dir)
+    try:
+        url = runtime.settings.resolved_database_url
+        signed = b.sign_head(runtime) if checkpoint else None
+        trusted = {runtime.signer.key_id: runtime.signer.public_key}
+        public = runtime.signer.public_key_b64
+        source = b.sqlite_path(url)
+        if source is not None:
+            b.backup_sqlite(source, out)
+            summary = b.summarise(b.read_only_engine(out), trusted)
+            if summary.problems:
+                out.unlink()
+                raise b.BackupError("the copy does not verify: " + "; ".join(summary.problems))
+            b.write_manifest(out, "sqlite", summary, public)
+            console.print(
+                f"backup {out}: {summary.events} events, last signed checkpoint at "
+                f"{summary.checkpoint_size} ({summary.checkpoints_verified} verified), "
+                f"read models agree; manifest {b.manifest_path(out).name}",
+                soft_wrap=True,
+            )
+            return
+        b.backup_postgres(url, out)
+        summary = b.LogSummary(0, None, signed or 0, None, 0, None, ())
+        b.write_manifest(out, "postgresql", summary, public)
+        console.print(
+            f"backup {out} (pg_dump, custom format) after a signed checkpoint at "
+            f"{signed}; manifest {b.manifest_path(out).name}",
+            soft_wrap=True,
+        )
+    except (b.BackupError, OSError) as exc:
+        raise _fail("db backup", exc) from exc
+    finally:
+        runtime.close()
+
+
+def db_restore(
+    backup: Path = typer.Argument(..., help="A file written by `livetable db backup`"),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    replace: bool = typer.Option(
+        False, "--replace", help="SQLite: put it in place of an existing database (kept beside)"
+    ),
+    public_key: str | None = typer.Option(
+        None,
+        "--public-key",
+        help="The studio's public key (base64, or a file holding it); default: the data "
+        "folder's own key",
+    ),
+) -> None:
+    """Restore a backup into the data folder's database (SQLite) or into the empty database
+    of LIVETABLE_DATABASE_URL (pg_restore), then verify it: the chain, every signed
+    checkpoint against the studio's key (never a key read from the backup) and the read
+    models against the log. Stop the service first; start it again afterwards, and each
+    table's round in play is resumed or voided by its game's restart rule."""
+    from audit.signing import SigningKeyError, key_id, load_public_key
+    from table_service import backup as b
+
+    settings = _settings(data_dir)
+    configure_for_command()
+    if not backup.is_file():
+        raise _fail("db restore", FileNotFoundError(f"no backup at {backup}"))
+    try:
+        if public_key:
+            text = Path(public_key).read_text() if Path(public_key).is_file() else public_key
+            trusted_key = load_public_key(text)
+        else:
+            trusted_key = _own_public_key(settings)
+    except (_NoLog, SigningKeyError, OSError) as exc:
+        raise _fail("db restore", exc) from exc
+    trusted = {key_id(trusted_key): trusted_key}
+    url = settings.resolved_database_url
+    target = b.sqlite_path(url)
+    try:
+        kept = None
+        if target is not None:
+            check = b.summarise(b.read_only_engine(backup), trusted, read_models=False)
+            if check.problems:
+                raise b.BackupError("the backup does not verify: " + "; ".join(check.problems))
+            kept = b.restore_sqlite(backup, target, replace=replace)
+        else:
+            b.restore_postgres(backup, url)
+        summary = _installed(url, trusted)
+    except (b.BackupError, OSError) as exc:
+        raise _fail("db restore", exc) from exc
+    if kept is not None:
+        console.print(f"the database it replaced is kept as {kept}")
+    if summary.problems:
+        for problem in summary.problems:
+            err.print(f"[red]FAILED[/red] {problem}")
+        raise typer.Exit(1)
+    console.print(
+        f"[green]restored[/green] {summary.events} events; last signed checkpoint at "
+        f"{summary.checkpoint_size} verifies ({summary.checkpoints_verified} checkpoints); "
+        "read models agree with the log",
+        soft_wrap=True,
+    )
+
+
+def _installed(url: str, trusted: dict[str, Any]) -> Any:
+    from audit.db import create_db_engine
+    from table_service import backup as b
+
+    return b.summarise(create_db_engine(url), trusted)
