@@ -1,0 +1,177 @@
+"""NATS goes away under a running studio and comes back: the tables never stop (NATS is
+the fan-out, the log is the record), the outbox shows its lag in the metrics and catches
+up from the log in order when NATS is back, and the operator's webhook feed delivers every
+one of its messages, each once by its key.
+
+The outage lasts ``LIVETABLE_FAULT_NATS_SECONDS`` (default 5 s, for CI; the minute of the
+operations runbook: ``LIVETABLE_FAULT_NATS_SECONDS=60 pytest -n 0 THIS_FILE``). The NATS
+server is the test's own (its port and store), stopped and started again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audit.store import EventStore
+from tests.operations.ops_helpers import ShoeStudio, scrape, value, wait_for
+from tests.studio.nats_helpers import NatsServer
+from tests.support.crash_harness import check_money, open_runtime
+
+pytestmark = pytest.mark.timeout(400)
+
+OUTAGE_SECONDS = float(os.environ.get("LIVETABLE_FAULT_NATS_SECONDS", "5"))
+
+
+class Endpoint:
+    """An operator's webhook that answers 200 and records each delivery's key."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[str, int]] = []
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                key = int(self.headers["Idempotency-Key"])
+                assert key == body["seq"]
+                endpoint.keys.append((body["type"], key))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _round(studio: ShoeStudio, table_id: str, n: int) -> None:
+    studio.ok("dealer", "POST", f"/tables/{table_id}/betting/open")
+    bets = [
+        {"key": f"r{n}-{i}", "account": "acct-1", "type": ("player", "banker")[i % 2],
+         "stake": 100 + i}
+        for i in range(6)
+    ]  # fmt: skip
+    studio.ok("operator", "POST", f"/tables/{table_id}/bets", json={"bets": bets})
+    studio.ok("dealer", "POST", f"/tables/{table_id}/betting/close")
+    assert studio.finish_round(table_id)["phase"] == "settled"
+
+
+async def _subject_seqs(url: str, stream: str, table_id: str) -> list[int]:
+    import nats
+
+    nc = await nats.connect(url)
+    try:
+        js = nc.jetstream()
+        sub = await js.subscribe(
+            f"livetable.tables.{table_id}.>", stream=stream, ordered_consumer=True
+        )
+        seqs = []
+        while True:
+            try:
+                message = await sub.next_msg(timeout=2)
+            except Exception:
+                return seqs
+            seqs.append(int(message.headers["Livetable-Seq"]))
+    finally:
+        await nc.close()
+
+
+def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
+    tmp_path: Path, nats_binary: str
+) -> None:
+    nats = NatsServer(nats_binary, tmp_path / "nats")
+    nats.start()
+    stream = f"FAULT{uuid.uuid4().hex[:8].upper()}"
+    studio = ShoeStudio(
+        tmp_path, "sqlite", ["n-1"], settings={"nats_url": nats.url, "nats_stream": stream}
+    )
+    endpoint = Endpoint()
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret")
+    feed: subprocess.Popen[bytes] | None = None
+    try:
+        studio.server.start()
+        feed = subprocess.Popen(
+            [
+                sys.executable, "-m", "table_service.cli", "operator-feed",
+                "--operator", "ops-operator", "--nats", nats.url, "--stream", stream,
+                "--webhook", endpoint.url, "--secret-file", str(secret),
+                "--state", str(tmp_path / "feed-state.json"), "--max-backoff", "1",
+            ],
+            env={**studio.env, "LIVETABLE_METRICS_ADDRESS": "127.0.0.1:0"},
+            stdout=subprocess.DEVNULL,
+            stderr=(tmp_path / "feed.log").open("wb"),
+        )  # fmt: skip
+        credit = {"amount": 10**8, "reference": "seed"}
+        studio.ok("operator", "POST", "/accounts/acct-1/credit", json=credit)
+        studio.ready_shoe("n-1")
+        _round(studio, "n-1", 1)
+        wait_for(lambda: len(endpoint.keys) >= 2, "the feed delivered nothing before the outage")
+
+        nats.stop()
+        started = time.monotonic()
+        _round(studio, "n-1", 2)  # the table goes on: every command answered 200
+        wait_for(
+            lambda: value(scrape(studio.metrics_url), "livetable_nats_outbox_lag_events") > 0,
+            "no outbox lag shown while NATS is away",
+        )
+        assert value(scrape(studio.metrics_url), "livetable_nats_connected") == 0
+        _round(studio, "n-1", 3)
+        time.sleep(max(0.0, OUTAGE_SECONDS - (time.monotonic() - started)))
+        nats.start()  # the same server, port and store
+
+        wait_for(
+            lambda: value(scrape(studio.metrics_url), "livetable_nats_outbox_lag_events") == 0,
+            "the outbox did not catch up",
+            120,
+        )
+        with studio.runtime.sessions() as session:
+            events = EventStore.read(session, table_id="n-1")
+        expected = Counter()
+        for event in events:
+            if event.type in ("bets_placed", "bets_settled"):
+                expected[(event.type, event.seq)] += 1
+        wait_for(
+            lambda: set(endpoint.keys) >= set(expected),
+            f"the feed did not deliver all of {len(expected)} messages",
+            120,
+        )
+        time.sleep(1.0)  # a late duplicate would show now
+        assert Counter(endpoint.keys) == expected, "a message delivered twice or not at all"
+        ordered = [seq for _, seq in endpoint.keys]
+        assert ordered == sorted(ordered), "the feed delivered out of order"
+        seqs = asyncio.run(_subject_seqs(nats.url, stream, "n-1"))
+        assert seqs == [e.seq for e in events], "the table's subject is not the log, in order"
+    finally:
+        if feed is not None:
+            feed.terminate()
+            feed.wait(20)
+        studio.close()
+        endpoint.close()
+        nats.stop()
+    runtime = open_runtime(studio.env)
+    try:
+        money = check_money(runtime, "n-1")
+    finally:
+        runtime.close()
+    assert len(money.bets) == 18 and all(b.status == "settled" for b in money.bets.values())
