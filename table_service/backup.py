@@ -66,7 +66,9 @@ def read_only_engine(path: Path) -> Any:
     return create_engine("sqlite://", creator=connect)
 
 
-def summarise(engine: Any, trusted_keys: Any, *, read_models: bool = True) -> LogSummary:
+def summarise(
+    engine: Any, trusted_keys: Any, *, read_models: bool = True, allow_unsigned: bool = False
+) -> LogSummary:
     """Verify the log in ``engine``'s database (chain, signed checkpoints, read models)."""
     from sqlalchemy import select
 
@@ -80,7 +82,7 @@ def summarise(engine: Any, trusted_keys: Any, *, read_models: bool = True) -> Lo
     try:
         sessions = make_sessionmaker(engine)
         with sessions() as session:
-            report = verify_database(session, trusted_keys)
+            report = verify_database(session, trusted_keys, allow_unsigned_tail=allow_unsigned)
             seq, head = EventStore.head(session)
             last = session.scalars(
                 select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1)
@@ -229,19 +231,72 @@ def libpq(database_url: str) -> tuple[str, dict[str, str]]:
     return plain.render_as_string(hide_password=False), env
 
 
-def backup_postgres(database_url: str, out: Path) -> None:
-    target, env = libpq(database_url)
+def backup_postgres(runtime: Any, out: Path) -> tuple[int, str | None, int]:
+    """``pg_dump`` of a sealed snapshot: (events, head hash, checkpoint size) it holds.
+
+    Appends wait on the log's advisory lock. Held for a moment at session level, it lets
+    this connection sign a checkpoint at the head and open a REPEATABLE READ snapshot
+    whose head is that checkpoint, then appends go on while ``pg_dump --snapshot`` copies
+    that snapshot: the dump ends exactly at a signed checkpoint, the tables wait a few
+    milliseconds, never for the dump."""
+    from sqlalchemy.orm import Session
+
+    from audit.store import ADVISORY_LOCK_KEY
+
+    target, env = libpq(runtime.settings.resolved_database_url)
     tmp = out.with_name(f".{out.name}.partial")
-    done = subprocess.run(
-        [postgres_tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges",
-         f"--file={tmp}", target],
-        env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    with runtime.engine.connect() as conn:
+        conn.exec_driver_sql(f"SELECT pg_advisory_lock({ADVISORY_LOCK_KEY})")
+        conn.commit()
+        locked = True
+        try:
+            with Session(bind=conn) as session:
+                checkpoint = runtime.store.checkpoint(session)
+                size = int(checkpoint.size) if checkpoint is not None else 0
+                session.commit()
+            conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            snapshot = conn.exec_driver_sql("SELECT pg_export_snapshot()").scalar_one()
+            row = conn.exec_driver_sql(
+                "SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1"
+            ).first()
+            seq, head = (int(row[0]), str(row[1])) if row else (0, None)
+            conn.exec_driver_sql(f"SELECT pg_advisory_unlock({ADVISORY_LOCK_KEY})")
+            locked = False
+            done = subprocess.run(
+                [postgres_tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges",
+                 f"--snapshot={snapshot}", f"--file={tmp}", target],
+                env=env, capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            conn.rollback()
+        finally:
+            if locked:
+                conn.rollback()
+                conn.exec_driver_sql(f"SELECT pg_advisory_unlock({ADVISORY_LOCK_KEY})")
+                conn.commit()
     if done.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise BackupError(f"pg_dump failed: {done.stderr.strip()}")
     _fsync(tmp)
     os.replace(tmp, out)
+    return seq, head, size
+
+
+def seal_sqlite_copy(path: Path, store: Any) -> int | None:
+    """Sign a checkpoint at the copy's own head (events appended between the live log's
+    checkpoint and the copy are then signed too): the copy ends sealed."""
+    from sqlalchemy import create_engine
+
+    from audit.db import make_sessionmaker
+
+    engine = create_engine(
+        "sqlite://", creator=lambda: sqlite3.connect(path, check_same_thread=False)
+    )
+    try:
+        with make_sessionmaker(engine).begin() as session:
+            checkpoint = store.checkpoint(session)
+    finally:
+        engine.dispose()
+    return None if checkpoint is None else int(checkpoint.size)
 
 
 def restore_postgres(backup: Path, database_url: str) -> None:

@@ -23,15 +23,11 @@ from table_service.logs import configure_for_command
 def db_backup(
     out: Path = typer.Argument(..., help="The backup file to write (never overwritten)"),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
-    checkpoint: bool = typer.Option(
-        True,
-        "--checkpoint/--no-checkpoint",
-        help="Sign a checkpoint at the log's head first, so the backup ends sealed",
-    ),
 ) -> None:
-    """Back up the database while the tables run: SQLite's online backup API (one
-    consistent copy, writers never blocked), or pg_dump on PostgreSQL. The copy is checked
-    (chain, signed checkpoints, read models) and a manifest written beside it."""
+    """Back up the database while the tables run, ending at a checkpoint signed at its
+    head: SQLite's online backup API (one consistent copy, writers never blocked), or
+    pg_dump of one snapshot on PostgreSQL. A SQLite copy is checked (chain, signed
+    checkpoints, read models); a manifest is written beside the backup."""
     from table_service import backup as b
 
     if out.exists():
@@ -39,12 +35,14 @@ def db_backup(
     runtime = _existing_runtime("db backup", data_dir)
     try:
         url = runtime.settings.resolved_database_url
-        signed = b.sign_head(runtime) if checkpoint else None
+        if b.sqlite_path(url) is not None:
+            b.sign_head(runtime)  # the live log sealed too (PostgreSQL: in the snapshot)
         trusted = {runtime.signer.key_id: runtime.signer.public_key}
         public = runtime.signer.public_key_b64
         source = b.sqlite_path(url)
         if source is not None:
             b.backup_sqlite(source, out)
+            b.seal_sqlite_copy(out, runtime.store)
             summary = b.summarise(b.read_only_engine(out), trusted)
             if summary.problems:
                 out.unlink()
@@ -57,12 +55,12 @@ def db_backup(
                 soft_wrap=True,
             )
             return
-        b.backup_postgres(url, out)
-        summary = b.LogSummary(0, None, signed or 0, None, 0, None, ())
+        events, head, sealed = b.backup_postgres(runtime, out)
+        summary = b.LogSummary(events, head, sealed, None, 0, None, ())
         b.write_manifest(out, "postgresql", summary, public)
         console.print(
-            f"backup {out} (pg_dump, custom format) after a signed checkpoint at "
-            f"{signed}; manifest {b.manifest_path(out).name}",
+            f"backup {out} (pg_dump, custom format): {events} events, last signed checkpoint "
+            f"at {sealed}; manifest {b.manifest_path(out).name}",
             soft_wrap=True,
         )
     except (b.BackupError, OSError) as exc:

@@ -11,6 +11,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -182,6 +183,25 @@ class ShoeStudio:
         for shoe in self.shoes.values():
             shoe.stop()
         self.runtime.close()
+
+
+def livetable(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """A ``livetable`` command as an operator runs it (same environment as the server)."""
+    return subprocess.run(
+        [sys.executable, "-m", "table_service.cli", *args],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def seal_and_verify(env: dict[str, str]) -> str:
+    """After an incident: sign a checkpoint at the head, then ``audit verify
+    --read-models`` (the chain, every checkpoint, the read models against the log)."""
+    sealed = livetable(env, "audit", "checkpoint")
+    assert sealed.returncode == 0, sealed.stdout + sealed.stderr
+    verify = livetable(env, "audit", "verify", "--read-models")
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert verify.stdout.startswith("OK"), verify.stdout
+    return verify.stdout
 
 
 # -- a private PostgreSQL server --------------------------------------------------------------

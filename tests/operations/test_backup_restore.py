@@ -13,26 +13,16 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.operations.ops_helpers import PrivatePostgres, ShoeStudio, private_postgres
+from tests.operations.ops_helpers import PrivatePostgres, ShoeStudio, livetable, private_postgres
 from tests.support.crash_harness import check_money, open_runtime
 
 pytestmark = pytest.mark.timeout(400)
-
-CLI = [sys.executable, "-m", "table_service.cli"]
-
-
-def livetable(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, *args], env=env, capture_output=True, text=True, timeout=300, check=False
-    )
 
 
 @contextmanager

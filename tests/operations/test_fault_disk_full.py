@@ -11,13 +11,19 @@ answers ENOSPC; a loop-mounted image would behave the same and needs an image fi
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.operations.ops_helpers import ShoeStudio, fill, scrape, small_volume, value, wait_for
+from tests.operations.ops_helpers import (
+    ShoeStudio,
+    fill,
+    scrape,
+    seal_and_verify,
+    small_volume,
+    value,
+    wait_for,
+)
 from tests.support.crash_harness import check_money, open_runtime
 
 pytestmark = pytest.mark.timeout(300)
@@ -131,11 +137,6 @@ def test_a_full_volume_pauses_the_table_and_it_resumes_when_space_returns(
             runtime.close()
         assert len(money.bets) == 10 + 500 * (refused + 1)
         assert all(b.status == "settled" for b in money.bets.values())
-        verify = subprocess.run(
-            [sys.executable, "-m", "table_service.cli", "audit", "verify", "--read-models",
-             "--data-dir", str(data)],
-            env=studio.env, capture_output=True, text=True, timeout=300, check=False,
-        )  # fmt: skip
-        assert verify.returncode == 0, verify.stdout + verify.stderr
+        seal_and_verify(studio.env)
         with sqlite3.connect(data / "livetable.db") as db:
             assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -10,8 +10,6 @@ the machine's shared PostgreSQL that other tests use.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ from tests.operations.ops_helpers import (
     ShoeStudio,
     private_postgres,
     scrape,
+    seal_and_verify,
     value,
     wait_for,
 )
@@ -111,8 +110,4 @@ def test_tables_pause_while_postgres_restarts_and_resume_by_themselves(tmp_path:
         assert len(money.bets) == 60
         assert all(b.status == "settled" for b in money.bets.values())
         assert money.credits == 10**9 + 5
-        verify = subprocess.run(
-            [sys.executable, "-m", "table_service.cli", "audit", "verify", "--read-models"],
-            env=studio.env, capture_output=True, text=True, timeout=300, check=False,
-        )  # fmt: skip
-        assert verify.returncode == 0, verify.stdout + verify.stderr
+        seal_and_verify(studio.env)
