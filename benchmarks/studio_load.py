@@ -34,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -96,16 +97,71 @@ def commit_cost(runtime: Runtime, samples: int) -> list[float]:
     return times
 
 
+MEMORY_EVERY = 10.0  # seconds between two samples of each serve process's memory
+SERVES: list[Serve] = []  # every serve process of the run, for the memory report
+
+
+def rss_mb(pid: int) -> float | None:
+    """A process's resident memory (VmRSS), in MiB; None once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
 class Serve:
-    """One ``livetable serve`` of the studio."""
+    """One ``livetable serve`` of the studio, its metrics on a port of its own and its
+    resident memory sampled every :data:`MEMORY_EVERY` seconds while it runs."""
 
     def __init__(self, env: dict[str, str], tables: Path, log: Path, node: str) -> None:
         self.port = free_port()
+        self.metrics_port = free_port()
         self.node = node
-        self.env = {**env, "LIVETABLE_PORT": str(self.port), "LIVETABLE_NODE_ID": node}
+        self.env = {
+            **env,
+            "LIVETABLE_PORT": str(self.port),
+            "LIVETABLE_NODE_ID": node,
+            "LIVETABLE_METRICS_ADDRESS": f"127.0.0.1:{self.metrics_port}",
+        }
         self.tables = tables
         self.log = log
         self.proc: subprocess.Popen[bytes] | None = None
+        self.memory: list[tuple[float, float]] = []  # (seconds since start, MiB)
+        SERVES.append(self)
+
+    def _sample(self, proc: subprocess.Popen[bytes]) -> None:
+        started = time.monotonic()
+        while proc.poll() is None:
+            found = rss_mb(proc.pid)
+            if found is not None:
+                self.memory.append((time.monotonic() - started, found))
+            time.sleep(MEMORY_EVERY)
+
+    def memory_report(self, warmup: float) -> dict[str, float] | None:
+        """Memory at the start (the first sample after ``warmup`` s: tables loaded,
+        subscribers connected), at the end, its peak, and the growth over the second half
+        of the run in MiB an hour (a leak shows as a steady slope)."""
+        after = [(t, m) for t, m in self.memory if t >= warmup] or self.memory
+        if not after:
+            return None
+        half = [(t, m) for t, m in after if t >= (after[0][0] + after[-1][0]) / 2]
+        slope = 0.0
+        if len(half) >= 3:
+            mean_t = statistics.fmean(t for t, _ in half)
+            mean_m = statistics.fmean(m for _, m in half)
+            var = sum((t - mean_t) ** 2 for t, _ in half)
+            if var > 0:
+                slope = sum((t - mean_t) * (m - mean_m) for t, m in half) / var * 3600
+        return {
+            "start_mb": round(after[0][1], 1),
+            "end_mb": round(after[-1][1], 1),
+            "peak_mb": round(max(m for _, m in after), 1),
+            "second_half_mb_per_hour": round(slope, 1),
+            "minutes": round((after[-1][0] - after[0][0]) / 60, 1),
+        }
 
     @property
     def base(self) -> str:
@@ -119,6 +175,7 @@ class Serve:
                 stdout=out,
                 stderr=subprocess.STDOUT,
             )
+        threading.Thread(target=self._sample, args=(self.proc,), daemon=True).start()
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -675,6 +732,15 @@ async def run_load(
     }
 
 
+PRESETS: dict[str, dict[str, Any]] = {
+    "day": {
+        "tables": 24, "processes": 4, "subscribers": 1000, "nats_consumers": 48,
+        "seconds": 300, "kill": True,
+    },
+    "soak": {"seconds": 1800, "kill": False},
+}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
@@ -689,6 +755,18 @@ def main() -> None:
     parser.add_argument("--bets", type=int, default=50, help="bets per operator per round")
     parser.add_argument("--takeover-seconds", type=float, default=10.0)
     parser.add_argument("--no-kill", dest="kill", action="store_false")
+    parser.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        help="day: 24 tables, 4 processes, 1,000 subscribers, 48 NATS consumers, 300 s, one "
+        "process SIGKILLed; soak: the default studio for 30 minutes, no kill (memory)",
+    )
+    parser.add_argument(
+        "--warmup", type=float, default=60.0, help="memory: the start sample is taken after"
+    )
+    known, _ = parser.parse_known_args()
+    if known.preset:
+        parser.set_defaults(**PRESETS[known.preset])
     args = parser.parse_args()
     configure_logging(level="WARNING")
     with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:
@@ -699,6 +777,16 @@ def main() -> None:
             f"durable commit p50 {statistics.median(commits) * 1000:.2f} ms"
         )
         result = asyncio.run(run_load(args, runtime, db_url, Path(tmp)))
+        memory = {s.node: s.memory_report(args.warmup) for s in SERVES}
+        result["memory"] = memory
+        for node, figures in memory.items():
+            if figures:
+                say(
+                    f"memory {node}: {figures['start_mb']} MiB after warm-up -> "
+                    f"{figures['end_mb']} MiB at the end (peak {figures['peak_mb']}, second "
+                    f"half {figures['second_half_mb_per_hour']:+} MiB/h over "
+                    f"{figures['minutes']} min)"
+                )
         commits += commit_cost(runtime, 200)
         if args.nats:
             asyncio.run(_drop_stream(args.nats, args.nats_stream))
