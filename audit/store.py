@@ -178,8 +178,14 @@ class EventStore:
         sa_event.listen(factory, "after_commit", self._after_commit)
         sa_event.listen(factory, "after_soft_rollback", self._after_rollback)
 
-    def subscribe(self, subscriber: Subscriber) -> None:
-        self._subscribers.append(subscriber)
+    def subscribe(self, subscriber: Subscriber, *, first: bool = False) -> None:
+        """Call ``subscriber`` with each commit's events (``first``: before the others)."""
+        if subscriber in self._subscribers:
+            return
+        if first:
+            self._subscribers.insert(0, subscriber)
+        else:
+            self._subscribers.append(subscriber)
 
     def announce(self, events: list[StoredEvent]) -> None:
         """Hand committed events to the subscribers: after every commit, and again for a

@@ -570,9 +570,8 @@ def watch_runtime(runtime: Any) -> None:
         LIVE.engines["write"] = runtime.engine
         if runtime.read_engine is not None and runtime.read_engine is not runtime.engine:
             LIVE.engines["read"] = runtime.read_engine
-    if committed not in getattr(runtime.store, "_subscribers", ()):
-        # first: the commit is timed before the stream hub hands the events out
-        runtime.store._subscribers.insert(0, committed)
+    # first: the commit is timed before the stream hub hands the events out
+    runtime.store.subscribe(committed, first=True)
 
 
 def unwatch_runtime(runtime: Any) -> None:

@@ -31,7 +31,7 @@ def scratch_runtime(db: str | None = None) -> Iterator[Runtime]:
                 runtime.close()
             return
         schema = f"scratch_{uuid.uuid4().hex[:8]}"
-        admin = create_engine(db, isolation_level="AUTOCOMMIT")
+        admin = create_engine(db, isolation_level="AUTOCOMMIT", pool_pre_ping=True)
         with admin.connect() as conn:
             conn.execute(text(f'CREATE SCHEMA "{schema}"'))
         separator = "&" if "?" in db else "?"

@@ -5,14 +5,11 @@ restart, and a small file system the test may fill."""
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,6 +20,8 @@ import httpx
 import pytest
 
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
+from table_service import scratch_servers
+from table_service.scratch_servers import PrivatePostgres, postgres_bin
 from tests.support.crash_harness import Server, free_port, open_runtime, principals, server_env
 
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$")
@@ -207,105 +206,18 @@ def seal_and_verify(env: dict[str, str]) -> str:
 # -- a private PostgreSQL server --------------------------------------------------------------
 
 
-def postgres_bin() -> Path:
-    """Debian's PostgreSQL programs (initdb, pg_ctl, pg_dump...), newest version."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
-    if not found:
-        if os.environ.get("LIVETABLE_REQUIRE_POSTGRES", "") not in ("", "0", "false"):
-            pytest.fail("PostgreSQL programs not installed (/usr/lib/postgresql/*/bin)")
-        pytest.skip("PostgreSQL programs not installed")
-    return Path(found[-1]).parent
-
-
-class PrivatePostgres:
-    """A PostgreSQL server of the test's own (initdb in a temporary folder, a free port,
-    trust authentication on 127.0.0.1), so a test may restart it: never the machine's
-    shared server, which other tests use."""
-
-    def __init__(self) -> None:
-        self.bin = postgres_bin()
-        # A folder of its own under the system's temporary folder: the server runs as an
-        # unprivileged user (it refuses root), who cannot enter pytest's private folders.
-        self.folder = Path(tempfile.mkdtemp(prefix="livetable-pg-"))
-        self.data = self.folder / "pgdata"
-        self.port = free_port()
-        self.log = self.folder / "postgres.log"
-        self._as_user: list[str] = []
-        if os.geteuid() == 0:
-            user = "postgres" if _user_exists("postgres") else "nobody"
-            shutil.chown(self.folder, user)
-            self._as_user = [
-                "setpriv",
-                f"--reuid={user}",
-                f"--regid={user if user == 'postgres' else 'nogroup'}",
-                "--clear-groups",
-            ]
-
-    def url(self, database: str = "postgres") -> str:
-        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/{database}"
-
-    def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*self._as_user, *args], capture_output=True, text=True, timeout=120, check=check
-        )
-
-    def init(self) -> PrivatePostgres:
-        self._run(
-            str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres",
-            "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C",
-        )  # fmt: skip
-        with (self.data / "postgresql.conf").open("a") as conf:
-            conf.write(
-                f"port = {self.port}\nlisten_addresses = '127.0.0.1'\n"
-                f"unix_socket_directories = '{self.folder}'\nmax_connections = 60\n"
-                "shared_buffers = 32MB\nfsync = on\n"
-            )
-        self.start()
-        return self
-
-    def start(self) -> None:
-        self._run(
-            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
-            "-w", "-t", "60", "start",
-        )  # fmt: skip
-        wait_for(self.accepting, "the private PostgreSQL never accepted connections", 60)
-
-    def accepting(self) -> bool:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), 1):
-            return True
-        return False
-
-    def stop(self, mode: str = "fast") -> None:
-        self._run(
-            str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop",
-            check=False,
-        )  # fmt: skip
-
-    def createdb(self, name: str) -> str:
-        self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port),
-                  "-U", "postgres", name)  # fmt: skip
-        return self.url(name)
-
-
-def _user_exists(name: str) -> bool:
-    import pwd
-
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        return False
-    return True
-
-
 @contextlib.contextmanager
 def private_postgres() -> Iterator[PrivatePostgres]:
-    server = PrivatePostgres()
+    """A PostgreSQL server of the test's own (the test may restart it); the test fails
+    (LIVETABLE_REQUIRE_POSTGRES=1) or is skipped where Debian's programs are missing."""
     try:
-        server.init()
+        postgres_bin()
+    except FileNotFoundError as exc:
+        if os.environ.get("LIVETABLE_REQUIRE_POSTGRES", "") not in ("", "0", "false"):
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+    with scratch_servers.private_postgres() as server:
         yield server
-    finally:
-        server.stop("immediate")
-        shutil.rmtree(server.folder, ignore_errors=True)
 
 
 # -- a small file system ----------------------------------------------------------------------
