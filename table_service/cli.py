@@ -7,6 +7,7 @@ so the areas can grow without touching each other.
 from __future__ import annotations
 
 import os
+import sys
 
 import typer
 
@@ -55,7 +56,14 @@ def _root(
     ),
 ) -> None:
     """Live-dealer table back-office."""
+    from table_service.config import SettingsFileError, check_config_file
     from table_service.logs import configure_for_command
+
+    try:  # every command reads it (its log level at least): a broken one stops them all
+        check_config_file()
+    except SettingsFileError as exc:
+        typer.echo(f"livetable: {exc}", err=True)
+        raise typer.Exit(2) from exc
 
     if log_level:
         configure_for_command(log_level)
@@ -66,14 +74,21 @@ def _root(
 def main() -> None:
     """Logs go to standard error from the start, so commands whose standard output is data
     (``settle``, ``shoe read``, ``camera read``) never mix a log line into it. Each command
-    may then configure logging again from its own ``--log-level``."""
+    may then configure logging again from its own ``--log-level``. A broken file or
+    database that escapes a command ends in one line and exit 2 (``cli_errors``)."""
     from table_service.logs import LogLevelError, configure_logging
 
     try:
         configure_logging()
     except LogLevelError:
         configure_logging(level="INFO")  # the command that reads the level will say why
-    app()
+    try:
+        app()
+    except Exception as exc:  # a broken file or database: one line, never a traceback
+        from table_service.cli_errors import command_path, report
+
+        command = command_path(typer.main.get_command(app), sys.argv[1:])
+        raise SystemExit(report(exc, command)) from None
 
 
 if __name__ == "__main__":

@@ -110,8 +110,16 @@ def _configured_table_ids(tables: Path | None, settings: Settings) -> set[str]:
     try:
         return {config.table_id for config in load_tables(path)}
     except ConfigError as exc:
-        err.print(f"[red]table configuration:[/red] {exc}")
+        _config_problems(exc)
         raise typer.Exit(2) from exc
+
+
+def _config_problems(exc: Exception) -> None:
+    """A table file's problems, one line each."""
+    from rich.markup import escape
+
+    for line in getattr(exc, "problems", [str(exc)]):
+        err.print(f"[red]table configuration:[/red] {escape(line)}", soft_wrap=True)
 
 
 @principal_app.command("add")
@@ -208,7 +216,15 @@ def _existing_log(data_dir: Path | None) -> tuple[Settings, Any]:
 
     settings = _settings(data_dir)
     configure_for_command()
-    where = "LIVETABLE_DATABASE_URL" if settings.database_url else None
+    where: str | None = None
+    if settings.database_url:
+        from sqlalchemy.engine import make_url
+        from sqlalchemy.exc import ArgumentError
+
+        try:
+            where = make_url(settings.database_url).render_as_string(hide_password=True)
+        except ArgumentError as exc:
+            raise _NoLog(f"LIVETABLE_DATABASE_URL is not a database URL: {exc}") from exc
     if settings.database_url is None:
         database = settings.data_dir / "livetable.db"
         if not database.is_file():
@@ -224,7 +240,8 @@ def _existing_log(data_dir: Path | None) -> tuple[Settings, Any]:
         revision = current_revision(engine)
     except SQLAlchemyError as exc:
         engine.dispose()
-        raise _NoLog(f"cannot open the database ({where}): {exc.__class__.__name__}") from exc
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise _NoLog(f"cannot use the database {where}: {reason}") from exc
     if revision is None:
         engine.dispose()
         raise _NoLog(f"{where} holds no livetable schema (run `livetable db upgrade` first)")
@@ -483,17 +500,17 @@ def serve(
     from table_service.table.api import build_app
     from table_service.table.config import ConfigError, load_tables
 
-    runtime = _runtime(upgrade=True)
-    settings = runtime.settings
+    settings = _settings()
     path = tables or settings.table_config
     configs = []
-    if path is not None:
+    if path is not None:  # the whole table file is checked before anything starts
         try:
             configs = load_tables(path)
         except ConfigError as exc:
-            err.print(f"[red]table configuration:[/red] {exc}")
+            _config_problems(exc)
             raise typer.Exit(2) from exc
-    else:
+    runtime = _runtime(upgrade=True)
+    if path is None:
         err.print("no table configuration (--tables or LIVETABLE_TABLE_CONFIG): API only")
     bind_host, bind_port = host or settings.host, port or settings.port
     exposer = _metrics_listener(metrics or settings.metrics_address, settings.metrics_path)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+from rich.markup import escape
 
 from table_service.terminal import make_console
 
@@ -38,7 +39,8 @@ DATA_DIR_HELP = (
 
 
 def _bad_input(what: str, detail: object) -> typer.Exit:
-    err.print(f"[red]audit verify:[/red] {what}: {detail}", soft_wrap=True, markup=True)
+    prefix = f"{what}: " if what else ""
+    err.print(f"[red]audit verify:[/red] {escape(f'{prefix}{detail}')}", soft_wrap=True)
     return typer.Exit(2)
 
 
@@ -225,7 +227,7 @@ def verify_bundle_cli(
             since=_held_text(since),
         )
     except (BundleError, OSError) as exc:
-        err.print(f"[red]FAILED[/red] {exc}", soft_wrap=True, markup=False)
+        err.print(f"[red]FAILED[/red] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(1) from exc
     typer.echo(report.summary())
     if report.extends is not None:
@@ -261,7 +263,7 @@ def verify_database_cli(
     try:
         settings, engine = _existing_log(data_dir)
     except _NoLog as exc:
-        raise _bad_input("cannot open the log", exc) from exc
+        raise _bad_input("", exc) from exc
     try:
         if keys is None:
             own = _own_public_key(settings)
@@ -280,6 +282,6 @@ def verify_database_cli(
     if problems:
         print_report(report)
         for problem in problems:
-            err.print(f"[red]FAILED[/red] {problem}", soft_wrap=True)
+            err.print(f"[red]FAILED[/red] {escape(problem)}", soft_wrap=True)
         raise typer.Exit(1)
     _finish(report, save)

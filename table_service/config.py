@@ -8,6 +8,7 @@ needs no configuration at all: SQLite in ``./livetable-data``.
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Literal
 
@@ -20,12 +21,41 @@ from pydantic_settings import (
 )
 
 
+class SettingsFileError(ValueError):
+    """The configuration file cannot be read, is not UTF-8 text, or is not TOML."""
+
+
 def _toml_file() -> Path | None:
     named = os.environ.get("LIVETABLE_CONFIG")
     if named:
         return Path(named)
     local = Path("livetable.toml")
     return local if local.exists() else None
+
+
+def check_config_file() -> Path | None:
+    """The configuration file in force, read and parsed; :class:`SettingsFileError` says in
+    one line, naming the file, why it cannot be used (every command checks it first)."""
+    path = _toml_file()
+    if path is None:
+        return None
+    where = "LIVETABLE_CONFIG " if os.environ.get("LIVETABLE_CONFIG") else ""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SettingsFileError(
+            f"configuration file {where}{path}: cannot read: {exc.strerror or exc}"
+        ) from exc
+    try:
+        tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SettingsFileError(
+            f"configuration file {where}{path}: not UTF-8 text "
+            f"(byte 0x{raw[exc.start]:02x} at offset {exc.start}); it is TOML"
+        ) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsFileError(f"configuration file {where}{path}: not valid TOML: {exc}") from exc
+    return path
 
 
 class Settings(BaseSettings):
@@ -125,7 +155,7 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        toml = _toml_file()
+        toml = check_config_file()
         if toml is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
         return tuple(sources)

@@ -87,6 +87,7 @@ CLAIMS: dict[str, Callable[[Block], bool]] = {
     "principals and audit": _starts("livetable principal add alice"),
     "verifier key": _starts("livetable audit verifier-key"),
     "table file": _starts("[[tables]]", "toml"),
+    "table file problems": lambda b: b.lang == "" and b.first.startswith("table configuration:"),
     "credit and bet": _starts("TOKEN=$(livetable principal add op-1"),
     "credit and bet answers": _starts('{"account":"player-42"', "json"),
     "settle baccarat": _starts("$ cat rounds.jsonl"),
@@ -404,12 +405,36 @@ def test_verifier_key(tmp_path: Path) -> None:
     assert len(base64.b64decode(public)) == 33  # 0x01 ‖ the Ed25519 key
 
 
+def test_table_file_problems(tmp_path: Path) -> None:
+    """The README's example of a bad table file's problems is what `serve` prints."""
+    (tmp_path / "tables.toml").write_text(
+        '[[tables]]\ntable_id = "bac-1"\nlimits = { min_stake = 500, max_stake = 100 }\n'
+        '[[tables]]\ntable_id = "bj-1"\ngame = "blackjack"\ngame_rules = { seats = 9 }\n'
+    )
+    done = subprocess.run(
+        ["bash", "-c", "livetable serve --tables tables.toml"],
+        cwd=tmp_path,
+        env=_env(COLUMNS="200"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == _one("table file problems").text.splitlines()
+    assert not (tmp_path / "livetable-data").exists()
+
+
 def test_table_file(tmp_path: Path) -> None:
     from table_service.table.config import load_tables
 
     for i, block in enumerate(_claimed("table file")):
         path = tmp_path / f"tables-{i}.toml"
         path.write_text(block.text)
+        # A camera's calibration file must exist beside the table file (the one
+        # `livetable camera calibrate` writes); its content is the camera's to check.
+        for name in re.findall(r'calibration = "([^"]+)"', block.text):
+            (tmp_path / name).touch()
         assert load_tables(path), f"README line {block.line}: no table in this table file"
     sample = ROOT / "table_service" / "table" / "sample_tables.toml"
     assert load_tables(sample), "the sample the README names is a valid table file"

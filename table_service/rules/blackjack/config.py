@@ -48,6 +48,10 @@ class BlackjackRules:
             raise RulesConfigError(f"decks must be 1..16, got {self.decks}")
         if not 1 <= self.seats <= 7:
             raise RulesConfigError(f"seats must be 1..7, got {self.seats}")
+        for timer in ("betting_seconds", "decision_seconds", "follow_seconds"):
+            seconds = getattr(self, timer)
+            if not 1 <= seconds <= 600:
+                raise RulesConfigError(f"{timer} must be 1..600 seconds, got {seconds}")
         for name in ("blackjack_pays", "win_pays", "insurance_pays", "pair_pays"):
             value = getattr(self, name)
             if not isinstance(value, Fraction) or value < 0:
