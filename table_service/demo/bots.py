@@ -18,9 +18,11 @@ The dealer's mistakes are the ones the rules document has procedures for:
   its index, which puts the cards back in their shoe-order positions.
 * ``unneeded_card``: one card more than the round took, pulled after it settled; the
   table sets it aside as the next round's first card (rule 3).
-* ``card_not_owed`` (blackjack): a card pulled while a player's decision is awaited; the
-  table sets it aside behind a blocking dealing incident, the supervisor confirms the
-  card burnt and the round goes on.
+* ``card_not_owed`` (blackjack, Xì Dách): a card pulled while a player's decision is
+  awaited; the table sets it aside behind a blocking dealing incident; the supervisor
+  confirms the dealing error: in blackjack (seed 000) the round is void, every stake
+  refunded, and a new shoe comes; in Xì Dách the card is burnt and the round goes on.
+  Blackjack puts no card right by re-arranging, so its dealer makes no missed-scan mistake.
 
 The cut card is not a mistake: it comes out of the shoe where it was placed.
 """
@@ -47,7 +49,7 @@ log = structlog.get_logger(__name__)
 MISTAKE_KINDS = ("exposed_card", "missed_scan", "unneeded_card", "double_exposure")
 MISTAKES_BY_GAME = {
     "baccarat": MISTAKE_KINDS,
-    "blackjack": ("exposed_card", "missed_scan", "card_not_owed", "double_exposure"),
+    "blackjack": ("exposed_card", "card_not_owed", "double_exposure"),
     "xidach": ("exposed_card", "missed_scan", "card_not_owed", "double_exposure"),
 }
 SUPERVISORS = ("bot", "human")
@@ -245,13 +247,19 @@ class SupervisorBot:
             }
             await self.api.post(path, body)
         elif kind == "card_not_owed":
+            answer = await self.api.post(
+                path, {"note": "confirmed: a card came out that no position was owed"}
+            )
+            # what the game's rule made of it, as the table answered
+            done = (
+                "the round is void, every stake refunded, and the shoe is replaced"
+                if answer.get("voided")
+                else "the card is set aside (burnt); the round goes on"
+            )
             self.table.log.note(
                 "supervisor",
-                "a card no position was owed: confirms it set aside (burnt); the round goes on",
+                f"a card no position was owed: confirms the dealing error; {done}",
                 rnd["round_id"] if rnd else None,
-            )
-            await self.api.post(
-                path, {"note": "card not owed by the rules: set aside as burnt; dealer warned"}
             )
         elif (
             kind == "reader_disagreement"

@@ -626,6 +626,9 @@ def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str
                 )
             d.answer = {"incident_id": incident, "procedure": "round voided; new shoe required"}
             return
+    if "void_on_confirm" in kind.effects:
+        _raise_error(d, cmd.kind, kind, details, actor)
+        return
     if "void" in kind.effects:
         incident = _incident(
             d,
@@ -647,6 +650,49 @@ def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str
     if "forfeit_insurance" in kind.effects and rnd is not None and rnd.active:
         _forfeit_insurance(d, cmd.kind)
     d.answer = {"incident_id": incident, "blocking": blocking, "procedure": procedure}
+
+
+def _raise_error(
+    d: Decision, name: str, kind: IncidentKind, details: Mapping[str, Any], actor: str
+) -> None:
+    """A system or human error (blackjack, seed 000): reported, it pauses the table until
+    the supervisor confirms it by resolving it; raised by a supervisor, it is confirmed at
+    once (unless the void needs a second supervisor's approval)."""
+    if actor.startswith("supervisor:") and not _void_needs_approval(d.state):
+        incident = _incident(
+            d,
+            name,
+            blocking=False,
+            actor=actor,
+            details=details,
+            auto_resolution=f"confirmed by the supervisor who raised it: {kind.procedure}",
+        )
+        _confirm_error(d, name)
+        d.answer = {"incident_id": incident, "procedure": "round voided; new shoe required"}
+        return
+    incident = _incident(d, name, blocking=True, actor=actor, details=details)
+    d.answer = {"incident_id": incident, "blocking": True, "procedure": kind.procedure}
+
+
+def _void_needs_approval(state: TableState) -> bool:
+    """Above the table's threshold a void takes two supervisors (the void request and
+    approval routes), never one confirmation."""
+    limit = _config(state).void_approval_above
+    rnd = state.round
+    if limit is None or rnd is None or not rnd.active:
+        return False
+    return sum(b.stake for b in rnd.bets.values()) > limit
+
+
+def _confirm_error(d: Decision, name: str) -> None:
+    """The confirmed error: the round is void (every open stake refunded once) and the
+    shoe ends (seed 000: the whole shoe is re-shuffled)."""
+    rnd = d.state.round
+    reason = f"{name}: system or human error confirmed by the supervisor"
+    if rnd is not None and rnd.active:
+        _void(d, reason, change_shoe=True)
+    elif d.state.shoe is not None:
+        d.emit("shoe_ended", {"shoe_no": d.state.shoe.shoe_no, "reason": reason})
 
 
 def _refund(d: Decision, reason: str, bet_types: Container[str] | None = None) -> int:
@@ -716,6 +762,20 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
     if not cmd.note.strip():
         raise BadResolution("a resolution needs a note saying what was done")
     rnd = d.state.round
+    game, _ = game_of(d.state)
+    kind = game.incidents.get(incident.kind)
+    confirms = kind is not None and "void_on_confirm" in kind.effects
+    if confirms and (cmd.entered or cmd.order is not None):
+        raise BadResolution(
+            f"{incident.kind} is not put right by entering or re-ordering cards: "
+            "resolving it confirms it (the round is void, new shoe)"
+        )
+    if confirms and _void_needs_approval(d.state):
+        raise RulesRefused(
+            "this round's stakes are above the table's threshold: one supervisor requests "
+            "the void, a different supervisor approves it",
+            "void_needs_approval",
+        )
     if cmd.entered or cmd.order is not None:
         if rnd is None or rnd.phase != "dealing":
             raise BadResolution("cards can be entered or re-ordered only while dealing")
@@ -762,8 +822,10 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
         {"incident_id": cmd.incident_id, "resolution": cmd.note, "resolved_by": actor},
         incident.round_id,
     )
-    game, _ = game_of(d.state)
-    kind = game.incidents.get(incident.kind)
+    if confirms:
+        _confirm_error(d, incident.kind)
+        d.answer = {"incident_id": cmd.incident_id, "voided": True, "next_position": None}
+        return
     missed = incident.kind == "possible_missed_card" or (
         kind is not None and "refund_insurance_on_resolve" in kind.effects
     )
@@ -1190,7 +1252,7 @@ def _seat_count(state: TableState) -> int:
 
 
 def _take_seat(d: Decision, cmd: c.TakeSeat, now: datetime, actor: str) -> None:
-    _config(d.state)
+    config = _config(d.state)
     count = _seat_count(d.state)
     if count == 0:
         raise SeatRefused("this game has no seats: players bet on the round")
@@ -1203,6 +1265,10 @@ def _take_seat(d: Decision, cmd: c.TakeSeat, now: datetime, actor: str) -> None:
     if elsewhere:
         raise SeatRefused(f"{cmd.account} already sits at seat {elsewhere[0]}: one seat a player")
     rnd = d.state.round
+    check_seat = getattr(config.game_impl, "check_seat", None)
+    if check_seat is not None and rnd is not None and rnd.active:
+        placed = [Bet(b.bet_id, b.account, b.bet_type, b.stake, b.seat) for b in rnd.bets.values()]
+        check_seat(config.rules, cmd.account, placed)  # blackjack: no bet behind open
     pending = rnd is not None and rnd.phase in ("dealing", "result")
     d.emit("seat_taken", {"seat": cmd.seat, "account": cmd.account, "pending": pending})
     d.answer = {"seat": cmd.seat, "plays_from": "next round" if pending else "this round"}

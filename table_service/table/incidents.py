@@ -124,4 +124,8 @@ def dealer_may_report(game: str | None) -> tuple[IncidentKind, ...]:
     found = game_named(game)
     if found is None:
         return ()
-    return tuple(k for k in found.incidents.values() if not k.effects & SUPERVISOR_EFFECTS)
+    return tuple(
+        k
+        for k in found.incidents.values()
+        if not k.effects & SUPERVISOR_EFFECTS and k.kind not in TABLE_INCIDENTS
+    )

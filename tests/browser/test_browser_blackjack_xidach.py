@@ -56,6 +56,16 @@ def test_a_blackjack_round_shows_each_turn_and_its_timer(make_studio: Any, brows
     wait_for(lambda: page.locator("#turn-timer").inner_text() != first, what="timer ticks")
     studio.shot(page, "dealer-blackjack-turn")
 
+    # the dealer reports from blackjack's own catalogue (seed 000's errors), not baccarat's
+    page.click("#report")
+    dialog = page.locator("#report-dialog")
+    for kind in ("misdeal", "wrong_position", "cards_exposed", "system_error", "other"):
+        expect(dialog.locator(f"[data-kind={kind}]")).to_contain_text("every stake")
+    for kind in ("missed_scan", "multi_pull", "card_not_owed"):
+        expect(dialog.locator(f"[data-kind={kind}]")).to_have_count(0)
+    dialog.locator("[data-action=cancel]").click()
+    expect(page.locator("#report-dialog")).to_have_count(0)
+
     body = {"actor": "seat:1", "action": "stand", "account": "alice"}
     studio.call("POST", f"/tables/{t}/actions", "operator", body)
     expect(page.locator("#next-target")).to_have_text("Dealer")

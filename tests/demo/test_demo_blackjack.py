@@ -29,13 +29,19 @@ async def test_blackjack_demo_plays_decides_and_keeps_the_books(clean_env: Path)
     data_dir = clean_env
     console, out = _console()
     options = _options(
-        data_dir, game="blackjack", rounds=ROUNDS, seed=11, decision_seconds=1, cut_after=60
+        data_dir,
+        game="blackjack",
+        rounds=ROUNDS,
+        seed=11,
+        decision_seconds=1,
+        cut_after=60,
+        mistakes=0.5,  # a card no position is owed voids its round: leave rounds to decide
     )
     report = await run_demo(options, console)
     text = out.getvalue()
     assert report.rounds_played == ROUNDS and report.stopped_by == "rounds"
     kinds = {kind for _, kind in report.mistakes}
-    assert {"card_not_owed", "missed_scan"} <= kinds, report.mistakes
+    assert "card_not_owed" in kinds and "missed_scan" not in kinds, report.mistakes
 
     runtime = _runtime(data_dir)
     try:
@@ -53,7 +59,6 @@ async def test_blackjack_demo_plays_decides_and_keeps_the_books(clean_env: Path)
             raised = Counter(i.kind for i in incidents)
             made = Counter(kind for _, kind in report.mistakes)
             assert raised["card_not_owed"] == made["card_not_owed"]
-            assert raised["missed_scan"] == made["missed_scan"]
             assert all(i.status == "resolved" for i in incidents)
             # every settled round, recomputed offline from its settle_input, is the ledger
             rules = TableConfig(table_id="x", game="blackjack").rules
@@ -72,4 +77,7 @@ async def test_blackjack_demo_plays_decides_and_keeps_the_books(clean_env: Path)
     # the round log a pit boss reads: the dealer's hand, each seat's hands and decisions
     assert text.count("DEALER ") >= len(settled)
     assert "seat 1 hand 1" in text and "timer ran out" in text
-    assert "card_not_owed" in text and "entered by hand" in text
+    assert "card_not_owed" in text and "confirms the dealing error" in text
+    # a card no position is owed voids its round (seed 000), every stake refunded
+    voided = {r.round_id for r in rounds if r.phase == "voided"}
+    assert {i.round_id for i in incidents if i.kind == "card_not_owed"} <= voided

@@ -15,7 +15,6 @@ from table_service.table.errors import (
     NotYourTurn,
     RulesRefused,
     SeatRefused,
-    TablePaused,
     WrongPhase,
     WrongPlayer,
 )
@@ -83,14 +82,7 @@ def test_a_round_deals_in_order_takes_decisions_and_settles_every_line() -> None
     with pytest.raises(RulesRefused) as refused:
         h.act("seat:1", "insurance", "p1")
     assert refused.value.code == "illegal_decision" and "Ace" in refused.value.reason
-    # a card when a decision is awaited: a blocking dealing incident, never guessed
-    decision = h.deal("KD")
-    assert "incident_raised" in h.types(decision) and h.state.paused
-    assert h.events("incident_raised")[-1]["kind"] == "card_not_owed"
-    with pytest.raises(TablePaused):
-        h.act("seat:1", "split", "p1")
-    incident = next(iter(h.state.incidents))
-    h.run(c.ResolveIncident(incident, "card burnt, dealer warned"))
+    # (a card when a decision is awaited is a dealing error: tests/table/test_table_seeds.py)
     h.act("seat:1", "split", "p1")  # 8 8: two hands, a second stake debited
     placed = h.events("bets_placed")[-1]["bets"]
     assert [(b["part"], b["stake"], b["account"]) for b in placed] == [("split", 1000, "p1")]
@@ -114,7 +106,7 @@ def test_a_round_deals_in_order_takes_decisions_and_settles_every_line() -> None
     assert h.state.round.phase == "settled" and not h.state.round.bets  # type: ignore[union-attr]
     settle_input = settle_input_of(h.state.round)  # type: ignore[arg-type]
     assert settle_input is not None
-    assert settle_input["cards"] == [*cards, "2C", "9C", "TD", "TC", "7S"]  # KD set aside
+    assert settle_input["cards"] == [*cards, "2C", "9C", "TD", "TC", "7S"]
     again = find_game("blackjack").recompute(h.config.rules, settle_input)
     assert {ln.stake_id: ln.returned for ln in again.lines} == {
         r["bet_id"]: r["returned"] for r in results
@@ -196,7 +188,7 @@ def test_void_refunds_every_stake_once_and_ends_the_shoe() -> None:
     h.run(c.CloseBetting())
     h.deal("8S", "6D", "8C")
     h.act("seat:1", "split", "p1")
-    h.run(c.RaiseIncident("misdeal", {"note": "card to the wrong seat"}))
+    h.run(c.RaiseIncident("misdeal", {"note": "card to the wrong seat"}), "supervisor:s1")
     refunds = [r for e in h.events("bets_refunded") for r in e["refunds"]]
     assert sorted((r["bet_id"], r["returned"]) for r in refunds) == [
         ("b1", 1000),

@@ -14,8 +14,11 @@ import pytest
 from table_helpers import Harness
 
 from audit.replay import ReplayError, ReplayTotals, fold_rounds, replay_round
+from table_service.rules.games import find_game
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
+from table_service.table.errors import BadResolution, NoShoe, RulesRefused, TablePaused
+from table_service.table.incidents import dealer_may_report
 
 
 @dataclass(frozen=True)
@@ -147,3 +150,245 @@ def test_forgotten_insurance_card_forfeits_nothing_on_a_table_without_insurance(
     assert not h.events("bets_settled") and not h.events("bets_refunded")
     h.deal("9S", "2H", "KD", "5C")
     assert h.events("bets_settled")[0]["results"][0]["returned"] == 2000
+
+
+# -- blackjack ---------------------------------------------------------------------------------
+class BlackjackTable(Harness):
+    def turn(self) -> dict[str, Any] | None:
+        rnd = self.state.public_summary()["round"]
+        return rnd["turn"] if rnd else None
+
+    def legal(self, actor: str) -> set[str]:
+        turn = self.turn()
+        assert turn is not None
+        return {m["action"] for m in turn["legal_actions"].get(actor, [])}
+
+
+def blackjack(*seats: int, **config: Any) -> BlackjackTable:
+    h = BlackjackTable(TableConfig(table_id="bj", game="blackjack", **config))
+    h.run(c.InsertShoe())
+    for n in seats:
+        h.run(c.TakeSeat(n, f"p{n}"))
+    h.run(c.OpenBetting())
+    return h
+
+
+# -- 1. a seated player may not bet behind (seed 000 "Cược Ăn Theo") ----------------------------
+def test_a_seated_player_may_not_bet_behind_any_seat() -> None:
+    h = blackjack(1, 2)
+    assert h.seat_bet("p1", "main", 1000, 1)["status"] == "placed"
+    assert h.seat_bet("p2", "main", 1000, 2)["status"] == "placed"
+    refused = h.seat_bet("p1", "behind", 500, 2)
+    assert refused["status"] == "refused" and refused["error"] == "seated_player"
+    assert "seat 1" in refused["reason"]
+    assert h.seat_bet("p2", "behind", 500, 1)["error"] == "seated_player"
+    assert h.seat_bet("p9", "behind", 500, 2)["status"] == "placed"  # not seated: may
+    placed = [b for e in h.events("bets_placed") for b in e["bets"]]
+    assert [(b["account"], b["type"]) for b in placed] == [
+        ("p1", "main"),
+        ("p2", "main"),
+        ("p9", "behind"),
+    ]
+
+
+def test_taking_a_seat_with_a_bet_behind_open_is_refused_until_the_round_is_over() -> None:
+    h = blackjack(1)
+    h.seat_bet("p1", "main", 1000, 1)
+    assert h.seat_bet("p9", "behind", 500, 1)["status"] == "placed"
+    with pytest.raises(RulesRefused) as refused:
+        h.run(c.TakeSeat(2, "p9"))  # betting still open: it would seat a bettor behind
+    assert refused.value.code == "behind_bet_open"
+    h.run(c.CloseBetting())
+    h.deal("TS", "7D")
+    with pytest.raises(RulesRefused):
+        h.run(c.TakeSeat(2, "p9"))  # the round is being dealt
+    assert 2 not in h.state.seats
+    h.run(c.TakeSeat(3, "p3"))  # anyone else takes a seat as before (from the next round)
+    h.deal("9C")  # seat 1: T 9 = 19
+    h.act("seat:1", "stand", "p1")
+    h.deal("TD")  # dealer 17
+    assert h.state.round is not None and h.state.round.phase == "settled"
+    h.run(c.TakeSeat(2, "p9"))  # the round is over: the seat is p9's
+    h.run(c.OpenBetting())
+    assert h.seat_bet("p9", "main", 100, 2)["status"] == "placed"
+    assert h.seat_bet("p9", "behind", 100, 2)["error"] == "own_seat"
+
+
+# -- 2. blackjack's system or human error (seed 000 "Xử lý sự cố") -------------------------------
+def _round_with_every_stake() -> BlackjackTable:
+    """Seat 1 with main, pair, insurance, a split, a double; p9 behind it following both."""
+    h = blackjack(1)
+    h.seat_bet("p1", "main", 1000, 1)  # b1
+    h.seat_bet("p1", "pair", 100, 1)  # b2
+    h.seat_bet("p9", "behind", 400, 1)  # b3
+    h.run(c.CloseBetting())
+    h.deal("8S", "AD", "8C")  # 8 8 against a dealer Ace
+    h.act("seat:1", "insurance", "p1")
+    h.act("seat:1", "split", "p1")
+    h.act("behind:b3", "accept", "p9")
+    h.deal("3H")  # hand 1: 8 3 = 11
+    h.act("seat:1", "double", "p1")
+    h.act("behind:b3", "accept", "p9")
+    return h
+
+
+def _placed(h: Harness) -> dict[str, int]:
+    return {b["bet_id"]: b["stake"] for e in h.events("bets_placed") for b in e["bets"]}
+
+
+def test_a_reported_error_pauses_the_table_and_the_confirmed_error_refunds_every_stake() -> None:
+    h = _round_with_every_stake()
+    stakes = _placed(h)
+    assert set(stakes) == {
+        "b1",
+        "b2",
+        "b3",
+        "b1~insurance",
+        "b1~split",
+        "b1~double1",
+        "b3~split",
+        "b3~double1",
+    }
+    answer = h.run(c.RaiseIncident("wrong_position", {"seat": 1}), "dealer:d1").answer
+    assert answer["blocking"] is True and h.state.paused
+    assert h.state.round is not None and h.state.round.phase == "dealing"
+    assert not h.events("bets_refunded")  # nothing happens before the supervisor confirms
+    with pytest.raises(TablePaused):
+        h.act("seat:1", "stand", "p1")
+    h.deal("9D")  # a card while paused is kept for the supervisor, never dealt on
+    h.run(c.ResolveIncident(answer["incident_id"], "confirmed: 3H went to hand 2"), "supervisor:s")
+    refunds = [r for e in h.events("bets_refunded") for r in e["refunds"]]
+    assert sorted((r["bet_id"], r["returned"]) for r in refunds) == sorted(stakes.items())
+    assert h.state.round.phase == "voided" and not h.state.paused
+    assert not h.events("bets_settled")  # every stake refunded exactly once, none settled
+    assert h.state.shoe is None  # the whole shoe re-shuffled: a new shoe is required
+    with pytest.raises(NoShoe):
+        h.run(c.OpenBetting())
+    assert replayed_rounds(h).rounds == 1
+    assert h.replayed() == h.state
+
+
+def test_a_supervisor_raising_the_error_confirms_it_at_once() -> None:
+    h = _round_with_every_stake()
+    h.run(c.RaiseIncident("misdeal", {}), "supervisor:s1")
+    refunds = {r["bet_id"] for e in h.events("bets_refunded") for r in e["refunds"]}
+    assert refunds == set(_placed(h))
+    assert h.state.round is not None and h.state.round.phase == "voided"
+    assert h.state.shoe is None and not h.state.incidents
+
+
+def test_a_confirmation_above_the_void_threshold_takes_two_supervisors() -> None:
+    h = blackjack(1, void_approval_above=500)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    h.deal("8S", "6D", "8C")
+    incident = h.run(c.RaiseIncident("misdeal", {}), "supervisor:s1").answer["incident_id"]
+    assert h.state.paused and not h.events("bets_refunded")  # not one supervisor's void
+    with pytest.raises(RulesRefused) as refused:
+        h.run(c.ResolveIncident(incident, "confirmed"), "supervisor:s1")
+    assert refused.value.code == "void_needs_approval"
+    h.run(c.VoidRound("misdeal confirmed by two supervisors"), "supervisor:s2")
+    assert h.state.round is not None and h.state.round.phase == "voided"
+    assert not h.state.incidents
+
+
+def test_a_card_no_position_is_owed_is_an_error_the_round_is_not_settled() -> None:
+    h = blackjack(1)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    h.deal("8S", "6D", "8C")  # seat 1 to decide
+    h.deal("KD")  # a card while a decision is awaited
+    (raised,) = h.events("incident_raised")
+    assert raised["kind"] == "card_not_owed" and h.state.paused
+    h.run(c.ResolveIncident(raised["incident_id"], "KD seen by the camera"), "supervisor:s")
+    assert h.state.round is not None and h.state.round.phase == "voided"
+    assert [r["bet_id"] for e in h.events("bets_refunded") for r in e["refunds"]] == ["b1"]
+    assert not h.events("round_result") and h.state.shoe is None
+
+
+def test_blackjack_errors_are_not_put_right_by_re_arranging_cards() -> None:
+    h = blackjack(1)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    h.deal("8S", "6D")
+    for kind in ("missed_scan", "multi_pull"):  # baccarat's procedures, not blackjack's
+        with pytest.raises(BadResolution):
+            h.run(c.RaiseIncident(kind, {"index": 1}), "dealer:d1")
+    incident = h.run(c.RaiseIncident("wrong_position", {}), "dealer:d1").answer["incident_id"]
+    with pytest.raises(BadResolution):
+        h.run(c.ResolveIncident(incident, "swap", order=("6D", "8S")), "supervisor:s")
+    assert h.state.round is not None and h.state.round.cards == ("8S", "6D")
+
+
+def test_the_blackjack_dealer_catalogue_is_blackjacks_own() -> None:
+    kinds = [k.kind for k in dealer_may_report("blackjack")]
+    assert kinds == ["misdeal", "wrong_position", "cards_exposed", "system_error", "other"]
+    for kind in find_game("blackjack").incidents.values():
+        assert kind.blocking and kind.effects == {"void_on_confirm"}, kind
+        assert "refunded" in kind.procedure and "new shoe" in kind.procedure
+        assert "re-arrange" not in kind.procedure and "shoe order" not in kind.procedure
+
+
+def test_a_card_the_reader_could_not_read_stays_a_reader_incident() -> None:
+    h = blackjack(1)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    h.deal("8S")
+    h.run(c.ReaderFault("unreadable", {}))
+    (raised,) = h.events("incident_raised")
+    assert raised["kind"] == "unreadable_card" and h.state.paused
+    h.run(
+        c.ResolveIncident(raised["incident_id"], "6D read off the card", (c.EnteredCard("6D", 1),)),
+        "supervisor:s",
+    )
+    assert h.state.round is not None and h.state.round.phase == "dealing"
+    assert h.state.round.cards == ("8S", "6D") and not h.events("bets_refunded")
+    h.deal("TC")
+    h.act("seat:1", "stand", "p1")
+    h.deal("TH")  # dealer 16: draws
+    h.deal("2S")  # 18 beats 18? dealer 6 T 2 = 18, seat 8 T = 18: push
+    assert h.events("bets_settled")[0]["results"][0]["result"] == "push"
+
+
+# -- 5. insurance (even money) for a seat holding blackjack (seed 000 "Bảo Hiểm") ---------------
+def test_a_seat_holding_blackjack_is_offered_insurance_against_an_ace() -> None:
+    h = blackjack(1, 2)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p2", "main", 1000, 2)
+    h.run(c.CloseBetting())
+    h.deal("AS", "9H", "AD", "KC", "7C")  # seat 1: A K blackjack; seat 2: 9 7; dealer Ace
+    turn = h.turn()
+    assert turn is not None and turn["actors"] == ["seat:1"]
+    assert h.legal("seat:1") == {"insurance", "stand"}  # never a hit on blackjack
+    h.act("seat:1", "insurance", "p1")
+    assert h.events("bets_placed")[-1]["bets"][0]["stake"] == 500
+    assert h.turn()["actors"] == ["seat:2"]  # type: ignore[index]
+    h.act("seat:2", "stand", "p2")
+    h.deal("QD")  # dealer blackjack: insurance pays 2:1, blackjack pushes
+    lines = {r["bet_id"]: r for r in h.events("bets_settled")[0]["results"]}
+    assert {k: v["returned"] for k, v in lines.items()} == {
+        "b1": 1000,
+        "b1~insurance": 1500,
+        "b2": 0,
+    }
+    assert replayed_rounds(h).returned == 2500
+
+
+def test_even_money_declined_or_timed_out_and_settled_by_the_same_rule() -> None:
+    h = blackjack(1, 2)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p2", "main", 1000, 2)
+    h.run(c.CloseBetting())
+    h.deal("AS", "AH", "AD", "KC", "QH")  # both seats hold blackjack against an Ace
+    h.act("seat:1", "stand", "p1")  # declines
+    turn = h.turn()
+    assert turn is not None and turn["actors"] == ["seat:2"]
+    h.tick(10)
+    h.run(c.TurnTimeout(turn["clock"]))  # no answer: declined by the no-decision rule
+    h.deal("5D")  # dealer A 5: no blackjack, stands on soft 16? draws
+    h.deal("2C")  # A 5 2 = soft 18
+    lines = {r["bet_id"]: r["returned"] for r in h.events("bets_settled")[0]["results"]}
+    assert lines == {"b1": 2500, "b2": 2500}  # 3:2, no insurance stake taken
+    # seat 2 took no action in the round (seed 000): it leaves the seat, seat 1 stays
+    assert [r["seat"] for r in h.events("seat_released")] == [2]
+    assert replayed_rounds(h).rounds == 1

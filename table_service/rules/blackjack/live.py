@@ -95,44 +95,35 @@ def stake_id(bet_id: str, part: str, hand: int | None) -> str:
     return f"{bet_id}~{part}"
 
 
+CONFIRMED = (
+    "the table pauses; the supervisor confirms it and the round is void: every stake "
+    "(main, pair, insurance, double, split, behind) refunded once, the shoe re-shuffled "
+    "(a new shoe)"
+)
+"""Seed 000 "Xử lý sự cố": a system or human error pauses the round, the whole shoe is
+re-shuffled, the round cancelled and every stake refunded. Nothing is re-arranged: a
+card in the wrong place has been seen where it should not have been."""
+
+
+def _error(kind: str, what: str) -> IncidentKind:
+    return IncidentKind(
+        kind, True, f"seed 000 system or human error ({what}): {CONFIRMED}", VOID_ON_CONFIRM
+    )
+
+
+VOID_ON_CONFIRM = frozenset({"void_on_confirm"})
+
 INCIDENTS: Mapping[str, IncidentKind] = MappingProxyType(
     {
         k.kind: k
         for k in (
-            IncidentKind(
-                "misdeal",
-                False,
-                "seed 000 system or human error: round cancelled, every stake refunded; "
-                "the shoe is re-shuffled",
-                frozenset({"void", "end_shoe"}),
-            ),
-            IncidentKind(
-                "wrong_position",
-                True,
-                "a card went to the wrong position: re-arrange in shoe order if it can be "
-                "put right, otherwise void the round (every stake refunded, new shoe)",
-            ),
-            IncidentKind(
-                "multi_pull",
-                True,
-                "several cards pulled at once: re-assign them in shoe order",
-            ),
-            IncidentKind(
-                "missed_scan",
-                True,
-                "a card was not scanned: enter it; positions re-arranged in shoe order",
-            ),
-            IncidentKind(
-                "cards_exposed",
-                False,
-                "cards exposed outside the deal: two or more void the round; new shoe",
-                frozenset({"void_on_count"}),
-            ),
-            IncidentKind(
-                "other",
-                True,
-                "supervisor pauses the table; void the round if it cannot be put right",
-            ),
+            _error("misdeal", "a misdeal: cards dealt out of the dealing order"),
+            _error("wrong_position", "a card dealt to the wrong position"),
+            _error("cards_exposed", "a card exposed that cannot be put right"),
+            _error("system_error", "the studio's systems failed during the round"),
+            _error("other", "another human error that changes a hand"),
+            # raised by the table itself: a card no position is owed (never re-assigned)
+            _error("card_not_owed", "a card came out that no position is owed"),
         )
     }
 )
@@ -211,6 +202,13 @@ class BlackjackGame:
         if bet.bet_type == "behind":
             if bet.account == player:
                 raise RulesRefusal("a player may not bet behind their own seat", code="own_seat")
+            seated = [n for n, account in context.seats.items() if account == bet.account]
+            if seated:
+                raise RulesRefusal(
+                    f"a player seated at seat {seated[0]} may not bet behind another seat "
+                    "(seed 000: bet behind is for players who are not seated)",
+                    code="seated_player",
+                )
             if any(b.bet_type == "behind" and b.account == bet.account for b in on_seat):
                 raise RulesRefusal(
                     f"one bet behind seat {seat} per player", code="behind_bet_placed"
@@ -225,6 +223,19 @@ class BlackjackGame:
             )
         if any(b.bet_type == "pair" and b.account == bet.account for b in on_seat):
             raise RulesRefusal(f"one pair bet on seat {seat} per player", code="pair_bet_placed")
+
+    def check_seat(self, rules: BlackjackRules, account: str, placed: Sequence[Bet]) -> None:
+        """Taking a seat while the round in play holds ``placed``: refused to a player with
+        a bet behind in it (a seated player may not bet behind; the seat is free to take
+        once the round is over). **Decision** (rules/blackjack.md, "Betting")."""
+        behind = [b for b in placed if b.bet_type == "behind" and b.account == account]
+        if behind:
+            raise RulesRefusal(
+                f"{account} bets behind seat {behind[0].seat} in this round: a seated player "
+                "may not bet behind, so the seat can be taken once the round is over",
+                code="behind_bet_open",
+                seat=behind[0].seat,
+            )
 
     def burn_count(self, rules: BlackjackRules, first_card: Card) -> int:
         """Seed 000 describes no burn: the first card of a new shoe is dealt."""
@@ -263,7 +274,8 @@ class BlackjackGame:
                 f"follow:{offer.kind}:S{seat}H{offer.hand + 1}",
             )
         seat_obj = engine.seats[engine.turn]
-        hand_i = next(i for i, h in enumerate(seat_obj.hands) if not h.complete(rules))
+        # the hand to act; a seat holding blackjack is here for the insurance offer alone
+        hand_i = next((i for i, h in enumerate(seat_obj.hands) if not h.complete(rules)), 0)
         hand = seat_obj.hands[hand_i]
         clock = f"seat:{seat_obj.number}:h{hand_i + 1}:c{len(hand.cards)}:i{int(seat_obj.insured)}"
         return Turn((f"seat:{seat_obj.number}",), float(rules.decision_seconds), clock)

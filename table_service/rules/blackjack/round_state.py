@@ -11,7 +11,8 @@ Choices where the rules document is silent (all documented in the README):
 - after a split, hand 1 takes its second card and is played out, then hand 2;
 - a hand reaching 21 (or a blackjack) is complete without a decision;
 - insurance is offered to a seat at its turn, before its other decisions; a seat
-  with a blackjack has no turn, so it is not offered insurance;
+  holding blackjack gets a turn for that offer alone when the dealer shows an Ace
+  (even money: seed 000 offers insurance whenever the dealer's card is an Ace);
 - the dealer always takes the second card; further cards only while some hand can
   still win or lose against the dealer's total;
 - open bet-behind follow offers hold the next card until answered (accept,
@@ -280,6 +281,22 @@ def new_round(
 # --- where the next card goes -------------------------------------------------------
 
 
+def insurance_owed(state: RoundState, seat: Seat) -> bool:
+    """Whether ``seat``, holding blackjack, still has the insurance offer (even money) to
+    answer: the dealer shows an Ace and the seat has neither answered nor timed out. Its
+    hand is complete, so this offer is the seat's only turn."""
+    rules = state.rules
+    return (
+        rules.insurance
+        and len(state.dealer) == 1
+        and card_value(state.dealer[0]) == 1
+        and not seat.split
+        and seat.hands[0].blackjack
+        and not (seat.insured or seat.acted or seat.timed_out)
+        and seat.insurance_stake > 0
+    )
+
+
 def _current(state: RoundState) -> tuple[int, int] | None:
     """(seat index, hand index) of the hand being played, in the PLAY phase."""
     if state.phase is not Phase.PLAY:
@@ -288,6 +305,8 @@ def _current(state: RoundState) -> tuple[int, int] | None:
     for index, hand in enumerate(seat.hands):
         if not hand.complete(state.rules):
             return state.turn, index
+    if insurance_owed(state, seat):
+        return state.turn, 0
     return None  # pragma: no cover - _advance never leaves a finished seat current
 
 
@@ -327,7 +346,11 @@ def next_card_target(state: RoundState) -> Target | None:
 def _advance(state: RoundState) -> RoundState:
     """Move the turn past finished seats; into the dealer phase, then completion."""
     turn = state.turn
-    while turn < len(state.seats) and all(h.complete(state.rules) for h in state.seats[turn].hands):
+    while (
+        turn < len(state.seats)
+        and all(h.complete(state.rules) for h in state.seats[turn].hands)
+        and not insurance_owed(state, state.seats[turn])
+    ):
         turn += 1
     if turn < len(state.seats):
         return replace(state, turn=turn, phase=Phase.PLAY)
@@ -382,6 +405,8 @@ def _refusal(state: RoundState, seat: Seat, hand_i: int, move: Move) -> str | No
     two_cards = len(hand.cards) == 2
     up = card_value(state.dealer[0])
     first_decision = not seat.acted and not seat.split and not seat.insured
+    if hand.complete(rules) and move not in (Move.INSURANCE, Move.STAND, Move.NO_DECISION):
+        return "the hand holds blackjack: only the insurance offer (even money) is open"
     if move in (Move.HIT, Move.STAND, Move.NO_DECISION):
         return None
     if move is Move.DOUBLE:
@@ -467,8 +492,8 @@ def _decide(state: RoundState, decision: Decision) -> RoundState:
     if move is Move.NO_DECISION:
         state = _replace_hand(state, seat_i, hand_i, replace(hand, auto=True), timed_out=True)
         return _advance(state)
-    if move is Move.INSURANCE:
-        return _replace_hand(state, seat_i, hand_i, hand, insured=True, acted=True)
+    if move is Move.INSURANCE:  # a seat holding blackjack has no other decision: it moves on
+        return _advance(_replace_hand(state, seat_i, hand_i, hand, insured=True, acted=True))
     if move is Move.HIT:
         return _replace_hand(state, seat_i, hand_i, replace(hand, wants_card=True), acted=True)
     if move in (Move.STAND, Move.SURRENDER):

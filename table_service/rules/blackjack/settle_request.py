@@ -26,6 +26,7 @@ from table_service.rules.blackjack.round_state import (
     SeatBet,
     SideBet,
     apply,
+    insurance_owed,
     new_round,
     next_card_target,
 )
@@ -135,6 +136,11 @@ def play_round(
             continue
         if not decisions:
             seat = state.seats[state.turn]
+            if insurance_owed(state, seat):
+                # even money the input does not answer (a round recorded before the offer
+                # existed, a hand-written line): declined, as an unanswered follow offer is
+                state = apply(state, Decision(seat.number, 1, Move.STAND))
+                continue
             raise RoundInputError(f"the decisions end while seat {seat.number} is to act")
         state = apply(state, decisions.popleft())
     if decisions:
