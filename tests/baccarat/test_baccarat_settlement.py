@@ -265,11 +265,12 @@ def test_cut_offs(bet: str, last_game: int) -> None:
 
 
 def test_cut_offs_of_the_rules_document() -> None:
+    # Tiger Pair (Hổ đôi) is not among them: seed 004 gives it no cut-off
     twenty = {"big", "small"}
     thirty = {
         "perfect_pair", "tiger_tie", "big_tiger", "small_tiger", "panda8",
         "dragon7", "either_natural", *(f"super_tie_{n}" for n in range(10)),
-    }  # fmt: skip  (Tiger Pair, Hổ đôi, has no cut-off in seed 004)
+    }  # fmt: skip
     for bet in BET_TYPES:
         expected = 20 if bet in twenty else 30 if bet in thirty else None
         assert PT.closes_after(bet) == expected, bet
