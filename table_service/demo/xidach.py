@@ -19,7 +19,7 @@ recorded deadlines run by the service. Bots:
 - in ``room`` the bank follows the rules: the first banker takes it holding 5x the
   maximum bet and commits its whole balance; it keeps the bank while the bank holds the
   minimum bet; after a few rounds it leaves the table at its turn (its hand, already
-  revealed, is then played out by the rules), and the bank passes clockwise to the next
+  revealed, is then played out by the rules), and the bank passes to the next
   seated player who qualifies, who takes it. The
   banker decides within the rules (hit below 17, stand from 17), sometimes timing out.
 
@@ -236,6 +236,11 @@ class XiDachDemo:
         self.last_holder: int | None = None
         self.held_for = 0  # rounds the current holder has banked
         self.round_id: str | None = None
+        # the order players came to the table (the table's own rule for who takes a bank
+        # that passes: the next to have joined after the banker, seed 001)
+        self.joined: dict[int, int] = {}
+        self.joins = 0
+        self.bank_joined: int | None = None
 
     def note(self, who: str, message: str) -> None:
         self.log.note(who, message, self.round_id)
@@ -258,11 +263,17 @@ class XiDachDemo:
 
     async def _seat_everyone(self, summary: dict[str, Any]) -> None:
         taken = {s["seat"]: s["account"] for s in summary["seats"]}
+        for seat in taken:  # seated before this demo saw them: in the summary's order
+            if seat not in self.joined:
+                self.joins += 1
+                self.joined[seat] = self.joins
         for seat, account in self.players.items():
             if seat not in taken:
                 await self.op.post(
                     f"/tables/{self.table}/seats", {"seat": seat, "account": account}
                 )
+                self.joins += 1
+                self.joined[seat] = self.joins
 
     async def _fresh_deck(self) -> None:
         """The shoe-change procedure between one-deck rounds: the rest of the old deck out
@@ -281,7 +292,8 @@ class XiDachDemo:
 
     async def _bank_holder(self, summary: dict[str, Any]) -> None:
         """Who banks this round, by the rules: the keeper; else, after a lost or left
-        bank, the first seated player clockwise who holds 5x the maximum bet; else (no
+        bank, the first seated player to have joined after the banker (clockwise for a tie)
+        who holds 5x the maximum bet; else (no
         bank yet) the table's first banker if it qualifies."""
         self.holder = None
         if not self.seated_bank:
@@ -293,6 +305,7 @@ class XiDachDemo:
         if keeper is not None and keeper in seated:
             self.holder = (keeper, seated[keeper])
             self.held_for += 1
+            self.bank_joined = self.joined.get(keeper)
             return
         if keeper is not None:
             passes_from = keeper  # the banker left between rounds
@@ -302,18 +315,22 @@ class XiDachDemo:
             first = balances.get(self.banker, 0) >= need and self.bank_seat in seated
             seat = self.bank_seat if first else next_banker(self.profile, self.limits, players, 0)
         else:
-            seat = next_banker(self.profile, self.limits, players, passes_from)
+            joined = {n: self.joined.get(n, 0) for n in seated}
+            seat = next_banker(
+                self.profile, self.limits, players, passes_from, joined, self.bank_joined
+            )
         if seat is None:
             self.note("players", f"nobody seated holds {need:,} to take the bank")
             return
         self.holder = (seat, seated[seat])
         self.held_for = 1
+        self.bank_joined = self.joined.get(seat)
         if passes_from is not None:
             self.report.bank_passes += 1
             self.note(
                 "players",
-                f"the bank passes clockwise from seat {passes_from} to seat {seat} "
-                f"({seated[seat]}, {balances[seated[seat]]:,} >= {need:,})",
+                f"the bank passes from seat {passes_from} to seat {seat}, the next to have "
+                f"joined after the banker ({seated[seat]}, {balances[seated[seat]]:,} >= {need:,})",
             )
 
     # -- one round ---------------------------------------------------------------------------

@@ -154,9 +154,13 @@ class BettingContext:
     bank_seat: int | None = None
     """The seat that keeps a seated bank from the last round (Xì Dách ``room``)."""
     bank_from: int | None = None
-    """The seat whose bank passes clockwise (it fell under the minimum bet or left)."""
+    """The seat whose bank passes (it fell under the minimum bet or left)."""
     balances: Mapping[str, int] = field(default_factory=dict)
     """The seated players' balances before this request (who qualifies for the bank)."""
+    joined: Mapping[int, int] = field(default_factory=dict)
+    """Seat → the order in which its player came to the table (1 = first)."""
+    bank_joined: int | None = None
+    """When the last seated banker came to the table (the bank passes to who came after)."""
 
 
 @dataclass(frozen=True, slots=True)

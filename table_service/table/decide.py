@@ -241,7 +241,15 @@ def _bank_taker(
     if taker is None:
         return None, None
     seats = state.seats_for_round()
-    return taker(rules, seats, state.bank_seat, state.bank_from, balances)  # type: ignore[no-any-return]
+    return taker(  # type: ignore[no-any-return]
+        rules,
+        seats,
+        state.bank_seat,
+        state.bank_from,
+        balances,
+        joined=state.joined_order(),
+        bank_joined=state.bank_joined,
+    )
 
 
 def _room_opens(d: Decision, balances: Mapping[str, int]) -> None:
@@ -327,6 +335,8 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
         d.state.bank_seat,
         d.state.bank_from,
         dict(cmd.balances),
+        d.state.joined_order(),
+        d.state.bank_joined,
     )
     for bet in cmd.bets:
         try:

@@ -135,6 +135,9 @@ class SeatHolder:
     account: str
     pending: bool = False
     disconnected: bool = False
+    joined: int = 0
+    """The order in which the player came to the table (1 = first seat taken at it): a
+    seated Xì Dách bank passes to the player who came in after the banker (seed 001)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +156,8 @@ class TableState:
     bank_seat: int | None = None  # a seated bank kept from the last round's result
     bank_from: int | None = None  # a seated bank that passes clockwise from this seat
     room_closed: Mapping[str, Any] | None = None  # nobody qualifies for the passing bank
+    seats_joined: int = 0  # seats taken at this table so far (each holder's ``joined``)
+    bank_joined: int | None = None  # when the last seated banker came to the table
 
     @property
     def paused(self) -> bool:
@@ -161,6 +166,10 @@ class TableState:
     def seats_for_round(self) -> dict[int, str]:
         """Seat → account of the players who play the current (or next) round."""
         return {n: h.account for n, h in sorted(self.seats.items()) if not h.pending}
+
+    def joined_order(self) -> dict[int, int]:
+        """Seat → the order in which its player came to the table (seats of this round)."""
+        return {n: h.joined for n, h in sorted(self.seats.items()) if not h.pending}
 
     def public_summary(self) -> dict[str, Any]:
         """What the dealer console and the stream show about where the table stands."""
@@ -383,7 +392,7 @@ def _card_burnt(s: TableState, p: Mapping[str, Any]) -> TableState:
 def _betting_opened(s: TableState, p: Mapping[str, Any]) -> TableState:
     assert s.shoe is not None
     if s.seats:
-        seats = {n: SeatHolder(h.account) for n, h in s.seats.items()}
+        seats = {n: SeatHolder(h.account, joined=h.joined) for n, h in s.seats.items()}
         s = replace(s, seats=_frozen(seats))
     return replace(
         s,
@@ -524,11 +533,15 @@ def _round_result(s: TableState, p: Mapping[str, Any]) -> TableState:
         bank_from = None if bank.get("keeps_bank") else bank["seat"]
     else:
         bank_from = s.bank_from  # no seated bank this round: a pending pass still stands
+    bank_joined = s.bank_joined
+    if isinstance(bank, Mapping) and bank.get("seat") in s.seats:
+        bank_joined = s.seats[bank["seat"]].joined
     return replace(
         s,
         round=replace(rnd, phase="result", outcome=_frozen(dict(p["outcome"]))),
         bank_seat=bank_seat,
         bank_from=bank_from,
+        bank_joined=bank_joined,
     )
 
 
@@ -606,7 +619,9 @@ def _seats(s: TableState, seat: int, holder: SeatHolder | None) -> TableState:
 
 
 def _seat_taken(s: TableState, p: Mapping[str, Any]) -> TableState:
-    return _seats(s, int(p["seat"]), SeatHolder(p["account"], pending=bool(p.get("pending"))))
+    joined = s.seats_joined + 1
+    holder = SeatHolder(p["account"], pending=bool(p.get("pending")), joined=joined)
+    return _seats(replace(s, seats_joined=joined), int(p["seat"]), holder)
 
 
 def _seat_released(s: TableState, p: Mapping[str, Any]) -> TableState:

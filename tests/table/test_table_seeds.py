@@ -392,3 +392,149 @@ def test_even_money_declined_or_timed_out_and_settled_by_the_same_rule() -> None
     # seat 2 took no action in the round (seed 000): it leaves the seat, seat 1 stays
     assert [r["seat"] for r in h.events("seat_released")] == [2]
     assert replayed_rounds(h).rounds == 1
+
+
+# -- 6. Xì Dách: the bank passes by the order players joined the room (seed 001) -----------------
+def _room(*seats: int) -> Harness:
+    """Profile ``room`` with a seated bank; players take their seats in the order given."""
+    config = TableConfig(
+        table_id="xd",
+        game="xidach",
+        profile="room",
+        game_rules={"banker": "seated"},
+        limits={"min_stake": 100, "max_stake": 2000},  # taking the bank needs 5x 2000
+        bet_limits={"bank": {"min_stake": 100, "max_stake": 10**9}},
+    )
+    h = Harness(config)
+    h.run(c.InsertShoe())
+    for n in seats:
+        h.run(c.TakeSeat(n, f"p{n}"))
+    return h
+
+
+def _bank_bid(h: Harness, seat: int, balances: dict[str, int]) -> dict[str, Any]:
+    h.bet_no += 1
+    request = c.BetRequest(f"b{h.bet_no}", f"k{h.bet_no}", f"p{seat}", "bank", 10_000, seat)
+    return h.run(c.PlaceBets((request,), balances)).answer["results"][0]  # type: ignore[no-any-return]
+
+
+def test_the_bank_passes_to_the_player_who_came_in_after_the_banker_not_clockwise() -> None:
+    # the banker (seat 3) opened the room; then seat 6, seat 1 and seat 5 came in
+    h = _room(3, 6, 1, 5)
+    rich = {f"p{n}": 50_000 for n in (1, 3, 5, 6)}
+    h.run(c.OpenBetting(rich))
+    assert _bank_bid(h, 3, rich)["status"] == "placed"
+    for n in (6, 1, 5):
+        assert h.seat_bet(f"p{n}", "main", 100, n)["status"] == "placed"
+    assert h.state.round is not None and h.state.round.phase == "dealing"
+    h.deal("TS", "TD", "TH", "7C", "KH", "9H", "KD", "TC")
+    h.act("banker", "leave", "p3")  # the banker leaves: every punter wins, the bank passes
+    assert h.state.round.phase == "settled" and 3 not in h.state.seats
+    h.run(c.InsertShoe())  # one deck: a fresh deck each round
+    h.run(c.OpenBetting(rich))
+    # clockwise from seat 3 would be seat 5; the player who came in after the banker is 6
+    refused = _bank_bid(h, 5, rich)
+    assert (refused["status"], refused["error"]) == ("refused", "bank_passes")
+    assert "seat 6" in refused["reason"]
+    assert _bank_bid(h, 6, rich)["status"] == "placed"
+    assert h.replayed() == h.state
+
+
+def test_a_closed_room_reopens_with_the_next_player_to_have_joined_who_qualifies() -> None:
+    h = _room(3, 6, 1, 5)
+    rich = {"p1": 50_000, "p3": 50_000, "p5": 50_000, "p6": 50_000}
+    h.run(c.OpenBetting(rich))
+    _bank_bid(h, 3, rich)
+    for n in (6, 1, 5):
+        h.seat_bet(f"p{n}", "main", 100, n)
+    h.deal("TS", "TD", "TH", "7C", "KH", "9H", "KD", "TC")
+    h.act("banker", "leave", "p3")
+    poor = {"p1": 500, "p5": 500, "p6": 500}
+    h.run(c.ReviewRoom(poor))
+    assert h.state.room_closed is not None
+    h.run(c.InsertShoe())
+    # seats 1 and 5 both qualify now; seat 1 came in before seat 5 (6, then 1, then 5)
+    decision = h.run(c.OpenBetting({"p1": 10_000, "p5": 10_000, "p6": 500}))
+    assert h.types(decision) == ["room_reopened", "betting_opened"]
+    assert h.events("room_reopened")[0]["seat"] == 1
+
+
+def test_the_joining_order_decides_and_clockwise_only_breaks_a_tie() -> None:
+    from table_service.rules.xidach.bank import succession
+
+    players = [(1, 0), (2, 0), (5, 0), (7, 0)]
+    # the banker at seat 4 came in second: 7 (3rd), then 1 (5th); then, wrapping, 5 (1st)
+    joined = {1: 5, 2: 9, 5: 1, 7: 3}
+    assert [s for s, _ in succession(players, 4, joined, 2)] == [7, 1, 2, 5]
+    # seats 1 and 7 came in together (the same place in the order): clockwise from 4
+    tie = {1: 3, 2: 9, 5: 1, 7: 3}
+    assert [s for s, _ in succession(players, 4, tie, 2)] == [7, 1, 2, 5]
+    assert [s for s, _ in succession(players, 6, tie, 2)] == [7, 1, 2, 5]
+    assert [s for s, _ in succession(players, 0, tie, 2)] == [1, 7, 2, 5]
+
+
+# -- 7. the recorded decision: a punter's Xì Dách against the banker's (seed 002) ----------------
+SEED_002_SECTION_2 = (
+    "Xì dách: 1 lá Át cộng với bất cứ con nào sau đây: J, Q, K và 10 (Nếu nhà cái có Xì "
+    "bàn hoặc Xì dách coi như bạn thua)."
+)
+SEED_002_SECTION_3_3 = (
+    "Ngoại trừ tình huống người chơi nào có bài bằng hoặc là cao hơn so với nhà cái nếu "
+    "không nhà cái cò xì dách hay xì bàn sẽ ăn hết."
+)
+
+
+def _xidach_decision() -> str:
+    from pathlib import Path
+
+    import table_service  # the checkout whose code is under test holds its rules documents
+
+    root = Path(table_service.__file__).resolve().parents[1]
+    doc = (root / "docs" / "rules" / "xidach.md").read_text()
+    head = "**Decision (a punter's Xì Dách against the banker's Xì Dách):**"
+    assert head in doc, "docs/rules/xidach.md records no decision on Xì Dách against Xì Dách"
+    return " ".join(doc[doc.index(head) :].split("\n\n")[0].split())
+
+
+def test_the_xi_dach_against_xi_dach_decision_quotes_each_section_of_seed_002() -> None:
+    decision = _xidach_decision()
+    assert "§2" in decision and SEED_002_SECTION_2 in decision  # the punter loses
+    assert "§3.3" in decision and SEED_002_SECTION_3_3 in decision  # equal hands excepted
+    assert "push" in decision and "every profile" in decision
+
+
+@pytest.mark.parametrize("profile", ["classic", "forced-draw", "room"])
+@pytest.mark.parametrize(
+    ("punter", "result", "returned"),
+    [
+        (("AS", "KD"), "push", 1000),  # Xì Dách against Xì Dách: the recorded decision
+        (("AS", "AH"), "win", 2500),  # Xì Bàng beats it, 1.5x
+        (("9S", "9D"), "lose", 0),  # anything lower loses to it
+    ],
+)
+def test_the_live_table_settles_a_banker_xi_dach_as_the_decision_says(
+    profile: str, punter: tuple[str, str], result: str, returned: int
+) -> None:
+    assert "push" in _xidach_decision()
+    config = TableConfig(
+        table_id="xd",
+        game="xidach",
+        profile=profile,
+        game_rules={"banker": "house"},
+        limits={"min_stake": 100, "max_stake": 2000},
+    )
+    h = Harness(config)
+    h.run(c.InsertShoe())
+    h.run(c.TakeSeat(1, "p1"))
+    h.run(c.OpenBetting())
+    h.seat_bet("p1", "main", 1000, 1)
+    if h.state.round is not None and h.state.round.phase == "betting":
+        h.run(c.CloseBetting())  # (room closes it once every punter has bet)
+    h.deal(punter[0], "AC", punter[1], "QC")  # the banker: A Q, Xì Dách
+    if h.state.round is not None and h.state.round.phase == "dealing":
+        h.act("seat:1", "stand", "p1")  # room: the hole card shows at the banker's turn
+    rnd = h.state.round
+    assert rnd is not None and rnd.phase == "settled", profile
+    (line,) = [r for e in h.events("bets_settled") for r in e["results"]]
+    assert (line["result"], line["returned"]) == (result, returned)
+    assert replayed_rounds(h).returned == returned

@@ -1,7 +1,7 @@
 """`livetable demo --game xidach`: live rounds over HTTP with bots, every card out of the
 virtual serial shoe through the real reader (a fresh deck each round), checked round by
 round against `livetable settle xidach` on each round's settle_input; in `room` the bank
-passes clockwise as the rules say."""
+passes to the next player to have joined after the banker, as the rules say."""
 
 from __future__ import annotations
 
@@ -60,10 +60,10 @@ def test_the_demo_plays_live_rounds_that_settle_as_the_settle_command(
         assert "the bank (banker9, seat 5)" in text  # the seated bank, in and out
         # a seated bank, no commission in this profile: what the punters lose the bank wins
         assert report.staked - report.returned == report.bank_net
-        # the first banker leaves after its term; the bank passes clockwise and is taken
+        # the first banker leaves after its term; the bank passes on and is taken
         assert report.banker_leaves == 1 and report.bank_passes == 1
         assert report.bank_refusals == 0
-        assert "the bank passes clockwise from seat 5 to seat 1" in text
+        assert "the bank passes from seat 5 to seat 1, the next to have joined" in text
 
 
 def test_a_shoe_terminal_another_process_locked_is_kept_and_a_fresh_one_put_behind_the_path() -> (

@@ -1,4 +1,4 @@
-"""Who holds a seated bank: the bankroll requirement and the clockwise rotation.
+"""Who holds a seated bank: the bankroll requirement and who it passes to.
 
 These are table-level rules between rounds (the round engine only checks that the
 banker of a starting round still qualifies), kept pure so the table service and the
@@ -7,7 +7,7 @@ tests use the same code.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from table_service.rules.xidach.errors import BankrollError
@@ -43,19 +43,58 @@ def take_bank(profile: Profile, limits: TableLimits, balance: int) -> None:
         )
 
 
+def succession(
+    players: Sequence[tuple[int, int]],
+    after_seat: int,
+    joined: Mapping[int, int] | None = None,
+    after_joined: int | None = None,
+) -> list[tuple[int, int]]:
+    """``players`` (seat, balance) in the order the bank is offered to them after the
+    banker at ``after_seat`` (who came to the table ``after_joined``-th).
+
+    Seed 001: the bank passes "to the player who came in after the banker": first those
+    who joined after the banker, in the order they joined, then, wrapping round, those
+    who joined before. Clockwise seat order from the banker's seat only breaks a tie
+    (players with the same place in the joining order), and is the whole order when the
+    joining order is not known (``joined`` None).
+
+    >>> succession([(1, 0), (3, 0), (5, 0)], 4, {1: 2, 3: 4, 5: 3}, 1)
+    [(1, 0), (5, 0), (3, 0)]
+    >>> succession([(1, 0), (3, 0), (5, 0)], 4)
+    [(5, 0), (1, 0), (3, 0)]
+    """
+
+    def clockwise(seat: int) -> int:
+        return seat - after_seat if seat > after_seat else seat - after_seat + 10_000
+
+    if joined is None:
+        return sorted(players, key=lambda p: clockwise(p[0]))
+    mark = after_joined if after_joined is not None else 0
+
+    def key(p: tuple[int, int]) -> tuple[int, int, int]:
+        order = joined.get(p[0], 0)
+        return (0 if order > mark else 1, order, clockwise(p[0]))
+
+    return sorted(players, key=key)
+
+
 def next_banker(
     profile: Profile,
     limits: TableLimits,
     players: Sequence[tuple[int, int]],
     after_seat: int,
+    joined: Mapping[int, int] | None = None,
+    after_joined: int | None = None,
 ) -> int | None:
     """The seat that takes the bank after ``after_seat`` leaves or loses it.
 
-    ``players`` are (seat, balance) of those still at the table; the bank passes
-    clockwise to the first who qualifies. None: nobody qualifies, the room closes.
+    ``players`` are (seat, balance) of those still at the table; the bank passes to the
+    first who qualifies in :func:`succession` order (the order of joining the room,
+    clockwise for a tie or when it is unknown). None: nobody qualifies, the room closes.
     """
-    seats = sorted(players)
-    ordered = [p for p in seats if p[0] > after_seat] + [p for p in seats if p[0] < after_seat]
+    ordered = succession(
+        [p for p in players if p[0] != after_seat], after_seat, joined, after_joined
+    )
     for seat, balance in ordered:
         if can_take_bank(profile, limits, balance):
             return seat
@@ -84,7 +123,8 @@ def after_round(
     *,
     banker_left: bool = False,
 ) -> BankChange:
-    """The bank after a round: kept, passed clockwise, or the room closes.
+    """The bank after a round: kept, passed on (clockwise: no joining order here), or the
+    room closes.
 
     ``players`` are (seat, balance) of everyone still seated, the banker included or
     not; a banker who left or fell below the minimum bet cannot take it straight back.

@@ -354,9 +354,14 @@ class XiDachGame:
         bank_seat: int | None,
         bank_from: int | None,
         balances: Mapping[str, int],
+        *,
+        joined: Mapping[int, int] | None = None,
+        bank_joined: int | None = None,
     ) -> tuple[int | None, dict[str, Any] | None]:
         """Who may bank the next round of a seated-bank table: ``(seat, None)``, the
-        keeper or the first qualifying player clockwise after a lost or left bank;
+        keeper or the first qualifying player after a lost or left bank, by the order
+        players came to the table after the banker (``joined``: seat → order; clockwise
+        breaks a tie, see :func:`~table_service.rules.xidach.bank.succession`);
         ``(None, None)`` when no bank is passing (any qualifying player may bid); or
         ``(None, closure)`` when the bank passes and nobody qualifies: the room closes
         (``closure``: reason, needs, passes_from)."""
@@ -371,12 +376,14 @@ class XiDachGame:
             return None, None
         players = [(seat, balances.get(account, 0)) for seat, account in seats.items()]
         players = [p for p in players if p[0] != passes_from]
-        successor = next_banker(rules.profile, rules.limits, players, passes_from)
+        successor = next_banker(
+            rules.profile, rules.limits, players, passes_from, joined, bank_joined
+        )
         if successor is not None:
             return successor, None
         need = bank_requirement(rules.profile, rules.limits)
         reason = (
-            f"the bank of seat {passes_from} passes clockwise and nobody seated holds {need} "
+            f"the bank of seat {passes_from} passes on and nobody seated holds {need} "
             f"({rules.profile.seated_banker.bankroll_multiple_of_max_bet}x the maximum bet): "
             "the room is closed until a player who does takes the bank"
         )
@@ -419,16 +426,17 @@ class XiDachGame:
             if keeper is not None and keeper not in context.seats:
                 passes_from = keeper  # the banker left between rounds
             if passes_from is not None and not held:
-                successor = _clockwise_successor(rules, context, passes_from, seat, bet.stake)
+                successor = _successor(rules, context, passes_from, seat, bet.stake)
                 if successor is None:
                     raise RulesRefusal(
-                        f"the bank of seat {passes_from} passes clockwise and nobody holds "
+                        f"the bank of seat {passes_from} passes on and nobody holds "
                         f"{bank_requirement(profile, rules.limits)}: the room closes",
                         code="room_closed",
                     )
                 if successor != seat:
                     raise RulesRefusal(
-                        f"the bank of seat {passes_from} passes clockwise to seat {successor}",
+                        f"the bank of seat {passes_from} passes to seat {successor}, the next "
+                        "player to have come to the table after the banker",
                         code="bank_passes",
                     )
             need = rules.limits.min_bet if held else bank_requirement(profile, rules.limits)
@@ -873,10 +881,11 @@ class XiDachGame:
         )
 
 
-def _clockwise_successor(
+def _successor(
     rules: XiDachRules, context: BettingContext, after: int, bidder: int, offered: int
 ) -> int | None:
-    """The seat the bank passes to: the first qualifying player clockwise after ``after``.
+    """The seat the bank passes to: the first qualifying player to have come to the table
+    after the banker at ``after`` (clockwise for a tie; seed 001).
 
     A player's balance is the one the table read for this request; a bidder whose balance
     was not read counts with the stake it offers.
@@ -889,7 +898,8 @@ def _clockwise_successor(
         if balance is None:
             balance = offered if seat == bidder else 0
         players.append((seat, balance))
-    return next_banker(rules.profile, rules.limits, players, after)
+    joined = context.joined or None  # a context without the joining order: clockwise
+    return next_banker(rules.profile, rules.limits, players, after, joined, context.bank_joined)
 
 
 def _final_engine(request: Mapping[str, Any], profile: Profile) -> RoundState:
