@@ -5,14 +5,17 @@ restart, and a small file system the test may fill."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,15 @@ import pytest
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
 from table_service import scratch_servers
 from table_service.scratch_servers import PrivatePostgres, postgres_bin
-from tests.support.crash_harness import Server, free_port, open_runtime, principals, server_env
+from tests.support.crash_harness import (
+    Money,
+    Server,
+    check_money,
+    free_port,
+    open_runtime,
+    principals,
+    server_env,
+)
 
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$")
 WAIT = 90.0
@@ -182,6 +193,50 @@ class ShoeStudio:
         for shoe in self.shoes.values():
             shoe.stop()
         self.runtime.close()
+
+
+def money_after(env: dict[str, str], table_id: str | None = None) -> Money:
+    """The money invariants on the database a stopped studio leaves (see check_money)."""
+    runtime = open_runtime(env)
+    try:
+        return check_money(runtime, table_id)
+    finally:
+        runtime.close()
+
+
+class Endpoint:
+    """An operator's webhook endpoint on a free port: ``status`` decides each answer from
+    the body's ``seq`` and the number of requests so far; the deliveries answered 2xx are
+    kept in order as (event type, Idempotency-Key)."""
+
+    def __init__(self, status: Callable[[int, int], int] = lambda seq, n: 200) -> None:
+        self.accepted: list[tuple[str, int]] = []
+        self.requests = 0
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                key = int(self.headers["Idempotency-Key"])
+                assert key == body["seq"]
+                endpoint.requests += 1
+                answer = status(key, endpoint.requests)
+                if 200 <= answer < 300:
+                    endpoint.accepted.append((body["type"], key))
+                self.send_response(answer)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def livetable(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

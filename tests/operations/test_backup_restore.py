@@ -19,8 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.operations.ops_helpers import PrivatePostgres, ShoeStudio, livetable, private_postgres
-from tests.support.crash_harness import check_money, open_runtime
+from tests.operations.ops_helpers import (
+    PrivatePostgres,
+    ShoeStudio,
+    livetable,
+    money_after,
+    private_postgres,
+)
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -146,11 +151,7 @@ def test_a_backup_taken_mid_round_restores_and_the_table_resumes_by_its_rule(
                 closed = "refunded"
         finally:
             restored.close()
-        runtime = open_runtime(restored.env)
-        try:
-            money = check_money(runtime, "bk-1")
-        finally:
-            runtime.close()
+        money = money_after(restored.env, "bk-1")
         assert money.bets and all(b.status == closed for b in money.bets.values())
         if closed == "refunded":
             assert all(b.returned == b.stake for b in money.bets.values())

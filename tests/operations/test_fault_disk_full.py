@@ -18,13 +18,13 @@ import pytest
 from tests.operations.ops_helpers import (
     ShoeStudio,
     fill,
+    money_after,
     scrape,
     seal_and_verify,
     small_volume,
     value,
     wait_for,
 )
-from tests.support.crash_harness import check_money, open_runtime
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -130,11 +130,7 @@ def test_a_full_volume_pauses_the_table_and_it_resumes_when_space_returns(
             assert rnd["phase"] == "settled", rnd
         finally:
             studio.close()
-        runtime = open_runtime(studio.env)
-        try:
-            money = check_money(runtime, "full-1")
-        finally:
-            runtime.close()
+        money = money_after(studio.env, "full-1")
         assert len(money.bets) == 10 + 500 * (refused + 1)
         assert all(b.status == "settled" for b in money.bets.values())
         seal_and_verify(studio.env)

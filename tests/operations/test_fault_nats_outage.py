@@ -11,57 +11,23 @@ server is the test's own (its port and store), stopped and started again.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from audit.store import EventStore
-from tests.operations.ops_helpers import ShoeStudio, scrape, value, wait_for
+from tests.operations.ops_helpers import Endpoint, ShoeStudio, money_after, scrape, value, wait_for
 from tests.studio.nats_helpers import NatsServer
-from tests.support.crash_harness import check_money, open_runtime
 
 pytestmark = pytest.mark.timeout(400)
 
 OUTAGE_SECONDS = float(os.environ.get("LIVETABLE_FAULT_NATS_SECONDS", "5"))
-
-
-class Endpoint:
-    """An operator's webhook that answers 200 and records each delivery's key."""
-
-    def __init__(self) -> None:
-        self.keys: list[tuple[str, int]] = []
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                key = int(self.headers["Idempotency-Key"])
-                assert key == body["seq"]
-                endpoint.keys.append((body["type"], key))
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _round(studio: ShoeStudio, table_id: str, n: int) -> None:
@@ -126,7 +92,9 @@ def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
         studio.ok("operator", "POST", "/accounts/acct-1/credit", json=credit)
         studio.ready_shoe("n-1")
         _round(studio, "n-1", 1)
-        wait_for(lambda: len(endpoint.keys) >= 2, "the feed delivered nothing before the outage")
+        wait_for(
+            lambda: len(endpoint.accepted) >= 2, "the feed delivered nothing before the outage"
+        )
 
         nats.stop()
         started = time.monotonic()
@@ -152,13 +120,13 @@ def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
             if event.type in ("bets_placed", "bets_settled"):
                 expected[(event.type, event.seq)] += 1
         wait_for(
-            lambda: set(endpoint.keys) >= set(expected),
+            lambda: set(endpoint.accepted) >= set(expected),
             f"the feed did not deliver all of {len(expected)} messages",
             120,
         )
         time.sleep(1.0)  # a late duplicate would show now
-        assert Counter(endpoint.keys) == expected, "a message delivered twice or not at all"
-        ordered = [seq for _, seq in endpoint.keys]
+        assert Counter(endpoint.accepted) == expected, "a message delivered twice or not at all"
+        ordered = [seq for _, seq in endpoint.accepted]
         assert ordered == sorted(ordered), "the feed delivered out of order"
         seqs = asyncio.run(_subject_seqs(nats.url, stream, "n-1"))
         assert seqs == [e.seq for e in events], "the table's subject is not the log, in order"
@@ -169,9 +137,5 @@ def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
         studio.close()
         endpoint.close()
         nats.stop()
-    runtime = open_runtime(studio.env)
-    try:
-        money = check_money(runtime, "n-1")
-    finally:
-        runtime.close()
+    money = money_after(studio.env, "n-1")
     assert len(money.bets) == 18 and all(b.status == "settled" for b in money.bets.values())

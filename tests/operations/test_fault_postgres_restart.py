@@ -16,13 +16,13 @@ import pytest
 
 from tests.operations.ops_helpers import (
     ShoeStudio,
+    money_after,
     private_postgres,
     scrape,
     seal_and_verify,
     value,
     wait_for,
 )
-from tests.support.crash_harness import check_money, open_runtime
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -102,11 +102,7 @@ def test_tables_pause_while_postgres_restarts_and_resume_by_themselves(tmp_path:
             assert value(samples, "livetable_lease_lost_total", table="pg-1") == 0
         finally:
             studio.close()
-        runtime = open_runtime(studio.env)
-        try:
-            money = check_money(runtime)
-        finally:
-            runtime.close()
+        money = money_after(studio.env)
         assert len(money.bets) == 60
         assert all(b.status == "settled" for b in money.bets.values())
         assert money.credits == 10**9 + 5

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
-import threading
 import time
 import uuid
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,31 +24,14 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
+from tests.operations.ops_helpers import Endpoint, ShoeStudio, scrape, value, wait_for
 from tests.studio.nats_helpers import NatsServer
-from tests.support.crash_harness import Server, free_port, open_runtime, principals, server_env
 
 pytestmark = pytest.mark.timeout(300)
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)$")
 # Series that are not this code's: Prometheus' own ``up`` and the client's process metrics.
 NOT_OURS = {"up", "time"}
-
-
-def scrape(url: str) -> dict[str, float]:
-    """Every sample of a /metrics answer, ``name{labels}`` → value."""
-    answer = httpx.get(url, timeout=10)
-    assert answer.status_code == 200, answer.text
-    assert answer.headers["content-type"].startswith("text/plain")
-    samples = {}
-    for line in answer.text.splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        match = SAMPLE.match(line)
-        assert match, line
-        samples[match.group(1) + (match.group(2) or "")] = float(match.group(3))
-    return samples
 
 
 def families(samples: dict[str, float]) -> set[str]:
@@ -63,19 +44,6 @@ def families(samples: dict[str, float]) -> set[str]:
             if name.endswith(suffix):
                 names.add(name[: -len(suffix)])
     return names
-
-
-def value(samples: dict[str, float], name: str, **labels: str) -> float:
-    """The sum of ``name``'s samples whose labels include ``labels``."""
-    total, found = 0.0, False
-    for key, v in samples.items():
-        if key.split("{", 1)[0] != name:
-            continue
-        if all(f'{k}="{val}"' in key for k, val in labels.items()):
-            total += v
-            found = True
-    assert found, f"no sample of {name} {labels}"
-    return total
 
 
 def named_in_deploy() -> set[str]:
@@ -101,147 +69,70 @@ def named_in_deploy() -> set[str]:
     return {re.sub(r"_(bucket|sum|count)$", "", n) if n.endswith("_bucket") else n for n in names}
 
 
-def wait_for(condition: Callable[[], Any], what: str, seconds: float = 60) -> Any:
-    deadline = time.monotonic() + seconds
-    while True:
-        result = condition()
-        if result:
-            return result
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
-
-
-class Endpoint:
-    """An operator's webhook: 503 to its first request, 422 to the first message of a
-    second event, 200 to everything else; records what it accepted."""
-
-    def __init__(self) -> None:
-        self.accepted: list[int] = []
-        self.requests = 0
-        self.refused: int | None = None
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                seq = int(json.loads(body)["seq"])
-                endpoint.requests += 1
-                if endpoint.requests == 1:
-                    status = 503
-                elif (
-                    endpoint.refused is None and endpoint.accepted and seq not in endpoint.accepted
-                ):
-                    endpoint.refused = seq
-                    status = 422
-                else:
-                    endpoint.accepted.append(seq)
-                    status = 200
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_port}/hook"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary: str) -> None:
     nats = NatsServer(nats_binary, tmp_path / "nats")
     nats.start()
-    nats_url = nats.url
     stream = f"METRICS{uuid.uuid4().hex[:8].upper()}"
-    metrics_port = free_port()
-    env = server_env(
-        tmp_path / "data",
-        "sqlite",
-        nats_url=nats_url,
-        nats_stream=stream,
-        metrics_address=f"127.0.0.1:{metrics_port}",
-        log_level="INFO",
-    )
-    runtime = open_runtime(env)
-    tokens = principals(runtime, "metrics")
-    shoe = VirtualShoe("framed", decks=8, seed=7, cut_depth=52, link_path=str(tmp_path / "shoe"))
-    shoe.start()
-    tables = tmp_path / "tables.toml"
-    tables.write_text(
-        '[[tables]]\ntable_id = "m-1"\nbetting_seconds = 600\n'
-        f'shoe = {{ port = "{shoe.device_path}", dialect = "framed" }}\n'
-    )
-    server = Server(env, tables, tmp_path / "serve.log", "node-m")
-    endpoint = Endpoint()
+    studio = ShoeStudio(
+        tmp_path, "sqlite", ["m-1"],
+        settings={"nats_url": nats.url, "nats_stream": stream, "log_level": "INFO"},
+    )  # fmt: skip
+    server, metrics_url = studio.server, studio.metrics_url
+    metrics_port = studio.metrics_port
+    # The operator's endpoint: a 503 first (a retry), then it takes the first message and
+    # refuses the next one with a 422 (a dead letter), then it takes everything.
+    taken: list[int] = []
+    dead: list[int] = []
+
+    def status(seq: int, n: int) -> int:
+        if n == 1:
+            return 503
+        if taken and not dead and seq not in taken:
+            dead.append(seq)
+            return 422
+        taken.append(seq)
+        return 200
+
+    endpoint = Endpoint(status)
     feed: subprocess.Popen[bytes] | None = None
     secret = tmp_path / "secret"
     secret.write_text("s3cret")
     try:
         server.start()
-        metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
         # serve says where its metrics are; the API port has none (no token opens it)
         wait_for(lambda: f"metrics at {metrics_url}" in server.tail(), "serve printed no address")
         assert httpx.get(f"{server.base}/metrics").status_code == 404
         assert httpx.get(f"http://127.0.0.1:{metrics_port}/other").status_code == 404
+        exposition = httpx.get(metrics_url)
+        assert exposition.headers["content-type"].startswith("text/plain; version=0.0.4")
 
-        feed_env = {**env, "LIVETABLE_METRICS_ADDRESS": "127.0.0.1:0"}
+        feed_env = {**studio.env, "LIVETABLE_METRICS_ADDRESS": "127.0.0.1:0"}
+        feed_log = tmp_path / "feed.log"
         feed = subprocess.Popen(
             [
                 sys.executable, "-m", "table_service.cli", "operator-feed",
-                "--operator", "metrics-operator", "--nats", nats_url, "--stream", stream,
+                "--operator", "ops-operator", "--nats", nats.url, "--stream", stream,
                 "--webhook", endpoint.url, "--secret-file", str(secret),
                 "--max-backoff", "0.2", "--dead-letters", str(tmp_path / "dead.jsonl"),
             ],
             env=feed_env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=feed_log.open("wb"),
         )  # fmt: skip
-        assert feed.stderr is not None
-        line = feed.stderr.readline().decode()
-        found = re.search(r"metrics at (http://\S+)", line)
-        assert found, line
+        found = wait_for(
+            lambda: re.search(r"metrics at (http://\S+)", feed_log.read_text()),
+            "operator-feed printed no metrics address",
+        )
         feed_url = found.group(1)
 
-        http = httpx.Client(base_url=f"{server.base}/api/v1", timeout=30)
-
-        def call(role: str, method: str, path: str, **kw: Any) -> dict[str, Any]:
-            answer = http.request(
-                method, path, headers={"Authorization": f"Bearer {tokens[role]}"}, **kw
-            )
-            assert answer.status_code == 200, (path, answer.status_code, answer.text)
-            return answer.json()  # type: ignore[no-any-return]
+        call = studio.ok
 
         def table() -> dict[str, Any]:
-            return call("supervisor", "GET", "/tables/m-1")
+            return studio.table("m-1")
 
-        call(
-            "operator",
-            "POST",
-            "/accounts/acct-1/credit",
-            json={"amount": 10_000, "reference": "c1"},
-        )
-        wait_for(lambda: table()["reader_online"], "the shoe never came online")
-        call("supervisor", "POST", "/tables/m-1/shoe")
-
-        def deal() -> None:
-            before = table()["shoe"]["cards_seen"]
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    card = shoe.deal()
-                    break
-                except ShoeLockedError:
-                    assert time.monotonic() < deadline, "the shoe stayed locked"
-                    time.sleep(0.01)
-            assert card not in (None, "CUT")
-            wait_for(lambda: table()["shoe"]["cards_seen"] > before, "card not recorded")
-
-        while not table()["shoe"]["ready"]:
-            deal()
+        credit = {"amount": 10_000, "reference": "c1"}
+        call("operator", "POST", "/accounts/acct-1/credit", json=credit)
+        studio.ready_shoe("m-1")
         with connect(f"ws://127.0.0.1:{server.port}/api/v1/public/tables/m-1/stream") as ws:
             call("dealer", "POST", "/tables/m-1/betting/open")
             bets = [
@@ -261,9 +152,7 @@ def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary:
             assert value(mid, "livetable_round_in_progress", table="m-1") == 1
             assert value(mid, "livetable_stream_subscribers", audience="public") == 1
             call("dealer", "POST", "/tables/m-1/betting/close")
-            while table()["round"]["phase"] == "dealing":
-                deal()
-            assert table()["round"]["phase"] == "settled", table()["round"]
+            assert studio.finish_round("m-1")["phase"] == "settled"
             ws.recv(timeout=10)
         # an incident raised and resolved, then one left open
         for _ in range(2):
@@ -299,7 +188,7 @@ def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary:
         assert value(after, "livetable_incident_open_age_seconds", kind="other") >= 0
         assert value(after, "livetable_reader_online", table="m-1") == 1
         assert value(after, "livetable_reader_silence_seconds", table="m-1") < 30
-        assert value(after, "livetable_table_lease_held", table="m-1", node="node-m") == 1
+        assert value(after, "livetable_table_lease_held", table="m-1", node="node-ops") == 1
         assert value(after, "livetable_table_lease_fencing_token", table="m-1") >= 1
         assert value(after, "livetable_lease_acquired_total", table="m-1") == 1
         assert value(after, "livetable_lease_lost_total", table="m-1") == 0
@@ -336,6 +225,15 @@ def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary:
             "no feed backlog gauge",
         )
 
+        # Prometheus' own linter on both expositions: names, units, _total, help texts.
+        promtool = shutil.which("promtool")
+        if promtool is not None:
+            for url in (metrics_url, feed_url):
+                lint = subprocess.run(
+                    [promtool, "check", "metrics"], input=httpx.get(url, timeout=10).text,
+                    capture_output=True, text=True, timeout=60, check=False,
+                )  # fmt: skip
+                assert lint.returncode == 0 and not lint.stdout.strip(), lint.stdout + lint.stderr
         exported = families(scrape(metrics_url)) | families(scrape(feed_url))
         missing = sorted(n for n in named_in_deploy() - exported if n not in NOT_OURS)
         assert not missing, f"deploy/ names metrics no process exports: {missing}"
@@ -343,8 +241,6 @@ def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary:
         if feed is not None:
             feed.terminate()
             feed.wait(20)
-        server.stop()
+        studio.close()
         endpoint.close()
-        shoe.stop()
-        runtime.close()
         nats.stop()
