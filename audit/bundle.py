@@ -339,7 +339,11 @@ def check_manifest(root: Path) -> None:
     if not manifest.exists():
         raise BundleError(f"{MANIFEST} is missing")
     listed: dict[str, str] = {}
-    for number, line in enumerate(manifest.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = manifest.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise BundleError(f"{MANIFEST}: not UTF-8 text") from exc
+    for number, line in enumerate(text.splitlines(), start=1):
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64 or not name or name in listed:
             raise BundleError(f"{MANIFEST}:{number}: malformed line")
@@ -360,7 +364,6 @@ def read_bundle_events(root: Path) -> list[_Row]:
     """The bundle's events (redacted ones with links and hashes only)."""
     path = root / "events.jsonl"
     rows: list[_Row] = []
-    number = 0
     try:
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
@@ -375,7 +378,7 @@ def read_bundle_events(root: Path) -> list[_Row]:
                 except (json.JSONDecodeError, TypeError, ExportError) as exc:
                     raise BundleError(f"events.jsonl:{number}: {exc}") from exc
     except UnicodeDecodeError as exc:
-        raise BundleError(f"events.jsonl: not UTF-8 text (after line {number})") from exc
+        raise BundleError("events.jsonl: not UTF-8 text") from exc
     return rows
 
 

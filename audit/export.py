@@ -120,7 +120,6 @@ def read_export(path: Path) -> tuple[dict[str, Any], list[_Row], list[_Checkpoin
     first line that is not what :func:`write_export` writes (text that is not UTF-8 too)."""
     rows: list[_Row] = []
     checkpoints: list[_Checkpoint] = []
-    number = 1
     try:
         with path.open(encoding="utf-8") as handle:
             lines: Iterator[str] = iter(handle)
@@ -148,7 +147,7 @@ def read_export(path: Path) -> tuple[dict[str, Any], list[_Row], list[_Checkpoin
                 except (json.JSONDecodeError, KeyError, TypeError, ExportError) as exc:
                     raise ExportError(f"{path}:{number}: {exc}") from exc
     except UnicodeDecodeError as exc:
-        raise ExportError(f"{path}: not UTF-8 text (after line {number})") from exc
+        raise ExportError(f"{path}: not UTF-8 text") from exc
     return header, rows, checkpoints
 
 

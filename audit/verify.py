@@ -40,26 +40,41 @@ from audit.signing import verify_signature
 
 
 class EventRow(Protocol):
-    seq: int
-    table_id: str
-    round_id: str | None
-    type: str
-    actor: str
-    ts: str
-    prev_hash: str
-    hash: str
+    """An event as any source holds it (a database row, an export or bundle line)."""
 
+    @property
+    def seq(self) -> int: ...
+    @property
+    def table_id(self) -> str: ...
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def actor(self) -> str: ...
+    @property
+    def ts(self) -> str: ...
+    @property
+    def prev_hash(self) -> str: ...
+    @property
+    def hash(self) -> str: ...
     @property
     def payload(self) -> Any: ...
 
 
 class CheckpointRow(Protocol):
-    size: int
-    origin: str
-    root_hash: str
-    key_id: str
-    signature: str
-    note: str | None
+    @property
+    def size(self) -> int: ...
+    @property
+    def origin(self) -> str: ...
+    @property
+    def root_hash(self) -> str: ...
+    @property
+    def key_id(self) -> str: ...
+    @property
+    def signature(self) -> str: ...
+    @property
+    def note(self) -> str | None: ...
 
 
 Trusted = Mapping[str, Ed25519PublicKey] | Sequence[VerifierKey]
@@ -137,7 +152,8 @@ class VerifyReport:
         return max(0, self.events - self.sealed_size)
 
 
-def _payload(row: EventRow) -> dict[str, Any]:
+def _payload(row: EventRow) -> Any:
+    """The payload as hashed: stored as its JSON text in the database, parsed in files."""
     raw = row.payload
     return json.loads(raw) if isinstance(raw, str) else raw
 

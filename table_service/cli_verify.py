@@ -32,11 +32,6 @@ if TYPE_CHECKING:
 console = make_console()
 err = make_console(stderr=True)
 
-DATA_DIR_HELP = (
-    "Data folder of the log to read (its livetable.db and signing key); "
-    "default: LIVETABLE_DATA_DIR, else ./livetable-data"
-)
-
 
 def _bad_input(what: str, detail: object) -> typer.Exit:
     prefix = f"{what}: " if what else ""

@@ -352,3 +352,26 @@ def test_the_database_and_a_bundle_take_the_checkpoint_held(
         app, ["audit", "verify", "--bundle", str(bundle), "--since", str(kept)], env=env
     )
     assert newer.exit_code == 0  # the bundle itself still holds the whole log
+
+
+def test_broken_files_are_one_line_and_exit_2(log: dict[str, Any]) -> None:
+    tmp = log["tmp"]
+    (tmp / "garbage.jsonl").write_bytes(bytes(range(256)) * 4)
+    header = log["export"].read_text().splitlines()[0]
+    (tmp / "types.jsonl").write_text(header + '\n{"kind": "event", "seq": "1", "hash": 7}\n')
+    (tmp / "bundle").mkdir()
+    (tmp / "bundle" / "MANIFEST.sha256").write_bytes(b"\xff\xfe" * 40)
+    cases = [
+        (["--export", str(tmp / "garbage.jsonl"), "--public-key", log["key"]], "not UTF-8 text"),
+        (["--export", str(tmp / "types.jsonl"), "--public-key", log["key"]], ":2: seq must be int"),
+        (["--export", str(log["export"]), "--public-key", str(tmp / "garbage.jsonl")], "UTF-8"),
+        (["--export", str(log["export"]), "--public-key", "bm90IGEga2V5"], "public key"),
+        (["--export", str(log["export"])], "--public-key (or --verifier-key) is required"),
+    ]
+    for args, expected in cases:
+        done = _verify(*args)
+        assert done.exit_code == 2, (args, done.output)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and expected in lines[0], (args, done.stderr)
+    bundle = _verify("--bundle", str(tmp / "bundle"))
+    assert bundle.exit_code == 1 and "MANIFEST.sha256: not UTF-8 text" in bundle.stderr
