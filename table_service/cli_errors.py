@@ -46,18 +46,72 @@ def database_url() -> str:
         from table_service.config import Settings
 
         none: dict[str, Any] = {}  # every value from the environment and the file
-        url = Settings(**none).resolved_database_url
-        rendered = make_url(url).render_as_string(hide_password=True)
-        prefix = "sqlite:///"
-        return rendered[len(prefix) :] if rendered.startswith(prefix) else rendered
+        return _render(make_url(Settings(**none).resolved_database_url))
     except Exception:  # the settings are the problem: say nothing more about them here
         return "the database"
+
+
+def _render(url: Any) -> str:
+    rendered = str(url.render_as_string(hide_password=True))
+    prefix = "sqlite:///"
+    return rendered[len(prefix) :] if rendered.startswith(prefix) else rendered
+
+
+def _failing_database(exc: BaseException) -> str | None:
+    """The database the failing statement ran on, from the engine or connection in the
+    traceback (a restore opens a backup file, not the database in force)."""
+    from sqlalchemy.engine import Connection, Engine
+
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:  # outermost to innermost: the last one seen is where it failed
+        for value in list(tb.tb_frame.f_locals.values()):
+            if isinstance(value, Engine):
+                found = value.url
+            elif isinstance(value, Connection):
+                found = value.engine.url
+        tb = tb.tb_next
+    return None if found is None else _render(found)
+
+
+def _not_sqlite_argument(argv: Sequence[str]) -> str | None:
+    """The first file named on the command line that is not an SQLite database."""
+    for value in argv:
+        try:
+            if len(value) > 4096 or not os.path.isfile(value):
+                continue
+            with open(value, "rb") as handle:
+                if handle.read(16) != b"SQLite format 3\x00":
+                    return value
+        except OSError:
+            continue
+    return None
 
 
 def _database_line(exc: Exception) -> str:
     orig = getattr(exc, "orig", None)
     reason = str(orig if orig is not None else exc).strip().splitlines()[0]
-    return f"cannot use the database {database_url()}: {reason}"
+    where = _failing_database(exc)
+    if where == "sqlite://":  # an engine over a connection of its own: a file it was given
+        where = _not_sqlite_argument(sys.argv[1:]) if "not a database" in reason else None
+        where = where or "a database file the command was given"
+    return f"cannot use the database {where or database_url()}: {reason}"
+
+
+def _undecodable_argument(argv: Sequence[str]) -> str | None:
+    """The first file named on the command line that is not UTF-8 text."""
+    for arg in argv:
+        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+        try:
+            if len(value) > 4096 or not os.path.isfile(value):
+                continue
+            with open(value, "rb") as handle:
+                handle.read(1 << 20).decode("utf-8")
+        except UnicodeDecodeError:
+            return value
+        except OSError:
+            continue
+    return None
 
 
 def describe(exc: BaseException) -> list[str] | None:
@@ -84,6 +138,9 @@ def describe(exc: BaseException) -> list[str] | None:
     if isinstance(exc, SQLAlchemyError):
         return [_database_line(exc)]
     if isinstance(exc, UnicodeDecodeError):
+        named = _undecodable_argument(sys.argv[1:])
+        if named is not None:
+            return [f"{named}: not UTF-8 text ({exc.reason} at offset {exc.start})"]
         return [f"a file that should be UTF-8 text is not ({exc.reason} at offset {exc.start})"]
     if isinstance(exc, OSError) and exc.filename is not None:
         return [f"{exc.filename}: {exc.strerror or exc}"]

@@ -165,3 +165,38 @@ def test_an_unreachable_postgresql_is_one_line(tmp_path: Path) -> None:
         lines = err.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in err, f"{name}: {err}"
         assert "127.0.0.1:9" in lines[0] and "secret" not in lines[0], lines[0]
+
+
+def test_a_garbage_file_given_on_the_command_line_is_named(tmp_path: Path) -> None:
+    """Every command's rules file (enumerated: a new game's too), the table file, an export,
+    a held checkpoint, a key, a calibration and a backup: random bytes are one line naming
+    the file, exit 2."""
+    from audit.signing import Signer
+
+    key = Signer.generate().public_key_b64
+    garbage = tmp_path / "garbage.bin"
+    garbage.write_bytes(b"\x80" + bytes(range(256)) * 16)
+    runs = [[*name.split(), "--rules", str(garbage)] for name, command in COMMANDS.items()
+            if any("--rules" in p.opts for p in command.params)]  # fmt: skip
+    assert len(runs) >= 6
+    runs += [
+        ["serve", "--tables", str(garbage)],
+        ["principal", "add", "d", "--role", "dealer", "--table", "t", "--tables", str(garbage)],
+        ["audit", "verify", "--export", str(garbage), "--public-key", str(garbage)],
+        ["audit", "verify", "--export", str(garbage), "--public-key", key],
+        ["audit", "witness", "--log", "http://127.0.0.1:9", "--verifier-key", str(garbage),
+         "--state", "w", "--once"],
+        ["camera", "read", "--source", "0", "--calibration", str(garbage)],
+        ["db", "restore", str(garbage)],
+    ]  # fmt: skip
+    env = _env(tmp_path)
+
+    def one(argv: list[str]) -> tuple[list[str], tuple[int | None, str, str]]:
+        return argv, _run(argv, tmp_path, env)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for argv, (status, out, err) in pool.map(one, runs):
+            assert status == 2, f"{argv}: exit {status}\n{err}"
+            lines = err.strip().splitlines()
+            assert len(lines) == 1 and "Traceback" not in err + out, f"{argv}: {err}"
+            assert str(garbage) in lines[0] or "garbage.bin" in lines[0], f"{argv}: {err}"
