@@ -6,13 +6,16 @@ import json
 from typing import Any
 
 from fastapi import Request
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from audit.models import AuditEvent
 from table_service.errors import NotFound
+from table_service.models import RoundRow
 
 DUTY_EVENT = "dealer_signed_in"
+ROUND_NUMBERS_KEPT = 4096
+"""Round numbers kept per app (the rounds in play and recently looked at)."""
 
 
 def service_of(request: Request, table_id: str) -> Any:
@@ -63,3 +66,25 @@ def last_card(session: Session, table_id: str) -> dict[str, Any] | None:
         "source": payload.get("source"),
         "reason": payload.get("reason"),
     }
+
+
+def round_number(request: Request, session: Session, table_id: str, round_id: str) -> int | None:
+    """The round's number at its table (1 for the table's first round, counting every
+    shoe): a one-deck Xì Dách round is always game 1 of its shoe, so studios number
+    rounds by table. Kept per app once known (a round's number never changes)."""
+    cache: dict[str, int] = getattr(request.app.state, "round_numbers", None) or {}
+    request.app.state.round_numbers = cache
+    if round_id in cache:
+        return cache[round_id]
+    while len(cache) >= ROUND_NUMBERS_KEPT:  # the oldest first: a dict keeps its order
+        cache.pop(next(iter(cache)))
+    row = session.get(RoundRow, round_id)
+    if row is None or row.table_id != table_id:
+        return None
+    count = session.scalar(
+        select(func.count())
+        .select_from(RoundRow)
+        .where(RoundRow.table_id == table_id, RoundRow.opened_seq <= row.opened_seq)
+    )
+    cache[round_id] = int(count or 0)
+    return cache[round_id]

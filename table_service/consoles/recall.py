@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi import Path as FPath
 from pydantic import BaseModel
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from audit.models import AuditEvent
@@ -25,15 +26,29 @@ from audit.store import EventStore, StoredEvent
 from table_service.api.auth import check_table, get_runtime, require
 from table_service.api.problems import AUTH, errors
 from table_service.api.types import IDENT_PATTERN, OpenModel, TablePath
-from table_service.consoles.lookup import dealer_on_duty, service_of
+from table_service.consoles.lookup import dealer_on_duty, round_number, service_of
+from table_service.consoles.money import first_seq_since
 from table_service.consoles.views import procedure_of
-from table_service.errors import NotFound
-from table_service.models import RoundRow
+from table_service.errors import InvalidRequest, NotFound
+from table_service.models import BetRow, PlacedBet, RoundRow
 from table_service.principals import Identity, Role
 from table_service.table.recall import round_record
+from table_service.table.wallet import owns
 
 PAGE = 500
 Section = Literal["bets", "settlement"]
+BY_RULES = frozenset(
+    {
+        "round_result",
+        "bets_settled",
+        "round_settled",
+        "decision_awaited",
+        "cards_revealed",
+        "commission_credited",
+    }
+)
+"""Steps the table's rules take themselves, whatever command or card set them off: the
+recall names the rules as their actor (and the trigger apart), never the reader."""
 CURSOR_PATTERN = r"^[0-9]{1,18}\.[0-9]{1,9}$"
 
 
@@ -135,7 +150,15 @@ def recall_round(
     incidents: dict[str, dict[str, Any]] = {}
     counts = {"bets": 0, "settlement": 0}
     for e in events:
-        base = {"seq": e.seq, "ts": e.ts, "type": e.type, "actor": e.actor}
+        base = {
+            "seq": e.seq,
+            "ts": e.ts,
+            "type": e.type,
+            "actor": e.actor,
+            "by_rules": e.type in BY_RULES
+            or (e.type == "betting_closed" and e.payload.get("reason") != "dealer"),
+            "hash": e.hash,
+        }
         p = e.payload
         if e.type == "card_dealt":
             steps.append(
@@ -167,6 +190,11 @@ def recall_round(
                 found["resolved_by"] = p.get("resolved_by") or e.actor
                 found["resolved_at"] = e.ts
             steps.append({**base, "incident_id": p.get("incident_id")})
+        elif e.type in ("round_result", "cards_rearranged", "cards_revealed"):
+            # the result and the cards whatever their size (a blackjack round's outcome
+            # runs to kilobytes): the step the regulator opens the record for
+            detail = {k: v for k, v in p.items() if k != "round_id"}
+            steps.append({**base, "details": detail})
         else:
             detail = {k: v for k, v in p.items() if k not in ("round_id", "config") and _small(v)}
             steps.append({**base, "details": detail})
@@ -270,8 +298,177 @@ RoundPath = Annotated[str, FPath(min_length=1, max_length=64, pattern=IDENT_PATT
 readers = require(Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)
 
 
+class FoundRound(OpenModel):
+    round_id: str
+    table_id: str
+
+
+class SearchOut(BaseModel):
+    rounds: list[FoundRound]
+    more: bool
+
+
+searchers = require(Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN, Role.OPERATOR)
+WHEN_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:?\d{2})?$"
+
+
+def parse_when(text: str | None, *, end: bool = False) -> datetime | None:
+    """A date (its whole day) or a moment, UTC unless it names its offset."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace(" ", "T").replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidRequest(f"not a date or time: {text!r}") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if end and len(text) == 10:  # a date: to the end of that day
+        moment += timedelta(days=1)
+    return moment.astimezone(UTC)
+
+
+def may_search_account(who: Identity, runtime: Any, account: str) -> None:
+    """Rounds by account: a regulator, or the operator that owns the account; nobody else
+    (a supervisor finds rounds by id, table and time)."""
+    if who.role is Role.REGULATOR:
+        return
+    if who.role is Role.OPERATOR and owns(runtime, account, who.actor):
+        return
+    if who.role is Role.OPERATOR:
+        raise NotFound(f"no account {account!r} of yours")  # never says whose it is
+    raise HTTPException(
+        status.HTTP_403_FORBIDDEN, "a search by account is for a regulator or the owning operator"
+    )
+
+
+def search_rounds(
+    session: Session,
+    *,
+    round_id: str | None,
+    table_id: str | None,
+    after_seq: int | None,
+    before_seq: int | None,
+    account: str | None,
+    limit: int,
+) -> tuple[list[dict[str, Any]], bool]:
+    """Rounds matching every filter given, newest first, with their times and money; with
+    ``account``, that account's own bets in each (and no other account's)."""
+    query = select(RoundRow)
+    if round_id:
+        query = query.where(RoundRow.round_id.startswith(round_id, autoescape=True))
+    if table_id:
+        query = query.where(RoundRow.table_id == table_id)
+    if after_seq is not None:
+        query = query.where(RoundRow.opened_seq >= after_seq)
+    if before_seq is not None:
+        query = query.where(RoundRow.opened_seq < before_seq)
+    if account:
+        mine = select(PlacedBet.round_id).where(PlacedBet.account_id == account)
+        query = query.where(RoundRow.round_id.in_(mine))
+    rows = list(session.scalars(query.order_by(RoundRow.opened_seq.desc()).limit(limit + 1)))
+    more = len(rows) > limit
+    rows = rows[:limit]
+    seqs = {r.opened_seq for r in rows} | {r.closed_seq for r in rows if r.closed_seq}
+    times = dict(
+        session.execute(select(AuditEvent.seq, AuditEvent.ts).where(AuditEvent.seq.in_(seqs)))
+        .tuples()
+        .all()
+    )
+    ids = [r.round_id for r in rows]
+    totals: dict[str, tuple[int, int]] = {}
+    if ids:
+        for rid, count, staked in session.execute(
+            select(BetRow.round_id, func.count(BetRow.bet_id), func.sum(BetRow.stake))
+            .where(BetRow.round_id.in_(ids), BetRow.bet_type != "bank")
+            .group_by(BetRow.round_id)
+        ):
+            totals[rid] = (int(count or 0), int(staked or 0))
+    own: dict[str, list[dict[str, Any]]] = {}
+    if account and ids:
+        for b in session.scalars(
+            select(BetRow).where(BetRow.round_id.in_(ids), BetRow.account_id == account)
+        ):
+            own.setdefault(b.round_id, []).append(
+                {
+                    "bet_id": b.bet_id,
+                    "type": b.bet_type,
+                    "stake": b.stake,
+                    "status": b.status,
+                    "result": b.result,
+                    "returned": b.returned,
+                }
+            )
+    found = []
+    for r in rows:
+        count, staked = totals.get(r.round_id, (0, 0))
+        entry: dict[str, Any] = {
+            "round_id": r.round_id,
+            "table_id": r.table_id,
+            "shoe_no": r.shoe_no,
+            "game_number": r.game_number,
+            "phase": r.phase,
+            "opened_at": times.get(r.opened_seq),
+            "closed_at": times.get(r.closed_seq) if r.closed_seq else None,
+            "outcome": json.loads(r.outcome) if r.outcome else None,
+            "void_reason": r.void_reason,
+            "bets": count,
+            "staked": staked,
+        }
+        if account:
+            entry["account"] = account
+            entry["account_bets"] = own.get(r.round_id, [])
+        found.append(entry)
+    return found, more
+
+
 def recall_router() -> APIRouter:
     router = APIRouter(prefix="/api/v1")
+
+    @router.get("/recall/search", response_model=SearchOut, responses=errors(*AUTH, 404, 422))
+    def recall_search(
+        request: Request,
+        round_id: Annotated[str | None, Query(max_length=64, pattern=IDENT_PATTERN)] = None,
+        table_id: Annotated[str | None, Query(max_length=64, pattern=IDENT_PATTERN)] = None,
+        start: Annotated[str | None, Query(alias="from", pattern=WHEN_PATTERN)] = None,
+        end: Annotated[str | None, Query(alias="to", pattern=WHEN_PATTERN)] = None,
+        account: Annotated[str | None, Query(max_length=64, pattern=IDENT_PATTERN)] = None,
+        limit: int = Query(50, ge=1, le=500),
+        who: Identity = Depends(searchers),
+    ) -> dict[str, Any]:
+        """Find rounds by round id (or its beginning), table, time range (``from``/``to``:
+        a date or a moment, UTC unless an offset is given) and, for a regulator or the
+        operator owning it, account (that account's bets listed with each round, no one
+        else's). Newest first; ``more`` says the limit cut the list. An operator searches
+        only by an account of its own; a principal bound to a table, that table only."""
+        runtime = get_runtime(request)
+        if account:
+            may_search_account(who, runtime, account)
+        elif who.role is Role.OPERATOR:
+            raise HTTPException(
+                status.HTTP_403_FORBIDDEN, "an operator finds rounds by an account of its own"
+            )
+        if who.table_id is not None:
+            if table_id is not None:
+                check_table(who, table_id)
+            table_id = who.table_id
+        since, until = parse_when(start), parse_when(end, end=True)
+        if since is not None and until is not None and until <= since:
+            raise InvalidRequest("the end of the time range is not after its start")
+        with runtime.reads() as session:
+            after_seq = first_seq_since(session, since) if since is not None else None
+            before_seq = first_seq_since(session, until) if until is not None else None
+            if since is not None and after_seq is None:
+                return {"rounds": [], "more": False}  # nothing logged since then
+            found, more = search_rounds(
+                session,
+                round_id=round_id,
+                table_id=table_id,
+                after_seq=after_seq,
+                before_seq=before_seq,
+                account=account,
+                limit=limit,
+            )
+        return {"rounds": found, "more": more}
 
     @router.get(
         "/tables/{table_id}/recall", response_model=RecallOut, responses=errors(*AUTH, 404, 422)
@@ -297,34 +494,25 @@ def recall_router() -> APIRouter:
                     .limit(last)
                 )
             )
-            rounds = []
-            for row in rows:
-                events = EventStore.read(session, table_id=table_id, round_id=row.round_id)
-                duty = dealer_on_duty(session, table_id, before_seq=row.opened_seq)
-                record = round_record(session, table_id, row.round_id)
-                fields = {
-                    "round_id": row.round_id,
-                    "game_number": row.game_number,
-                    "shoe_no": row.shoe_no,
-                    "phase": row.phase,
-                    "cards": json.loads(row.cards),
-                    "outcome": json.loads(row.outcome) if row.outcome else None,
-                    "void_reason": row.void_reason,
-                }
-                rounds.append(
-                    {
-                        **recall_round(
-                            fields,
-                            events,
-                            duty["dealer"] if duty else None,
-                            game=record["game"] or _table_game(service_of(request, table_id)),
-                            settle_input=record["settle_input"],
-                        ),
-                        "opened_seq": row.opened_seq,
-                        "closed_seq": row.closed_seq,
-                    }
-                )
+            rounds = [round_entry(request, session, table_id, row) for row in rows]
         return {"table_id": table_id, "rounds": rounds}
+
+    @router.get(
+        "/tables/{table_id}/recall/{round_id}",
+        response_model=RecallRound,
+        responses=errors(*AUTH, 404, 422),
+    )
+    def recall_one(
+        table_id: TablePath,
+        round_id: RoundPath,
+        request: Request,
+        who: Identity = Depends(readers),
+    ) -> dict[str, Any]:
+        """One round's record (as in the table's recall), found by its id."""
+        check_table(who, table_id)
+        service_of(request, table_id)
+        with get_runtime(request).reads() as session:
+            return round_entry(request, session, table_id, _round_row(session, table_id, round_id))
 
     @router.get(
         "/tables/{table_id}/recall/{round_id}/{section}",
@@ -362,6 +550,48 @@ def recall_router() -> APIRouter:
         }
 
     return router
+
+
+def _round_row(session: Session, table_id: str, round_id: str) -> RoundRow:
+    row = session.get(RoundRow, round_id)
+    if row is None or row.table_id != table_id:
+        raise NotFound(f"no round {round_id!r} at table {table_id!r}")
+    return row
+
+
+def round_entry(
+    request: Request, session: Session, table_id: str, row: RoundRow, *, limit: int | None = PAGE
+) -> dict[str, Any]:
+    """A round's record for a regulator: every step, the first page of its bets and
+    settlement lines (every one with ``limit=None``), its incidents and settle input."""
+    events = EventStore.read(session, table_id=table_id, round_id=row.round_id)
+    duty = dealer_on_duty(session, table_id, before_seq=row.opened_seq)
+    record = round_record(session, table_id, row.round_id)
+    fields = {
+        "round_id": row.round_id,
+        "game_number": row.game_number,
+        "shoe_no": row.shoe_no,
+        "phase": row.phase,
+        "cards": json.loads(row.cards),
+        "outcome": json.loads(row.outcome) if row.outcome else None,
+        "void_reason": row.void_reason,
+    }
+    return {
+        **recall_round(
+            fields,
+            events,
+            duty["dealer"] if duty else None,
+            game=record["game"] or _table_game(service_of(request, table_id)),
+            settle_input=record["settle_input"],
+            limit=limit if limit is not None else 10**9,
+        ),
+        "table_id": table_id,
+        "table_round": round_number(request, session, table_id, row.round_id),
+        "opened_seq": row.opened_seq,
+        "closed_seq": row.closed_seq,
+        "opened_at": events[0].ts if events else None,
+        "closed_at": events[-1].ts if events and row.closed_seq else None,
+    }
 
 
 def _table_game(service: Any) -> str | None:

@@ -16,23 +16,30 @@ from string import Template
 from typing import Annotated, Any
 
 import structlog
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi import Path as FPath
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
+from audit.models import AuditEvent
 from audit.store import NewEvent
 from table_service.api.auth import check_table, get_runtime, require
 from table_service.api.problems import AUTH, errors
 from table_service.api.types import IDENT_PATTERN, OpenModel, TablePath
-from table_service.consoles import approvals
-from table_service.consoles.lookup import DUTY_EVENT, dealer_on_duty, last_card, service_of
+from table_service.consoles import approvals, money
+from table_service.consoles.lookup import (
+    DUTY_EVENT,
+    dealer_on_duty,
+    last_card,
+    round_number,
+    service_of,
+)
 from table_service.consoles.recall import recall_router
-from table_service.consoles.views import console_view, shoe_roads
+from table_service.consoles.views import console_view, procedure_of, shoe_roads
 from table_service.errors import InvalidRequest
-from table_service.models import RoundRow
+from table_service.models import IncidentRow, RoundRow
 from table_service.principals import Identity, Role
 
 log = structlog.get_logger(__name__)
@@ -40,6 +47,9 @@ log = structlog.get_logger(__name__)
 STATIC = Path(__file__).parent / "static"
 PAGE_FILES = Path(__file__).parent / "pages"
 STAFF = (Role.DEALER, Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)
+LARGE_BET = 2_000
+"""Open bets above this stake are highlighted for the pit supervisor (the page lets the
+supervisor set another figure, kept in that browser)."""
 PAGE_HEADERS = {
     "Cache-Control": "no-store",
     "Content-Security-Policy": (
@@ -55,7 +65,7 @@ PAGE_HEADERS = {
 PAGES = {
     "dealer": ("1280", "Dealer console", ("common", "shell", "render", "dealer")),
     "supervisor": ("device-width", "Pit supervisor", ("common", "shell", "render", "supervisor")),
-    "recall": ("device-width", "Regulator recall", ("common", "shell", "recall")),
+    "recall": ("device-width", "Regulator recall", ("common", "shell", "render", "recall")),
     "overlay": ("1920", "Studio overlay", ("common", "render", "overlay")),
 }
 
@@ -94,10 +104,80 @@ def _view(request: Request, table_id: str, audience: str) -> dict[str, Any]:
     shoe = getattr(service.config, "shoe", None)
     dialect = str(getattr(shoe, "dialect", "") or getattr(shoe, "kind", "") or "")
     view["reader"] = {"kind": "camera" if "camera" in dialect else "shoe"}
+    view["seats"] = [{"seat": n, "pending": h.pending} for n, h in sorted(state.seats.items())]
+    rnd = state.round
+    if rnd is not None and view["round"] is not None:
+        bets = list(rnd.bets.values())
+        view["round"]["stakes"] = money.stake_totals(bets)  # public: counts and a sum
+        if audience == "dealer":
+            view["round"]["seat_stakes"] = money.seat_stakes(bets)
+        with get_runtime(request).reads() as session:
+            view["round"]["table_round"] = round_number(request, session, table_id, rnd.round_id)
     if audience == "dealer":
         for item in view.get("incidents", []):
             found = state.incidents.get(item.get("incident_id"))
             item["raised_by"] = getattr(found, "raised_by", None)
+        view["house_banker"] = house_banked(service)
+    return view
+
+
+def _today_from(request: Request, session: Any) -> int | None:
+    """The first event of today (UTC), found once a day and kept: the day's totals start
+    there. Not kept while nothing has been logged today."""
+    start = money.day_start()
+    kept = getattr(request.app.state, "day_start_seq", None)
+    if kept is not None and kept[0] == start:
+        return int(kept[1])
+    seq = money.first_seq_since(session, start)
+    if seq is not None:
+        request.app.state.day_start_seq = (start, seq)
+    return seq
+
+
+def house_banked(service: Any) -> bool:
+    """A Xì Dách table where the house banks: the dealer makes the banker's moves, as the
+    published policy requires, from the dealer console."""
+    config = getattr(service, "config", None)
+    if getattr(config, "game", None) != "xidach":
+        return False
+    try:
+        return getattr(config.rules, "banker", None) == "house"
+    except Exception:  # a table whose rules cannot load has no house banker to play
+        return False
+
+
+def _pit_view(request: Request, session: Any, table_id: str, large_above: int) -> dict[str, Any]:
+    """Everything the pit supervisor sees of a table: the dealer's view of the round (every
+    card), seats and who holds them, the bank, the money in play, the table's result for the
+    shoe and the day, and bets above ``large_above``."""
+    service = service_of(request, table_id)
+    state = service.state
+    view = _view(request, table_id, "dealer")
+    view["dealer_on_duty"] = dealer_on_duty(session, table_id)
+    view["seats"] = [
+        {"seat": n, "account": h.account, "pending": h.pending, "disconnected": h.disconnected}
+        for n, h in sorted(state.seats.items())
+    ]
+    rnd = state.round
+    bets = list(rnd.bets.values()) if rnd is not None and rnd.active else []
+    shoe_no = state.shoe.shoe_no if state.shoe is not None else None
+    if shoe_no is None and rnd is not None:
+        shoe_no = rnd.shoe_no
+    view["money"] = {
+        "in_play": sum(money.stakes_by_type(bets).values()),
+        "by_type": money.stakes_by_type(bets),
+        "large_above": large_above,
+        "large_bets": money.large_bets(bets, large_above),
+        "bank": money.bank_of(bets),
+        **money.table_results(session, table_id, shoe_no, _today_from(request, session)),
+    }
+    view["bank_seat"] = state.bank_seat
+    view["void_approval"] = {
+        "threshold": approvals.threshold(service),
+        "open_stakes": approvals.open_stakes(service),
+        "needed": approvals.needs_approval(service),
+        "pending": approvals.pending(session, table_id, rnd.round_id) if rnd else [],
+    }
     return view
 
 
@@ -114,6 +194,11 @@ def _game_view(state: Any, audience: str) -> dict[str, Any] | None:
     except Exception:  # a game without that audience: the public view is always there
         log.warning("console.view_failed", audience=audience, exc_info=True)
         return None
+
+
+class HouseMoveIn(BaseModel):
+    action: str = Field(min_length=1, max_length=32, pattern=r"^[a-z_]+$")
+    target: str | None = Field(None, min_length=1, max_length=16, pattern=r"^[a-z0-9_]+$")
 
 
 class VoidRequestIn(BaseModel):
@@ -200,27 +285,40 @@ def console_api_router() -> APIRouter:
     @router.get("/console/overview", response_model=list[ConsoleView], responses=errors(*AUTH))
     def overview(
         request: Request,
+        large_above: int = Query(
+            LARGE_BET, ge=0, le=10**15, description="open bets above this stake are listed"
+        ),
         who: Identity = Depends(require(Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)),
     ) -> list[dict[str, Any]]:
-        """Every table at a glance for the pit: phase, shoe, dealer, incidents, reader."""
+        """Every table at a glance for the pit: game, phase and timer, every card and hand,
+        seats and who holds them, the Xì Dách bank, dealer on duty and since when, reader,
+        incidents; money: stakes in play by bet type, the table's result for the shoe and
+        for the day (UTC), open bets above ``large_above``. Staff only: it names accounts."""
         manager = getattr(request.app.state, "tables", None)
         if manager is None:
             return []
-        out = []
         with get_runtime(request).reads() as session:
-            for table_id in sorted(manager.tables):
-                service = manager.tables[table_id]
-                view = _view(request, table_id, "dealer")
-                view["dealer_on_duty"] = dealer_on_duty(session, table_id)
-                rnd = view.get("round")
-                view["void_approval"] = {
-                    "threshold": approvals.threshold(service),
-                    "open_stakes": approvals.open_stakes(service),
-                    "needed": approvals.needs_approval(service),
-                    "pending": approvals.pending(session, table_id, rnd["round_id"]) if rnd else [],
-                }
-                out.append(view)
-        return out
+            return [
+                _pit_view(request, session, table_id, large_above)
+                for table_id in sorted(manager.tables)
+            ]
+
+    @router.get("/console/timeline", response_model=list[OpenModel], responses=errors(*AUTH, 422))
+    def timeline(
+        request: Request,
+        limit: int = Query(30, ge=1, le=500),
+        who: Identity = Depends(require(Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)),
+    ) -> list[dict[str, Any]]:
+        """The pit's incident timeline, newest first: each incident with its table and
+        round, when and by whom it was raised and resolved, the rule applied and what was
+        done. Staff only (it names the people who acted)."""
+        manager = getattr(request.app.state, "tables", None)
+        games = {
+            t: str((getattr(s.state, "config", None) or {}).get("game") or "baccarat")
+            for t, s in (manager.tables.items() if manager is not None else [])
+        }
+        with get_runtime(request).reads() as session:
+            return incident_timeline(session, games, limit)
 
     supervisor = require(Role.SUPERVISOR)
 
@@ -264,6 +362,31 @@ def console_api_router() -> APIRouter:
         return await approvals.approve_void(
             get_runtime(request), service, request_id, actor=who.actor, name=who.name
         )
+
+    @router.post(
+        "/tables/{table_id}/house-move",
+        response_model=OpenModel,
+        responses=errors(*AUTH, 404, 409, 422),
+    )
+    async def house_move(
+        table_id: TablePath,
+        body: HouseMoveIn,
+        request: Request,
+        who: Identity = Depends(require(Role.DEALER, Role.SUPERVISOR)),
+    ) -> dict[str, Any]:
+        """The house banker's move at a house-banked Xì Dách table, made by the table's
+        dealer (or a supervisor) from the console, as the published policy requires. The
+        table checks it against the moves the rules allow the banker now; at any other
+        table it is refused."""
+        from table_service.table import commands as c
+
+        check_table(who, table_id)
+        service = service_of(request, table_id)
+        if not house_banked(service):
+            raise InvalidRequest(f"the house does not bank at table {table_id}")
+        command = c.Act("banker", body.action, "banker", None, body.target)
+        outcome = await service.execute(command, actor=who.actor)
+        return dict(outcome.answer)
 
     @router.post(
         "/tables/{table_id}/duty", response_model=DutyOut, responses=errors(*AUTH, 404, 422)
@@ -319,6 +442,40 @@ def console_api_router() -> APIRouter:
         }
 
     return router
+
+
+def incident_timeline(session: Any, games: dict[str, str], limit: int) -> list[dict[str, Any]]:
+    """Incidents newest first, with the time each was raised and resolved (from the log)."""
+    rows = list(
+        session.scalars(select(IncidentRow).order_by(IncidentRow.raised_seq.desc()).limit(limit))
+    )
+    seqs = {r.raised_seq for r in rows} | {r.resolved_seq for r in rows if r.resolved_seq}
+    times = dict(
+        session.execute(select(AuditEvent.seq, AuditEvent.ts).where(AuditEvent.seq.in_(seqs)))
+        .tuples()
+        .all()
+    )
+    out = []
+    for r in rows:
+        details = json.loads(r.details or "{}")
+        game = games.get(r.table_id)
+        out.append(
+            {
+                "incident_id": r.incident_id,
+                "table_id": r.table_id,
+                "round_id": r.round_id,
+                "kind": r.kind,
+                "blocking": r.blocking,
+                "status": r.status,
+                **procedure_of(game, r.kind, details),
+                "raised_by": r.raised_by,
+                "raised_at": times.get(r.raised_seq),
+                "resolved_by": r.resolved_by,
+                "resolved_at": times.get(r.resolved_seq) if r.resolved_seq else None,
+                "resolution": r.resolution,
+            }
+        )
+    return out
 
 
 def mount_consoles(app: FastAPI) -> None:

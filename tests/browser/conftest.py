@@ -5,7 +5,7 @@ framed shoe on a pseudo-terminal read by the real serial reader, and the whole a
 by uvicorn on a free port. Pages are driven as a person would: sign in, click, read.
 Every test saves a screenshot in ``LIVETABLE_SCREENSHOTS`` (default: a
 ``livetable-screenshots`` folder in the system's temporary directory); the README's
-pictures are made with ``LIVETABLE_SCREENSHOTS=table_service/consoles/screenshots``.
+pictures are made with ``LIVETABLE_SCREENSHOTS=docs/screenshots``.
 """
 
 from __future__ import annotations

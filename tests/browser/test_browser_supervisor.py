@@ -54,8 +54,10 @@ def test_missed_scan_resolved_by_picking_the_card(make_studio: Any, browser: Any
     incident.locator("[data-action=resolve]").click()
     page.click("dialog [data-action=confirm]")
     expect(page.locator("[data-kind=missed_scan]")).to_have_count(0)
-    expect(page.locator("#resolved")).to_contain_text("sup-bao")
-    expect(page.locator("#resolved")).to_contain_text("5H left the shoe unread")
+    resolved = page.locator("#timeline [data-status=resolved]")
+    expect(resolved).to_contain_text("sup-bao")
+    expect(resolved).to_contain_text("5H left the shoe unread")
+    expect(resolved).to_contain_text("UTC")  # when, with its zone (the browser runs in UTC)
 
     # the dealer console is live again with the card in place
     expect(dealer.locator("#paused-banner")).to_be_hidden()
@@ -88,7 +90,7 @@ def test_a_void_above_the_threshold_needs_a_second_supervisor(
     first = studio.page(browser, "/console/supervisor", width=1440, height=1000)
     sign_in(first, studio.tokens["sup-bao"])
     tile = first.locator(f"[data-table={t}]")
-    expect(tile.locator("[data-field=approval-needed]")).to_contain_text("1000")
+    expect(tile.locator("[data-field=approval-needed]")).to_contain_text("1,000")
     tile.locator("[data-action=void]").click()
     first.fill("dialog textarea[name=reason]", "dealer dropped the shoe")
     first.click("dialog [data-action=confirm]")

@@ -130,6 +130,13 @@ def domains() -> dict[str, set[str]]:
         "roads": {"B", "P", "T"},
         "detail": set(),  # an open set: the log's payload keys, each shown as is without one
         "status": set(),  # no game's view gives a hand a status word today
+        "verdict": {"win", "lose", "push", "half_refund"},  # a hand's outcome on the overlay
+        "tally": {"win", "push", "lose"},
+        # who acted, by the kind of principal (a recall step's actor)
+        "actor": {"reader", "dealer", "supervisor", "operator", "regulator", "admin", "cli"},
+        "auto": {"timeout", "disconnected"},  # why the rules played a decision
+        "close": {"countdown", "dealer"},  # why betting closed (others read as written)
+        "bet_status": {"open", "settled", "refunded"},
     }
 
 
@@ -145,6 +152,7 @@ SAME_IN_BOTH = {
     "class.ngu_linh",
     "bj.blackjack",
     "hand.blackjack",
+    "hand.blackjack_name",
     "xd.xidach",
     "xd.xibang",
     "xd.ngulinh",

@@ -27,6 +27,15 @@ from table_service.models import IncidentRow
 from table_service.runtime import Runtime
 
 CLOCK_LINE = re.compile(r"^\d\d:\d\d:\d\d ")
+LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d (?:s\d+·g\d+| {5}) {2,}(\S+) +(\S+)")
+README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+
+
+def readme_first_screen() -> list[str]:
+    """The README's first screen of `livetable demo --game xidach --rounds 0`."""
+    after = README.split("A first run of `livetable demo --game xidach --rounds 0` prints", 1)[1]
+    block = after.split("```", 2)[1]
+    return [line for line in block.splitlines()[1:] if line.strip()]
 
 
 async def _until_stopped(
@@ -58,6 +67,7 @@ def test_the_xidach_demo_runs_until_stopped_with_mistakes_and_seals_its_log(
         mistakes=1.0,
         timer_seconds=1,
         betting_seconds=1.5,
+        log_file=tmp_path / "livetable.log",  # said in the banner, as the CLI says it
     )
     report = asyncio.run(_until_stopped(options, console, out, 4))
     text = out.getvalue()
@@ -77,6 +87,19 @@ def test_the_xidach_demo_runs_until_stopped_with_mistakes_and_seals_its_log(
     ][:3]
     assert "round 1 · xd-classic-s1-g1" in text and "round 2 · xd-classic-s2-g1" in text
     assert "1 punters" not in text
+    # the README's first screen is in this format, line by line, and says what it says
+    shown = readme_first_screen()
+    assert len(shown) >= 20
+    real = {m.groups() for m in map(LOG_LINE.match, text.splitlines()) if m}
+    for line in shown:
+        if line.startswith("─"):
+            continue
+        match = LOG_LINE.match(line)
+        assert match, f"README line not in the round log's format: {line!r}"
+        label, word = match.groups()
+        assert label in {lbl for lbl, _ in real}, line
+        if label == "demo":  # the banner: the same things, in the same words
+            assert (label, word) in real, line
 
     runtime = Runtime.from_settings(Settings(data_dir=tmp_path))
     try:

@@ -98,6 +98,13 @@ const LT = (() => {
     );
   }
 
+  // A card as text: "TS" -> "10♠".
+  function cardText(code) {
+    if (!code || typeof code !== "string") return "?";
+    const rank = code.slice(0, -1) === "T" ? "10" : code.slice(0, -1);
+    return rank + (SUITS[code.slice(-1)] || code.slice(-1));
+  }
+
   function toast(message, kind = "info") {
     let box = document.getElementById("toasts");
     if (!box) {
@@ -355,6 +362,31 @@ const LT = (() => {
     return d.toISOString().slice(11, 23);
   }
 
+  // An amount (integer minor units, as the service keeps money) with the page's digit
+  // grouping: 12,500 in English, 12.500 in Vietnamese.
+  function fmtMoney(n) {
+    if (n === null || n === undefined || n === "") return "";
+    const value = Number(n);
+    if (!Number.isFinite(value)) return String(n);
+    return new Intl.NumberFormat(lang === "vi" ? "vi-VN" : "en-GB", { maximumFractionDigits: 0 }).format(value);
+  }
+
+  // A moment with its date and its time zone, in the zone of `zone` (default: the
+  // browser's), e.g. "2026-12-05 13:04:09.281 UTC" or "… GMT+7".
+  function fmtDateTime(ts, { zone, ms = false } = {}) {
+    if (!ts) return "";
+    const d = new Date(ts);
+    if (Number.isNaN(d.getTime())) return String(ts);
+    const parts = Object.fromEntries(
+      new Intl.DateTimeFormat("en-GB", {
+        timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit",
+        minute: "2-digit", second: "2-digit", hourCycle: "h23", timeZoneName: "short",
+      }).formatToParts(d).map((p) => [p.type, p.value]),
+    );
+    const frac = ms ? `.${String(d.getUTCMilliseconds()).padStart(3, "0")}` : "";
+    return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}${frac} ${parts.timeZoneName}`;
+  }
+
   function debounce(fn, ms) {
     let timer = null;
     return (...args) => {
@@ -440,6 +472,7 @@ const LT = (() => {
     onLang,
     el,
     cardEl,
+    cardText,
     toast,
     confirmDialog,
     api,
@@ -456,6 +489,8 @@ const LT = (() => {
     streams,
     statusBadge,
     fmtTime,
+    fmtMoney,
+    fmtDateTime,
     debounce,
     targetLabel,
     incidentName,

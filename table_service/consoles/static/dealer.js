@@ -134,14 +134,17 @@
     const reader = $("reader-badge");
     reader.textContent = view.reader_online ? t("reader.online") : t("reader.offline");
     reader.className = `badge ${view.reader_online ? "ok" : "bad"}`;
-    $("phase").textContent = r ? `${t("table.round")} ${r.game_number} · ${t(`phase.${r.phase}`)}` : t("phase.none");
+    $("phase").textContent = r ? `${t("table.round")} ${r.table_round || r.game_number} · ${t(`phase.${r.phase}`)}` : t("phase.none");
     $("phase").dataset.phase = r ? r.phase : "none";
     const what = instruction(view);
     $("instruction").textContent = what.text;
     $("next-target").textContent = what.target || "";
     $("next-target").dataset.code = what.code || "";
     $("next-code").textContent = r && r.next && what.code && what.code !== what.target ? what.code : "";
-    Render.round($("layout"), view, {});
+    const seatsAt = (r && r.layout && ((r.layout.seats || []).length + (r.layout.hands || []).length)) || 0;
+    Render.round($("layout"), view, { size: seatsAt > 4 ? "" : "big", seatStakes: r && r.seat_stakes });
+    $("layout").dataset.seats = String(seatsAt);
+    renderStakes(view);
     const banner = Render.resultBanner(view);
     $("result").replaceChildren(...(banner ? [banner] : []));
     renderTurn(r);
@@ -157,18 +160,61 @@
     tick();
   }
 
+  // The round's stakes: per seat in the seats' boxes; the total here (baccarat has no seats).
+  function renderStakes(view) {
+    const r = view.round;
+    const s = r && r.stakes;
+    $("round-stakes").textContent = s && s.bets ? t("dealer.stakes", { bets: s.bets, players: s.players, staked: LT.fmtMoney(s.staked) }) : "";
+  }
+
+  // A move as the game names it: "Hit", "Check seat 3 (xét bài)", "Double · hand 2".
+  function moveName(m, { hands = false } = {}) {
+    const base = m.action === "check" && m.target ? (m.target === "all" ? LT.houseMove("check all") : LT.houseMove(`check seat ${m.target}`)) : LT.term("move", m.action);
+    const word = base.charAt(0).toUpperCase() + base.slice(1);
+    return hands && m.hand ? `${word} · ${t("pos.hand", { hand: m.hand })}` : word;
+  }
+
+  // Whose decision it is and what the game allows them: labels where players act, and
+  // buttons (keys 1–9) where the dealer acts for the house (the Xì Dách house banker).
   function renderTurn(r) {
     const box = $("turn");
     box.replaceChildren();
+    state.houseMoves = [];
     if (!r || !r.turn) return;
     const turn = r.turn;
     const actors = (turn.actors || []).map(LT.actorLabel).join(", ");
     box.append(el("div", { "data-field": "turn" }, el("strong", {}, `${t("turn.title")}: `), actors), el("div", { class: "timer", id: "turn-timer" }));
     const legal = turn.legal_actions || {};
+    const house = state.view && state.view.house_banker;
     for (const [actor, moves] of Object.entries(legal)) {
-      const words = [...new Set((moves || []).map((m) => (m.hand ? `${LT.term("move", m.action)} (${t("pos.hand", { hand: m.hand })})` : LT.term("move", m.action))))];
-      box.append(el("div", { class: "muted", "data-legal": actor }, `${LT.actorLabel(actor)} — ${t("turn.actions", { actions: words.join(", ") })}`));
+      const seen = new Set();
+      const unique = (moves || []).filter((m) => {
+        const key = `${m.action}|${m.hand || ""}|${m.target || ""}`;
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
+      });
+      // a hand is named only where the seat has split (more than one hand)
+      const hands = unique.some((m) => m.hand && m.hand > 1);
+      const row = el("div", { class: "legal", "data-legal": actor }, el("span", { class: "who" }, LT.actorLabel(actor)));
+      if (actor === "banker" && house) {
+        unique.forEach((m, i) => {
+          state.houseMoves.push(m);
+          row.append(el("button", { type: "button", class: m.action === (r.layout && r.layout.house_move || "").split(" ")[0] ? "primary" : "", "data-move": m.action, "data-target": m.target || "", onclick: () => houseMove(m) },
+            moveName(m, { hands }), i < 9 ? el("kbd", {}, String(i + 1)) : null));
+        });
+      } else {
+        for (const m of unique) row.append(el("span", { class: "move-chip", "data-move": m.action }, moveName(m, { hands })));
+      }
+      box.append(row);
     }
+  }
+
+  async function houseMove(m) {
+    if (state.busy) return;
+    const body = { action: m.action };
+    if (m.target) body.target = m.target;
+    act(() => api("POST", path("/house-move"), body), moveName(m));
   }
 
   function renderLast() {
@@ -233,8 +279,6 @@
     if ($("report").disabled) return;
     const kinds = (state.view && state.view.dealer_incidents) || [];
     const dialog = el("dialog", { id: "report-dialog" });
-    const count = el("input", { type: "number", name: "count", min: "1", max: "52", value: "1" });
-    const counted = kinds.filter((k) => k.count);
     const chosen = await new Promise((resolve) => {
       const grid = el("div", { class: "kinds" });
       kinds.forEach((kind, i) => {
@@ -254,8 +298,8 @@
       });
       dialog.append(
         el("h2", {}, t("action.report")),
+        el("p", { class: "muted" }, t("report.choose")),
         grid,
-        counted.length ? el("label", { class: "form-row" }, t("incident.count", { kinds: counted.map((k) => LT.incidentName(k.kind)).join(", ") }), count) : null,
         el("div", { class: "buttons" }, el("button", { type: "button", "data-action": "cancel", onclick: () => resolve(null) }, t("action.cancel"))),
       );
       dialog.addEventListener("cancel", (e) => {
@@ -270,12 +314,48 @@
     dialog.remove();
     if (!chosen) return;
     const name = LT.incidentName(chosen.kind);
-    if (!(await LT.confirmDialog(t("confirm.report", { kind: name })))) return;
     const details = {};
+    if (chosen.count) {
+      // only a kind that counts asks how many cards: never before a kind is chosen
+      const n = await countDialog(name);
+      if (n === null) return;
+      details.count = n;
+    } else if (!(await LT.confirmDialog(t("confirm.report", { kind: name })))) return;
     const r = state.view && state.view.round;
-    if (chosen.count) details.count = Math.max(1, parseInt(count.value, 10) || 1);
     if (chosen.kind === "missed_scan" && r && r.cards) details.index = r.cards.length;
     act(() => api("POST", path("/incidents"), { kind: chosen.kind, details }), name);
+  }
+
+  // How many cards were exposed: a number, then the report (Enter confirms).
+  function countDialog(name) {
+    return new Promise((resolve) => {
+      const count = el("input", { type: "number", name: "count", min: "1", max: "52", value: "1", inputmode: "numeric" });
+      const ok = el("button", { type: "submit", class: "primary", "data-action": "confirm" }, t("action.report"));
+      const cancel = el("button", { type: "button", "data-action": "cancel" }, t("action.cancel"));
+      const form = el("form", { method: "dialog" },
+        el("h2", {}, name),
+        el("label", { class: "form-row" }, t("report.how_many"), count),
+        el("p", { class: "muted" }, t("confirm.report", { kind: name })),
+        el("div", { class: "buttons" }, cancel, ok));
+      const dialog = el("dialog", { id: "count-dialog" }, form);
+      const done = (value) => {
+        dialog.close();
+        dialog.remove();
+        resolve(value);
+      };
+      form.addEventListener("submit", (e) => {
+        e.preventDefault();
+        done(Math.max(1, Math.min(52, parseInt(count.value, 10) || 1)));
+      });
+      cancel.addEventListener("click", () => done(null));
+      dialog.addEventListener("cancel", (e) => {
+        e.preventDefault();
+        done(null);
+      });
+      document.body.append(dialog);
+      dialog.showModal();
+      count.select();
+    });
   }
 
   $("open-betting").addEventListener("click", openBetting);
@@ -287,6 +367,7 @@
     if (key === "o") openBetting();
     else if (key === "c") closeBetting();
     else if (key === "r") report();
+    else if (/^[1-9]$/.test(key) && state.houseMoves && state.houseMoves[Number(key) - 1]) houseMove(state.houseMoves[Number(key) - 1]);
   });
 
   start();

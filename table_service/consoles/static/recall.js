@@ -1,19 +1,27 @@
 "use strict";
-// Regulator recall: the current round and the nine before it, every step in order, with
-// each round's settle input for recomputing it offline (`livetable settle <game>`).
+// Regulator recall: find any round (by its id, the table, a time range or, for a
+// regulator, an account), then every step of it in plain words with who did it, amounts
+// and dates with their time zone, the bets, the settlement and the incidents; each round
+// can be saved as one self-contained HTML file for a complaints team. Below the search,
+// the table's current round and the ones before it, live.
 (() => {
   const { el, t, api } = LT;
   const $ = (id) => document.getElementById(id);
   const tableId = decodeURIComponent(location.pathname.split("/").filter(Boolean).pop());
   const LAST = Math.min(50, Math.max(1, parseInt(new URLSearchParams(location.search).get("last") || "10", 10) || 10));
-  const state = { data: null, open: new Set(), more: new Map(), loading: new Set() };
+  const state = { data: null, open: new Set(), more: new Map(), loading: new Set(), who: null, found: null, picked: null, query: null };
   window.LT_RECALL = state;
 
-  LT.onLang(() => render());
+  LT.onLang(() => {
+    render();
+    renderFound();
+    renderPicked();
+  });
 
   async function start() {
-    await Shell.signIn(["regulator", "supervisor", "admin"]);
+    state.who = await Shell.signIn(["regulator", "supervisor", "admin"]);
     $("table-badge").textContent = `${t("table.table")} ${tableId}`;
+    setUpSearch();
     await refresh();
     $("console").hidden = false;
     const head = state.data && state.data.rounds.length ? state.data.rounds[0].closed_seq || state.data.rounds[0].opened_seq : 0;
@@ -39,13 +47,119 @@
   }
   const refreshSoon = LT.debounce(refresh, 150);
 
-  function table(headers, rows) {
-    return el("table", { class: "grid" },
-      el("thead", {}, el("tr", {}, headers.map((h) => el("th", {}, t(h))))),
-      el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((c) => el("td", {}, c === null || c === undefined ? "" : c))))));
+  // -- search --------------------------------------------------------------------------------
+  function setUpSearch() {
+    const form = $("search-form");
+    form.elements.table.value = tableId;
+    // an account is searched by a regulator only (or the owning operator, through the API)
+    $("account-field").hidden = state.who.role !== "regulator";
+    $("zone-note").textContent = t("search.zone", { zone: Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC" });
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      search();
+    });
   }
 
-  function outcomeText(o) {
+  // A datetime-local value is the browser's local time: sent with its offset.
+  function withOffset(value) {
+    if (!value) return "";
+    const d = new Date(value);
+    if (Number.isNaN(d.getTime())) return "";
+    return d.toISOString();
+  }
+
+  async function search() {
+    const f = $("search-form").elements;
+    const params = new URLSearchParams();
+    const put = (k, v) => v && params.set(k, v);
+    put("round_id", f.round_id.value.trim());
+    put("table_id", f.table.value.trim());
+    put("from", withOffset(f.from.value));
+    put("to", withOffset(f.to.value));
+    if (!$("account-field").hidden) put("account", f.account.value.trim());
+    state.query = params.toString();
+    state.picked = null;
+    renderPicked();
+    try {
+      state.found = await api("GET", `/api/v1/recall/search?${params}`);
+      renderFound();
+      // one round found by its exact id: open it at once
+      const rounds = state.found.rounds;
+      if (rounds.length === 1 && rounds[0].round_id === f.round_id.value.trim()) openRound(rounds[0]);
+    } catch (exc) {
+      state.found = null;
+      renderFound();
+      LT.toast(t("error.generic", { reason: exc.message }), "error");
+    }
+  }
+
+  function renderFound() {
+    const box = $("found");
+    box.replaceChildren();
+    const found = state.found;
+    if (!found) return;
+    if (!found.rounds.length) {
+      box.append(el("p", { class: "muted", "data-field": "none-found" }, t("search.none")));
+      return;
+    }
+    const head = ["col.round", "col.table", "col.opened", "col.phase", "col.result", "col.bets", "col.staked"];
+    const account = found.rounds.some((r) => r.account_bets);
+    if (account) head.push("col.account_bets");
+    box.append(
+      el("p", { class: "muted" }, found.more ? t("search.found_more", { n: found.rounds.length }) : found.rounds.length === 1 ? t("search.found_one") : t("search.found", { n: found.rounds.length })),
+      el("table", { class: "grid found" },
+        el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, t(h))), el("th", {}))),
+        el("tbody", {}, found.rounds.map((r) => el("tr", { "data-found": r.round_id },
+          el("td", {}, r.round_id),
+          el("td", {}, r.table_id),
+          el("td", {}, LT.fmtDateTime(r.opened_at)),
+          el("td", {}, LT.term("phase", r.phase)),
+          el("td", {}, r.void_reason ? `${t("result.voided")}` : outcomeText(r.outcome, gameOf(r))),
+          el("td", { class: "num" }, String(r.bets)),
+          el("td", { class: "num" }, LT.fmtMoney(r.staked)),
+          account ? el("td", { "data-field": "account-bets" }, (r.account_bets || []).map((b) => `${LT.term("bet", b.type)} ${LT.fmtMoney(b.stake)} → ${b.returned === null || b.returned === undefined ? LT.term("bet_status", b.status) : LT.fmtMoney(b.returned)}`).join("; ")) : null,
+          el("td", {}, el("button", { type: "button", "data-action": "open-round", onclick: () => openRound(r) }, t("search.open"))))))),
+    );
+  }
+
+  async function openRound(found) {
+    try {
+      state.picked = await api("GET", `/api/v1/tables/${encodeURIComponent(found.table_id)}/recall/${encodeURIComponent(found.round_id)}`);
+      renderPicked();
+      $("picked").scrollIntoView({ block: "start" });
+    } catch (exc) {
+      LT.toast(t("error.generic", { reason: exc.message }), "error");
+    }
+  }
+
+  function renderPicked() {
+    const box = $("picked");
+    box.replaceChildren();
+    if (state.picked) box.append(record(state.picked, { picked: true }));
+  }
+
+  // -- words -----------------------------------------------------------------------------------
+  const gameOf = (r) => r.game || (r.outcome && r.outcome.dealer ? "blackjack" : r.outcome && r.outcome.hands ? "xidach" : "baccarat");
+  const cards = (list) => (list || []).map((c) => LT.cardText(c)).join(" ");
+
+  function handText(hand) {
+    const value = Render.handValue(hand);
+    return `${cards(hand.cards)}${value ? ` = ${value}` : ""}`;
+  }
+
+  // A round's result as the studio announces it, for every game.
+  function outcomeText(o, game) {
+    if (!o) return "";
+    if (o.dealer) {
+      const seats = (o.seats || []).flatMap((s) => (s.hands || []).map((h) => `${t("pos.seat", { seat: s.seat })}${s.hands.length > 1 ? ` · ${t("pos.hand", { hand: h.hand })}` : ""}: ${handText(h)}`));
+      return [`${t("hand.dealer")} ${handText(o.dealer)}`, ...seats].join(" · ");
+    }
+    if (o.banker && o.hands) {
+      const who = o.banker.seat && o.banker.seat !== "house" ? `${t("hand.banker")} (${t("pos.seat", { seat: o.banker.seat })})` : t("hand.banker");
+      const hands = o.hands.map((h) => `${t("pos.seat", { seat: h.seat })}: ${handText(h)}${h.result ? ` (${LT.term("outcome", h.result)})` : ""}`);
+      return [`${who} ${handText(o.banker)}`, ...hands].join(" · ");
+    }
+    if (!o.winner) return "";
     const { player, banker } = LT.totals(o);
     const name = LT.term("result", o.winner);
     const score = o.winner === "player" ? `${player}–${banker}` : `${banker}–${player}`;
@@ -53,28 +167,87 @@
     return [`${name} ${player === undefined ? "" : score}`, ...extras].join(" · ");
   }
 
-  function stepDetail(step) {
-    if (step.type === "round_result" && step.details && step.details.outcome) {
-      const o = step.details.outcome;
-      if (!o.winner) return LT.details(o);
-      const cards = ["player", "banker"].map((side) => (o[side] && o[side].cards ? `${t(`hand.${side}`)} ${o[side].cards.join(" ")}` : "")).filter(Boolean);
-      return [outcomeText(o), ...cards].join(" · ");
-    }
-    if (step.type === "card_dealt") {
-      const read = step.reader ? t("recall.reader_seq", { reader: step.reader, n: step.reader_seq ?? "?" }) : "";
-      return [step.card, step.position, `#${step.index}`, read, LT.term("source", step.source)].filter(Boolean).join(" · ");
+  // Who did a step, in words: the rules for what the table does itself, the person or the
+  // reader otherwise ("reader:bac-1-shoe" → "Reader bac-1-shoe").
+  function actorText(step) {
+    const d = step.details || {};
+    if (step.by_rules) return t("actor.rules");
+    if (step.type === "action_taken" && d.auto) return t("actor.rules_auto", { why: LT.term("auto", d.auto) });
+    const [kind, ...rest] = String(step.actor || "").split(":");
+    const name = rest.join(":");
+    if (kind === "system") return t("actor.rules");
+    const who = LT.has(`actor.${kind}`) ? t(`actor.${kind}`, { name }) : step.actor || "";
+    // a player's decision comes through its operator's platform: the player first
+    if (step.type === "action_taken" && kind === "operator" && d.actor) return t("actor.player_via", { who: LT.actorLabel(d.actor), via: who });
+    return who;
+  }
+
+  function position(code) {
+    if (!code) return "";
+    const label = LT.targetLabel({ code });
+    return label === code ? code : `${label} (${code})`;
+  }
+
+  // A step in plain words, for every game.
+  function stepText(step, r) {
+    const d = step.details || {};
+    switch (step.type) {
+      case "card_dealt": {
+        const read = step.reader ? t("recall.reader_seq", { reader: step.reader, n: step.reader_seq ?? "?" }) : LT.term("source", step.source);
+        return t("says.card_dealt", { card: LT.cardText(step.card), to: position(step.position), index: step.index, read });
+      }
+      case "betting_opened":
+        return t("says.betting_opened", { time: LT.fmtDateTime(d.closes_at) });
+      case "betting_closed":
+        return t("says.betting_closed", { reason: LT.term("close", d.reason) });
+      case "decision_awaited":
+        return t("says.decision_awaited", { who: (d.actors || []).map(LT.actorLabel).join(", "), s: Math.round((d.ms || 0) / 1000), time: LT.fmtDateTime(d.deadline) });
+      case "action_taken": {
+        const who = `${LT.actorLabel(d.actor)}${d.hand && d.hand > 1 ? ` · ${t("pos.hand", { hand: d.hand })}` : ""}`;
+        const target = d.target ? ` (${d.target === "all" ? LT.houseMove("check all") : LT.houseMove(`check seat ${d.target}`)})` : "";
+        return `${who}: ${LT.term("move", d.action)}${target}`;
+      }
+      case "round_result":
+        return outcomeText(d.outcome, r.game) || LT.details(d);
+      case "round_settled":
+        return t("says.round_settled", { bets: d.bets ?? "", staked: LT.fmtMoney(d.staked), returned: LT.fmtMoney(d.returned) });
+      case "round_voided":
+        return t("says.round_voided", { reason: d.reason || "" });
+      case "cards_revealed":
+        return t("says.cards_revealed", { cards: (d.cards || []).map((c) => LT.cardText(c && c.card ? c.card : c)).join(" ") });
+      case "cards_rearranged":
+        return t("says.cards_rearranged", { cards: (d.cards || []).map((c, i) => `${d.positions && d.positions[i] ? `${position(d.positions[i])} ` : ""}${LT.cardText(c)}`).join(", ") });
+      case "card_burnt":
+        return t("says.card_burnt", { card: LT.cardText(d.card) });
+      case "card_set_aside":
+        return t("says.card_set_aside", { card: LT.cardText(d.card), reason: LT.term("aside", d.reason) });
+      case "commission_credited":
+        return t("says.commission", { amount: LT.fmtMoney(d.amount) });
+      case "seat_taken":
+        return t("says.seat_taken", { seat: d.seat, account: d.account || "" });
+      case "seat_released":
+        return t("says.seat_released", { seat: d.seat, reason: d.reason || "" });
+      default:
+        break;
     }
     if (step.bets !== undefined) return t("recall.n_bets", { n: step.bets });
     if (step.lines !== undefined) return t("recall.n_lines", { n: step.lines });
-    if (step.kind) return `${step.incident_id} ${LT.incidentName(step.kind)}`;
+    if (step.kind) return `${LT.incidentName(step.kind)} (${step.incident_id})`;
     if (step.incident_id) return step.incident_id;
-    return LT.details(step.details);
+    const shown = Object.fromEntries(Object.entries(d).filter(([k]) => !["clock", "ms", "by", "positions"].includes(k)));
+    return LT.details(shown);
+  }
+
+  // -- records ---------------------------------------------------------------------------------
+  function table(headers, rows, cls = "") {
+    return el("table", { class: `grid ${cls}` },
+      el("thead", {}, el("tr", {}, headers.map((h) => el("th", {}, t(h))))),
+      el("tbody", {}, rows.map((cells) => el("tr", {}, cells.map((c) => el("td", {}, c === null || c === undefined ? "" : c))))));
   }
 
   const sectionPath = (r, section, after) =>
-    `/api/v1/tables/${encodeURIComponent(tableId)}/recall/${encodeURIComponent(r.round_id)}/${section}?after=${encodeURIComponent(after)}`;
+    `/api/v1/tables/${encodeURIComponent(r.table_id || tableId)}/recall/${encodeURIComponent(r.round_id)}/${section}?after=${encodeURIComponent(after)}`;
 
-  // A section's items: the first page (with the round) and the pages fetched since.
   function itemsOf(r, section) {
     const more = state.more.get(`${r.round_id}:${section}`);
     return {
@@ -84,7 +257,6 @@
     };
   }
 
-  // Fetches the next page (or, with `all`, every page left) of a round's section.
   async function fetchMore(r, section, all) {
     const key = `${r.round_id}:${section}`;
     if (state.loading.has(key)) return;
@@ -105,14 +277,15 @@
     } finally {
       state.loading.delete(key);
       render();
+      renderPicked();
     }
   }
 
-  function paged(r, section, headers, row) {
+  function paged(r, section, headers, row, { exporting }) {
     const { items, next, total } = itemsOf(r, section);
     const box = el("div", {}, table(headers, items.map(row)));
-    if (total > r[section].length) box.append(el("p", { class: "muted", "data-field": "shown" }, t("recall.shown", { shown: items.length, total })));
-    if (next) {
+    if (total > r[section].length || (exporting && next)) box.append(el("p", { class: "muted", "data-field": "shown" }, t("recall.shown", { shown: items.length, total })));
+    if (next && !exporting) {
       const left = total - items.length;
       box.append(
         el("div", { class: "buttons" },
@@ -123,18 +296,21 @@
     return box;
   }
 
-  function render() {
-    const data = state.data;
-    $("table-badge").textContent = `${t("table.table")} ${tableId}`;
-    if (!data) return;
-    $("recall-title").textContent = t("recall.title", { n: data.rounds.length });
-    const box = $("rounds");
-    const scroll = window.scrollY;
-    box.replaceChildren();
-    if (!data.rounds.length) box.append(el("p", { class: "muted" }, t("recall.none")));
-    for (const r of data.rounds) {
-      const o = r.outcome || {};
-      const settleText = JSON.stringify(r.settle_input);
+  const amount = (n) => el("span", { class: "num" }, LT.fmtMoney(n));
+
+  // One round's record; with `exporting`, every section open and no button.
+  function record(r, { exporting = false, picked = false } = {}) {
+    const o = r.outcome || {};
+    const settleText = JSON.stringify(r.settle_input);
+    const details = (key, body) => {
+      const d = el("details", { "data-section": key }, el("summary", {}, t(`recall.${key}`)), body);
+      const id = `${picked ? "picked:" : ""}${r.round_id}:${key}`;
+      if (exporting || state.open.has(id) || key === "steps") d.open = true;
+      d.addEventListener("toggle", () => (d.open ? state.open.add(id) : state.open.delete(id)));
+      return d;
+    };
+    const buttons = [];
+    if (!exporting) {
       const copy = el("button", { type: "button", "data-action": "copy" }, t("recall.copy"));
       copy.addEventListener("click", async () => {
         try {
@@ -144,31 +320,100 @@
           LT.toast(settleText);
         }
       });
-      const details = (key, body) => {
-        const d = el("details", { "data-section": key }, el("summary", {}, t(`recall.${key}`)), body);
-        const id = `${r.round_id}:${key}`;
-        if (state.open.has(id) || key === "steps") d.open = true;
-        d.addEventListener("toggle", () => (d.open ? state.open.add(id) : state.open.delete(id)));
-        return d;
-      };
-      box.append(
-        el("article", { class: "round-record", "data-round": r.round_id, "data-phase": r.phase },
-          el("h3", {},
-            el("span", {}, t("recall.round", { round: r.round_id, game: r.game_number, shoe: r.shoe_no })),
-            r.game ? el("span", { class: "badge" }, LT.term("game", r.game)) : null,
-            el("span", { class: "badge" }, LT.term("phase", r.phase)),
-            o.winner ? el("span", { class: `chip ${o.winner}` }, "") : null,
-            o.winner ? el("span", { "data-field": "outcome" }, outcomeText(o)) : null,
-            r.void_reason ? el("span", { class: "badge bad" }, r.void_reason) : null,
-            el("span", { class: "muted", "data-field": "dealer" }, t("recall.dealer", { dealer: r.dealer || t("table.nobody") }))),
-          details("steps", table(["col.seq", "col.time", "col.step", "col.detail", "col.actor"], r.steps.map((s) => [String(s.seq), LT.fmtTime(s.ts), LT.term("step", s.type), stepDetail(s), s.actor]))),
-          details("bets", paged(r, "bets", ["col.bet", "col.time", "col.account", "col.type", "col.stake", "col.accepted"], (b) => [b.bet_id, LT.fmtTime(b.ts), b.account, LT.term("bet", b.type), String(b.stake), b.accepted ? "✔" : "✘"])),
-          details("incidents", table(["col.incident", "col.procedure", "col.raised_resolved", "col.resolution"], r.incidents.map((i) => [LT.incidentName(i.kind), LT.procedureText(i), `${i.raised_by || ""} → ${i.resolved_by || "—"}`, i.resolution || ""]))),
-          details("settlement", paged(r, "settlement", ["col.bet", "col.type", "col.stake", "col.result", "col.returned"], (s) => [s.bet_id, LT.term("bet", s.type), String(s.stake), LT.term("line", s.result), String(s.returned)])),
-          details("settle_input", el("div", {}, el("pre", { class: "settle", "data-field": "settle-input" }, settleText), copy)),
-        ),
-      );
+      buttons.push(copy);
     }
+    const number = r.table_round ? t("recall.table_round", { n: r.table_round }) : "";
+    const when = [r.opened_at ? t("recall.opened_at", { time: LT.fmtDateTime(r.opened_at) }) : "", r.closed_at ? t("recall.closed_at", { time: LT.fmtDateTime(r.closed_at) }) : ""].filter(Boolean).join(" · ");
+    const head = el("h3", {},
+      el("span", {}, t("recall.round", { round: r.round_id, game: r.game_number, shoe: r.shoe_no })),
+      number ? el("span", { class: "badge", "data-field": "table-round" }, number) : null,
+      r.game ? el("span", { class: "badge" }, LT.term("game", r.game)) : null,
+      el("span", { class: "badge" }, LT.term("phase", r.phase)),
+      o.winner ? el("span", { class: `chip ${o.winner}` }, "") : null,
+      el("span", { "data-field": "outcome" }, outcomeText(o, r.game)),
+      r.void_reason ? el("span", { class: "badge bad" }, r.void_reason) : null,
+      el("span", { class: "muted", "data-field": "dealer" }, t("recall.dealer", { dealer: r.dealer || t("table.nobody") })));
+    const article = el("article", { class: "round-record", "data-round": r.round_id, "data-phase": r.phase },
+      head,
+      when ? el("div", { class: "muted when", "data-field": "when" }, when) : null,
+      exporting ? null : el("div", { class: "buttons record-actions" },
+        el("button", { type: "button", "data-action": "export", onclick: () => exportRound(r) }, t("recall.export")),
+        el("button", { type: "button", "data-action": "print", onclick: () => printRound(r) }, t("recall.print"))),
+      details("steps", table(["col.seq", "col.time", "col.step", "col.detail", "col.actor"], r.steps.map((s) => [String(s.seq), LT.fmtDateTime(s.ts, { ms: true }), LT.term("step", s.type), stepText(s, r), actorText(s)]), "steps")),
+      details("bets", paged(r, "bets", ["col.bet", "col.time", "col.account", "col.type", "col.seat", "col.stake", "col.accepted"], (b) => [b.bet_id, LT.fmtDateTime(b.ts), b.account, LT.term("bet", b.type), b.seat ? String(b.seat) : "", amount(b.stake), b.accepted ? "✔" : "✘"], { exporting })),
+      details("incidents", table(["col.incident", "col.procedure", "col.raised_resolved", "col.resolution"], r.incidents.map((i) => [LT.incidentName(i.kind), LT.procedureText(i), `${i.raised_by || ""} (${LT.fmtDateTime(i.raised_at)}) → ${i.resolved_by || "—"}${i.resolved_at ? ` (${LT.fmtDateTime(i.resolved_at)})` : ""}`, i.resolution || ""]))),
+      details("settlement", paged(r, "settlement", ["col.bet", "col.type", "col.stake", "col.result", "col.returned"], (s) => [s.bet_id, LT.term("bet", s.type), amount(s.stake), LT.term("line", s.result), amount(s.returned)], { exporting })),
+      details("settle_input", el("div", {}, el("pre", { class: "settle", "data-field": "settle-input" }, settleText), ...buttons)),
+    );
+    if (exporting) {
+      article.append(el("h4", {}, t("recall.hashes")), table(["col.seq", "col.hash"], r.steps.map((s) => [String(s.seq), el("code", {}, s.hash || "")]), "hashes"));
+    }
+    return article;
+  }
+
+  // -- export ----------------------------------------------------------------------------------
+  const EXPORT_CSS = `
+body{font-family:"DejaVu Sans","Noto Sans",Arial,sans-serif;color:#111;background:#fff;margin:24px;font-size:13px}
+h1{font-size:20px;margin:0 0 4px}h3{font-size:16px;display:flex;gap:10px;flex-wrap:wrap;align-items:baseline}
+.meta{color:#444;margin-bottom:14px}.muted{color:#555}.badge{border:1px solid #999;border-radius:10px;padding:1px 8px;font-size:12px}
+table{border-collapse:collapse;width:100%;margin:6px 0 14px}th,td{border:1px solid #bbb;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#eee}.num{text-align:right;font-variant-numeric:tabular-nums}details>summary{font-weight:bold;margin:8px 0 2px;list-style:none}
+pre{white-space:pre-wrap;word-break:break-all;background:#f4f4f4;padding:8px}code{font-size:11px;word-break:break-all}.chip{display:none}
+@media print{body{margin:10mm}}`;
+
+  function exportHtml(r) {
+    const node = record(r, { exporting: true });
+    const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+    const meta = t("export.meta", { table: r.table_id || tableId, by: (state.who && state.who.name) || "", time: LT.fmtDateTime(new Date().toISOString()) });
+    return `<!doctype html>
+<html lang="${esc(LT.lang())}">
+<head>
+<meta charset="utf-8">
+<meta name="generator" content="livetable recall">
+<title>${esc(t("export.title", { round: r.round_id }))}</title>
+<style>${EXPORT_CSS}</style>
+</head>
+<body>
+<h1>${esc(t("export.title", { round: r.round_id }))}</h1>
+<div class="meta">${esc(meta)}</div>
+${node.outerHTML}
+<p class="muted">${esc(t("export.note"))}</p>
+</body>
+</html>
+`;
+  }
+
+  function exportRound(r) {
+    const html = exportHtml(r);
+    state.lastExport = html;
+    const url = URL.createObjectURL(new Blob([html], { type: "text/html;charset=utf-8" }));
+    const a = el("a", { href: url, download: `round-${r.round_id}.html` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  }
+
+  function printRound(r) {
+    const win = window.open("", "_blank");
+    if (!win) return exportRound(r);
+    win.document.write(exportHtml(r));
+    win.document.close();
+    win.focus();
+    win.print();
+  }
+
+  // -- the table's last rounds -----------------------------------------------------------------
+  function render() {
+    const data = state.data;
+    $("table-badge").textContent = `${t("table.table")} ${tableId}`;
+    if (!data) return;
+    $("recall-title").textContent = data.rounds.length === 1 ? t("recall.title_one") : t("recall.title", { n: data.rounds.length });
+    const box = $("rounds");
+    const scroll = window.scrollY;
+    box.replaceChildren();
+    if (!data.rounds.length) box.append(el("p", { class: "muted" }, t("recall.none")));
+    for (const r of data.rounds) box.append(record({ ...r, table_id: r.table_id || tableId }));
     window.scrollTo(0, scroll);
   }
 

@@ -53,10 +53,27 @@ const Render = (() => {
     }
   }
 
+  // A hand's value as the table calls it: a special hand by its name (Xì Bàng, Xì Dách,
+  // Ngũ Linh, blackjack), a bust as such, else the total; nothing before its first card.
+  function handValue(hand) {
+    const cards = hand.cards || [];
+    if (!cards.length || cards.every((c) => !c || c === "??" || c === "XX")) return "";
+    if (hand.blackjack) return t("hand.blackjack_name");
+    if (["xi_bang", "xi_dach", "ngu_linh"].includes(hand.classification)) return t(`class.${hand.classification}`);
+    if (hand.classification === "quac" || hand.bust) return `${hand.total ?? ""} ${t("ov.bust")}`.trim();
+    return hand.total === undefined || hand.total === null ? "" : String(hand.total);
+  }
+
+  // A seat's stakes by bet type ("Main 1,000 · Pair 200"), for the dealer and the pit.
+  function stakesText(entry) {
+    if (!entry || !entry.stakes) return "";
+    return Object.entries(entry.stakes).map(([type, amount]) => `${LT.term("bet", type)} ${LT.fmtMoney(amount)}`).join(" · ");
+  }
+
   // What a hand's flags say, in words (bust, blackjack, doubled …), and a status text.
   function handFlags(hand) {
-    const flags = ["bust", "blackjack", "doubled", "surrendered", "auto"].filter((f) => hand[f]).map((f) => t(`hand.${f}`));
-    if (hand.classification && LT.has(`class.${hand.classification}`)) flags.push(t(`class.${hand.classification}`));
+    // the value already names a blackjack, a bust and a special Xì Dách hand
+    const flags = ["doubled", "surrendered", "auto"].filter((f) => hand[f]).map((f) => t(`hand.${f}`));
     if (hand.result && LT.has(`outcome.${hand.result}`)) flags.push(t(`outcome.${hand.result}`));
     if (hand.status) flags.push(LT.term("status", hand.status));
     return flags;
@@ -66,41 +83,63 @@ const Render = (() => {
     return el("div", { class: "cards" }, (hand.cards || []).map((code) => cardEl(code, { size, faceDown: code === null || code === "??" || code === "XX" })));
   }
 
-  // Any other game: seats with their hands, the dealer's (or banker's) hand.
-  function generic(container, round, { size = "small" } = {}) {
+  // Any other game: the dealer's (or banker's) hand first, then the seats, each with its
+  // hands, its stakes (where the view has them) and who is to act.
+  function generic(container, round, { size = "small", seatStakes = null, holders = null } = {}) {
     const layout = round.layout || {};
     container.replaceChildren();
     const seats = layout.seats || [];
     const turn = round.turn || {};
     const activeSeats = new Set((turn.actors || []).map((a) => String(typeof a === "object" ? a.seat : String(a).replace(/^seat:/, ""))));
-    if (seats.length) {
+    const stakeOf = Object.fromEntries((seatStakes || []).map((x) => [String(x.seat), x]));
+    const houseHands = [];
+    const seatHands = new Map();
+    for (const seat of seats) seatHands.set(String(seat.seat), { seat: seat.seat, hands: seat.hands || [], player: seat.player });
+    for (const hand of hands(layout)) {
+      if (hand.seat !== undefined && hand.seat !== null && hand.hand !== "banker" && hand.hand !== "dealer") {
+        const entry = seatHands.get(String(hand.seat)) || { seat: hand.seat, hands: [] };
+        entry.hands.push(hand);
+        seatHands.set(String(hand.seat), entry);
+      } else houseHands.push(hand);
+    }
+    for (const hand of houseHands) {
+      const id = hand.hand;
+      const seatNote = hand.bankerSeat !== undefined && hand.bankerSeat !== null && hand.bankerSeat !== "house" ? ` · ${t("pos.seat", { seat: hand.bankerSeat })}` : "";
+      container.append(
+        el("div", { class: `hand house ${id} ${activeSeats.has("banker") ? "active" : ""}`, "data-hand": id },
+          el("span", { class: "label" }, handLabel(hand) + seatNote),
+          cardsOf(hand, size),
+          el("span", { class: "flags" }, handFlags(hand).join(" · ")),
+          el("span", { class: "total", "data-total": id }, handValue(hand))),
+      );
+    }
+    const ordered = [...seatHands.values()].sort((a, b) => Number(a.seat) - Number(b.seat));
+    if (ordered.length) {
       const grid = el("div", { class: "seats" });
-      for (const seat of seats) {
+      for (const seat of ordered) {
+        const stake = stakeOf[String(seat.seat)];
+        const holder = holders && holders[String(seat.seat)];
         const box = el(
           "div",
           { class: `seat ${activeSeats.has(String(seat.seat)) ? "active" : ""}`, "data-seat": seat.seat },
-          el("div", { class: "head" }, t("pos.seat", { seat: seat.seat }), seat.player ? el("span", { class: "muted" }, ` ${seat.player}`) : null),
+          el("div", { class: "head" }, el("strong", {}, t("pos.seat", { seat: seat.seat })),
+            stake ? el("span", { class: "stake", "data-field": "seat-stake" }, LT.fmtMoney(stake.total)) : null),
+          holder ? el("div", { class: "muted holder", "data-field": "holder" }, holder) : null,
+          stake ? el("div", { class: "muted stakes", "data-field": "seat-stakes" }, stakesText(stake)) : null,
         );
-        for (const hand of seat.hands || []) {
+        for (const hand of seat.hands) {
           box.append(
-            el("div", { class: "seat-hand", "data-hand": hand.hand ?? "" },
+            el("div", { class: "seat-hand", "data-hand": hand.seat !== undefined ? `seat-${seat.seat}-${hand.hand}` : hand.hand ?? "" },
               cardsOf(hand, size),
-              el("span", { class: "total" }, hand.total ?? ""),
-              el("span", { class: "flags" }, handFlags(hand).join(" · "))),
+              el("div", { class: "seat-line" },
+                seat.hands.length > 1 ? el("span", { class: "muted" }, t("pos.hand", { hand: hand.hand })) : null,
+                el("span", { class: "total" }, handValue(hand)),
+                el("span", { class: "flags" }, handFlags(hand).join(" · ")))),
           );
         }
         grid.append(box);
       }
       container.append(grid);
-    }
-    for (const hand of hands(layout)) {
-      container.append(
-        el("div", { class: `hand ${hand.hand}`, "data-hand": hand.seat !== undefined && hand.seat !== null ? `seat-${hand.seat}-${hand.hand}` : hand.hand },
-          el("span", { class: "label" }, handLabel(hand)),
-          cardsOf(hand, size),
-          el("span", { class: "flags" }, handFlags(hand).join(" · ")),
-          el("span", { class: "total", "data-total": hand.hand }, hand.total ?? "")),
-      );
     }
   }
 
@@ -140,6 +179,6 @@ const Render = (() => {
     );
   }
 
-  return { round, resultBanner, baccarat, generic, handFlags, hands, handLabel };
+  return { round, resultBanner, baccarat, generic, handFlags, handValue, stakesText, hands, handLabel };
 })();
 window.Render = Render;

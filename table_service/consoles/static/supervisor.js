@@ -6,7 +6,8 @@
   const $ = (id) => document.getElementById(id);
   const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K"];
   const SUIT_KEYS = [["S", "♠"], ["H", "♥"], ["D", "♦"], ["C", "♣"]];
-  const state = { who: null, tables: [], resolved: [], forms: new Map(), streams: new Map() };
+  const LARGE_KEY = "lt.supervisor.large_above";
+  const state = { who: null, tables: [], timeline: [], forms: new Map(), streams: new Map(), largeAbove: Number(localStorage.getItem(LARGE_KEY) || 2000) };
 
   LT.onLang(() => {
     state.forms.forEach((node) => node.remove());
@@ -17,6 +18,14 @@
   async function start() {
     await LT.syncClock();
     state.who = await Shell.signIn(["supervisor"]);
+    const above = $("large-above");
+    above.value = String(state.largeAbove);
+    above.addEventListener("change", () => {
+      state.largeAbove = Math.max(0, parseInt(above.value, 10) || 0);
+      localStorage.setItem(LARGE_KEY, String(state.largeAbove));
+      refreshSoon();
+    });
+    setInterval(tickTimers, 250);
     await refresh();
     $("console").hidden = false;
     for (const view of state.tables) follow(view.table_id, view.last_seq);
@@ -40,13 +49,17 @@
 
   async function refresh() {
     try {
-      const [tables, resolved] = await Promise.all([
-        api("GET", "/api/v1/console/overview"),
-        api("GET", "/api/v1/incidents?status=resolved&limit=12"),
+      const [tables, timeline] = await Promise.all([
+        api("GET", `/api/v1/console/overview?large_above=${encodeURIComponent(state.largeAbove)}`),
+        api("GET", "/api/v1/console/timeline?limit=30"),
       ]);
       state.tables = tables;
-      state.resolved = resolved;
+      state.timeline = timeline;
       render();
+      // a view older than the last event the streams brought is asked for again
+      const seen = Math.max(0, ...[...state.streams.values()].map((s) => s.last || 0));
+      const have = Math.max(0, ...tables.map((v) => v.last_seq || 0));
+      if (have < seen) refreshSoon();
     } catch (exc) {
       LT.toast(t("error.generic", { reason: exc.message }), "error");
     }
@@ -55,8 +68,33 @@
 
   function render() {
     renderTiles();
+    renderPitMoney();
     renderQueue();
-    renderResolved();
+    renderTimeline();
+  }
+
+  const money = (n) => LT.fmtMoney(n);
+  const signed = (n) => (n > 0 ? `+${money(n)}` : n < 0 ? `−${money(-n)}` : money(0));
+
+  // The pit's totals: stakes in play over every table, the house's result today.
+  function renderPitMoney() {
+    const inPlay = state.tables.reduce((sum, v) => sum + ((v.money && v.money.in_play) || 0), 0);
+    const today = state.tables.reduce((sum, v) => sum + ((v.money && v.money.day && v.money.day.house) || 0), 0);
+    $("pit-money").replaceChildren(
+      el("span", { class: "pit-stat" }, `${t("money.in_play")} `, el("strong", { "data-field": "pit-in-play" }, money(inPlay))),
+      el("span", { class: "pit-stat" }, `${t("money.today")} `, el("strong", { class: today < 0 ? "neg" : "pos", "data-field": "pit-today" }, signed(today))),
+    );
+  }
+
+  function tickTimers() {
+    for (const node of document.querySelectorAll("[data-deadline]")) {
+      const left = LT.secondsLeft(node.dataset.deadline);
+      node.textContent = left === null ? "" : t("countdown.seconds", { n: Math.ceil(left) });
+    }
+  }
+
+  function since(ts) {
+    return ts ? LT.fmtDateTime(ts) : "";
   }
 
   const tablePath = (tableId, suffix) => `/api/v1/tables/${encodeURIComponent(tableId)}${suffix}`;
@@ -103,18 +141,41 @@
     for (const view of state.tables) {
       const r = view.round;
       const open = (view.incidents || []).length;
-      const duty = view.dealer_on_duty ? view.dealer_on_duty.dealer : t("table.nobody");
+      const duty = view.dealer_on_duty;
       const active = r && ["betting", "dealing", "result"].includes(r.phase);
+      const m = view.money || {};
+      const deadline = r && (r.phase === "betting" ? r.deadline : r.turn && r.turn.deadline);
       const tile = el(
         "div",
         { class: `tile ${view.paused || !view.reader_online ? "alert" : ""}`, "data-table": view.table_id },
-        el("div", { class: "name" }, `${view.table_id} · ${t(`game.${view.game}`)}`),
-        el("div", { class: "row" }, el("span", {}, t("table.round")), el("strong", { "data-field": "phase" }, r ? `${r.game_number} · ${t(`phase.${r.phase}`)}` : t("phase.none"))),
+        el("div", { class: "name" },
+          el("span", {}, `${view.table_id} · ${t(`game.${view.game}`)}`),
+          el("span", { class: `badge ${view.reader_online ? "ok" : "bad"}`, "data-field": "reader" }, view.reader_online ? t("reader.online") : t("reader.offline")),
+          view.paused ? el("span", { class: "badge bad" }, t("paused.title")) : null),
+        el("div", { class: "row" }, el("span", {}, t("table.round")),
+          el("strong", { "data-field": "phase" }, r ? `${r.table_round || r.game_number} · ${t(`phase.${r.phase}`)}` : t("phase.none")),
+          deadline ? el("span", { class: "timer", "data-deadline": deadline }) : null),
         el("div", { class: "row" }, el("span", {}, t("table.shoe")), el("span", { "data-field": "shoe" }, view.shoe ? `${view.shoe.shoe_no} · ${t("table.cards_seen", { n: view.shoe.cards_seen })}` : t("table.no_shoe"))),
-        el("div", { class: "row" }, el("span", {}, t("table.dealer_on_duty")), el("span", { "data-field": "dealer" }, duty)),
+        el("div", { class: "row" }, el("span", {}, t("table.dealer_on_duty")),
+          el("span", {}, el("span", { "data-field": "dealer" }, duty ? duty.dealer : t("table.nobody")),
+            duty ? el("span", { class: "muted", "data-field": "dealer-since" }, ` · ${t("table.since", { time: since(duty.since) })}`) : null)),
         el("div", { class: "row" }, el("span", {}, t("table.incidents_open")), el("strong", { "data-field": "incidents" }, String(open))),
-        el("div", { class: "row" }, el("span", { class: `badge ${view.reader_online ? "ok" : "bad"}`, "data-field": "reader" }, view.reader_online ? t("reader.online") : t("reader.offline"))),
       );
+      // the hands on the table (every card: a supervisor sees what the dealer sees)
+      const holders = Object.fromEntries((view.seats || []).map((x) => [String(x.seat), x.account]));
+      if (r && r.layout && r.phase !== "betting") {
+        const hands = el("div", { class: "hands tile-hands", "data-field": "hands" });
+        Render.round(hands, view, { size: "small", seatStakes: r.seat_stakes, holders });
+        tile.append(hands);
+      }
+      tile.append(seatsRow(view, holders));
+      if (m.bank) {
+        tile.append(el("div", { class: "row bank", "data-field": "bank" }, el("span", {}, t("money.bank")),
+          el("strong", {}, t("money.bank_holder", { account: m.bank.account, seat: m.bank.seat, balance: money(m.bank.balance) }))));
+      } else if (view.bank_seat) {
+        tile.append(el("div", { class: "row bank", "data-field": "bank" }, el("span", {}, t("money.bank")), el("strong", {}, t("money.bank_keeper", { seat: view.bank_seat }))));
+      }
+      tile.append(moneyBox(view));
       const buttons = el("div", { class: "buttons" });
       if (!view.shoe) {
         buttons.append(el("button", { type: "button", "data-action": "insert-shoe", onclick: async () => {
@@ -134,7 +195,7 @@
         } }, t(approval.needed ? "action.request_void" : "action.void")));
       }
       if (approval.needed) {
-        tile.append(el("div", { class: "muted", "data-field": "approval-needed" }, t("form.approval_needed", { stake: approval.open_stakes, threshold: approval.threshold })));
+        tile.append(el("div", { class: "muted", "data-field": "approval-needed" }, t("form.approval_needed", { stake: money(approval.open_stakes), threshold: money(approval.threshold) })));
       }
       for (const req of approval.pending || []) {
         const mine = req.requested_by === state.who.name;
@@ -153,6 +214,41 @@
       tile.append(buttons);
       box.append(tile);
     }
+    tickTimers();
+  }
+
+  // Seats and who holds them (a seat taken mid-round plays from the next one).
+  function seatsRow(view, holders) {
+    const seats = view.seats || [];
+    if (view.game === "baccarat" && !seats.length) return null; // bets on the round, no seats
+    if (!seats.length) return el("div", { class: "row muted", "data-field": "seats" }, t("money.no_seats"));
+    return el("div", { class: "seat-list", "data-field": "seats" },
+      seats.map((x) => el("span", { class: `seat-chip ${x.pending ? "pending" : ""} ${x.disconnected ? "gone" : ""}`, "data-seat-holder": x.seat },
+        `${x.seat}: ${holders[String(x.seat)] || ""}${x.pending ? ` (${t("money.next_round")})` : ""}`)));
+  }
+
+  // Money at the table: in play by bet type, the house's result this shoe and today, and
+  // the open bets above the supervisor's threshold.
+  function moneyBox(view) {
+    const m = view.money || {};
+    const byType = Object.entries(m.by_type || {});
+    const box = el("div", { class: "money", "data-field": "money" },
+      el("div", { class: "row" }, el("span", {}, t("money.in_play")), el("strong", { "data-field": "in-play" }, money(m.in_play || 0))));
+    if (byType.length) {
+      box.append(el("div", { class: "by-type", "data-field": "by-type" },
+        byType.map(([type, amount]) => el("span", { class: "type-chip", "data-type": type }, `${LT.term("bet", type)} ${money(amount)}`))));
+    }
+    const result = (x, key, field) => el("div", { class: "row" }, el("span", {}, t(key)),
+      el("strong", { class: x && x.house < 0 ? "neg" : "pos", "data-field": field, title: x ? t("money.result_detail", { bets: x.bets, staked: money(x.staked), returned: money(x.returned) }) : "" }, x ? signed(x.house) : "—"));
+    box.append(result(m.shoe, "money.result_shoe", "result-shoe"), result(m.day, "money.result_day", "result-day"));
+    const large = m.large_bets || [];
+    if (large.length) {
+      box.append(el("div", { class: "large-bets", "data-field": "large-bets" },
+        el("div", { class: "muted" }, t("money.large_bets", { above: money(m.large_above) })),
+        large.map((b) => el("div", { class: "large-bet", "data-bet": b.bet_id },
+          el("strong", {}, money(b.stake)), ` ${LT.term("bet", b.type)}`, b.seat ? ` · ${t("pos.seat", { seat: b.seat })}` : "", ` · ${b.account}`))));
+    }
+    return box;
   }
 
   // Above the table's threshold a void is requested, and a different supervisor approves.
@@ -169,15 +265,21 @@
     }
   }
 
-  function renderResolved() {
-    const box = $("resolved");
+  // Every incident, newest first: when, which table and round, who raised and resolved.
+  function renderTimeline() {
+    const box = $("timeline");
     box.replaceChildren();
-    for (const i of state.resolved) {
+    if (!state.timeline.length) box.append(el("p", { class: "muted" }, t("timeline.none")));
+    for (const i of state.timeline) {
       box.append(
-        el("div", { class: "resolved-item", "data-incident": i.incident_id },
-          el("strong", {}, `${i.table_id} · ${LT.incidentName(i.kind)}`), " ",
-          el("span", { class: "muted" }, t("incident.raised_by", { who: i.raised_by, time: "" })),
-          el("div", {}, t("incident.resolved_by", { who: i.resolved_by || "", note: i.resolution || "" }))),
+        el("div", { class: `timeline-item ${i.status}`, "data-incident": i.incident_id, "data-status": i.status },
+          el("div", { class: "when" }, LT.fmtDateTime(i.raised_at)),
+          el("div", {}, el("strong", {}, LT.incidentName(i.kind)), " ",
+            el("span", { class: "badge" }, `${i.table_id}${i.round_id ? ` · ${i.round_id}` : ""}`)),
+          el("div", { class: "muted" }, t("timeline.raised", { who: i.raised_by || "" })),
+          i.status === "resolved"
+            ? el("div", {}, t("timeline.resolved", { who: i.resolved_by || "", time: LT.fmtDateTime(i.resolved_at), note: i.resolution || "" }))
+            : el("div", { class: "open-note" }, t("timeline.open"))),
       );
     }
   }
@@ -185,7 +287,8 @@
   function renderQueue() {
     const box = $("queue");
     const open = [];
-    for (const view of state.tables) for (const i of view.incidents || []) open.push({ ...i, view });
+    const when = Object.fromEntries(state.timeline.map((x) => [x.incident_id, x.raised_at]));
+    for (const view of state.tables) for (const i of view.incidents || []) open.push({ ...i, view, raised_at: when[i.incident_id] });
     const ids = new Set(open.map((i) => i.incident_id));
     for (const [id, node] of state.forms) {
       if (!ids.has(id)) {
@@ -219,7 +322,7 @@
         el("span", { class: "kind" }, LT.incidentName(incident.kind)),
         el("span", { class: "badge" }, `${tableId}${incident.round_id ? ` · ${incident.round_id}` : ""}`),
         incident.blocking ? el("span", { class: "badge bad" }, t("incident.blocking")) : null),
-      el("div", { class: "muted" }, t("incident.raised_by", { who: incident.raised_by || "", time: "" })),
+      el("div", { class: "muted" }, t("incident.raised_by", { who: incident.raised_by || "" }), incident.raised_at ? ` · ${LT.fmtDateTime(incident.raised_at)}` : ""),
       el("div", { class: "procedure", "data-field": "procedure" }, el("strong", {}, `${t("incident.procedure")}: `), LT.procedureText(incident) || "—"),
     );
     const details = Object.entries(incident.details || {});

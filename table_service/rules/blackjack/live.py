@@ -42,7 +42,13 @@ from table_service.rules.blackjack.round_state import (
 )
 from table_service.rules.blackjack.round_state import Move as BjMove
 from table_service.rules.blackjack.settle_request import handle, play_round
-from table_service.rules.blackjack.settlement import placed_stakes, settle
+from table_service.rules.blackjack.settlement import (
+    dealer_facts,
+    hand_facts,
+    hand_outcomes,
+    placed_stakes,
+    settle,
+)
 from table_service.rules.cards import Card
 from table_service.rules.game import (
     Audience,
@@ -420,6 +426,15 @@ class BlackjackGame:
             return {"game": self.name, "dealer": {"cards": []}, "seats": []}
         view: dict[str, Any] = {"game": self.name, **self._outcome(engine)}
         view["phase"] = engine.phase.value
+        if engine.phase is Phase.COMPLETE:
+            # each hand's fate against the dealer, by the settlement table (public once
+            # the round is complete: the studio's result banner shows it per seat)
+            dealer = dealer_facts(engine)
+            for seat, shown in zip(engine.seats, view["seats"], strict=True):
+                for i, (hand, out) in enumerate(zip(seat.hands, shown["hands"], strict=True)):
+                    first = hand_outcomes(hand_facts(hand, i), dealer, engine.rules)[0]
+                    out["result"] = first.result.value
+                    out["reason"] = first.reason
         if audience == "dealer":
             view["follow_offers"] = [
                 {"actor": f"behind:{o.bet_id}", "kind": o.kind, "hand": o.hand + 1}
