@@ -81,7 +81,7 @@ def _json_line(key: str, value: str) -> Callable[[Block], bool]:
 
 CLAIMS: dict[str, Callable[[Block], bool]] = {
     "venv and demo": _starts("python3 -m venv .venv"),
-    "round log sample": lambda b: b.lang == "" and "round bac-1-s1-g1" in b.first,
+    "round log sample": lambda b: b.lang == "" and "round 1 · bac-1-s1-g1" in b.first,
     "test command": _starts('python -m pip install -e ".[test'),
     "postgres switch": _starts('python3 -m pip install -e ".[postgres]"'),
     "principals and audit": _starts("livetable principal add alice"),
