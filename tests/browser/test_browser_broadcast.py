@@ -301,6 +301,8 @@ def test_a_baccarat_round_phase_by_phase_on_the_overlay_dealer_and_pit(
     _shot(studio, overlay, "overlay-baccarat-1-betting")
     studio.shot(dealer, "dealer-baccarat-1-betting")
     expect(pit.locator(f"[data-table={t}] [data-field=in-play]")).to_have_text("7,200")
+    tile_text = pit.locator(f"[data-table={t}]").inner_text()
+    assert "null" not in tile_text and "undefined" not in tile_text, tile_text
     studio.shot(pit, "supervisor-baccarat-1-betting")
 
     studio.call("POST", f"/tables/{t}/betting/close", "dealer")

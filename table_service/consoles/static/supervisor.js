@@ -168,7 +168,8 @@
         Render.round(hands, view, { size: "small", seatStakes: r.seat_stakes, holders });
         tile.append(hands);
       }
-      tile.append(seatsRow(view, holders));
+      const seatList = seatsRow(view, holders);
+      if (seatList) tile.append(seatList);
       if (m.bank) {
         tile.append(el("div", { class: "row bank", "data-field": "bank" }, el("span", {}, t("money.bank")),
           el("strong", {}, t("money.bank_holder", { account: m.bank.account, seat: m.bank.seat, balance: money(m.bank.balance) }))));
