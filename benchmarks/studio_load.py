@@ -144,9 +144,11 @@ class Serve:
         """Memory at the start (the first sample after ``warmup`` s: tables loaded,
         subscribers connected), at the end, its peak, and the growth over the second half
         of the run in MiB an hour (a leak shows as a steady slope)."""
-        after = [(t, m) for t, m in self.memory if t >= warmup] or self.memory
-        if not after:
+        if not self.memory:
             return None
+        # a process that did not live past the warm-up (the one killed): its second half
+        lived = self.memory[-1][0]
+        after = [(t, m) for t, m in self.memory if t >= min(warmup, lived / 2)]
         half = [(t, m) for t, m in after if t >= (after[0][0] + after[-1][0]) / 2]
         slope = 0.0
         if len(half) >= 3:
