@@ -35,7 +35,13 @@ from table_service.table.config import TableConfig
 from table_service.table.decide import SYSTEM, Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
 from table_service.table.outage import DatabaseUnavailable, outage, room_again
-from table_service.table.projector import ROUND_CARDS, balances, custom_plans, project
+from table_service.table.projector import (
+    ROUND_CARDS,
+    balances,
+    balances_and_owners,
+    custom_plans,
+    project,
+)
 from table_service.table.state import TableState, fold, game_of, game_of_round
 from table_service.table.wallet import owned_balances
 
@@ -88,6 +94,9 @@ class TableService:
         self.outage: str | None = None  # why the table waits for its database, if it does
         self._held_reads: list[tuple[Any, str]] = []  # reader events kept meanwhile, in order
         self._recovery: asyncio.Task[None] | None = None
+        # bets waiting for the next group transaction: (command, actor, its answer)
+        self._bets_waiting: list[tuple[c.PlaceBets, str, asyncio.Future[Outcome]]] = []
+        self._bet_writer: asyncio.Task[None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def load(self) -> None:
@@ -140,7 +149,17 @@ class TableService:
 
     async def stop(self) -> None:
         metrics.unwatch_table(self)
-        for task in (self._close_task, self._turn_task, self._reader_task, self._recovery):
+        writer = self._bet_writer
+        if writer is not None and not writer.done():  # bets in flight are answered first
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(writer), 30)
+        for task in (
+            self._close_task,
+            self._turn_task,
+            self._reader_task,
+            self._recovery,
+            self._bet_writer,
+        ):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -150,6 +169,8 @@ class TableService:
 
     # -- commands ----------------------------------------------------------------------------
     async def execute(self, command: c.Command, *, actor: str) -> Outcome:
+        if isinstance(command, c.PlaceBets) and not self._seated_bank():
+            return await self._place_bets(command, actor)
         async with self._lock:
             if self.outage is not None:
                 await self._resume()  # or DatabaseUnavailable: still away
@@ -166,12 +187,78 @@ class TableService:
             metrics.command_done(self.table_id, command, outcome, time.perf_counter() - started)
             if outcome.events:
                 self._after_commit_effects()
-                for listener in self.listeners:
-                    try:
-                        listener(self, outcome.events)
-                    except Exception:
-                        log.exception("table.listener_failed")
+                self._tell_listeners(outcome)
             return outcome
+
+    def _tell_listeners(self, outcome: Outcome) -> None:
+        for listener in self.listeners:
+            try:
+                listener(self, outcome.events)
+            except Exception:
+                log.exception("table.listener_failed")
+
+    async def _place_bets(self, command: c.PlaceBets, actor: str) -> Outcome:
+        """Bets wait for the table's writer, which takes every request waiting at once into
+        one transaction (group commit).
+
+        In the last seconds of a popular table's window, every operator's platform sends a
+        request every 50-100 ms: one transaction each would queue them behind one durable
+        commit apiece (and on PostgreSQL ten round trips), so the window would close on
+        bets still waiting. Each request is still decided on its own, in arrival order,
+        and answered or refused on its own; only the commit is shared."""
+        answer: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        # a caller that went away (its request cancelled) leaves an answer nobody reads
+        answer.add_done_callback(lambda f: f.cancelled() or f.exception())
+        self._bets_waiting.append((command, actor, answer))
+        if self._bet_writer is None or self._bet_writer.done():
+            self._bet_writer = asyncio.create_task(self._write_bets())
+        return await asyncio.shield(answer)
+
+    async def _write_bets(self) -> None:
+        """Runs while bets wait: each turn at the table's lock takes all of them."""
+        while self._bets_waiting:
+            async with self._lock:
+                group, self._bets_waiting = self._bets_waiting, []
+                items = [(command, actor) for command, actor, _ in group]
+                started = time.perf_counter()
+                results: list[Outcome | Exception]
+                try:
+                    if self.outage is not None:
+                        await self._resume()  # or DatabaseUnavailable: still away
+                    results = await asyncio.to_thread(self._execute_bet_group, items)
+                except DatabaseUnavailable as exc:
+                    results = [exc] * len(items)
+                except BaseException as exc:  # cancelled at shutdown: nobody waits forever
+                    for *_, answer in group:
+                        if not answer.done():
+                            answer.set_exception(RuntimeError(f"table stopped: {exc!r}"))
+                    raise
+                seconds = time.perf_counter() - started
+                for n, ((command, _), result) in enumerate(zip(items, results, strict=True)):
+                    if isinstance(result, Outcome):
+                        metrics.command_done(self.table_id, command, result, seconds)
+                        continue
+                    if isinstance(result, DatabaseUnavailable):
+                        continue
+                    metrics.command_failed(self.table_id, command, result, seconds)
+                    cause = outage(result)
+                    if cause is not None:  # the database went away: the table pauses
+                        self._pause(cause, result)
+                        unavailable = self._unavailable()
+                        unavailable.__cause__ = result
+                        results[n] = unavailable
+                outcomes = [r for r in results if isinstance(r, Outcome) and r.events]
+                if outcomes:
+                    self._after_commit_effects()
+                    for outcome in outcomes:
+                        self._tell_listeners(outcome)
+            for (*_, answer), result in zip(group, results, strict=True):
+                if answer.done():
+                    continue
+                if isinstance(result, Outcome):
+                    answer.set_result(result)
+                else:
+                    answer.set_exception(result)
 
     # -- the database away: pause, then resume from the log ----------------------------------
     def _pause(self, cause: str, exc: BaseException) -> None:
@@ -309,14 +396,115 @@ class TableService:
         if stored:
             new_state = replace(new_state, last_seq=stored[-1].seq)
         self.state = new_state
-        answer = decision.answer
-        if plan:
-            fresh = iter(answer.get("results", []))
-            results = [item or next(fresh) for item in plan]
-            for item in results:  # answer with the caller's own keys, not the scoped ones
-                item["key"] = item["key"].split("|", 1)[-1]
-            answer = {**answer, "results": results}
-        return Outcome(answer, stored)
+        return Outcome(_with_plan(decision.answer, plan), stored)
+
+    def _execute_bet_group(self, items: list[tuple[c.PlaceBets, str]]) -> list[Outcome | Exception]:
+        """Every waiting bet request, in order, decided one after the other and committed
+        together; each request's answer or refusal is its own."""
+        if len(items) == 1:
+            return [_attempt(self._execute_sync, *items[0])]
+        rnd = self.state.round
+        bets = sum(len(command.bets) for command, _ in items)
+        big = max(bets, len(rnd.bets) if rnd is not None else 0) >= GC_PAUSE_BETS
+        results: list[Outcome | Exception] = []
+        with gc_paused() if big else contextlib.nullcontext():
+            rest = items
+            while rest:
+                try:
+                    done, rest = self._bet_group_in_transaction(rest)
+                except Exception as exc:
+                    rest, failed = [], rest
+                    if outage(exc) is not None:  # the database is away: for all of them
+                        done = [exc] * len(failed)
+                    else:
+                        # A write failed (a constraint, the lease): nothing of the group was
+                        # committed. Each request again on its own, so that each gets its
+                        # own answer or error.
+                        log.warning("table.bet_group_failed", exc_info=True)
+                        done = [_attempt(self._execute_sync, *item) for item in failed]
+                results.extend(done)
+        return results
+
+    def _bet_group_in_transaction(
+        self, items: list[tuple[c.PlaceBets, str]]
+    ) -> tuple[list[Outcome | Exception], list[tuple[c.PlaceBets, str]]]:
+        """One transaction for bet requests: one read of their keys, one of the balances,
+        each decided on the state the previous one left, one append, one projection, one
+        commit. Returns the answers and the requests left for another transaction (after
+        one whose decision did more than place bets, such as closing a room)."""
+        bind_context(table_id=self.table_id)
+        store = self.runtime.store
+        results: list[Outcome | Exception] = []
+        decided: list[tuple[int, Decision, list[dict[str, Any] | None]]] = []
+        new_events: list[NewEvent] = []
+        rest: list[tuple[c.PlaceBets, str]] = []
+        with self.runtime.sessions.begin() as session:
+            store.lock(session, tables=(self.table_id,))
+            scoped = [_scoped(command, actor) for command, actor in items]
+            existing = _existing_bets(session, [b.key for bets in scoped for b in bets])
+            seated = set(self.state.seats_for_round().values())
+            held = balances_and_owners(
+                session, {b.account for bets in scoped for b in bets} | seated
+            )
+            running = {account: balance for account, (balance, _) in held.items()}
+            placed: dict[str, dict[str, Any]] = {}  # scoped key -> a bet placed in this group
+            state = self.state
+            for n, ((command, actor), bets) in enumerate(zip(items, scoped, strict=True)):
+                try:
+                    fresh, plan = _match_keys(bets, existing, placed)
+                    mine = {b.account for b in fresh}
+                    found = {a: running[a] for a in seated - mine if a in running}
+                    found.update(
+                        (a, running[a]) for a in mine if a in held and held[a][1] in (actor, None)
+                    )
+                    command = c.PlaceBets(tuple(fresh), found)
+                    if plan and not command.bets:
+                        known = next((p["round_id"] for p in plan if p and "round_id" in p), None)
+                        decision = Decision(state, answer={"round_id": known})
+                    else:
+                        decision = decide(state, command, now=self.clock(), actor=actor)
+                except Exception as exc:  # refused before anything of it was written
+                    results.append(exc)
+                    continue
+                # the next request sees this one's stakes taken and its keys used
+                answers = decision.answer.get("results", [])
+                for bet, answer in zip(command.bets, answers, strict=True):
+                    if answer.get("status") == "placed":
+                        running[bet.account] -= bet.stake
+                        placed[bet.key] = {
+                            "bet_id": bet.bet_id,
+                            "account": bet.account,
+                            "type": bet.bet_type,
+                            "stake": bet.stake,
+                            "round_id": decision.answer.get("round_id"),
+                        }
+                new_events += [
+                    NewEvent(self.table_id, d.type, actor, d.payload, d.round_id)
+                    for d in decision.drafts
+                ]
+                decided.append((len(decision.drafts), decision, plan))
+                results.append(Outcome(decision.answer, []))
+                state = decision.state
+                if any(d.type != "bets_placed" for d in decision.drafts):
+                    rest = items[n + 1 :]  # it moved the table on: the others decide after
+                    break
+            stored = store.append(session, new_events)
+            rnd = state.round
+            session.info[ROUND_CARDS] = (rnd.round_id, rnd.cards) if rnd is not None else None
+            project(session, stored)
+        if stored:
+            state = replace(state, last_seq=stored[-1].seq)
+        self.state = state
+        outcomes = iter(decided)
+        first = 0
+        for i, result in enumerate(results):
+            if isinstance(result, Exception):
+                continue
+            count, decision, plan = next(outcomes)
+            events = stored[first : first + count]
+            first += count
+            results[i] = Outcome(_with_plan(decision.answer, plan), events)
+        return results, rest
 
     def _seated_bank(self) -> bool:
         """Does this table's game keep a seated bank that can close the room?"""
@@ -333,87 +521,9 @@ class TableService:
         Returns the fresh bets to decide on and, per requested bet in order, either the
         answer already known (a retry or a conflict) or None (decided now).
         """
-        # built directly: dataclasses.replace costs ~10 µs a bet, a tenth of a batch's time
-        scoped = [
-            c.BetRequest(b.bet_id, f"{actor}|{b.key}", b.account, b.bet_type, b.stake, b.seat)
-            for b in command.bets
-        ]
-        keys = [b.key for b in scoped]
-        existing: dict[str, Any] = {}
-        connection = session.connection()
-        columns = "bet_id, idempotency_key, account_id, bet_type, stake, status, round_id"
-        if connection.dialect.name == "postgresql":
-            # One statement with an array parameter, planned for its actual values.
-            custom_plans(session)
-            rows = connection.exec_driver_sql(
-                f"SELECT {columns} FROM bets WHERE idempotency_key = ANY(%s)", (keys,)
-            )
-            existing.update({r.idempotency_key: r for r in rows})
-        else:
-            for start in range(0, len(keys), 500):
-                chunk = keys[start : start + 500]
-                rows = connection.exec_driver_sql(
-                    f"SELECT {columns} FROM bets WHERE idempotency_key IN "
-                    f"({', '.join('?' * len(chunk))})",
-                    tuple(chunk),
-                )
-                existing.update({r.idempotency_key: r for r in rows})
-        fresh: list[c.BetRequest] = []
-        answers: list[dict[str, Any] | None] = []
-        seen: dict[str, c.BetRequest] = {}
-        for bet in scoped:
-            outer_key = bet.key.split("|", 1)[1]
-            row = existing.get(bet.key)
-            first = seen.get(bet.key)
-            if row is not None:
-                same = (row.account_id, row.bet_type, row.stake) == (
-                    bet.account,
-                    bet.bet_type,
-                    bet.stake,
-                )
-                answers.append(
-                    {
-                        "key": outer_key,
-                        "status": "duplicate",
-                        "bet_id": row.bet_id,
-                        "bet_status": row.status,
-                        "round_id": row.round_id,
-                    }
-                    if same
-                    else {
-                        "key": outer_key,
-                        "status": "refused",
-                        "error": IdempotencyConflict.code,
-                        "reason": "idempotency key reused for a different bet",
-                    }
-                )
-            elif first is not None:
-                same = (first.account, first.bet_type, first.stake) == (
-                    bet.account,
-                    bet.bet_type,
-                    bet.stake,
-                )
-                answers.append(
-                    {"key": outer_key, "status": "duplicate", "bet_id": first.bet_id}
-                    if same
-                    else {
-                        "key": outer_key,
-                        "status": "refused",
-                        "error": IdempotencyConflict.code,
-                        "reason": "idempotency key used twice in one request",
-                    }
-                )
-            else:
-                seen[bet.key] = bet
-                fresh.append(bet)
-                answers.append(None)
-        conflicts = [a["key"] for a in answers if a and a.get("error") == IdempotencyConflict.code]
-        if conflicts:
-            # A reused key with another bet is a client defect: refuse the whole request
-            # (409, nothing placed) rather than bury it in a 200.
-            raise IdempotencyConflict(
-                "idempotency key reused for a different bet", keys=conflicts[:100]
-            )
+        scoped = _scoped(command, actor)
+        existing = _existing_bets(session, [b.key for b in scoped])
+        fresh, answers = _match_keys(scoped, existing, {})
         accounts = {b.account for b in fresh}
         # Stakes come only from the operator's own accounts: another operator's account
         # looks like an empty one (nothing about it is revealed). Seated players' balances
@@ -564,6 +674,128 @@ class TableService:
         if isinstance(command, c.CardScanned) and outcome.events:
             metrics.card_committed(self.table_id, event)
         return outcome
+
+
+def _attempt(run: Callable[..., Outcome], *args: Any) -> Outcome | Exception:
+    try:
+        return run(*args)
+    except Exception as exc:
+        return exc
+
+
+def _scoped(command: c.PlaceBets, actor: str) -> list[c.BetRequest]:
+    """The request's bets with their idempotency keys namespaced by the operator."""
+    # built directly: dataclasses.replace costs ~10 µs a bet, a tenth of a batch's time
+    return [
+        c.BetRequest(b.bet_id, f"{actor}|{b.key}", b.account, b.bet_type, b.stake, b.seat)
+        for b in command.bets
+    ]
+
+
+def _existing_bets(session: Session, keys: list[str]) -> dict[str, Any]:
+    """The bets already recorded under these (scoped) idempotency keys, by key."""
+    existing: dict[str, Any] = {}
+    if not keys:
+        return existing
+    connection = session.connection()
+    columns = "bet_id, idempotency_key, account_id, bet_type, stake, status, round_id"
+    if connection.dialect.name == "postgresql":
+        # One statement with an array parameter, planned for its actual values.
+        custom_plans(session)
+        rows = connection.exec_driver_sql(
+            f"SELECT {columns} FROM bets WHERE idempotency_key = ANY(%s)", (keys,)
+        )
+        existing.update({r.idempotency_key: r for r in rows})
+    else:
+        for start in range(0, len(keys), 500):
+            chunk = keys[start : start + 500]
+            rows = connection.exec_driver_sql(
+                f"SELECT {columns} FROM bets WHERE idempotency_key IN "
+                f"({', '.join('?' * len(chunk))})",
+                tuple(chunk),
+            )
+            existing.update({r.idempotency_key: r for r in rows})
+    return existing
+
+
+def _match_keys(
+    scoped: list[c.BetRequest], existing: dict[str, Any], placed: dict[str, dict[str, Any]]
+) -> tuple[list[c.BetRequest], list[dict[str, Any] | None]]:
+    """The bets to decide now and, per requested bet, the answer already known: a retry of
+    a recorded bet (``existing``) or of one placed earlier in the same transaction
+    (``placed``) is a duplicate; a key reused for another bet refuses the whole request."""
+    fresh: list[c.BetRequest] = []
+    answers: list[dict[str, Any] | None] = []
+    seen: dict[str, c.BetRequest] = {}
+    for bet in scoped:
+        outer_key = bet.key.split("|", 1)[1]
+        row = existing.get(bet.key)
+        earlier = placed.get(bet.key)
+        first = seen.get(bet.key)
+        if row is not None or earlier is not None:
+            if row is not None:
+                known = (row.account_id, row.bet_type, row.stake)
+                bet_id, status, round_id = row.bet_id, row.status, row.round_id
+            else:
+                assert earlier is not None
+                known = (earlier["account"], earlier["type"], earlier["stake"])
+                bet_id, status, round_id = earlier["bet_id"], "open", earlier["round_id"]
+            answers.append(
+                {
+                    "key": outer_key,
+                    "status": "duplicate",
+                    "bet_id": bet_id,
+                    "bet_status": status,
+                    "round_id": round_id,
+                }
+                if known == (bet.account, bet.bet_type, bet.stake)
+                else {
+                    "key": outer_key,
+                    "status": "refused",
+                    "error": IdempotencyConflict.code,
+                    "reason": "idempotency key reused for a different bet",
+                }
+            )
+        elif first is not None:
+            same = (first.account, first.bet_type, first.stake) == (
+                bet.account,
+                bet.bet_type,
+                bet.stake,
+            )
+            answers.append(
+                {"key": outer_key, "status": "duplicate", "bet_id": first.bet_id}
+                if same
+                else {
+                    "key": outer_key,
+                    "status": "refused",
+                    "error": IdempotencyConflict.code,
+                    "reason": "idempotency key used twice in one request",
+                }
+            )
+        else:
+            seen[bet.key] = bet
+            fresh.append(bet)
+            answers.append(None)
+    conflicts = [a["key"] for a in answers if a and a.get("error") == IdempotencyConflict.code]
+    if conflicts:
+        # A reused key with another bet is a client defect: refuse the whole request
+        # (409, nothing placed) rather than bury it in a 200.
+        raise IdempotencyConflict(
+            "idempotency key reused for a different bet", keys=conflicts[:100]
+        )
+    return fresh, answers
+
+
+def _with_plan(answer: dict[str, Any], plan: list[dict[str, Any] | None]) -> dict[str, Any]:
+    """A bet request's answer in the order of its bets: the known answers (retries) and
+    the fresh decisions, each under the caller's own key, not the scoped one."""
+    if not plan:
+        return answer
+    fresh = iter(answer.get("results", []))
+    results = [item or next(fresh) for item in plan]
+    for item in results:
+        item["key"] = item["key"].split("|", 1)[-1]
+    return {**answer, "results": results}
 
 
 def reader_command(event: Any) -> c.Command | None:
