@@ -35,40 +35,52 @@ def _dumps(value: Any) -> str:
 def _move_money(session: Session, deltas: dict[str, int], seq: int) -> None:
     """Apply balance changes; a debit that would go below zero aborts the transaction.
 
-    One read of the balances and one executemany per kind of write, not a statement per
-    account: a settlement touches thousands of accounts. The caller holds the log's write
-    lock, so nothing moves between the read and the writes; the guard in the UPDATE and
-    the schema's CHECK stay as the backstop.
+    One statement per kind of write, not a statement per account: a settlement touches
+    thousands of accounts. The caller holds the log's write lock, so nothing moves between
+    a read and the writes; the guard in the UPDATE and the schema's CHECK stay as the
+    backstop. On PostgreSQL the guarded UPDATE itself says which accounts it moved (no
+    read before it: a round trip less for every bet, credit and settlement).
     """
     moves = {account: delta for account, delta in deltas.items() if delta != 0}
     if not moves:
         return
-    known = balances(session, moves)
-    short = {a: d for a, d in moves.items() if d < 0 and known.get(a, 0) + d < 0}
-    if short:
-        account, delta = next(iter(short.items()))
-        raise ProjectionError(f"account {account}: debit {delta} exceeds the balance")
     conn = session.connection()
-    existing = [(a, d) for a, d in moves.items() if a in known]
-    if existing:
-        if conn.dialect.name == "postgresql":
-            # One statement over arrays, not a statement per account.
-            moved = conn.exec_driver_sql(
+    if conn.dialect.name == "postgresql":
+        accounts = list(moves)
+        moved = {
+            row[0]
+            for row in conn.exec_driver_sql(
                 "UPDATE accounts AS a SET balance = a.balance + v.delta, updated_seq = %s"
                 " FROM unnest(%s::text[], %s::bigint[]) AS v(account_id, delta)"
-                " WHERE a.account_id = v.account_id AND a.balance + v.delta >= 0",
-                (seq, [a for a, _ in existing], [d for _, d in existing]),
-            ).rowcount
-        else:
-            moved = _executemany(
+                " WHERE a.account_id = v.account_id AND a.balance + v.delta >= 0"
+                " RETURNING a.account_id",
+                (seq, accounts, [moves[a] for a in accounts]),
+            )
+        }
+        missing = [a for a in accounts if a not in moved]
+        short = [a for a in missing if moves[a] < 0]  # no account, or not enough in it
+        if short:
+            raise ProjectionError(
+                f"account {short[0]}: debit {moves[short[0]]} exceeds the balance"
+            )
+        new = [(a, moves[a], seq) for a in missing]
+    else:
+        known = balances(session, moves)
+        short_debits = {a: d for a, d in moves.items() if d < 0 and known.get(a, 0) + d < 0}
+        if short_debits:
+            account, delta = next(iter(short_debits.items()))
+            raise ProjectionError(f"account {account}: debit {delta} exceeds the balance")
+        existing = [(a, d) for a, d in moves.items() if a in known]
+        if existing:
+            done = _executemany(
                 session,
                 "UPDATE accounts SET balance = balance + ?, updated_seq = ?"
                 " WHERE account_id = ? AND balance + ? >= 0",
                 [(d, seq, a, d) for a, d in existing],
             )
-        if moved not in (-1, len(existing)):
-            raise ProjectionError(f"{len(existing)} balances to move, {moved} moved")
-    new = [(a, d, seq) for a, d in moves.items() if a not in known]
+            if done not in (-1, len(existing)):
+                raise ProjectionError(f"{len(existing)} balances to move, {done} moved")
+        new = [(a, d, seq) for a, d in moves.items() if a not in known]
     if new:
         _executemany(
             session, "INSERT INTO accounts (account_id, balance, updated_seq) VALUES (?, ?, ?)", new
