@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import Headers, MutableHeaders
 
 from audit.models import AuditCheckpoint
 from audit.store import EventStore
@@ -209,15 +210,6 @@ def create_app(
     install_problem_handlers(app)
     install_problem_openapi(app)
 
-    @app.middleware("http")
-    async def request_context(request: Request, call_next: Any) -> Any:
-        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex[:16]
-        structlog.contextvars.clear_contextvars()
-        bind_context(request_id=request_id)
-        response = await call_next(request)
-        response.headers["x-request-id"] = request_id
-        return response
-
     @app.get("/healthz", response_model=Health)
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
@@ -239,6 +231,34 @@ def create_app(
     for router in routers:
         app.include_router(router)
     mount_consoles(app)
+    app.add_middleware(RequestContext)
     # Outermost: a body past the limit or not strict JSON never reaches routing.
     app.add_middleware(BodyLimits, max_body_bytes=runtime.settings.max_body_bytes)
     return app
+
+
+class RequestContext:
+    """Every HTTP request's id (the caller's ``x-request-id``, or a new one) bound to its
+    log lines and echoed on its answer.
+
+    A plain ASGI layer: the decorator form (``BaseHTTPMiddleware``) runs every request in a
+    task of its own with memory streams between them, a tenth of a small request's time."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = Headers(scope=scope).get("x-request-id")
+        request_id = given or uuid.uuid4().hex[:16]
+        structlog.contextvars.clear_contextvars()
+        bind_context(request_id=request_id)
+
+        async def send_with_id(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message)["x-request-id"] = request_id
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)

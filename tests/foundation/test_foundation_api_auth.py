@@ -119,3 +119,19 @@ def test_readyz_reports_unmigrated_database(tmp_path) -> None:  # type: ignore[n
     response = client.get("/readyz")
     assert response.status_code == 503 and "migrations not current" in response.json()["reason"]
     runtime.close()
+
+
+def test_every_answer_carries_its_request_id_and_its_log_lines_too(setup) -> None:  # type: ignore[no-untyped-def]
+    import structlog
+
+    _, client, _ = setup
+    given = client.get("/healthz", headers={"x-request-id": "req-42"})
+    assert given.headers["x-request-id"] == "req-42"
+    refused = client.get("/api/v1/principals")  # a refusal is answered with one as well
+    assert refused.status_code == 401 and len(refused.headers["x-request-id"]) == 16
+    with structlog.testing.capture_logs(
+        processors=[structlog.contextvars.merge_contextvars]
+    ) as lines:
+        forged = {"x-request-id": "req-43", "Authorization": "Bearer lt_forged"}
+        client.get("/api/v1/principals", headers=forged)
+    assert any(line.get("request_id") == "req-43" for line in lines)
