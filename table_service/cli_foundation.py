@@ -524,7 +524,13 @@ def serve(
     )
     watchdog.start()
     try:
-        uvicorn.run(app, host=bind_host, port=bind_port, log_config=None)
+        uvicorn.run(
+            app,
+            host=bind_host,
+            port=bind_port,
+            log_config=None,
+            ws_per_message_deflate=settings.stream_compression,
+        )
     finally:
         watchdog.stop()
         if exposer is not None:

@@ -110,6 +110,18 @@ class Settings(BaseSettings):
     stream_replay_rate: int = Field(
         10_000, ge=100, description="Replay frames a second, all stream clients together"
     )
+    stream_replay_share: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Most of the event loop's time stream replays may take (they also wait"
+        " for write requests in flight)",
+    )
+    stream_compression: bool = Field(
+        False,
+        description="serve: offer permessage-deflate on WebSockets (each frame compressed"
+        " per subscriber: CPU for bandwidth)",
+    )
     stream_replay_workers: int = Field(
         2, ge=1, le=32, description="Threads that read stream replays (apart from writes)"
     )

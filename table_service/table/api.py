@@ -51,20 +51,23 @@ from table_service.table.config import TableConfig
 from table_service.table.recall import round_record
 from table_service.table.service import TableManager, TableService, new_bet_id
 from table_service.table.stream import (
+    BURST_SEND_TIMEOUT,
     CLOSE_BAD_REQUEST,
     CLOSE_FORBIDDEN,
     CLOSE_NOT_FOUND,
     CLOSE_TOO_FAR_BEHIND,
     CLOSE_TOO_MANY,
     CLOSE_UNAUTHORIZED,
-    PAGE_SEND_TIMEOUT,
     REPLAY_PAGE,
     SEND_BURST,
     StreamHub,
+    Writes,
+    WritesFirst,
     internal_view,
     operator_view,
     public_view,
     render,
+    with_timing,
 )
 from table_service.table.wallet import Transfer, account_view, owns, transfer
 
@@ -624,7 +627,9 @@ def table_router() -> APIRouter:
         if identity.role is Role.OPERATOR:
             owned = _ownership(runtime, identity.actor)
             view, view_key = operator_view(owned), identity.actor
-        await _serve_stream(websocket, table_id, after_seq, view, view_key, address=None)
+        await _serve_stream(
+            websocket, table_id, after_seq, view, view_key, address=None, timing=_timing(params)
+        )
 
     @router.websocket("/public/tables/{table_id}/stream")
     async def public_stream(websocket: WebSocket, table_id: str) -> None:
@@ -635,9 +640,22 @@ def table_router() -> APIRouter:
             await websocket.close(CLOSE_BAD_REQUEST, "after_seq is an integer 0..2^63-1")
             return
         address = websocket.client.host if websocket.client else "unknown"
-        await _serve_stream(websocket, table_id, after_seq, public_view, "public", address=address)
+        await _serve_stream(
+            websocket,
+            table_id,
+            after_seq,
+            public_view,
+            "public",
+            address=address,
+            timing=_timing(websocket.query_params),
+        )
 
     return router
+
+
+def _timing(params: Any) -> bool:
+    """``timing=1``: each frame also carries the service's send and commit times."""
+    return params.get("timing") in ("1", "true")
 
 
 def _after_seq(text: str | None) -> int | None:
@@ -701,6 +719,7 @@ async def _serve_stream(
     view_key: str,
     *,
     address: str | None,
+    timing: bool = False,
 ) -> None:
     manager: TableManager = websocket.app.state.tables
     hub: StreamHub = websocket.app.state.hub
@@ -728,35 +747,40 @@ async def _serve_stream(
             pass
 
     gone = asyncio.create_task(until_disconnect())
+    gone.add_done_callback(lambda _: queue.put_nowait(None))
     try:
         while not gone.done():
             # replays take turns on the shared event loop
             async with metrics.replay_turn(hub.replay_slots):
                 page = await hub.page(table_id, view_key, last, read_after, view)
-                try:
-                    async with asyncio.timeout(PAGE_SEND_TIMEOUT):
-                        sent = 0
-                        for seq, text in page:
-                            if text is not None:
-                                await websocket.send_text(text)
-                                sent += 1
-                                if sent % SEND_BURST == 0:
-                                    await hub.pace(SEND_BURST)
-                            last = seq
-                        await hub.pace(sent % SEND_BURST)
-                except TimeoutError:
-                    await websocket.close(CLOSE_TOO_FAR_BEHIND, "too slow; resume from seq")
-                    return
+                for start in range(0, len(page), SEND_BURST):
+                    burst = page[start : start + SEND_BURST]
+                    texts = [text for _, text in burst if text is not None]
+                    if not texts:
+                        last = burst[-1][0]
+                        continue
+                    async with hub.turn(len(texts)):  # one burst at a time, writes first
+                        try:
+                            async with asyncio.timeout(BURST_SEND_TIMEOUT):
+                                for text in texts:
+                                    if timing:
+                                        text = with_timing(text, None)
+                                    await websocket.send_text(text)
+                        except TimeoutError:
+                            timed_out = True
+                        else:
+                            timed_out = False
+                    if timed_out:
+                        await websocket.close(CLOSE_TOO_FAR_BEHIND, "too slow; resume from seq")
+                        return
+                    last = burst[-1][0]
             if len(page) < REPLAY_PAGE:
                 break
         while True:
-            getter = asyncio.ensure_future(queue.get())
-            await asyncio.wait({getter, gone}, return_when=asyncio.FIRST_COMPLETED)
-            if not getter.done():
-                getter.cancel()
-                return
-            event = getter.result()
+            event = await queue.get()  # a client gone puts None here too (no wait per event)
             if event is None:
+                if gone.done():
+                    return
                 if table_id not in manager.tables:  # handed over: resume where it runs now
                     await websocket.close(*_not_here(manager, table_id))
                 else:
@@ -771,6 +795,8 @@ async def _serve_stream(
                     hub.replay_pool, render, view, event
                 )
             if text is not None:
+                if timing:
+                    text = with_timing(text, metrics.COMMITS.get(table_id, event.seq))
                 await websocket.send_text(text)
                 metrics.delivered(table_id, event.seq)
             last = event.seq
@@ -807,6 +833,7 @@ def build_app(
 ) -> FastAPI:
     """The whole service: foundation routes, table routes, stream; tables start with it."""
     manager = manager or TableManager(runtime, configs, reader_options=reader_options)
+    writes = Writes()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -818,6 +845,8 @@ def build_app(
             replay_workers=settings.stream_replay_workers,
             replay_concurrency=settings.stream_replay_concurrency,
             replay_rate=settings.stream_replay_rate,
+            replay_share=settings.stream_replay_share,
+            writes=writes,
         )
         metrics.watch_runtime(runtime)
         runtime.store.subscribe(hub.publish)
@@ -860,6 +889,7 @@ def build_app(
         routers.append(studio_router())
     app = create_app(runtime, routers=routers, lifespan=lifespan)
     app.state.tables = manager
+    app.add_middleware(WritesFirst, writes=writes)  # stream replays give way to writes
     app.add_exception_handler(TableElsewhere, table_elsewhere)  # type: ignore[arg-type]
     app.add_middleware(metrics.ResponseCounter)
 

@@ -12,21 +12,33 @@ commands use), one database read per page however many clients want it at once (
 pages never change and are kept, as the text each view sends, in a small cache), and a
 limit of anonymous subscribers per table and per client address.
 
-The event loop is shared with every command and request, so replays also take turns: at
-most ``replay_concurrency`` clients send a page at a time, each yielding to the loop every
-:data:`SEND_BURST` frames, all of them together at most ``replay_rate`` frames a second
-(a token bucket: the loop keeps most of its time for commands however many clients
-replay), and a page that a client does not take within
-:data:`PAGE_SEND_TIMEOUT` seconds ends its stream (it resumes from its last seq). A crowd of
-replaying clients then slows itself down, not the writes.
+The event loop is shared with every command and request, so replays give way to writes:
+at most ``replay_concurrency`` clients hold a page at a time, and they send it in bursts
+of :data:`SEND_BURST` frames, one burst at a time in the whole process. A burst waits while
+write requests are in flight (up to :data:`WRITES_FIRST_MAX` seconds), and is followed by
+a rest in proportion to the loop time it took, so that replays take at most
+``replay_share`` of the loop, and at most ``replay_rate`` frames a second. A write's
+request then waits behind one burst at most, never behind a crowd of them: every step of
+its path (the request, the worker thread's answer, the response) needs the loop once, and
+with hundreds of replaying clients each taking a turn before it, a write took hundreds of
+milliseconds. A burst a client does not take within :data:`BURST_SEND_TIMEOUT` seconds ends
+its stream (it resumes from its last seq). A crowd of replaying clients then slows itself
+down, not the writes.
+
+The last page of a table's history (shorter than a page) is kept too, for as long as the
+table's head has not moved: a crowd replaying the same few hundred events would otherwise
+read and render it again for each client, on threads that take the interpreter's lock
+from the writes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import time
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -39,10 +51,15 @@ log = structlog.get_logger(__name__)
 
 QUEUE_LIMIT = 10_000
 REPLAY_PAGE = 200
-SEND_BURST = 16  # frames sent before yielding to the event loop
-PAGE_SEND_TIMEOUT = 30.0
+SEND_BURST = 16  # frames sent in one turn of the event loop
+BURST_SEND_TIMEOUT = 10.0  # a client that does not take a burst in this long is cut off
+PAGE_SEND_TIMEOUT = BURST_SEND_TIMEOUT  # (the name older callers know)
+WRITES_FIRST_MAX = 0.25  # the longest a replay burst waits for writes in flight
 LIVE_RENDERED = 4096  # live events kept rendered per view, so N subscribers render once
 PAGE_CACHE = 512  # full pages kept (each at most REPLAY_PAGE rendered events)
+TAIL_CACHE = 256  # last (partial) pages kept while their table's head stays
+TAIL_SECONDS = 5.0  # and at most this long
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 # Close codes of the stream (4000–4999 are the application's own).
 CLOSE_BAD_REQUEST = 4400
@@ -153,6 +170,56 @@ def render(view: Callable[[StoredEvent], dict[str, Any] | None], event: StoredEv
     return None if item is None else json.dumps(item, separators=(",", ":"))
 
 
+class Writes:
+    """Write requests in flight in this process (counted by :class:`WritesFirst`): stream
+    replays give way to them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.idle = asyncio.Event()
+        self.idle.set()
+
+    def begin(self) -> None:
+        self.count += 1
+        self.idle.clear()
+
+    def end(self) -> None:
+        self.count -= 1
+        if self.count <= 0:
+            self.count = 0
+            self.idle.set()
+
+
+class WritesFirst:
+    """ASGI middleware: every HTTP request that may write is counted in ``writes`` while
+    it runs (a plain ASGI layer: no task or stream per request)."""
+
+    def __init__(self, app: Any, writes: Writes) -> None:
+        self.app = app
+        self.writes = writes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") not in WRITE_METHODS:
+            await self.app(scope, receive, send)
+            return
+        self.writes.begin()
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.writes.end()
+
+
+def with_timing(text: str, committed: float | None) -> str:
+    """A rendered frame with the service's timing (``timing=1`` streams): ``t.send``, the
+    host's monotonic clock as the frame is handed to the socket, and ``t.commit``, when
+    this process saw the event's commit (live events only; the commit times the metrics
+    keep). Seconds; a subscriber on the same host tells the service's share of a latency
+    from its own."""
+    sent = time.monotonic()
+    commit = "" if committed is None else f'"commit":{committed:.6f},'
+    return f'{text[:-1]},"t":{{{commit}"send":{sent:.6f}}}}}'
+
+
 @dataclass
 class Ticket:
     """An admitted subscriber; give it back with :meth:`StreamHub.leave`."""
@@ -173,6 +240,8 @@ class StreamHub:
         replay_workers: int = 2,
         replay_concurrency: int = 8,
         replay_rate: int = 10_000,
+        replay_share: float = 0.5,
+        writes: Writes | None = None,
     ) -> None:
         self.loop = loop
         self._subscribers: dict[str, set[asyncio.Queue[StoredEvent | None]]] = defaultdict(set)
@@ -182,24 +251,47 @@ class StreamHub:
         self._public_per_address: dict[str, int] = defaultdict(int)
         self.replay_pool = ThreadPoolExecutor(replay_workers, thread_name_prefix="replay")
         self._pages: OrderedDict[tuple[str, str, int], list[tuple[int, str | None]]] = OrderedDict()
+        self._tails: OrderedDict[
+            tuple[str, str, int], tuple[int | None, float, list[tuple[int, str | None]]]
+        ] = OrderedDict()
+        self._heads: dict[str, int] = {}  # the last seq published per table
         self._loading: dict[tuple[str, str, int], asyncio.Future[Any]] = {}
         self.replay_slots = asyncio.Semaphore(replay_concurrency)
         self.replay_rate = replay_rate
+        self.replay_share = min(1.0, max(0.01, replay_share))
+        self.writes = writes or Writes()
+        self._turn = asyncio.Lock()
         self._tokens = float(replay_rate) / 10
         self._stamp = loop.time()
+        self._live: OrderedDict[tuple[str, int], str | None] = OrderedDict()
+
+    @contextlib.asynccontextmanager
+    async def turn(self, frames: int) -> AsyncIterator[None]:
+        """One burst of replay frames: alone in the process, after the writes in flight
+        (up to :data:`WRITES_FIRST_MAX`), within the frame budget, and followed by a rest
+        that keeps replays to ``replay_share`` of the loop."""
+        async with self._turn:
+            if not self.writes.idle.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.writes.idle.wait(), WRITES_FIRST_MAX)
+            now = self.loop.time()
+            cap = self.replay_rate / 10  # at most a tenth of a second's worth in one go
+            self._tokens = min(cap, self._tokens + (now - self._stamp) * self.replay_rate)
+            self._stamp = now
+            self._tokens -= frames
+            if self._tokens < 0:
+                await asyncio.sleep(-self._tokens / self.replay_rate)
+            started = time.perf_counter()
+            try:
+                yield
+            finally:
+                spent = time.perf_counter() - started
+                await asyncio.sleep(spent * (1 - self.replay_share) / self.replay_share)
 
     async def pace(self, frames: int) -> None:
-        """Spend ``frames`` of the replay budget, waiting when it is overspent."""
-        now = self.loop.time()
-        cap = self.replay_rate / 10  # at most a tenth of a second's worth in one go
-        self._tokens = min(cap, self._tokens + (now - self._stamp) * self.replay_rate)
-        self._stamp = now
-        self._tokens -= frames
-        if self._tokens < 0:
-            await asyncio.sleep(-self._tokens / self.replay_rate)
-        else:
-            await asyncio.sleep(0)
-        self._live: OrderedDict[tuple[str, int], str | None] = OrderedDict()
+        """Spend ``frames`` of the replay budget (a turn with nothing in it)."""
+        async with self.turn(frames):
+            pass
 
     def rendered(
         self,
@@ -256,6 +348,12 @@ class StreamHub:
         if cached is not None:
             self._pages.move_to_end(key)
             return cached
+        head = self._heads.get(table_id)
+        tail = self._tails.get(key)
+        if tail is not None:
+            if tail[0] == head and time.monotonic() - tail[1] < TAIL_SECONDS:
+                return tail[2]
+            del self._tails[key]
         pending = self._loading.get(key)
         if pending is not None:
             return list(await asyncio.shield(pending))
@@ -273,6 +371,13 @@ class StreamHub:
             self._pages[key] = rendered
             while len(self._pages) > PAGE_CACHE:
                 self._pages.popitem(last=False)
+        elif self._heads.get(table_id) == head:
+            # Nothing published for the table since before the read: the tail is current
+            # until its head moves (an event committed but not yet published then reaches
+            # a subscriber through its queue, which it joined before replaying).
+            self._tails[key] = (head, time.monotonic(), rendered)
+            while len(self._tails) > TAIL_CACHE:
+                self._tails.popitem(last=False)
         return rendered
 
     def close(self) -> None:
@@ -286,6 +391,7 @@ class StreamHub:
 
     def _dispatch(self, events: list[StoredEvent]) -> None:
         for event in events:
+            self._heads[event.table_id] = event.seq
             for queue in list(self._subscribers.get(event.table_id, ())):
                 if queue.qsize() >= QUEUE_LIMIT:
                     # A consumer this far behind is cut off; it resumes from its last seq.
@@ -303,6 +409,9 @@ class StreamHub:
     def end(self, table_id: str) -> None:
         """The table stopped running in this process (handed over): its subscribers are
         closed so they resume from their last seq wherever the table runs now."""
+        self._heads.pop(table_id, None)
+        for key in [k for k in self._tails if k[0] == table_id]:
+            del self._tails[key]  # another process may add to its log from now on
         for queue in self._subscribers.pop(table_id, set()):
             queue.put_nowait(None)
 

@@ -1,0 +1,137 @@
+"""Stream replays that give way to writes, the kept tail of a table's history, and the
+service's timing on frames (``timing=1``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import text
+
+from table_service.principals import add_principal
+from table_service.table.api import build_app
+from table_service.table.config import TableConfig
+from table_service.table.service import TableManager
+from table_service.table.stream import StreamHub, Writes
+
+PUBLIC = "/api/v1/public/tables/bac-1/stream"
+
+
+@pytest.fixture
+def served(make_runtime: Any) -> Iterator[tuple[TestClient, dict[str, dict[str, str]], Any]]:
+    runtime = make_runtime()
+    with runtime.sessions.begin() as session:
+        tokens = {
+            role: add_principal(session, runtime.store, role, role, actor="test")
+            for role in ("supervisor", "operator", "regulator")
+        }
+    configs = [TableConfig(table_id="bac-1")]
+    app = build_app(runtime, configs, manager=TableManager(runtime, configs), with_readers=False)
+    with TestClient(app) as client:
+        headers = {r: {"Authorization": f"Bearer {t}"} for r, t in tokens.items()}
+        yield client, headers, runtime
+
+
+def logged(runtime: Any) -> list[int]:
+    with runtime.reads() as session:
+        return list(
+            session.scalars(
+                text("SELECT seq FROM audit_events WHERE table_id = 'bac-1' ORDER BY seq")
+            )
+        )
+
+
+def change_shoe(client: TestClient, headers: dict[str, dict[str, str]]) -> None:
+    sup = headers["supervisor"]
+    assert client.post("/api/v1/tables/bac-1/shoe", headers=sup).status_code == 200
+    body = {"reason": "x"}
+    assert (
+        client.post("/api/v1/tables/bac-1/shoe/change", json=body, headers=sup).status_code == 200
+    )
+
+
+def test_a_replayed_tail_is_never_older_than_the_log(served: Any) -> None:
+    client, headers, runtime = served
+    change_shoe(client, headers)
+    before = logged(runtime)
+    with client.websocket_connect(PUBLIC) as ws:  # reads the tail (a partial page), keeps it
+        assert [ws.receive_json()["seq"] for _ in before] == before
+    with client.websocket_connect(PUBLIC) as ws:  # served from what was kept
+        assert [ws.receive_json()["seq"] for _ in before] == before
+    change_shoe(client, headers)  # the table's head moves: the kept tail is stale
+    after = logged(runtime)
+    assert len(after) > len(before)
+    with client.websocket_connect(PUBLIC) as ws:
+        assert [ws.receive_json()["seq"] for _ in after] == after
+
+
+def test_timing_frames_carry_the_service_send_and_commit_times(served: Any) -> None:
+    client, headers, _ = served
+    with client.websocket_connect(f"{PUBLIC}?timing=1") as ws:
+        replayed = ws.receive_json()  # table_opened, from the log: a send time only
+        assert set(replayed["t"]) == {"send"}
+        started = time.monotonic()
+        assert (
+            client.post("/api/v1/tables/bac-1/shoe", headers=headers["supervisor"]).status_code
+            == 200
+        )
+        live = ws.receive_json()
+        assert live["type"] == "shoe_inserted"
+        assert started <= live["t"]["commit"] <= live["t"]["send"] <= time.monotonic()
+    with client.websocket_connect(PUBLIC) as ws:  # without it, frames are as they were
+        assert "t" not in ws.receive_json()
+    token = headers["regulator"]["Authorization"].removeprefix("Bearer ")
+    url = f"/api/v1/tables/bac-1/stream?token={token}&timing=1"
+    with client.websocket_connect(url) as ws:
+        assert "send" in ws.receive_json()["t"]
+
+
+def test_a_write_is_answered_while_a_crowd_replays(served: Any) -> None:
+    client, headers, runtime = served
+    for _ in range(120):  # more than one replay page of history
+        change_shoe(client, headers)
+    history = logged(runtime)
+    sockets = [client.websocket_connect(PUBLIC) for _ in range(6)]
+    entered = [s.__enter__() for s in sockets]
+    try:
+        got = [ws.receive_json()["seq"] for ws in entered]  # every one of them replaying
+        assert got == [history[0]] * len(entered)
+        body = {"amount": 100, "reference": "during"}
+        answer = client.post("/api/v1/accounts/p/credit", json=body, headers=headers["operator"])
+        assert answer.status_code == 200
+        for ws in entered:
+            rest = [ws.receive_json()["seq"] for _ in history[1:]]
+            assert rest == history[1:]
+    finally:
+        for s in sockets:
+            s.__exit__(None, None, None)
+
+
+async def test_replay_bursts_wait_for_writes_in_flight() -> None:
+    writes = Writes()
+    hub = StreamHub(asyncio.get_running_loop(), writes=writes, replay_share=1.0)
+    try:
+        order: list[str] = []
+        writes.begin()
+
+        async def burst() -> None:
+            async with hub.turn(1):
+                order.append("burst")
+
+        task = asyncio.create_task(burst())
+        await asyncio.sleep(0.05)
+        order.append("write done")
+        writes.end()
+        await asyncio.wait_for(task, 5)
+        assert order == ["write done", "burst"]
+        # a write that never ends holds a burst back for a bounded time only
+        writes.begin()
+        await asyncio.wait_for(burst(), 5)
+        writes.end()
+        assert order[-1] == "burst"
+    finally:
+        hub.close()
