@@ -2,69 +2,60 @@
 
 Run: ``python benchmarks/stream_load.py [--subscribers 500] [--writes 400] [--db URL]``.
 
-The server runs in its own process (uvicorn, the whole app) on a scratch database with a
-table whose log holds ``--history`` events. A writer process times operator credits over
-HTTP, one after another: first with nobody watching (the floor), then while
-``--subscribers`` public WebSocket clients each replay the table from the first event,
-reconnecting from zero as soon as they have it all, for as long as the writes go on. It
-prints p50/p99/max of both runs, their ratio, how many replays completed and how many
-subscribers were dropped other than by their own choice (the goal: none, and a p99 under
-50 ms on SQLite and PostgreSQL).
+The server is ``livetable serve`` in its own process, as deployed (the studio manager and
+its lease, the audit watchdog, INFO logging to a file), on a scratch database with one
+table whose log holds ``--history`` events; only the per-address cap on anonymous streams
+is raised (the clients all come from 127.0.0.1, standing for players on many addresses).
+A writer process sends an operator credit every ``--interval`` seconds (50 ms: on a clock,
+not after the previous answer) and times each from request to answer: first with nobody
+watching (the floor, in the same run), then while ``--subscribers`` public WebSocket
+clients, in ``--client-procs`` processes of their own, each replay the table from seq 0,
+reconnecting from 0 as soon as they have it all, for as long as the writes go on.
+
+It prints p50/p99/max of both runs and their ratio, how many replays completed, how many
+subscribers were dropped other than by their own choice, and the CPU time of the server,
+the subscribers' processes and the writer; the last line is one JSON object. Goal: none
+dropped, and a p99 of at most 50 ms on SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing as mp
-import os
-import socket
-import statistics
-import sys
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
+from serving import Serve, cpu_seconds, load_average
 
+TABLE = "bench-1"
 ACTOR = "bench:stream"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
-def _serve(database_url: str, data_dir: str, port: int) -> None:
-    import uvicorn
-
-    from table_service.config import Settings
-    from table_service.logs import configure_logging
-    from table_service.runtime import Runtime
-    from table_service.table.api import build_app
-    from table_service.table.config import TableConfig
-
-    configure_logging(level="WARNING")
-    if os.environ.get("BENCH_SWITCH"):
-        sys.setswitchinterval(float(os.environ["BENCH_SWITCH"]))
-    settings = Settings(
-        data_dir=Path(data_dir),
-        database_url=database_url,
-        stream_max_public_per_address=100_000,
-        stream_max_public_per_table=100_000,
-    )
-    runtime = Runtime.from_settings(settings)
-    app = build_app(runtime, [TableConfig(table_id="bench-1")], with_readers=False)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, log_level="warning")
-
-
-def _writer(base: str, token: str, writes: int, tag: str, out: Any) -> None:
-    """Sequential credits, each timed from request to answer."""
-    latencies = []
+# -- the writer (a process of its own) ---------------------------------------------------------
+def writer(base: str, token: str, writes: int, interval: float, tag: str, out: Any) -> None:
+    """Credits on a clock, each timed from its request to its answer."""
+    latencies: list[float] = []
+    cpu0 = time.process_time()
     with httpx.Client(base_url=base, timeout=60) as http:
         headers = {"Authorization": f"Bearer {token}"}
+        http.get("/healthz")  # the connection is open before the first timed write
+        start = time.monotonic()
         for i in range(writes):
+            due = start + i * interval
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
             body = {"amount": 100, "reference": f"{tag}-{i}"}
             started = time.perf_counter()
             response = http.post("/api/v1/accounts/bench-acct/credit", json=body, headers=headers)
@@ -72,153 +63,229 @@ def _writer(base: str, token: str, writes: int, tag: str, out: Any) -> None:
             if response.status_code != 200:
                 out.put(("error", response.status_code, response.text[:200]))
                 return
-    out.put(("ok", latencies))
+    out.put(("ok", latencies, time.process_time() - cpu0))
 
 
-def _time_writes(base: str, token: str, writes: int, tag: str) -> list[float]:
-    queue: Any = mp.get_context("spawn").Queue()
-    proc = mp.get_context("spawn").Process(target=_writer, args=(base, token, writes, tag, queue))
+def time_writes(
+    base: str, token: str, args: argparse.Namespace, tag: str
+) -> tuple[list[float], float]:
+    ctx = mp.get_context("spawn")
+    queue: Any = ctx.Queue()
+    proc = ctx.Process(target=writer, args=(base, token, args.writes, args.interval, tag, queue))
     proc.start()
-    result = queue.get(timeout=600)
+    result = queue.get(timeout=args.writes * args.interval + 600)
     proc.join(60)
     if result[0] != "ok":
         raise SystemExit(f"write failed: {result[1:]}")
-    return list(result[1])
+    return list(result[1]), float(result[2])
 
 
-async def _subscribers(ws_url: str, n: int, expected: int, stop: asyncio.Event) -> dict:
-    from websockets.asyncio.client import connect
-    from websockets.exceptions import ConnectionClosed
+# -- the crowd (processes of their own) --------------------------------------------------------
+def crowd(ws_url: str, n: int, expected: int, pipe: Any) -> None:
+    """``n`` public clients replaying from 0 again and again until told to stop."""
 
-    stats = {"replays": 0, "dropped": 0, "refused": 0, "events": 0, "codes": {}}
+    async def main() -> dict[str, Any]:
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import ConnectionClosed
 
-    async def one() -> None:
-        while not stop.is_set():
-            try:
-                async with connect(ws_url, max_size=None, open_timeout=60) as ws:
-                    got = 0
-                    while got < expected:
-                        await ws.recv()
-                        got += 1
-                        stats["events"] += 1
-                    stats["replays"] += 1
-            except ConnectionClosed as exc:
-                code = exc.rcvd.code if exc.rcvd else None
-                stats["codes"][code] = stats["codes"].get(code, 0) + 1
-                stats["refused" if code == 4429 else "dropped"] += 1
-            except (OSError, TimeoutError) as exc:
-                key = type(exc).__name__
-                stats["codes"][key] = stats["codes"].get(key, 0) + 1
-                stats["dropped"] += 1
-                await asyncio.sleep(0.1)
+        stats: dict[str, Any] = {"replays": 0, "dropped": 0, "refused": 0, "events": 0, "codes": {}}
+        stop = asyncio.Event()
 
-    tasks = [asyncio.create_task(one()) for _ in range(n)]
-    await stop.wait()
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    return stats
-
-
-def _percentiles(values: list[float]) -> tuple[float, float, float]:
-    ordered = sorted(values)
-    p50 = statistics.median(ordered)
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    return p50 * 1000, p99 * 1000, ordered[-1] * 1000
-
-
-async def _loaded(base: str, token: str, args: argparse.Namespace, expected: int) -> tuple:
-    stop = asyncio.Event()
-    ws_url = base.replace("http://", "ws://") + "/api/v1/public/tables/bench-1/stream"
-    crowd = asyncio.create_task(_subscribers(ws_url, args.subscribers, expected, stop))
-    await asyncio.sleep(args.warmup)  # every subscriber connected and replaying
-    started = time.perf_counter()
-    events_before = 0
-    latencies = await asyncio.to_thread(_time_writes, base, token, args.writes, "load")
-    elapsed = time.perf_counter() - started
-    stop.set()
-    stats = await crowd
-    stats["rate"] = (stats["events"] - events_before) / (elapsed + args.warmup)
-    return latencies, stats
-
-
-def run(args: argparse.Namespace) -> None:
-    from table_service.principals import add_principal
-    from table_service.scratch import scratch_runtime
-
-    with scratch_runtime(args.db) as runtime:
-        with runtime.sessions.begin() as session:
-            op = add_principal(session, runtime.store, "bench-op", "operator", actor=ACTOR)
-            sup = add_principal(session, runtime.store, "bench-sup", "supervisor", actor=ACTOR)
-        port = _free_port()
-        server = mp.get_context("spawn").Process(
-            target=_serve,
-            args=(runtime.settings.resolved_database_url, str(runtime.settings.data_dir), port),
-            daemon=True,
-        )
-        server.start()
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
+        async def one() -> None:
+            while not stop.is_set():
                 try:
-                    if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline or not server.is_alive():
-                    raise SystemExit("server did not start")
-                time.sleep(0.1)
-            with httpx.Client(base_url=base, timeout=60) as http:
-                headers = {"Authorization": f"Bearer {sup}"}
-                while True:
-                    summary = http.get("/api/v1/tables/bench-1", headers=headers).json()
-                    if summary["last_seq"] >= args.history:
-                        break
-                    http.post(
-                        "/api/v1/tables/bench-1/shoe/change", json={"reason": "x"}, headers=headers
-                    )
-                    http.post("/api/v1/tables/bench-1/shoe", headers=headers)
-            with runtime.reads() as session:
-                from sqlalchemy import text
+                    async with connect(ws_url, max_size=None, open_timeout=60) as ws:
+                        got = 0
+                        while got < expected and not stop.is_set():
+                            await ws.recv()
+                            got += 1
+                            stats["events"] += 1
+                        if got >= expected:
+                            stats["replays"] += 1
+                except ConnectionClosed as exc:
+                    code = exc.rcvd.code if exc.rcvd else None
+                    stats["codes"][str(code)] = stats["codes"].get(str(code), 0) + 1
+                    stats["refused" if code == 4429 else "dropped"] += 1
+                except (OSError, TimeoutError) as exc:
+                    key = type(exc).__name__
+                    stats["codes"][key] = stats["codes"].get(key, 0) + 1
+                    stats["dropped"] += 1
+                    await asyncio.sleep(0.1)
 
-                expected = session.scalar(
-                    text("SELECT count(*) FROM audit_events WHERE table_id = 'bench-1'")
+        tasks = [asyncio.create_task(one()) for _ in range(n)]
+        await asyncio.to_thread(pipe.recv)  # "stop"
+        stop.set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        return stats
+
+    cpu0 = time.process_time()
+    pipe.send("ready")
+    stats = asyncio.run(main())
+    stats["cpu"] = time.process_time() - cpu0
+    pipe.send(stats)
+
+
+def run(args: argparse.Namespace, runtime: Any, tmp: Path) -> dict[str, Any]:
+    from sqlalchemy import text
+
+    from table_service.principals import add_principal
+
+    with runtime.sessions.begin() as session:
+        op = add_principal(session, runtime.store, "bench-op", "operator", actor=ACTOR)
+        sup = add_principal(session, runtime.store, "bench-sup", "supervisor", actor=ACTOR)
+    tables = tmp / "tables.toml"
+    tables.write_text(f'[[tables]]\ntable_id = "{TABLE}"\n')
+    cap = str(max(100_000, args.subscribers))
+    server = Serve(
+        runtime.engine.url.render_as_string(hide_password=False),
+        runtime.settings.data_dir,
+        tables,
+        tmp / "serve.log",
+        {
+            "LIVETABLE_STREAM_MAX_PUBLIC_PER_ADDRESS": cap,
+            "LIVETABLE_STREAM_MAX_PUBLIC_PER_TABLE": cap,
+        },
+    )
+    server.start()
+    procs: list[Any] = []
+    try:
+        server.wait_table(TABLE, sup)
+        base = server.base
+        with httpx.Client(base_url=base, timeout=60) as http:
+            headers = {"Authorization": f"Bearer {sup}"}
+            while True:
+                summary = http.get(f"/api/v1/tables/{TABLE}", headers=headers).json()
+                if summary["last_seq"] >= args.history:
+                    break
+                http.post(
+                    f"/api/v1/tables/{TABLE}/shoe/change", json={"reason": "x"}, headers=headers
                 )
-            backend = runtime.engine.dialect.name
-            floor = _time_writes(base, op, args.writes, "floor")
-            loaded, crowd = asyncio.run(_loaded(base, op, args, int(expected)))
-        finally:
-            server.terminate()
-            server.join(30)
-    f50, f99, fmax = _percentiles(floor)
-    l50, l99, lmax = _percentiles(loaded)
-    print(
-        f"stream load on {backend}: {args.subscribers} public subscribers replaying "
-        f"{expected} events each, {args.writes} operator credits per run"
-    )
-    print(f"  floor (no subscribers): p50 {f50:6.1f} ms  p99 {f99:6.1f} ms  max {fmax:6.1f} ms")
-    print(f"  under load:             p50 {l50:6.1f} ms  p99 {l99:6.1f} ms  max {lmax:6.1f} ms")
-    print(f"  ratio to floor:         p50 {l50 / f50:5.2f}x   p99 {l99 / f99:5.2f}x")
-    print(
-        f"  subscribers: {crowd['replays']} full replays, {crowd['events']} events received"
-        f" ({crowd['rate']:.0f}/s), "
-        f"{crowd['dropped']} dropped, {crowd['refused']} refused (limit), codes {crowd['codes']}"
-    )
-    verdict = "met" if l99 < 50 and crowd["dropped"] == 0 else "NOT met"
-    print(f"  goal p99 < 50 ms and no subscriber dropped: {verdict}")
+                http.post(f"/api/v1/tables/{TABLE}/shoe", headers=headers)
+        with runtime.reads() as session:
+            expected = int(
+                session.scalar(
+                    text(f"SELECT count(*) FROM audit_events WHERE table_id = '{TABLE}'")
+                )
+            )
+        floor, floor_cpu = time_writes(base, op, args, "floor")
+        ctx = mp.get_context("spawn")
+        ws_url = base.replace("http://", "ws://") + f"/api/v1/public/tables/{TABLE}/stream"
+        pipes = []
+        for k in range(args.client_procs):
+            n = args.subscribers // args.client_procs + (k < args.subscribers % args.client_procs)
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=crowd, args=(ws_url, n, expected, child))
+            proc.start()
+            procs.append(proc)
+            pipes.append(parent)
+        for pipe in pipes:
+            pipe.recv()
+        time.sleep(args.warmup)  # every subscriber connected and replaying
+        server_cpu0 = cpu_seconds(server.pid)
+        spy = None
+        if args.profile:  # py-spy (pip install py-spy) samples the server under load
+            command = ["py-spy", "record", "--threads", "--format", "raw", "-r", "200"]
+            command += ["--idle"] if args.idle else []
+            command += ["-o", args.profile, "-p", str(server.pid)]
+            command += ["-d", str(int(args.writes * args.interval) + 2)]
+            spy = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started = time.monotonic()
+        loaded, writer_cpu = time_writes(base, op, args, "load")
+        elapsed = time.monotonic() - started
+        server_cpu = cpu_seconds(server.pid) - server_cpu0
+        if spy is not None:
+            spy.wait(120)
+        load = load_average()
+        for pipe in pipes:
+            pipe.send("stop")
+        stats: dict[str, Any] = {"replays": 0, "dropped": 0, "refused": 0, "events": 0, "codes": {}}
+        crowd_cpu = 0.0
+        for pipe in pipes:
+            got = pipe.recv()
+            crowd_cpu += got.pop("cpu")
+            for key in ("replays", "dropped", "refused", "events"):
+                stats[key] += got[key]
+            for code, count in got["codes"].items():
+                stats["codes"][code] = stats["codes"].get(code, 0) + count
+    finally:
+        for proc in procs:
+            proc.join(30)
+        server.stop()
+    f50, f99, fmax = (percentile(floor, q) * 1000 for q in (0.5, 0.99, 1.0))
+    l50, l99, lmax = (percentile(loaded, q) * 1000 for q in (0.5, 0.99, 1.0))
+    return {
+        "backend": runtime.engine.dialect.name,
+        "subscribers": args.subscribers,
+        "history_events": expected,
+        "writes": args.writes,
+        "interval_ms": args.interval * 1000,
+        "floor_p50_ms": round(f50, 2),
+        "floor_p99_ms": round(f99, 2),
+        "floor_max_ms": round(fmax, 2),
+        "write_p50_ms": round(l50, 2),
+        "write_p99_ms": round(l99, 2),
+        "write_max_ms": round(lmax, 2),
+        "p99_over_floor": round(l99 / f99, 2) if f99 else None,
+        "replays": stats["replays"],
+        "events_received": stats["events"],
+        "events_per_s": round(stats["events"] / elapsed),
+        "dropped": stats["dropped"],
+        "refused": stats["refused"],
+        "codes": stats["codes"],
+        "server_cpu_s": round(server_cpu, 2),
+        "subscriber_cpu_s": round(crowd_cpu, 2),
+        "writer_cpu_s": round(writer_cpu + floor_cpu, 2),
+        "seconds": round(elapsed, 1),
+        "load_average": load,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--subscribers", type=int, default=500)
     parser.add_argument("--writes", type=int, default=400, help="timed credits per run")
-    parser.add_argument("--history", type=int, default=1000, help="events in the table's log")
+    parser.add_argument("--interval", type=float, default=0.05, help="seconds between credits")
+    parser.add_argument("--history", type=int, default=300, help="events in the table's log")
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds before timing")
+    parser.add_argument("--client-procs", type=int, default=2, help="subscriber processes")
     parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
+    parser.add_argument("--profile", default=None, help="py-spy the server into this file")
+    parser.add_argument("--idle", action="store_true", help="py-spy: sample waiting threads too")
     args = parser.parse_args()
-    sys.path.insert(0, os.getcwd())
-    run(args)
+    from table_service.logs import configure_logging
+    from table_service.scratch import scratch_runtime
+
+    configure_logging(level="WARNING")
+    with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:
+        r = run(args, runtime, Path(tmp))
+    print(
+        f"stream load on {r['backend']} (livetable serve): {r['subscribers']} public subscribers"
+        f" replaying {r['history_events']} events each from seq 0, {r['writes']} operator"
+        f" credits every {r['interval_ms']:.0f} ms per run"
+    )
+    print(
+        f"  floor (no subscribers): p50 {r['floor_p50_ms']:6.1f} ms  p99 {r['floor_p99_ms']:6.1f}"
+        f" ms  max {r['floor_max_ms']:6.1f} ms"
+    )
+    print(
+        f"  under load:             p50 {r['write_p50_ms']:6.1f} ms  p99 {r['write_p99_ms']:6.1f}"
+        f" ms  max {r['write_max_ms']:6.1f} ms   (p99 {r['p99_over_floor']}x the floor's)"
+    )
+    print(
+        f"  subscribers: {r['replays']} full replays, {r['events_received']} events"
+        f" ({r['events_per_s']}/s), {r['dropped']} dropped, {r['refused']} refused (limit),"
+        f" codes {r['codes']}"
+    )
+    print(
+        f"  CPU over {r['seconds']} s: server {r['server_cpu_s']} s, subscribers"
+        f" {r['subscriber_cpu_s']} s, writer {r['writer_cpu_s']} s; load average"
+        f" {r['load_average']}"
+    )
+    met = r["write_p99_ms"] <= 50 and r["dropped"] == 0
+    print(f"  goal p99 <= 50 ms and no subscriber dropped: {'met' if met else 'NOT met'}")
+    print(json.dumps(r))
 
 
 if __name__ == "__main__":

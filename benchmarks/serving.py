@@ -1,0 +1,102 @@
+"""``livetable serve`` in a process of its own, for the benchmarks that measure the service
+as it is deployed (the studio manager and its lease, the audit watchdog, INFO logging).
+
+Shared by ``peak_betting.py``, ``stream_load.py`` and ``studio_load.py``-like runs: only
+``LIVETABLE_*`` settings a deployment would set are given; the rest are the defaults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+class Serve:
+    """One ``livetable serve --tables FILE``; its output goes to ``log``."""
+
+    def __init__(
+        self,
+        db_url: str,
+        data_dir: Path,
+        tables: Path,
+        log: Path,
+        settings: dict[str, str] | None = None,
+    ) -> None:
+        self.port = free_port()
+        self.log = log
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("LIVETABLE_")},
+            "LIVETABLE_DATA_DIR": str(data_dir),
+            "LIVETABLE_DATABASE_URL": db_url,
+            "LIVETABLE_PORT": str(self.port),
+            **(settings or {}),
+        }
+        self.tables = tables
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def start(self) -> None:
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "table_service.cli", "serve", "--tables", str(self.tables)],
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def wait_table(self, table_id: str, token: str, seconds: float = 120) -> None:
+        """Until the table runs here (its lease taken, its log folded) and answers."""
+        deadline = time.monotonic() + seconds
+        headers = {"Authorization": f"Bearer {token}"}
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise SystemExit(f"serve exited: {self.log.read_text()[-3000:]}")
+            with contextlib.suppress(httpx.HTTPError):
+                url = f"{self.base}/api/v1/tables/{table_id}"
+                answer = httpx.get(url, headers=headers, timeout=2)
+                if answer.status_code == 200 and answer.json().get("opened"):
+                    return
+            time.sleep(0.2)
+        raise SystemExit(f"serve did not start table {table_id} within {seconds} s")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
