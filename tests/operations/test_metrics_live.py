@@ -1,5 +1,7 @@
-"""A scrape of a running studio shows its metrics moving, and every metric the alert rules
-and the dashboard in ``deploy/`` name is one the code really exports.
+"""A scrape of a running studio shows its metrics moving, every metric the alert rules and
+the dashboard in ``deploy/`` name is one the code really exports, and a real Prometheus
+with those rules evaluates them all on the real series and fires the one whose condition
+the test creates (an operator's message dead-lettered).
 
 A real ``livetable serve`` (a studio member, with its framed virtual shoe and NATS) plays
 a round with bets, a refused bet, an incident and a public stream subscriber; a real
@@ -11,6 +13,7 @@ Both processes expose metrics on a listener of their own; the API port does not.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -26,6 +29,7 @@ from websockets.sync.client import connect
 
 from tests.operations.ops_helpers import Endpoint, ShoeStudio, scrape, value, wait_for
 from tests.studio.nats_helpers import NatsServer
+from tests.support.crash_harness import free_port
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -69,6 +73,75 @@ def named_in_deploy() -> set[str]:
     return {re.sub(r"_(bucket|sum|count)$", "", n) if n.endswith("_bucket") else n for n in names}
 
 
+class Prometheus:
+    """Debian's Prometheus server (it comes with promtool) scraping the serve and the
+    feed every second with the rules of deploy/; not running where it is not installed."""
+
+    def __init__(self, folder: Path, serve_url: str, feed_url: str) -> None:
+        binary = shutil.which("prometheus")
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.running = binary is not None
+        if binary is None:
+            if os.environ.get("CI"):  # .ci/run installs Debian's prometheus
+                pytest.fail("prometheus not installed")
+            return
+        folder.mkdir()
+        shutil.copy(DEPLOY / "prometheus" / "livetable-rules.yml", folder)
+
+        def target(url: str) -> str:
+            return url.removeprefix("http://").split("/", 1)[0]
+
+        jobs = {"livetable-serve": serve_url, "livetable-feed": feed_url}
+        config = {  # JSON is YAML
+            "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+            "rule_files": ["livetable-rules.yml"],
+            "scrape_configs": [
+                {"job_name": job, "static_configs": [{"targets": [target(url)]}]}
+                for job, url in jobs.items()
+            ],
+        }
+        (folder / "prometheus.yml").write_text(json.dumps(config))
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [binary, f"--config.file={folder / 'prometheus.yml'}",
+             f"--storage.tsdb.path={folder / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.port}"],
+            stdout=subprocess.DEVNULL, stderr=(folder / "log").open("wb"),
+        )  # fmt: skip
+        wait_for(
+            lambda: self.query('count(up{job=~"livetable-.*"} == 1)') == ["2"],
+            "Prometheus did not scrape the serve and the feed",
+        )
+
+    def _get(self, path: str, **params: str) -> Any:
+        try:
+            answer = httpx.get(f"http://127.0.0.1:{self.port}{path}", params=params, timeout=5)
+        except httpx.TransportError:
+            return None
+        return answer.json()["data"] if answer.status_code == 200 else None
+
+    def query(self, expr: str) -> list[str]:
+        data = self._get("/api/v1/query", query=expr)
+        return [r["value"][1] for r in data["result"]] if data else []
+
+    def alerts(self) -> list[dict[str, Any]]:
+        data = self._get("/api/v1/alerts")
+        return list(data["alerts"]) if data else []
+
+    def firing(self, name: str) -> dict[str, Any] | None:
+        found = [a for a in self.alerts() if a["labels"]["alertname"] == name]
+        return next((a for a in found if a["state"] == "firing"), None)
+
+    def rules(self) -> list[dict[str, Any]]:
+        data = self._get("/api/v1/rules")
+        return [r for g in data["groups"] for r in g["rules"]] if data else []
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(20)
+
+
 def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary: str) -> None:
     nats = NatsServer(nats_binary, tmp_path / "nats")
     nats.start()
@@ -106,7 +179,7 @@ def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary:
         exposition = httpx.get(metrics_url)
         assert exposition.headers["content-type"].startswith("text/plain; version=0.0.4")
 
-        feed_env = {**studio.env, "LIVETABLE_METRICS_ADDRESS": "127.0.0.1:0"}
+        feed_env = {**studio.env, "LIVETABLE_METRICS_ADDRESS": f"127.0.0.1:{free_port()}"}
         feed_log = tmp_path / "feed.log"
         feed = subprocess.Popen(
             [
@@ -132,6 +205,7 @@ def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary:
 
         credit = {"amount": 10_000, "reference": "c1"}
         call("operator", "POST", "/accounts/acct-1/credit", json=credit)
+        prometheus = Prometheus(tmp_path / "prometheus", metrics_url, feed_url)
         studio.ready_shoe("m-1")
         with connect(f"ws://127.0.0.1:{server.port}/api/v1/public/tables/m-1/stream") as ws:
             call("dealer", "POST", "/tables/m-1/betting/open")
@@ -234,10 +308,25 @@ def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary:
                     capture_output=True, text=True, timeout=60, check=False,
                 )  # fmt: skip
                 assert lint.returncode == 0 and not lint.stdout.strip(), lint.stdout + lint.stderr
+        # A real Prometheus scraping both with the rules of deploy/: every rule evaluates
+        # on the real series, and the operator's dead letter fires its alert.
+        if prometheus.running:
+            alert = wait_for(
+                lambda: prometheus.firing("LivetableFeedDeadLetters"),
+                "Prometheus did not fire LivetableFeedDeadLetters",
+            )
+            assert alert["labels"]["operator"] == "ops-operator"
+            rules = prometheus.rules()
+            assert len(rules) == 17
+            assert all(r["health"] == "ok" and not r.get("lastError") for r in rules), rules
+            quiet = {"LivetableTableUnowned", "LivetableLeaseLost", "LivetableErrorRate"}
+            assert not quiet & {a["labels"]["alertname"] for a in prometheus.alerts()}
         exported = families(scrape(metrics_url)) | families(scrape(feed_url))
         missing = sorted(n for n in named_in_deploy() - exported if n not in NOT_OURS)
         assert not missing, f"deploy/ names metrics no process exports: {missing}"
     finally:
+        if "prometheus" in locals():
+            prometheus.stop()
         if feed is not None:
             feed.terminate()
             feed.wait(20)
