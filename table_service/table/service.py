@@ -319,7 +319,7 @@ class TableService:
                 event, actor = self._held_reads[0]
                 try:
                     await self._reader_event(event, actor)
-                except DatabaseUnavailable:
+                except Refused:  # transient (see _reader_event): try again in a moment
                     break
                 self._held_reads.pop(0)
             if self.outage is None and not self._held_reads:
@@ -643,8 +643,11 @@ class TableService:
             return None
         try:
             return await self._reader_event(event, actor)
-        except DatabaseUnavailable:
+        except Refused as exc:  # only the transient ones come here: see _reader_event
+            log.warning("table.reader_event_kept", reader_event=event.event, reason=exc.code)
             self._held_reads.append((event, actor))
+            if self._recovery is None or self._recovery.done():
+                self._recovery = asyncio.create_task(self._recover())
             return None
 
     async def _reader_event(self, event: Any, actor: str) -> Outcome | None:
@@ -655,9 +658,9 @@ class TableService:
         started = time.perf_counter()
         try:
             outcome = await self.execute(command, actor=actor)
-        except DatabaseUnavailable:
-            raise
         except Exception as exc:
+            if transient(exc):
+                raise  # kept and tried again: the database or the lease is coming back
             log.warning("table.reader_command_refused", reader_event=event.event, error=str(exc))
             if not isinstance(command, c.CardScanned):
                 return None
@@ -665,9 +668,9 @@ class TableService:
             fault = c.ReaderFault("unreadable", {"card": command.card, "reason": f"refused: {exc}"})
             try:
                 return await self.execute(fault, actor=actor)
-            except DatabaseUnavailable:
-                raise
-            except Exception:
+            except Exception as again:
+                if transient(again):
+                    raise
                 log.exception("table.reader_fault_failed", card=command.card)
                 return None
         log.debug("table.reader_command", ms=round((time.perf_counter() - started) * 1000, 2))
@@ -796,6 +799,14 @@ def _with_plan(answer: dict[str, Any], plan: list[dict[str, Any] | None]) -> dic
     for item in results:
         item["key"] = item["key"].split("|", 1)[-1]
     return {**answer, "results": results}
+
+
+def transient(exc: BaseException) -> bool:
+    """A refusal that says "not now" rather than "no": the database is away (503
+    ``database_*``) or this process's lease is being renewed after it (503
+    ``lease_lost``). A reader's card refused so is kept and tried again; if the table was
+    taken over meanwhile, this process stops it (and the card with it)."""
+    return isinstance(exc, Refused) and exc.status == 503
 
 
 def reader_command(event: Any) -> c.Command | None:

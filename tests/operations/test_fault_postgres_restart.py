@@ -4,12 +4,15 @@ and when the server is back they resume by themselves: the kept card is recorded
 one asking, the refused bets sent again are placed once, the rounds settle, and the log,
 the read models and the money check out.
 
-The server restarted is the test's own (initdb in a temporary folder, a free port), never
-the machine's shared PostgreSQL that other tests use.
+The outage outlasts the tables' leases (1.2 s here): when the server is back, a kept card
+refused by the fence (the lease not renewed yet) is kept again and recorded once the lease
+is. The server restarted is the test's own (initdb in a temporary folder, a free port),
+never the machine's shared PostgreSQL that other tests use.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -40,7 +43,8 @@ def _bets(prefix: str, count: int) -> dict[str, object]:
 def test_tables_pause_while_postgres_restarts_and_resume_by_themselves(tmp_path: Path) -> None:
     with private_postgres() as pg:
         url = pg.createdb("studio")
-        studio = ShoeStudio(tmp_path, url, ["pg-1", "pg-2"])
+        # leases of 1.2 s: the outage outlasts them, as a real restart may
+        studio = ShoeStudio(tmp_path, url, ["pg-1", "pg-2"], settings={"takeover_seconds": "2"})
         try:
             studio.server.start()
             credit = {"amount": 10**9, "reference": "seed"}
@@ -80,6 +84,7 @@ def test_tables_pause_while_postgres_restarts_and_resume_by_themselves(tmp_path:
             ready = studio.http.get(f"{studio.server.base}/readyz")
             assert ready.status_code == 503
 
+            time.sleep(2.5)  # down longer than the tables' leases
             pg.start()  # back: no one calls pg-1, it resumes and records the kept card
             wait_for(
                 lambda: studio.table("pg-1")["shoe"]["cards_seen"] == seen + 1,
