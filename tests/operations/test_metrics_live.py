@@ -175,6 +175,9 @@ def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary:
         # serve says where its metrics are; the API port has none (no token opens it)
         wait_for(lambda: f"metrics at {metrics_url}" in server.tail(), "serve printed no address")
         assert httpx.get(f"{server.base}/metrics").status_code == 404
+        for role in ("operator", "dealer", "supervisor"):  # with any token either
+            token = {"Authorization": f"Bearer {studio.tokens[role]}"}
+            assert httpx.get(f"{server.base}/metrics", headers=token).status_code == 404
         assert httpx.get(f"http://127.0.0.1:{metrics_port}/other").status_code == 404
         exposition = httpx.get(metrics_url)
         assert exposition.headers["content-type"].startswith("text/plain; version=0.0.4")
