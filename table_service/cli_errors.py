@@ -124,6 +124,12 @@ def describe(exc: BaseException) -> list[str] | None:
 
     if isinstance(exc, SettingsFileError):
         return [str(exc)]
+    from shoe_reader.camera.extra import INSTALL, MODULES, CameraExtraMissing
+
+    if isinstance(exc, CameraExtraMissing):
+        return [str(exc)]
+    if isinstance(exc, ModuleNotFoundError) and exc.name in MODULES:  # a path not guarded
+        return [f"needs the 'camera' extra ({MODULES[exc.name]} not installed): {INSTALL}"]
     if isinstance(exc, ConfigError):
         return [f"table configuration: {line}" for line in exc.problems]
     if isinstance(exc, SigningKeyError):

@@ -24,6 +24,18 @@ synth_app = typer.Typer(
 app.add_typer(synth_app, name="synth")
 
 
+@app.callback()
+def _camera_extra() -> None:
+    """Camera card recognition."""
+    from shoe_reader.camera.extra import CameraExtraMissing, require_camera
+
+    try:  # every camera command needs OpenCV: a base install says which extra, in one line
+        require_camera("livetable camera")
+    except CameraExtraMissing as exc:
+        print(exc, file=sys.stderr)
+        raise typer.Exit(2) from None
+
+
 @app.command("calibrate")
 def calibrate_command(
     images: Path = typer.Option(..., "--images", help="Folder with one photo per face: AS.png …"),

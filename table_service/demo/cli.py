@@ -112,6 +112,14 @@ def demo(
         raise typer.BadParameter("baccarat, blackjack or xidach", param_hint="--game")
     if reader not in READERS:
         raise typer.BadParameter(f"one of {', '.join(READERS)}", param_hint="--reader")
+    if reader != "serial":
+        from shoe_reader.camera.extra import CameraExtraMissing, require_camera
+
+        try:  # before anything starts: a base install says which extra, in one line
+            require_camera(f"livetable demo --reader {reader}")
+        except CameraExtraMissing as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(2) from None
     if supervisor not in SUPERVISORS:
         raise typer.BadParameter(f"one of {', '.join(SUPERVISORS)}", param_hint="--supervisor")
     settings = Settings(data_dir=data_dir) if data_dir else Settings()

@@ -106,6 +106,18 @@ class CameraConfig(BaseModel):
         3.0, gt=0, le=60, description="with a shoe too: how long both may take to see a card"
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _installed(cls, data: Any) -> Any:
+        """A base install has no OpenCV: the table file's problem says which extra."""
+        from shoe_reader.camera.extra import CameraExtraMissing, require_camera
+
+        try:
+            require_camera("a camera reader")
+        except CameraExtraMissing as exc:
+            raise ValueError(str(exc)) from None
+        return data
+
     @field_validator("roi")
     @classmethod
     def _region(cls, value: str | None) -> str | None:

@@ -351,13 +351,17 @@ def test_test_command_is_what_ci_runs() -> None:
     """``.ci/run`` runs the README's test command (and its install) on every landing."""
     command = _one("test command").text.strip()
     install, test = (part.strip() for part in command.split("&&"))
-    assert install == 'python -m pip install -e ".[test,postgres,nats]"'
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    listed = re.fullmatch(r'python -m pip install -e "\.\[([\w,-]+)\]"', install)
+    assert listed, install
+    # Every extra: the suite tests the camera, the browser pages, the fuzzer and the linters.
+    assert sorted(listed.group(1).split(",")) == sorted(extras["optional-dependencies"])
+    assert {"test", "postgres", "nats", "camera"} <= set(extras["optional-dependencies"])
     assert test == "python -m pytest"
     ci = (ROOT / ".ci" / "run").read_text()
-    assert re.search(r'python3? -m pip install (-q )?-e "\.\[test,postgres,nats\]"', ci), ci
+    same = re.escape(listed.group(1))
+    assert re.search(rf'^python3? -m pip install (-q )?-e "\.\[{same}\]"$', ci, re.MULTILINE), ci
     assert re.search(r"^python3? -m pytest", ci, re.MULTILINE), ci
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert {"test", "postgres", "nats"} <= set(extras["optional-dependencies"])
     assert extras["requires-python"] == ">=3.11"
 
 
