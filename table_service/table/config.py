@@ -258,6 +258,9 @@ def _rules_key(data: Mapping[str, Any]) -> str:
         return "profile"
     if data.get("paytable_toml"):
         return "paytable"
+    rules = data.get("game_rules")
+    if isinstance(rules, Mapping) and rules.get("profile_toml"):
+        return "profile_file"
     return "game_rules"
 
 

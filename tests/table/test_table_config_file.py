@@ -151,6 +151,12 @@ def test_named_files_are_read_in_the_table_files_folder_and_never_above_it(
     )
     (line,) = _problems(tables)
     assert "profile_file: '../../etc/passwd' is outside" in line
+    (studio / "notes.txt").write_text("not a profile at all\n")
+    tables.write_text(
+        f'[[tables]]\ntable_id = "xd-1"\ngame = "xidach"\nprofile_file = "{studio / "notes.txt"}"\n'
+    )
+    (line,) = _problems(tables)  # read as given (absolute), then refused by the game
+    assert "(xd-1) profile_file: profile_toml: not valid TOML" in line
 
     (studio / "binary.toml").write_bytes(b"\xff\xfe\x00")
     tables.write_text(_paytable_table("binary.toml"))
