@@ -191,11 +191,13 @@ _keys = st.sampled_from(
      "reader", "kind", "port", "shoe", "camera", "paytable", "profile_file", "game_rules",
      "seats", "betting_seconds", "calibration", "x"]
 )  # fmt: skip
-_values = st.recursive(
-    _scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=4),
-    max_leaves=12,
-)
+
+
+def _containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.lists(inner, max_size=3), st.dictionaries(_keys, inner, max_size=4))
+
+
+_values = st.recursive(_scalars, _containers, max_leaves=12)
 
 
 @settings(max_examples=300, deadline=None)
