@@ -3,6 +3,6 @@ here for the studio tests' imports; it lives in ``table_service.scratch_servers`
 
 from __future__ import annotations
 
-from table_service.scratch_servers import NatsServer
+from table_service.scratch_servers import NatsServer, _free_port
 
-__all__ = ["NatsServer"]
+__all__ = ["NatsServer", "_free_port"]
