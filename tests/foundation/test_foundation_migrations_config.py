@@ -66,3 +66,35 @@ def test_configured_key_wins_and_bad_key_is_refused(tmp_path: Path) -> None:
     assert load_or_create_signer(tmp_path / "k", other.seed_b64()).key_id == other.key_id
     with pytest.raises(SigningKeyError):
         load_or_create_signer(tmp_path / "k2", "not base64!")
+
+
+def test_event_payloads_are_compressed_with_lz4_on_postgresql_and_it_goes_back(
+    db_url: str,
+) -> None:
+    from alembic import command
+    from sqlalchemy import create_engine, text
+
+    from migrations import alembic_config
+
+    config = alembic_config(db_url)
+    command.upgrade(config, "head")
+    engine = create_engine(db_url)
+    query = text(
+        "SELECT attcompression FROM pg_attribute"
+        " WHERE attrelid = 'audit_events'::regclass AND attname = 'payload'"
+    )
+    try:
+        if engine.dialect.name != "postgresql":  # SQLite: nothing to set, and nothing is
+            command.downgrade(config, "0006_bets_settled_by_ledger")
+            command.upgrade(config, "head")
+            return
+        with engine.connect() as conn:
+            assert conn.execute(query).scalar() == "l"
+        command.downgrade(config, "0006_bets_settled_by_ledger")
+        with engine.connect() as conn:
+            assert conn.execute(query).scalar() in ("", "\x00", None)
+        command.upgrade(config, "head")
+        with engine.connect() as conn:
+            assert conn.execute(query).scalar() == "l"
+    finally:
+        engine.dispose()
