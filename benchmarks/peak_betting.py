@@ -86,14 +86,11 @@ def players(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def fund(runtime: Any, crowd: list[dict[str, Any]]) -> None:
-    """Each operator credits its players, as its platform would (account_credited events,
-    the ledger and the balances, the account owned by the operator), in chunks of a
-    thousand credits per transaction rather than one HTTP call each."""
-    from sqlalchemy import update
-
+    """Each operator credits its players, as its platform would: an ``account_credited``
+    event each in the log, and the ledger line and balance it projects to (the account
+    owned by the operator), written a thousand at a time rather than one HTTP call each."""
     from audit.store import NewEvent
-    from table_service.models import Account
-    from table_service.table.projector import project
+    from table_service.table.projector import _executemany
     from table_service.table.wallet import WALLET_TABLE
 
     by_op: dict[str, list[dict[str, Any]]] = {}
@@ -103,6 +100,7 @@ def fund(runtime: Any, crowd: list[dict[str, Any]]) -> None:
         actor = f"operator:{op}"
         for start in range(0, len(mine), 1000):
             chunk = mine[start : start + 1000]
+            amounts = [10**9 if p["funded"] else MIN_STAKE // 2 for p in chunk]
             with runtime.sessions.begin() as session:
                 runtime.store.lock(session)
                 stored = runtime.store.append(
@@ -114,18 +112,30 @@ def fund(runtime: Any, crowd: list[dict[str, Any]]) -> None:
                             actor,
                             {
                                 "account": p["account"],
-                                "amount": 10**9 if p["funded"] else MIN_STAKE // 2,
+                                "amount": amount,
                                 "reference": f"{actor}|seed-{p['account']}",
                             },
                         )
-                        for p in chunk
+                        for p, amount in zip(chunk, amounts, strict=True)
                     ],
                 )
-                project(session, stored)
-                session.execute(
-                    update(Account)
-                    .where(Account.account_id.in_([p["account"] for p in chunk]))
-                    .values(owner=actor)
+                _executemany(
+                    session,
+                    "INSERT INTO accounts (account_id, balance, updated_seq, owner)"
+                    " VALUES (?, ?, ?, ?)",
+                    [
+                        (p["account"], amount, e.seq, actor)
+                        for p, amount, e in zip(chunk, amounts, stored, strict=True)
+                    ],
+                )
+                _executemany(
+                    session,
+                    "INSERT INTO ledger_entries (account_id, amount, kind, reference, seq)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    [
+                        (p["account"], amount, "credit", e.payload["reference"], e.seq)
+                        for p, amount, e in zip(chunk, amounts, stored, strict=True)
+                    ],
                 )
 
 
