@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from fastapi import Request
@@ -88,3 +89,12 @@ def round_number(request: Request, session: Session, table_id: str, round_id: st
     )
     cache[round_id] = int(count or 0)
     return cache[round_id]
+
+
+def event_times(session: Session, seqs: Iterable[int | None]) -> dict[int, str]:
+    """When each of these events was logged (its UTC timestamp), by sequence number."""
+    wanted = {seq for seq in seqs if seq is not None}
+    if not wanted:
+        return {}
+    rows = session.execute(select(AuditEvent.seq, AuditEvent.ts).where(AuditEvent.seq.in_(wanted)))
+    return {int(seq): str(ts) for seq, ts in rows}

@@ -26,7 +26,12 @@ from audit.store import EventStore, StoredEvent
 from table_service.api.auth import check_table, get_runtime, require
 from table_service.api.problems import AUTH, errors
 from table_service.api.types import IDENT_PATTERN, OpenModel, TablePath
-from table_service.consoles.lookup import dealer_on_duty, round_number, service_of
+from table_service.consoles.lookup import (
+    dealer_on_duty,
+    event_times,
+    round_number,
+    service_of,
+)
 from table_service.consoles.money import first_seq_since
 from table_service.consoles.views import procedure_of
 from table_service.errors import InvalidRequest, NotFound
@@ -369,11 +374,7 @@ def search_rounds(
     more = len(rows) > limit
     rows = rows[:limit]
     seqs = {r.opened_seq for r in rows} | {r.closed_seq for r in rows if r.closed_seq}
-    times = dict(
-        session.execute(select(AuditEvent.seq, AuditEvent.ts).where(AuditEvent.seq.in_(seqs)))
-        .tuples()
-        .all()
-    )
+    times = event_times(session, seqs)
     ids = [r.round_id for r in rows]
     totals: dict[str, tuple[int, int]] = {}
     if ids:

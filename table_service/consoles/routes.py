@@ -23,7 +23,6 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from audit.models import AuditEvent
 from audit.store import NewEvent
 from table_service.api.auth import check_table, get_runtime, require
 from table_service.api.problems import AUTH, errors
@@ -32,6 +31,7 @@ from table_service.consoles import approvals, money
 from table_service.consoles.lookup import (
     DUTY_EVENT,
     dealer_on_duty,
+    event_times,
     last_card,
     round_number,
     service_of,
@@ -450,11 +450,7 @@ def incident_timeline(session: Any, games: dict[str, str], limit: int) -> list[d
         session.scalars(select(IncidentRow).order_by(IncidentRow.raised_seq.desc()).limit(limit))
     )
     seqs = {r.raised_seq for r in rows} | {r.resolved_seq for r in rows if r.resolved_seq}
-    times = dict(
-        session.execute(select(AuditEvent.seq, AuditEvent.ts).where(AuditEvent.seq.in_(seqs)))
-        .tuples()
-        .all()
-    )
+    times = event_times(session, seqs)
     out = []
     for r in rows:
         details = json.loads(r.details or "{}")
