@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 from urllib.parse import quote
 
 import pytest
+from consoles_rig import Rig
 from fastapi.testclient import TestClient
 
 from table_service.consoles import money
@@ -19,29 +19,6 @@ from table_service.principals import add_principal
 from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.state import OpenBet
-
-
-class Rig:
-    def __init__(self, client: TestClient, tokens: dict[str, str]) -> None:
-        self.client = client
-        self.tokens = tokens
-
-    def h(self, role: str | None) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.tokens[role]}"} if role else {}
-
-    def post(self, path: str, role: str, body: Any = None, status: int = 200) -> Any:
-        response = self.client.post(f"/api/v1{path}", json=body, headers=self.h(role))
-        assert response.status_code == status, response.text
-        return response.json()
-
-    def get(self, path: str, role: str | None, status: int = 200) -> Any:
-        response = self.client.get(f"/api/v1{path}", headers=self.h(role))
-        assert response.status_code == status, response.text
-        return response.json()
-
-    def cards(self, *cards: str) -> None:
-        for card in cards:
-            self.post("/tables/bac-1/cards", "supervisor", {"card": card})
 
 
 @pytest.fixture
