@@ -144,6 +144,7 @@
     const seatsAt = (r && r.layout && ((r.layout.seats || []).length + (r.layout.hands || []).length)) || 0;
     Render.round($("layout"), view, { size: seatsAt > 4 ? "" : "big", seatStakes: r && r.seat_stakes });
     $("layout").dataset.seats = String(seatsAt);
+    $("layout").dataset.crowd = seatsAt > 4 ? "many" : "few";
     renderStakes(view);
     const banner = Render.resultBanner(view);
     $("result").replaceChildren(...(banner ? [banner] : []));
