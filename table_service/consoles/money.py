@@ -103,14 +103,15 @@ def bank_of(bets: Iterable[Stake]) -> dict[str, Any] | None:
 def first_seq_since(session: Session, since: datetime) -> int | None:
     """The first event at or after ``since``: the log is in time order, so a binary
     search over the sequence numbers finds it in a few primary-key reads."""
-    head = session.scalar(select(func.max(AuditEvent.seq)))
-    if head is None:
+    found_head = session.scalar(select(func.max(AuditEvent.seq)))
+    if found_head is None:
         return None
+    head = int(found_head)  # sequence numbers run 1..head without a gap
     wanted = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
 
     class _Times:
         def __len__(self) -> int:
-            return int(head)
+            return head
 
         def __getitem__(self, index: int) -> str:
             ts = session.scalar(select(AuditEvent.ts).where(AuditEvent.seq == index + 1))
