@@ -68,6 +68,7 @@ def test_the_xidach_demo_runs_until_stopped_with_mistakes_and_seals_its_log(
         timer_seconds=1,
         betting_seconds=1.5,
         log_file=tmp_path / "livetable.log",  # said in the banner, as the CLI says it
+        metrics_url="http://127.0.0.1:9464/metrics",
     )
     report = asyncio.run(_until_stopped(options, console, out, 4))
     text = out.getvalue()
