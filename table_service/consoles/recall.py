@@ -187,14 +187,27 @@ def recall_round(
             steps.append({**base, "lines": n})
         elif e.type == "incident_raised":
             incidents[str(p.get("incident_id"))] = _incident(e, game)
-            steps.append({**base, "incident_id": p.get("incident_id"), "kind": p.get("kind")})
+            steps.append(
+                {
+                    **base,
+                    "incident_id": p.get("incident_id"),
+                    "kind": p.get("kind"),
+                    "by": p.get("raised_by") or e.actor,  # who raised it, not the command's actor
+                }
+            )
         elif e.type == "incident_resolved":
             found = incidents.get(str(p.get("incident_id")))
             if found is not None:
                 found["resolution"] = p.get("resolution")
                 found["resolved_by"] = p.get("resolved_by") or e.actor
                 found["resolved_at"] = e.ts
-            steps.append({**base, "incident_id": p.get("incident_id")})
+            steps.append(
+                {
+                    **base,
+                    "incident_id": p.get("incident_id"),
+                    "by": p.get("resolved_by") or e.actor,  # the rules resolve some themselves
+                }
+            )
         elif e.type in ("round_result", "cards_rearranged", "cards_revealed"):
             # the result and the cards whatever their size (a blackjack round's outcome
             # runs to kilobytes): the step the regulator opens the record for

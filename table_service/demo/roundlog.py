@@ -282,6 +282,9 @@ class RoundLog:
             f"..{money(cfg['limits']['max_stake'])}",
         )
 
+    def _on_dealer_signed_in(self, e: dict[str, Any], p: dict[str, Any]) -> None:
+        self._line(e["ts"], None, "table", f"dealer on duty: {p.get('dealer')}")
+
     def _on_reader_status(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         state = "online" if p["online"] else "OFFLINE"
         detail = f" ({p['detail']})" if p.get("detail") else ""

@@ -266,6 +266,7 @@ async def _run_with(
         feed.listeners.append(supervisor.on_event)
         feed.start()
         await asyncio.wait_for(feed.connected.wait(), 15)
+        await sign_in_dealer(dealer_api, options.table_id)
         await _reader_online(table, supervisor_api)
         await supervisor.recover()
         tasks.append(asyncio.create_task(supervisor.run(), name="supervisor"))
@@ -404,6 +405,12 @@ def _console_banner(
     roundlog.banner(f"supervisor token    {principals['supervisor'].token}")
     if "regulator" in principals:
         roundlog.banner(f"regulator token     {principals['regulator'].token}")
+
+
+async def sign_in_dealer(api: ApiClient, table_id: str) -> None:
+    """The dealer bot signs in at its table as a dealer does at the console: the dealer
+    on duty is recorded, so the pit and every round's recall name it."""
+    await api.post(f"/tables/{table_id}/duty")
 
 
 def rounds_played(session: Session, table_id: str) -> int:

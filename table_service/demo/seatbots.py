@@ -6,8 +6,8 @@ player, ``POST /bets`` places main, pair and behind bets, ``POST /actions`` answ
 decision. A player bot knows what its screen shows — the public view's hands, the
 dealer's up card, whose turn it is and the legal moves — and plays basic strategy
 (``strategy.basic_move``); now and then it follows a hunch instead (hit or stand the
-other way on a middling total) and now and then it looks away and lets its timer run
-out, so the table's auto-play is seen. Bet-behind players follow a split or double the
+other way on a middling total) and one decision in sixteen it looks away and lets its
+timer run out, so the table's auto-play is seen. Bet-behind players follow a split or double the
 strategy would make, decline the others, or let the 5 s window close (declined).
 """
 
@@ -27,8 +27,9 @@ from table_service.demo.strategy import basic_move, deviation, hand_value
 
 log = structlog.get_logger(__name__)
 
-LET_TIMER_RUN = 0.06
-"""Share of decisions a player leaves to the timer (the rules' auto-play then acts)."""
+LET_TIMER_RUN = 16
+"""One decision in every 16 (at a random place in each run of 16) is left to the timer,
+so the rules' auto-play is seen in every demo of a few rounds, never in bursts."""
 HUNCH = 0.05
 """Share of decisions a player takes on a hunch rather than by basic strategy."""
 
@@ -59,6 +60,7 @@ class SeatPlayers:
         self._wake = asyncio.Event()
         self._handled: set[tuple[str, str, str]] = set()
         self.behind_bets: dict[str, str] = {}  # bet id -> the bet-behind player's account
+        self._away: list[bool] = []
 
     async def fund(self) -> None:
         for account in self.accounts:
@@ -184,7 +186,7 @@ class SeatPlayers:
                 continue
             self._handled.add(key)
             moves = turn["legal_actions"].get(actor) or []
-            if not moves or self.rng.random() < LET_TIMER_RUN:
+            if not moves or self._looks_away():
                 self.stats.timers_left += 1
                 who = (
                     "bet-behind player" if actor.startswith("behind:") else actor.replace(":", " ")
@@ -213,6 +215,13 @@ class SeatPlayers:
             else:
                 self.stats.decisions += 1
             return  # one answer per look: the next event wakes the bot again
+
+    def _looks_away(self) -> bool:
+        """Whether this decision is left to the timer (one in each run of LET_TIMER_RUN)."""
+        if not self._away:
+            self._away = [True] + [False] * (LET_TIMER_RUN - 1)
+            self.rng.shuffle(self._away)
+        return self._away.pop()
 
     def _choose(
         self, actor: str, moves: list[dict[str, Any]], rnd: dict[str, Any]

@@ -79,6 +79,7 @@ from table_service.demo.run import (
     demo_camera,
     read_by_text,
     rounds_played,
+    sign_in_dealer,
 )
 from table_service.demo.shoestack import ShoeStack, SupplyExhausted
 from table_service.rules.xidach.bank import bank_requirement, next_banker
@@ -778,6 +779,7 @@ async def _serve_and_play(
         feed.listeners.append(supervisor.on_event)
         feed.start()
         await asyncio.wait_for(feed.connected.wait(), 15)
+        await sign_in_dealer(dealer_api, config.table_id)
         device = await _shoe_online(shoes, table, sup)
         decks = options.rounds + 2 if options.rounds else SHOES_UNBOUNDED * 10
         stack = ShoeStack(device, decks=1, seed=report.seed, cut_after=None, shoes=decks)

@@ -173,7 +173,7 @@
     const d = step.details || {};
     if (step.by_rules) return t("actor.rules");
     if (step.type === "action_taken" && d.auto) return t("actor.rules_auto", { why: LT.term("auto", d.auto) });
-    const [kind, ...rest] = String(step.actor || "").split(":");
+    const [kind, ...rest] = String(step.by || step.actor || "").split(":");
     const name = rest.join(":");
     if (kind === "system") return t("actor.rules");
     const who = LT.has(`actor.${kind}`) ? t(`actor.${kind}`, { name }) : step.actor || "";
