@@ -28,11 +28,12 @@ from table_service.runtime import Runtime
 
 CLOCK_LINE = re.compile(r"^\d\d:\d\d:\d\d ")
 LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d (?:s\d+·g\d+| {5}) {2,}(\S+) +(\S+)")
-README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+# The demo's page of the manual (it was the README's before the manual).
+README = (Path(__file__).parents[2] / "docs" / "demo.md").read_text(encoding="utf-8")
 
 
 def readme_first_screen() -> list[str]:
-    """The README's first screen of `livetable demo --game xidach --rounds 0`."""
+    """The manual's first screen of `livetable demo --game xidach --rounds 0`."""
     after = README.split("A first run of `livetable demo --game xidach --rounds 0` prints", 1)[1]
     block = after.split("```", 2)[1]
     return [line for line in block.splitlines()[1:] if line.strip()]

@@ -1,10 +1,14 @@
-"""The README's examples, run as written, so the README cannot drift from the product.
+"""The README's and the manual's examples, run as written, so neither can drift from the
+product.
 
-Every fenced block of README.md must be claimed by a test here (``CLAIMS``) or be preceded
-by an HTML comment naming the test that runs it, ``<!-- tested by: tests/x/test_y.py -->``
-(the file must exist and name every ``livetable`` sub-command the block uses). A block
-nobody claims fails ``test_every_readme_block_is_run``, so a new example comes with its
-test.
+Every fenced block of README.md and of the manual's guide pages (``docs/``, less the
+contract texts copied from the shared documents: ``DESIGN.md``, ``design/``, ``rules/``,
+``specs/``) must be claimed by a test here (``CLAIMS``) or be preceded by an HTML comment
+naming the test that runs it, ``<!-- tested by: tests/x/test_y.py -->`` (the file must
+exist and name every ``livetable`` sub-command the block uses). A block nobody claims
+fails ``test_every_readme_block_is_run``, so a new example comes with its test. A claimed
+example lives on one page: while the README still carries a copy of an example that
+moved to the manual, the copy must be the same text (the manual's is the one run).
 
 Commands run through ``bash`` in a fresh folder with the installed ``livetable``. The only
 liberties taken, each said where it is taken: the API port is a free one (``LIVETABLE_PORT``
@@ -36,7 +40,25 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+CONTRACT = ("DESIGN.md", "design/", "rules/", "specs/")  # copies of the shared documents
+
+
+def _reading_order() -> list[str]:
+    """README.md, then the manual's guide pages in the order of its navigation."""
+    import yaml  # PyYAML comes with MkDocs (the docs extra)
+
+    def pages(entries: Any) -> Iterator[str]:
+        for entry in entries:
+            value = next(iter(entry.values())) if isinstance(entry, dict) else entry
+            yield from pages(value) if isinstance(value, list) else [value]
+
+    nav = list(pages(yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["nav"]))
+    found = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")}
+    ordered = [p for p in nav if p in found] + sorted(found - set(nav))
+    return ["README.md"] + [f"docs/{p}" for p in ordered if not p.startswith(CONTRACT)]
+
+
+PAGES = _reading_order()
 BIN = Path(sys.executable).parent
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 TESTED_BY = re.compile(r"<!--\s*tested by:\s*(\S+)\s*-->\s*$")
@@ -44,10 +66,15 @@ TESTED_BY = re.compile(r"<!--\s*tested by:\s*(\S+)\s*-->\s*$")
 
 @dataclass(frozen=True)
 class Block:
+    page: str  # README.md or docs/...
     line: int
     lang: str
     text: str
-    before: str  # the README text between the previous block and this one
+    before: str  # the page's text between the previous block and this one
+
+    @property
+    def where(self) -> str:
+        return f"{self.page} line {self.line}"
 
     @property
     def first(self) -> str:
@@ -55,11 +82,14 @@ class Block:
 
 
 def _blocks() -> list[Block]:
-    blocks, last = [], 0
-    for match in FENCE.finditer(README):
-        line = README.count("\n", 0, match.start()) + 1
-        blocks.append(Block(line, match.group(1), match.group(2), README[last : match.start()]))
-        last = match.end()
+    blocks = []
+    for page in PAGES:
+        text, last = (ROOT / page).read_text(encoding="utf-8"), 0
+        for match in FENCE.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            before = text[last : match.start()]
+            blocks.append(Block(page, line, match.group(1), match.group(2), before))
+            last = match.end()
     return blocks
 
 
@@ -109,13 +139,22 @@ CLAIMS: dict[str, Callable[[Block], bool]] = {
 
 def _claimed(name: str) -> list[Block]:
     found = [b for b in BLOCKS if CLAIMS[name](b)]
-    assert found, f"the README has no block for {name!r} any more: update this test"
+    assert found, f"neither the README nor the manual has a block for {name!r}: update this test"
+    manual = [b for b in found if b.page != "README.md"]
+    if manual:
+        moved = {b.text for b in manual}
+        stale = [b.where for b in found if b.page == "README.md" and b.text not in moved]
+        assert not stale, (
+            f"{name!r}: {stale} differs from the manual's copy ({manual[0].where}), which is "
+            "the example's home now: make the change there"
+        )
+        found = manual
     return found
 
 
 def _one(name: str) -> Block:
     found = _claimed(name)
-    assert len(found) == 1, f"{name!r} matches README blocks at lines {[b.line for b in found]}"
+    assert len(found) == 1, f"{name!r} matches blocks at {[b.where for b in found]}"
     return found[0]
 
 
@@ -123,7 +162,7 @@ def _unrun(block: Block) -> str | None:
     """Why no test runs this block, or None when one does."""
     if any(claim(block) for claim in CLAIMS.values()):
         return None
-    where = f"README.md line {block.line} ({block.first[:50]!r})"
+    where = f"{block.where} ({block.first[:50]!r})"
     marker = TESTED_BY.search(block.before.rstrip() + "\n")
     if marker is None:
         return (
@@ -439,7 +478,7 @@ def test_table_file(tmp_path: Path) -> None:
         # `livetable camera calibrate` writes); its content is the camera's to check.
         for name in re.findall(r'calibration = "([^"]+)"', block.text):
             (tmp_path / name).touch()
-        assert load_tables(path), f"README line {block.line}: no table in this table file"
+        assert load_tables(path), f"{block.where}: no table in this table file"
     sample = ROOT / "table_service" / "table" / "sample_tables.toml"
     assert load_tables(sample), "the sample the README names is a valid table file"
 
