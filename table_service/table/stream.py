@@ -172,22 +172,40 @@ def render(view: Callable[[StoredEvent], dict[str, Any] | None], event: StoredEv
 
 class Writes:
     """Write requests in flight in this process (counted by :class:`WritesFirst`): stream
-    replays give way to them."""
+    replays give way to them.
 
-    def __init__(self) -> None:
+    A write counts for at most ``fresh`` seconds: one still running after that (a long
+    settlement, or a client sending its body slowly on purpose) no longer holds replays
+    back, so nobody can stall every replay by keeping requests open."""
+
+    def __init__(self, fresh: float = 2.0) -> None:
+        self.fresh = fresh
         self.count = 0
         self.idle = asyncio.Event()
         self.idle.set()
 
-    def begin(self) -> None:
+    def begin(self) -> Callable[[], None]:
+        """Count a write; call what this returns when it ends (at most once counted)."""
         self.count += 1
         self.idle.clear()
+        counted = True
 
-    def end(self) -> None:
-        self.count -= 1
-        if self.count <= 0:
-            self.count = 0
-            self.idle.set()
+        def uncount() -> None:
+            nonlocal counted
+            if counted:
+                counted = False
+                self.count -= 1
+                if self.count <= 0:
+                    self.count = 0
+                    self.idle.set()
+
+        expiry = asyncio.get_running_loop().call_later(self.fresh, uncount)
+
+        def end() -> None:
+            expiry.cancel()
+            uncount()
+
+        return end
 
 
 class WritesFirst:
@@ -202,11 +220,11 @@ class WritesFirst:
         if scope["type"] != "http" or scope.get("method") not in WRITE_METHODS:
             await self.app(scope, receive, send)
             return
-        self.writes.begin()
+        end = self.writes.begin()
         try:
             await self.app(scope, receive, send)
         finally:
-            self.writes.end()
+            end()
 
 
 def with_timing(text: str, committed: float | None) -> str:

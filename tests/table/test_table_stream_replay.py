@@ -111,12 +111,12 @@ def test_a_write_is_answered_while_a_crowd_replays(served: Any) -> None:
             s.__exit__(None, None, None)
 
 
-async def test_replay_bursts_wait_for_writes_in_flight() -> None:
-    writes = Writes()
+async def test_replay_bursts_wait_for_writes_in_flight_but_not_for_stuck_ones() -> None:
+    writes = Writes(fresh=0.5)
     hub = StreamHub(asyncio.get_running_loop(), writes=writes, replay_share=1.0)
     try:
         order: list[str] = []
-        writes.begin()
+        end = writes.begin()
 
         async def burst() -> None:
             async with hub.turn(1):
@@ -125,13 +125,20 @@ async def test_replay_bursts_wait_for_writes_in_flight() -> None:
         task = asyncio.create_task(burst())
         await asyncio.sleep(0.05)
         order.append("write done")
-        writes.end()
+        end()
+        end()  # a second end counts nothing
         await asyncio.wait_for(task, 5)
         assert order == ["write done", "burst"]
-        # a write that never ends holds a burst back for a bounded time only
-        writes.begin()
-        await asyncio.wait_for(burst(), 5)
-        writes.end()
-        assert order[-1] == "burst"
+        assert writes.count == 0 and writes.idle.is_set()
+        # a write still running past `fresh` (a slow body, a long settlement) stops counting
+        stuck = writes.begin()
+        assert not writes.idle.is_set()
+        await asyncio.wait_for(writes.idle.wait(), 5)
+        assert writes.count == 0
+        other = writes.begin()
+        stuck()  # ending late does not uncount the other write
+        assert writes.count == 1 and not writes.idle.is_set()
+        other()
+        assert writes.count == 0 and writes.idle.is_set()
     finally:
         hub.close()
