@@ -493,7 +493,7 @@ def serve(
     Start it several times with the same --tables against one PostgreSQL and the processes
     share the tables out, one writer per table; a table whose process dies is taken over
     within LIVETABLE_TAKEOVER_SECONDS (default 10). A request for a table another process
-    runs is answered 421 with that process's address (see the README's "A studio")."""
+    runs is answered 421 with that process's address (the manual: docs/operations/studio.md)."""
     import uvicorn
 
     from table_service.studio.coordinator import studio_for

@@ -6,8 +6,8 @@ folder). With a key, "OK" means every event lies under a checkpoint signed by th
 ``--allow-unsigned-tail`` accepts the events after the last checkpoint explicitly and the
 report counts them. ``--since NOTE`` takes a checkpoint kept from an earlier verification
 and proves, with an RFC 9162 consistency proof, that the log's newest signed tree extends
-it; ``--save-checkpoint NOTE`` keeps the newest one for next time (the regulator's routine,
-README "Verifying an export").
+it; ``--save-checkpoint NOTE`` keeps the newest one for next time (the regulator's
+routine: the manual, docs/regulator/audit.md).
 
 Exit status: 0 verified, 1 the log fails verification (the first bad sequence number is
 named), 2 the command could not run (a file that cannot be read, a key that is not one).

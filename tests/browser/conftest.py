@@ -4,7 +4,7 @@ One Chromium per test session; each test gets its own studio: a SQLite database,
 framed shoe on a pseudo-terminal read by the real serial reader, and the whole app served
 by uvicorn on a free port. Pages are driven as a person would: sign in, click, read.
 Every test saves a screenshot in ``LIVETABLE_SCREENSHOTS`` (default: a
-``livetable-screenshots`` folder in the system's temporary directory); the README's
+``livetable-screenshots`` folder in the system's temporary directory); the manual's
 pictures are made with ``LIVETABLE_SCREENSHOTS=docs/screenshots``.
 """
 

@@ -10,7 +10,7 @@ phase by phase, for blackjack and Xì Dách (baccarat: test_browser_overlay_reca
 - the dealer sees each seat's stakes, the moves as the game names them, special hands
   by their names, and makes the house banker's move with a button.
 
-Screenshots of each phase go to LIVETABLE_SCREENSHOTS (docs/screenshots for the README).
+Screenshots of each phase go to LIVETABLE_SCREENSHOTS (docs/screenshots for the manual).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The README settle examples, one per profile, replayed through the CLI: the docs stay true."""
+"""The manual's settle examples (docs/regulator/xidach.md), one per profile, replayed through
+the CLI: the docs stay true."""
 
 from __future__ import annotations
 

@@ -150,7 +150,7 @@ def settle(
     rules: Path | None = typer.Option(None, "--rules", help=RULES_HELP, dir_okay=False),
 ) -> None:
     """Settle baccarat rounds from their cards: JSON lines on standard input, one JSON
-    line per input line on standard output (shared/specs/settle-jsonl.md)."""
+    line per input line on standard output (docs/specs/settle-jsonl.md)."""
     from table_service.rules.baccarat.settle_command import settle_request
 
     paytable = _paytable(rules)

@@ -7,7 +7,8 @@ raises a typed :mod:`errors` exception leaving the old one untouched. The table
 service folds events through ``apply``; the settle command and the exact RTP engine
 run the very same code, so live play, replay and the RTP report cannot drift apart.
 
-Choices where the rules document is silent (all documented in the README):
+Choices where the rules document is silent (each in the manual,
+docs/regulator/blackjack.md):
 - after a split, hand 1 takes its second card and is played out, then hand 2;
 - a hand reaching 21 (or a blackjack) is complete without a decision;
 - insurance is offered to a seat at its turn, before its other decisions; a seat

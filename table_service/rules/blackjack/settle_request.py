@@ -2,7 +2,7 @@
 
 The request is folded through the live round state machine (``round_state.apply``)
 and settled by the live settlement code, so a replay can only agree with the table
-or expose a genuine discrepancy. Format: README, "livetable settle blackjack".
+or expose a genuine discrepancy. Format: the manual, docs/regulator/blackjack.md.
 """
 
 from __future__ import annotations
