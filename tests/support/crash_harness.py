@@ -3,13 +3,17 @@ that must hold after every restart.
 
 One harness for the crash tests (baccarat, blackjack, Xì Dách: one process killed at
 seeded points) and the studio tests (several processes on one PostgreSQL, one killed and
-its tables taken over). The server is ``python -m table_service.cli serve`` as a child
-process on its own loopback port, never an in-process app: a SIGKILL must lose exactly
-what a real crash loses.
+its tables taken over). The server is ``python -m table_service.cli serve`` as a process
+of its own on its own loopback port, never an in-process app: a SIGKILL must lose exactly
+what a real crash loses. It is forked from a zygote that has made that command's imports
+once (``tests/support/serve_zygote.py``: a start then costs about a tenth of its CPU);
+``LIVETABLE_TEST_SERVE_FORK=0`` starts every server as a fresh interpreter instead.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
 import random
 import shutil
@@ -17,6 +21,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -49,6 +54,144 @@ WAIT_SECONDS = 60
 # shoe's pseudo-terminal and, once that number is reused, locks another test's shoe.
 _WITH_PARENT = ["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []
 SERVE = [sys.executable, "-m", "table_service.cli", "serve"]
+ZYGOTE = Path(__file__).with_name("serve_zygote.py")
+
+# The readiness probe: one client for every server, made once (a client's TLS context
+# loads the CA bundle, about 25 ms of CPU: made afresh for each probe every 30 ms, it cost
+# a crash test more CPU than its servers' requests), no connection kept across a kill.
+_PROBE = httpx.Client(timeout=1, limits=httpx.Limits(max_keepalive_connections=0))
+
+
+class ForkedServe:
+    """A ``serve`` forked by the zygote, with the part of ``Popen``'s interface the tests
+    use: ``pid``, ``poll``, ``wait``, ``send_signal``, ``kill``, ``returncode``."""
+
+    def __init__(self, zygote: ServeZygote, pid: int) -> None:
+        self.zygote = zygote
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.zygote.exit_status(self.pid)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self.returncode = self.zygote.wait_exit(self.pid, timeout)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:  # never a signal to a pid the zygote has reaped
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+class ServeZygote:
+    """The test process's end of ``serve_zygote.py``: spawn requests and exit reports."""
+
+    def __init__(self) -> None:
+        requests_r, self._requests = os.pipe()
+        answers, answers_w = os.pipe()
+        self.log = Path(tempfile.mkstemp(prefix="livetable-serve-zygote-", suffix=".log")[1])
+        with self.log.open("wb") as err:
+            self.proc = subprocess.Popen(
+                [*_WITH_PARENT, sys.executable, str(ZYGOTE), str(requests_r), str(answers_w)],
+                pass_fds=(requests_r, answers_w),
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=subprocess.STDOUT,
+            )
+        os.close(requests_r)
+        os.close(answers_w)
+        self._changed = threading.Condition()
+        self._pids: dict[int, int] = {}  # request id -> pid
+        self._exits: dict[int, int] = {}  # pid -> exit status
+        self._ready = False
+        self._closed = False
+        self._next = 0
+        self._spawning = threading.Lock()
+        threading.Thread(target=self._read, args=(answers,), daemon=True).start()
+        self._wait(lambda: self._ready, READY_SECONDS, "the serve zygote to import")
+
+    def _read(self, fd: int) -> None:
+        with os.fdopen(fd, "rb") as answers:
+            for line in answers:
+                message = json.loads(line)
+                with self._changed:
+                    if "ready" in message:
+                        self._ready = True
+                    elif "exit" in message:
+                        self._exits[message["exit"]] = message["status"]
+                    else:
+                        self._pids[message["id"]] = message["pid"]
+                    self._changed.notify_all()
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    def _wait(self, condition: Callable[[], bool], seconds: float | None, what: str) -> None:
+        with self._changed:
+            done = self._changed.wait_for(lambda: condition() or self._closed, seconds)
+            if self._closed and not condition():
+                raise RuntimeError(f"the serve zygote ended: {self.log.read_text()[-3000:]}")
+            if not done:
+                raise subprocess.TimeoutExpired(str(ZYGOTE), seconds or 0.0, what)
+
+    @property
+    def alive(self) -> bool:
+        return not self._closed and self.proc.poll() is None
+
+    def spawn(self, argv: list[str], env: dict[str, str], log: Path) -> ForkedServe:
+        with self._spawning:
+            self._next += 1
+            ident = self._next
+            request = {"id": ident, "argv": argv, "env": env, "cwd": os.getcwd(), "log": str(log)}
+            os.write(self._requests, json.dumps(request).encode() + b"\n")
+            self._wait(lambda: ident in self._pids, READY_SECONDS, "a fork")
+            return ForkedServe(self, self._pids.pop(ident))
+
+    def exit_status(self, pid: int) -> int | None:
+        with self._changed:
+            if pid not in self._exits and self._closed:
+                return -signal.SIGKILL  # the zygote died: its children died with it
+            return self._exits.get(pid)
+
+    def wait_exit(self, pid: int, timeout: float | None) -> int:
+        self._wait(lambda: pid in self._exits, timeout, f"serve {pid} to end")
+        return self._exits[pid]
+
+    def close(self) -> None:
+        with suppress(OSError):
+            os.close(self._requests)
+        with suppress(subprocess.TimeoutExpired):
+            self.proc.wait(10)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.unlink(missing_ok=True)
+
+
+_zygote: ServeZygote | None = None
+_zygote_lock = threading.Lock()
+
+
+def serve_zygote() -> ServeZygote | None:
+    """This process's zygote (started on first use; None when turned off)."""
+    global _zygote
+    if os.environ.get("LIVETABLE_TEST_SERVE_FORK", "1") in ("0", "false", "no"):
+        return None
+    with _zygote_lock:
+        if _zygote is None or not _zygote.alive:
+            if _zygote is None:
+                atexit.register(lambda: _zygote.close() if _zygote is not None else None)
+            _zygote = ServeZygote()
+        return _zygote
 
 
 def free_port() -> int:
@@ -106,7 +249,7 @@ class Server:
         self.tables = tables
         self.log_file = log_file
         self.node = node
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: subprocess.Popen[bytes] | ForkedServe | None = None
         self.starts = 0
 
     @property
@@ -115,13 +258,18 @@ class Server:
 
     def start(self, wait: bool = True) -> None:
         self.starts += 1
-        with self.log_file.open("ab") as out:
-            self.proc = subprocess.Popen(
-                [*_WITH_PARENT, *SERVE, "--tables", self.tables],
-                env=self.env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+        zygote = serve_zygote()
+        if zygote is not None:
+            argv = ["serve", "--tables", str(self.tables)]
+            self.proc = zygote.spawn(argv, self.env, self.log_file)
+        else:
+            with self.log_file.open("ab") as out:
+                self.proc = subprocess.Popen(
+                    [*_WITH_PARENT, *SERVE, "--tables", self.tables],
+                    env=self.env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
         if wait:
             self.wait_ready()
 
@@ -131,7 +279,7 @@ class Server:
         while True:
             assert self.proc.poll() is None, f"server exited: {self.tail()}"
             try:
-                if httpx.get(f"{self.base}/readyz", timeout=1).status_code == 200:
+                if _PROBE.get(f"{self.base}/readyz").status_code == 200:
                     return
             except httpx.TransportError:
                 pass

@@ -1,0 +1,173 @@
+"""A zygote for the tests' ``livetable serve`` processes: import once, fork each server.
+
+The crash, studio and operations tests start ``python -m table_service.cli serve`` about a
+hundred times a run, and SIGKILL most of them. Nine tenths of a start's CPU (about 1.4 s
+of 1.6 s) is the interpreter importing FastAPI, pydantic, SQLAlchemy, Alembic, uvicorn and
+the table service, the same every time. This process does that once; then, per request,
+it forks a child that is a ``serve`` from there on: its own environment, working folder,
+log file and arguments, ``table_service.cli`` run as ``__main__`` exactly as ``-m`` runs
+it, its own memory. A SIGKILL loses what a real crash loses: the child holds no state of
+the zygote's but imported modules (no database connection, no thread, no open file is
+made before the fork, and nothing here reads the environment at import time).
+
+Run as a script by :class:`tests.support.crash_harness.ServeZygote`: requests come as JSON
+lines on the file descriptor given as ``argv[1]``, answers go to ``argv[2]``:
+``{"argv", "env", "cwd", "log"}`` is answered ``{"pid": N}``, and every child's end is
+reported as ``{"exit": N, "status": CODE}`` (a signal ``-SIG``, as ``Popen.returncode``).
+The zygote dies with the test process (``setpriv --pdeathsig``), and its children die
+with it (``PR_SET_PDEATHSIG``), so no orphan server outlives an interrupted run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import select
+import signal
+import sys
+import traceback
+from typing import Any
+
+# The imports every ``serve`` makes before it answers /readyz.
+WARM = [
+    "table_service.cli",
+    "table_service.cli_foundation",
+    "table_service.table.api",
+    "table_service.table.config",
+    "table_service.table.service",
+    "table_service.studio.coordinator",
+    "table_service.runtime",
+    "audit.watchdog",
+    "migrations",
+    "alembic.command",
+    "alembic.runtime.migration",
+    "alembic.script",
+    "uvicorn",
+    "uvicorn.main",
+    "uvicorn.config",
+    "uvicorn.server",
+    "uvicorn.lifespan.on",
+    "uvicorn.loops.auto",
+    "uvicorn.loops.uvloop",
+    "uvicorn.protocols.http.auto",
+    "uvicorn.protocols.http.httptools_impl",
+    "uvicorn.protocols.http.h11_impl",
+    "uvicorn.protocols.websockets.auto",
+    "uvicorn.protocols.websockets.websockets_impl",
+    "sqlalchemy.dialects.sqlite",
+    "sqlalchemy.dialects.postgresql.psycopg",
+    "psycopg",
+    "serial",
+    "shoe_reader.serial_reader",
+    "nats",
+]
+PR_SET_PDEATHSIG = 1
+
+
+def _warm() -> None:
+    import importlib
+
+    for name in WARM:
+        with contextlib.suppress(ImportError):  # an extra not installed: the server will say
+            importlib.import_module(name)
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() == 1:  # the zygote died between the fork and the prctl
+        os._exit(1)
+
+
+def _child(request: dict[str, Any], closing: list[int]) -> None:
+    """In the forked child: become ``cd CWD; env ENV python -m table_service.cli ARGV``."""
+    code = 1
+    try:
+        _die_with_parent()
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
+        for fd in closing:
+            os.close(fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.close(null)
+        os.close(log)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        import runpy
+
+        module = "table_service.cli"
+        sys.argv = [module, *request["argv"]]
+        sys.path[0] = request["cwd"]  # as ``-m`` puts it
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if exc.code is not None and not isinstance(exc.code, int):
+                print(exc.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        import atexit
+
+        atexit._run_exitfuncs()  # an interpreter's own ending: handlers, then flushed streams
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+def main() -> None:
+    requests_fd, answers_fd = int(sys.argv[1]), int(sys.argv[2])
+    sys.path[0] = os.getcwd()
+    _warm()
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    requests = os.fdopen(requests_fd, "rb", buffering=0)
+    pending = b""
+
+    def answer(message: dict[str, Any]) -> None:
+        os.write(answers_fd, json.dumps(message).encode() + b"\n")
+
+    answer({"ready": os.getpid()})
+    while True:
+        try:
+            readable, _, _ = select.select([requests_fd, wake_r], [], [])
+        except InterruptedError:
+            readable = [wake_r]
+        if wake_r in readable:
+            os.read(wake_r, 4096)
+        while True:  # reap every child that ended
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            answer({"exit": pid, "status": os.waitstatus_to_exitcode(status)})
+        if requests_fd in readable:
+            chunk = requests.read(65536)
+            if not chunk:  # the test process closed its end: stop (children die with us)
+                return
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                request = json.loads(line)
+                pid = os.fork()
+                if pid == 0:
+                    _child(request, [requests_fd, answers_fd, wake_r, wake_w])
+                answer({"pid": pid, "id": request["id"]})
+
+
+if __name__ == "__main__":
+    main()
