@@ -84,6 +84,10 @@ class DemoOptions:
     recognition), or both (the shoe, cross-checked card by card by the camera)."""
     camera_deck: str = "plastic"
     """The published deck the synthetic camera renders (hardware_sim.camera.published)."""
+    camera_window_seconds: float | None = None
+    """--reader both: how long the two readers may take to see a card (a table file's
+    ``window_seconds``; None: its default). The synthetic camera renders its frames on
+    this machine's CPU: a saturated machine makes it slower than a real camera."""
     supervisor: str = "bot"
     """bot: the supervisor bot resolves incidents; human: a person does, at the console."""
     metrics_url: str | None = None
@@ -206,7 +210,12 @@ async def _run_with(
     camera_config = None
     if options.reader in ("camera", "both"):
         camera, camera_config = await asyncio.to_thread(
-            demo_camera, options.camera_deck, options.table_id, settings, seed
+            demo_camera,
+            options.camera_deck,
+            options.table_id,
+            settings,
+            seed,
+            options.camera_window_seconds,
         )
         device.observers.append(camera.card_dealt)
     game_rules = (
@@ -351,7 +360,7 @@ async def _run_with(
 
 
 def demo_camera(
-    deck: str, table_id: str, settings: Settings, seed: int
+    deck: str, table_id: str, settings: Settings, seed: int, window_seconds: float | None = None
 ) -> tuple[Any, CameraConfig]:
     """A synthetic camera over the shoe, and the deck's calibration from studio photographs.
 
@@ -377,7 +386,8 @@ def demo_camera(
     name = f"demo-{table_id}-{seed}"
     camera = SyntheticCamera(deck, name=name, seed=seed)
     roi = ",".join(str(v) for v in ROI)
-    return camera, CameraConfig(source=f"sim:{name}", calibration=str(path), roi=roi)
+    window = {} if window_seconds is None else {"window_seconds": window_seconds}
+    return camera, CameraConfig(source=f"sim:{name}", calibration=str(path), roi=roi, **window)
 
 
 READERS = ("serial", "camera", "both")

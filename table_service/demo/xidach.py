@@ -129,6 +129,8 @@ class XiDachDemoOptions:
     serial reader, every card cross-checked by the camera)."""
     camera_deck: str = "plastic"
     """The published deck the synthetic camera renders (hardware_sim.camera.published)."""
+    camera_window_seconds: float | None = None
+    """reader both: the readers' cross-check window (see ``DemoOptions``); None: default."""
 
 
 @dataclass
@@ -634,7 +636,12 @@ async def run_xidach_demo(
         camera_config = None
         if options.reader != "serial":
             camera, camera_config = await asyncio.to_thread(
-                demo_camera, options.camera_deck, demo_table_id(options), settings, seed
+                demo_camera,
+                options.camera_deck,
+                demo_table_id(options),
+                settings,
+                seed,
+                options.camera_window_seconds,
             )
             shoes.observers.append(camera.card_dealt)
         config = table_config(options, shoes.path, camera_config)
