@@ -35,3 +35,10 @@ class InvalidRequest(Refused):
 class Conflict(Refused):
     code = "conflict"
     status = 409
+
+
+class Forbidden(Refused):
+    """The principal may not do this (its role, its table binding, whose player it is)."""
+
+    code = "forbidden"
+    status = 403

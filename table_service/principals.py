@@ -27,7 +27,7 @@ from audit.chain import utc_timestamp
 from audit.models import AuditEvent
 from audit.store import SYSTEM_TABLE, EventStore, NewEvent
 from table_service.errors import Conflict, InvalidRequest, NotFound
-from table_service.models import Principal
+from table_service.models import Principal as PrincipalRow
 
 
 class Role(StrEnum):
@@ -52,13 +52,55 @@ class UnknownTableBinding(InvalidRequest):
 
 @dataclass(frozen=True)
 class Identity:
+    """An authenticated principal: who a request acts for, carried into every command.
+
+    ``table_id``: the one table a bound principal may act on (None: unbound)."""
+
     name: str
     role: Role
     table_id: str | None
 
     @property
     def actor(self) -> str:
+        """How the audit log names it (``role:name``)."""
         return f"{self.role.value}:{self.name}"
+
+    @property
+    def operator_id(self) -> str | None:
+        """The operator whose accounts this principal may touch: the owner recorded on
+        every account it funds. None for staff, who own no accounts."""
+        return self.actor if self.role is Role.OPERATOR else None
+
+
+INTERNAL_KINDS = ("system", "reader")
+
+
+@dataclass(frozen=True)
+class Internal:
+    """The service acting on its own: a timer, a restart, the configuration, the shoe
+    reader, an in-process tool. No token names one (``authenticate`` only ever returns an
+    :class:`Identity`), so nothing from outside can act as one.
+
+    ``actor`` is the name the audit log records (``system:timer``, ``reader:bac-1-shoe``);
+    ``kind`` is ``reader`` for a card reader (it may only report what it reads) and
+    ``system`` for everything else in the process."""
+
+    actor: str
+    kind: str = "system"
+    table_id: str | None = None
+
+    @property
+    def operator_id(self) -> str | None:
+        return None
+
+    @staticmethod
+    def of(actor: str) -> Internal:
+        """The in-process principal an actor string names (``reader:…`` is a reader)."""
+        return Internal(actor, "reader" if actor.startswith("reader:") else "system")
+
+
+Principal = Identity | Internal
+"""Whoever issues a command: every command carries one and passes one policy."""
 
 
 def hash_token(token: str) -> str:
@@ -99,12 +141,12 @@ def add_principal(
         raise UnknownTableBinding(
             f"no table {table_id!r} to bind to", known=sorted(known_tables)[:100]
         )
-    if session.get(Principal, name) is not None:
+    if session.get(PrincipalRow, name) is not None:
         raise Conflict(f"principal {name!r} already exists", name=name)
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     now = utc_timestamp()
     session.add(
-        Principal(
+        PrincipalRow(
             name=name,
             role=parsed.value,
             table_id=table_id,
@@ -127,7 +169,7 @@ def add_principal(
 
 
 def revoke_principal(session: Session, store: EventStore, name: str, *, actor: str) -> None:
-    principal = session.get(Principal, name)
+    principal = session.get(PrincipalRow, name)
     if principal is None:
         raise NotFound(f"no principal named {name!r}", name=name)
     if principal.revoked_at is not None:
@@ -135,8 +177,8 @@ def revoke_principal(session: Session, store: EventStore, name: str, *, actor: s
     if principal.role == Role.ADMIN.value:
         admins = session.scalar(
             select(func.count())
-            .select_from(Principal)
-            .where(Principal.role == Role.ADMIN.value, Principal.revoked_at.is_(None))
+            .select_from(PrincipalRow)
+            .where(PrincipalRow.role == Role.ADMIN.value, PrincipalRow.revoked_at.is_(None))
         )
         if (admins or 0) <= 1:
             raise LastAdmin(f"{name!r} is the last admin; add another admin first", name=name)
@@ -149,7 +191,9 @@ def authenticate(session: Session, token: str) -> Identity | None:
     if not token.startswith(TOKEN_PREFIX):
         return None
     digest = hash_token(token)
-    principal = session.scalars(select(Principal).where(Principal.token_hash == digest)).first()
+    principal = session.scalars(
+        select(PrincipalRow).where(PrincipalRow.token_hash == digest)
+    ).first()
     if principal is None or not hmac.compare_digest(principal.token_hash, digest):
         return None
     if principal.revoked_at is not None:
@@ -165,5 +209,5 @@ def opened_tables(session: Session) -> set[str]:
     return set(rows)
 
 
-def list_principals(session: Session) -> list[Principal]:
-    return list(session.scalars(select(Principal).order_by(Principal.name)))
+def list_principals(session: Session) -> list[PrincipalRow]:
+    return list(session.scalars(select(PrincipalRow).order_by(PrincipalRow.name)))

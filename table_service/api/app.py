@@ -19,7 +19,7 @@ from starlette.datastructures import Headers, MutableHeaders
 
 from audit.models import AuditCheckpoint
 from audit.store import EventStore
-from table_service.api.auth import get_runtime, identify, require
+from table_service.api.auth import allowed, get_runtime
 from table_service.api.limits import BodyLimits
 from table_service.api.problems import (
     AUTH,
@@ -106,12 +106,13 @@ def _admin_router() -> APIRouter:
     router = APIRouter(prefix="/api/v1")
 
     @router.get("/whoami", response_model=WhoAmI, responses=errors(401))
-    def whoami(identity: Identity = Depends(identify)) -> dict[str, Any]:
+    def whoami(identity: Identity = Depends(allowed("whoami"))) -> dict[str, Any]:
         return {"name": identity.name, "role": identity.role, "table_id": identity.table_id}
 
     @router.get("/principals", response_model=list[PrincipalOut], responses=errors(*AUTH))
     def principals(
-        runtime: Runtime = Depends(get_runtime), _: Identity = Depends(require(Role.ADMIN))
+        runtime: Runtime = Depends(get_runtime),
+        _: Identity = Depends(allowed("principals.list")),
     ) -> list[dict[str, Any]]:
         with runtime.reads() as session:
             return [
@@ -135,7 +136,7 @@ def _admin_router() -> APIRouter:
         body: PrincipalIn,
         request: Request,
         runtime: Runtime = Depends(get_runtime),
-        identity: Identity = Depends(require(Role.ADMIN)),
+        identity: Identity = Depends(allowed("principals.add")),
     ) -> dict[str, Any]:
         with runtime.sessions.begin() as session:
             known = None
@@ -161,7 +162,7 @@ def _admin_router() -> APIRouter:
     def delete_principal(
         name: Annotated[str, Path(min_length=1, max_length=128)],
         runtime: Runtime = Depends(get_runtime),
-        identity: Identity = Depends(require(Role.ADMIN)),
+        identity: Identity = Depends(allowed("principals.revoke")),
     ) -> dict[str, Any]:
         with runtime.sessions.begin() as session:
             revoke_principal(session, runtime.store, name, actor=identity.actor)
@@ -175,7 +176,7 @@ def _admin_router() -> APIRouter:
             str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_][A-Za-z0-9._:@-]*$")
         ] = None,
         runtime: Runtime = Depends(get_runtime),
-        _: Identity = Depends(require(Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)),
+        _: Identity = Depends(allowed("audit.events")),
     ) -> list[dict[str, Any]]:
         with runtime.reads() as session:
             events = EventStore.read(session, after_seq=after_seq, table_id=table_id, limit=limit)
@@ -184,7 +185,7 @@ def _admin_router() -> APIRouter:
     @router.post("/audit/checkpoint", response_model=CheckpointOut, responses=errors(*AUTH))
     def audit_checkpoint(
         runtime: Runtime = Depends(get_runtime),
-        _: Identity = Depends(require(Role.SUPERVISOR, Role.ADMIN)),
+        _: Identity = Depends(allowed("audit.checkpoint")),
     ) -> dict[str, Any]:
         with runtime.sessions.begin() as session:
             cp: AuditCheckpoint | None = runtime.store.checkpoint(session)

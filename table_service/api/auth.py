@@ -1,8 +1,10 @@
 """Bearer-token authentication and role checks as FastAPI dependencies.
 
-401 for a missing, unknown or revoked token; 403 for a valid token with the wrong role or
-for another table than the principal's own. Both are decided before any handler runs, so
-a refused request can never have changed anything.
+401 for a missing, unknown or revoked token. Who may do what is not decided here but in
+:mod:`table_service.table.policy` (one table for every route and command): a route's
+dependency names its entry and the policy answers 403 for a wrong role or another table
+than the principal's own, before any handler runs, so a refused request can never have
+changed anything.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from table_service.logs import bind_context
-from table_service.principals import Identity, Role, authenticate
+from table_service.principals import Identity, authenticate
 from table_service.runtime import Runtime
+from table_service.table import policy
 
 log = structlog.get_logger(__name__)
 _bearer = HTTPBearer(auto_error=False)
@@ -42,24 +45,36 @@ def identify(
     return identity
 
 
-def require(*roles: Role) -> Callable[..., Identity]:
-    """Dependency factory: the caller must hold one of ``roles``."""
-    allowed = frozenset(roles)
+def allowed(route: str) -> Callable[..., Identity]:
+    """Dependency factory: an authenticated principal that the policy lets call ``route``
+    (its role; its table binding against the path's ``table_id``). The table of who may
+    call what is :data:`table_service.table.policy.ROUTES`; a route names its entry and
+    checks nothing itself."""
+    if policy.ROUTES.get(route, False) is False:
+        raise KeyError(f"no policy entry for route {route!r}")
 
-    def dependency(identity: Identity = Depends(identify)) -> Identity:
-        if identity.role not in allowed:
-            names = ", ".join(sorted(r.value for r in allowed))
-            raise HTTPException(
-                status.HTTP_403_FORBIDDEN, f"role {identity.role.value} may not do this ({names})"
-            )
+    def dependency(request: Request, identity: Identity = Depends(identify)) -> Identity:
+        policy.check(policy.permit(identity, route, request.path_params.get("table_id")))
         return identity
 
     return dependency
 
 
-def check_table(identity: Identity, table_id: str) -> None:
-    """A principal bound to a table acts on that table only."""
-    if identity.table_id is not None and identity.table_id != table_id:
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN, f"{identity.name} is bound to table {identity.table_id}"
-        )
+def acting(command: type) -> Callable[..., Identity]:
+    """Dependency factory for a route that issues one kind of table command: the role and
+    table binding are checked at once (a wrong role is a 403 before anything is parsed);
+    ownership is decided by the same policy when the table runs the command."""
+    if command not in policy.COMMANDS:
+        raise KeyError(f"no policy entry for command {command.__name__}")
+
+    def dependency(request: Request, identity: Identity = Depends(identify)) -> Identity:
+        table_id = request.path_params.get("table_id")
+        policy.check(policy.permit_command(identity, command, table_id))
+        return identity
+
+    return dependency
+
+
+def visible_table(identity: Identity, table_id: str) -> bool:
+    """Whether ``identity`` may see ``table_id`` at all (its binding), for list routes."""
+    return identity.table_id is None or identity.table_id == table_id

@@ -3,8 +3,14 @@
 A pure ASGI middleware: it reads the body once (refusing with 413 as soon as it passes
 the limit, whatever ``Content-Length`` claimed), checks that a JSON body is JSON a strict
 parser accepts — no ``NaN``/``Infinity``, no lone surrogates, no nesting past a depth
-limit — and hands the same bytes on. A refused body is answered with a problem document
-and never reaches a handler, so it can have changed nothing.
+limit, no member name given twice in one object — and hands the same bytes on.
+
+A repeated name is refused rather than resolved: parsers disagree on which value wins
+(Python's and most JavaScript parsers take the last, many gateways and signers the first),
+so ``{"amount": 1, "amount": 1000000}`` could be checked as 1 and credited as 1,000,000.
+
+A refused body is answered with a problem document and never reaches a handler, so it can
+have changed nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +41,23 @@ class BodyRefused(Exception):
 
 def _reject_constant(name: str) -> Any:
     raise BodyRefused(422, "invalid_json", f"{name} is not JSON")
+
+
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: an object whose member names are all different."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        twice = ""
+        for name, _ in pairs:
+            if name in seen:
+                twice = name
+                break
+            seen.add(name)
+        raise BodyRefused(
+            422, "duplicate_key", f"member {twice[:64]!r} is given twice in one JSON object"
+        )
+    return value
 
 
 def _check_tree(value: Any, depth: int) -> None:
@@ -86,7 +109,7 @@ def check_json_body(body: bytes) -> None:
     except UnicodeDecodeError:
         raise BodyRefused(422, "invalid_json", "the body is not UTF-8") from None
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_members)
     except BodyRefused:
         raise
     except (ValueError, RecursionError) as exc:

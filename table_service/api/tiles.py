@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import base64
 import threading
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from audit.proof import ProofError
 from audit.published import (
@@ -28,14 +28,14 @@ from audit.published import (
 from audit.store import EventStore
 from audit.tiles import TILE_WIDTH, TilePathError, available, parse_tile_path
 from audit.tree import LogTree
-from table_service.api.auth import _bearer, get_runtime, identify, require
+from table_service.api.auth import _bearer, allowed, get_runtime, identify
 from table_service.api.problems import AUTH, BODY, errors
-from table_service.api.types import SEQ_MAX
+from table_service.api.types import SEQ_MAX, text
 from table_service.errors import InvalidRequest, NotFound
-from table_service.principals import Identity, Role
+from table_service.principals import Identity
 from table_service.runtime import Runtime
+from table_service.table import policy
 
-_READERS = (Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)
 _tree_lock = threading.Lock()
 
 
@@ -44,7 +44,9 @@ def _reader(
 ) -> Identity | None:
     if get_runtime(request).settings.tlog_public:
         return None
-    return require(*_READERS)(identify(request, credentials))
+    identity = identify(request, credentials)
+    policy.check(policy.permit(identity, "tlog.read"))
+    return identity
 
 
 def _tree(request: Request) -> LogTree:
@@ -99,10 +101,17 @@ def _content(media_type: str, description: str) -> dict[int | str, dict[str, Any
     }
 
 
+def _one_line(value: Any) -> Any:
+    return value[:-1] if isinstance(value, str) and value.endswith("\n") else value
+
+
 class CosignatureIn(BaseModel):
-    size: int = Field(ge=1)
-    cosigner_key: str = Field(min_length=1, max_length=512)
-    line: str = Field(min_length=1, max_length=1024)
+    model_config = ConfigDict(extra="forbid")
+
+    size: int = Field(ge=1, le=SEQ_MAX, strict=True)
+    cosigner_key: text(512)  # type: ignore[valid-type]
+    # one note signature line ("— name base64"); its own final newline may come with it
+    line: Annotated[text(1024), BeforeValidator(_one_line)]  # type: ignore[valid-type]
 
 
 def tiles_router() -> APIRouter:
@@ -230,7 +239,7 @@ def tiles_router() -> APIRouter:
     def cosignature(
         body: CosignatureIn,
         request: Request,
-        _: Identity = Depends(require(Role.REGULATOR, Role.ADMIN)),
+        _: Identity = Depends(allowed("tlog.cosign")),
     ) -> dict[str, Any]:
         runtime = get_runtime(request)
         try:

@@ -29,25 +29,51 @@ Money = Annotated[
     Field(ge=1, le=MONEY_CEILING, description="integer minor units (no floats, no strings)"),
 ]
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Characters no identifier, key, reference, name or note may hold: what is invisible or
+# changes how the text around it is shown, so that a console or an export could show a
+# reference other than the stored one (U+202E turns "1000" round, U+200B hides a
+# difference between two keys). By Unicode general category: Cc controls, Cf format
+# characters (the bidirectional embeddings, overrides and isolates U+202A-202E and
+# U+2066-2069, the marks U+200E/U+200F/U+061C, zero-width U+200B-200D and U+2060, the BOM
+# U+FEFF, the tag characters), Cs lone surrogates, Co private use, Cn unassigned code
+# points and the noncharacters (U+FDD0-FDEF, U+xFFFE/U+xFFFF), Zl and Zp line and
+# paragraph separators. Letters, marks and spaces of every script stay allowed.
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_NAMES = {"Cc": "a control character", "Cf": "a format or bidirectional control character",
+          "Cs": "a lone surrogate", "Co": "a private-use character",
+          "Cn": "an unassigned code point or noncharacter", "Zl": "a line separator",
+          "Zp": "a paragraph separator"}  # fmt: skip
+_ASCII_PRINTABLE = re.compile(r"[\x20-\x7e]*")
+
+
+def refused_character(value: str, *, allow: str = "") -> str | None:
+    """Why ``value`` may not be stored as text (``None``: it may). ``allow``: characters
+    let through anyway (a note's newline and tab)."""
+    if _ASCII_PRINTABLE.fullmatch(value):
+        return None  # the common case, without a per-character lookup
+    for index, ch in enumerate(value):
+        if ch in allow:
+            continue
+        category = unicodedata.category(ch)
+        if category in REFUSED_CATEGORIES:
+            return f"{_NAMES[category]} (U+{ord(ch):04X}) at position {index} is not allowed"
+    return None
 
 
 def _clean_text(value: str) -> str:
-    if _CONTROL.search(value):
-        raise ValueError("control characters (NUL, newlines, ...) are not allowed")
-    for ch in value:
-        if unicodedata.category(ch) == "Cs":
-            raise ValueError("lone surrogates are not allowed")
+    """One line of visible text: no controls (NUL, newlines), format, bidirectional,
+    private-use, unassigned or separator characters, no lone surrogates."""
+    problem = refused_character(value)
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 
 def _clean_note(value: str) -> str:
-    """Notes may span lines; still no NUL or other controls, no lone surrogates."""
-    if _CONTROL.search(value.replace("\n", "").replace("\t", "")):
-        raise ValueError("control characters other than newline and tab are not allowed")
-    for ch in value:
-        if unicodedata.category(ch) == "Cs":
-            raise ValueError("lone surrogates are not allowed")
+    """Notes may span lines (newline, tab); otherwise the same characters as one line."""
+    problem = refused_character(value, allow="\n\t")
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from audit.models import AuditEvent
 from audit.store import NewEvent
 from table_service.errors import Conflict, NotFound, Refused
+from table_service.principals import Identity
 from table_service.runtime import Runtime
 
 REQUESTED = "void_requested"
@@ -112,9 +113,13 @@ async def request_void(
 
 
 async def approve_void(
-    runtime: Runtime, service: Any, request_id: str, *, actor: str, name: str
+    runtime: Runtime, service: Any, request_id: str, *, who: Identity
 ) -> dict[str, Any]:
+    """The approval is recorded, and the void runs as a command of ``who`` (the policy
+    decides whether that supervisor may void at this table, like any void)."""
     from table_service.table import commands as c
+
+    actor, name = who.actor, who.name
 
     rnd = service.state.round
     if rnd is None or not rnd.active:
@@ -142,5 +147,5 @@ async def approve_void(
         _append, runtime, NewEvent(service.table_id, APPROVED, actor, approval, rnd.round_id)
     )
     reason = f"{found['reason']} (requested by {found['requested_by']}, approved by {name})"
-    outcome = await service.execute(c.VoidRound(reason, bool(found["change_shoe"])), actor=actor)
+    outcome = await service.execute(c.VoidRound(reason, bool(found["change_shoe"])), actor=who)
     return {**approval, **outcome.answer, "approved": True}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi import Path as FPath
 from pydantic import BaseModel
 from sqlalchemy import func, select
@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session
 
 from audit.models import AuditEvent
 from audit.store import EventStore, StoredEvent
-from table_service.api.auth import check_table, get_runtime, require
+from table_service.api.auth import allowed, get_runtime
 from table_service.api.problems import AUTH, errors
 from table_service.api.types import IDENT_PATTERN, OpenModel, TablePath
 from table_service.consoles.lookup import (
@@ -36,9 +36,10 @@ from table_service.consoles.money import first_seq_since
 from table_service.consoles.views import procedure_of
 from table_service.errors import InvalidRequest, NotFound
 from table_service.models import BetRow, PlacedBet, RoundRow
-from table_service.principals import Identity, Role
+from table_service.principals import Identity
+from table_service.table import policy
 from table_service.table.recall import round_record
-from table_service.table.wallet import owns
+from table_service.table.wallet import account_owner
 
 PAGE = 500
 Section = Literal["bets", "settlement"]
@@ -313,7 +314,7 @@ class RecallPage(BaseModel):
 
 
 RoundPath = Annotated[str, FPath(min_length=1, max_length=64, pattern=IDENT_PATTERN)]
-readers = require(Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)
+readers = allowed("recall.read")
 
 
 class FoundRound(OpenModel):
@@ -326,7 +327,7 @@ class SearchOut(BaseModel):
     more: bool
 
 
-searchers = require(Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN, Role.OPERATOR)
+searchers = allowed("recall.search")
 WHEN_PATTERN = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?)?(Z|[+-]\d{2}:?\d{2})?$"
 
 
@@ -345,18 +346,11 @@ def parse_when(text: str | None, *, end: bool = False) -> datetime | None:
     return moment.astimezone(UTC)
 
 
-def may_search_account(who: Identity, runtime: Any, account: str) -> None:
-    """Rounds by account: a regulator, or the operator that owns the account; nobody else
-    (a supervisor finds rounds by id, table and time)."""
-    if who.role is Role.REGULATOR:
-        return
-    if who.role is Role.OPERATOR and owns(runtime, account, who.actor):
-        return
-    if who.role is Role.OPERATOR:
-        raise NotFound(f"no account {account!r} of yours")  # never says whose it is
-    raise HTTPException(
-        status.HTTP_403_FORBIDDEN, "a search by account is for a regulator or the owning operator"
-    )
+def may_search_account(who: Identity, runtime: Any, account: str | None) -> None:
+    """Rounds by account: a regulator, or the operator that owns the account (the policy
+    decides, from the account's owner)."""
+    owner = account_owner(runtime, account) if account else None
+    policy.check(policy.may_search_rounds(who, account, owner))
 
 
 def search_rounds(
@@ -455,15 +449,10 @@ def recall_router() -> APIRouter:
         else's). Newest first; ``more`` says the limit cut the list. An operator searches
         only by an account of its own; a principal bound to a table, that table only."""
         runtime = get_runtime(request)
-        if account:
-            may_search_account(who, runtime, account)
-        elif who.role is Role.OPERATOR:
-            raise HTTPException(
-                status.HTTP_403_FORBIDDEN, "an operator finds rounds by an account of its own"
-            )
+        may_search_account(who, runtime, account)
         if who.table_id is not None:
             if table_id is not None:
-                check_table(who, table_id)
+                policy.check(policy.permit(who, "recall.search", table_id))
             table_id = who.table_id
         since, until = parse_when(start), parse_when(end, end=True)
         if since is not None and until is not None and until <= since:
@@ -497,7 +486,6 @@ def recall_router() -> APIRouter:
         its settle input for offline recomputation. Each round lists its first 500 bets
         and settlement lines; ``bets_next`` / ``settlement_next`` are the cursors of the
         rest (``GET …/recall/{round_id}/bets?after=…``), None when all are listed."""
-        check_table(who, table_id)
         service_of(request, table_id)
         with get_runtime(request).reads() as session:
             rows = list(
@@ -523,7 +511,6 @@ def recall_router() -> APIRouter:
         who: Identity = Depends(readers),
     ) -> dict[str, Any]:
         """One round's record (as in the table's recall), found by its id."""
-        check_table(who, table_id)
         service_of(request, table_id)
         with get_runtime(request).reads() as session:
             return round_entry(request, session, table_id, _round_row(session, table_id, round_id))
@@ -544,7 +531,6 @@ def recall_router() -> APIRouter:
     ) -> dict[str, Any]:
         """A round's bets or settlement lines after the cursor ``after`` (from the round's
         record or the previous page), in log order; ``next`` is None on the last page."""
-        check_table(who, table_id)
         service_of(request, table_id)
         cursor = Cursor.parse(after)
         types, items = ITEMS[section]

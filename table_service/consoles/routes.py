@@ -20,13 +20,13 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi import Path as FPath
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from audit.store import NewEvent
-from table_service.api.auth import check_table, get_runtime, require
+from table_service.api.auth import allowed, get_runtime
 from table_service.api.problems import AUTH, errors
-from table_service.api.types import IDENT_PATTERN, OpenModel, TablePath
+from table_service.api.types import IDENT_PATTERN, OpenModel, Reason, TablePath
 from table_service.consoles import approvals, money
 from table_service.consoles.lookup import (
     DUTY_EVENT,
@@ -40,13 +40,12 @@ from table_service.consoles.recall import recall_router
 from table_service.consoles.views import console_view, procedure_of, shoe_roads
 from table_service.errors import InvalidRequest
 from table_service.models import IncidentRow, RoundRow
-from table_service.principals import Identity, Role
+from table_service.principals import Identity
 
 log = structlog.get_logger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 PAGE_FILES = Path(__file__).parent / "pages"
-STAFF = (Role.DEALER, Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)
 LARGE_BET = 2_000
 """Open bets above this stake are highlighted for the pit supervisor (the page lets the
 supervisor set another figure, kept in that browser)."""
@@ -197,13 +196,17 @@ def _game_view(state: Any, audience: str) -> dict[str, Any] | None:
 
 
 class HouseMoveIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     action: str = Field(min_length=1, max_length=32, pattern=r"^[a-z_]+$")
     target: str | None = Field(None, min_length=1, max_length=16, pattern=r"^[a-z0-9_]+$")
 
 
 class VoidRequestIn(BaseModel):
-    reason: str = Field(min_length=1, max_length=500)
-    change_shoe: bool = True
+    model_config = ConfigDict(extra="forbid")
+
+    reason: Reason  # type: ignore[valid-type]
+    change_shoe: bool = Field(True, strict=True)
 
 
 def pages_router() -> APIRouter:
@@ -273,9 +276,8 @@ def console_api_router() -> APIRouter:
         responses=errors(*AUTH, 404, 422),
     )
     def dealer_view(
-        table_id: TablePath, request: Request, who: Identity = Depends(require(*STAFF))
+        table_id: TablePath, request: Request, who: Identity = Depends(allowed("console.view"))
     ) -> dict[str, Any]:
-        check_table(who, table_id)
         view = _view(request, table_id, "dealer")
         with get_runtime(request).reads() as session:
             view["dealer_on_duty"] = dealer_on_duty(session, table_id)
@@ -288,7 +290,7 @@ def console_api_router() -> APIRouter:
         large_above: int = Query(
             LARGE_BET, ge=0, le=10**15, description="open bets above this stake are listed"
         ),
-        who: Identity = Depends(require(Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)),
+        who: Identity = Depends(allowed("console.overview")),
     ) -> list[dict[str, Any]]:
         """Every table at a glance for the pit: game, phase and timer, every card and hand,
         seats and who holds them, the Xì Dách bank, dealer on duty and since when, reader,
@@ -307,7 +309,7 @@ def console_api_router() -> APIRouter:
     def timeline(
         request: Request,
         limit: int = Query(30, ge=1, le=500),
-        who: Identity = Depends(require(Role.SUPERVISOR, Role.REGULATOR, Role.ADMIN)),
+        who: Identity = Depends(allowed("console.timeline")),
     ) -> list[dict[str, Any]]:
         """The pit's incident timeline, newest first: each incident with its table and
         round, when and by whom it was raised and resolved, the rule applied and what was
@@ -320,8 +322,6 @@ def console_api_router() -> APIRouter:
         with get_runtime(request).reads() as session:
             return incident_timeline(session, games, limit)
 
-    supervisor = require(Role.SUPERVISOR)
-
     @router.post(
         "/tables/{table_id}/round/void-requests",
         response_model=OpenModel,
@@ -331,10 +331,9 @@ def console_api_router() -> APIRouter:
         table_id: TablePath,
         body: VoidRequestIn,
         request: Request,
-        who: Identity = Depends(supervisor),
+        who: Identity = Depends(allowed("void.request")),
     ) -> dict[str, Any]:
         """A void above the table's threshold: the first supervisor asks for it."""
-        check_table(who, table_id)
         service = service_of(request, table_id)
         return await approvals.request_void(
             get_runtime(request),
@@ -354,14 +353,11 @@ def console_api_router() -> APIRouter:
         table_id: TablePath,
         request_id: Annotated[str, FPath(min_length=1, max_length=64, pattern=IDENT_PATTERN)],
         request: Request,
-        who: Identity = Depends(supervisor),
+        who: Identity = Depends(allowed("void.approve")),
     ) -> dict[str, Any]:
         """A different supervisor approves; the round is voided and refunded in their name."""
-        check_table(who, table_id)
         service = service_of(request, table_id)
-        return await approvals.approve_void(
-            get_runtime(request), service, request_id, actor=who.actor, name=who.name
-        )
+        return await approvals.approve_void(get_runtime(request), service, request_id, who=who)
 
     @router.post(
         "/tables/{table_id}/house-move",
@@ -372,7 +368,7 @@ def console_api_router() -> APIRouter:
         table_id: TablePath,
         body: HouseMoveIn,
         request: Request,
-        who: Identity = Depends(require(Role.DEALER, Role.SUPERVISOR)),
+        who: Identity = Depends(allowed("house.move")),
     ) -> dict[str, Any]:
         """The house banker's move at a house-banked Xì Dách table, made by the table's
         dealer (or a supervisor) from the console, as the published policy requires. The
@@ -380,23 +376,21 @@ def console_api_router() -> APIRouter:
         table it is refused."""
         from table_service.table import commands as c
 
-        check_table(who, table_id)
         service = service_of(request, table_id)
         if not house_banked(service):
             raise InvalidRequest(f"the house does not bank at table {table_id}")
         command = c.Act("banker", body.action, "banker", None, body.target)
-        outcome = await service.execute(command, actor=who.actor)
+        outcome = await service.execute(command, actor=who)  # the policy decides, there
         return dict(outcome.answer)
 
     @router.post(
         "/tables/{table_id}/duty", response_model=DutyOut, responses=errors(*AUTH, 404, 422)
     )
     async def sign_in_dealer(
-        table_id: TablePath, request: Request, who: Identity = Depends(require(Role.DEALER))
+        table_id: TablePath, request: Request, who: Identity = Depends(allowed("duty.sign_in"))
     ) -> dict[str, Any]:
         """The dealer on duty at the table, recorded in the audit log, so every round's
         record names its dealer."""
-        check_table(who, table_id)
         service_of(request, table_id)
         runtime = get_runtime(request)
 

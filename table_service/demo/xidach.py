@@ -510,8 +510,13 @@ class XiDachDemo:
             for extra in ("hand", "target"):
                 if move.get(extra) is not None:
                     body[extra] = move[extra]
+            # the house banker's published move is the dealer's to confirm (the policy
+            # refuses it from an operator); a player's, and a seated banker's, the operator's
+            house = actor == "banker" and not self.seated_bank
             try:
-                await self.op.post(f"/tables/{self.table}/actions", body)
+                await (self.dealer_api if house else self.op).post(
+                    f"/tables/{self.table}/actions", body
+                )
             except ApiError as exc:
                 if exc.code in ("not_your_turn", "wrong_phase", "table_paused"):
                     continue  # the clock ran out first, or an incident paused the table

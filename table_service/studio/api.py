@@ -7,12 +7,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel
 
-from table_service.api.auth import require
+from table_service.api.auth import allowed
 from table_service.api.problems import AUTH, ProblemResponse, errors, problem
-from table_service.principals import Identity, Role
+from table_service.principals import Identity
 from table_service.studio.errors import TableElsewhere
-
-ANY_STAFF = (Role.DEALER, Role.SUPERVISOR, Role.REGULATOR, Role.OPERATOR, Role.ADMIN)
 
 # What a route on one table may answer in a studio (several ``serve`` processes on one
 # database, one writer per table), for its OpenAPI ``responses``. A client that follows
@@ -60,7 +58,7 @@ def studio_router() -> APIRouter:
 
     @router.get("/studio/tables", response_model=StudioTables, responses=errors(*AUTH))
     def studio_tables(
-        request: Request, _: Identity = Depends(require(*ANY_STAFF))
+        request: Request, _: Identity = Depends(allowed("studio.tables"))
     ) -> dict[str, Any]:
         """Every table of the studio, the process running it and its address: where a
         client sends a table's commands and opens its stream, asked of any process."""

@@ -25,7 +25,7 @@ from sqlalchemy import select
 from audit.store import EventStore, StoredEvent
 from table_service import metrics
 from table_service.api.app import create_app
-from table_service.api.auth import check_table, get_runtime, require
+from table_service.api.auth import acting, allowed, get_runtime, visible_table
 from table_service.api.problems import AUTH, BODY, errors
 from table_service.api.types import (
     IDENT_PATTERN,
@@ -41,12 +41,13 @@ from table_service.api.types import (
 from table_service.consoles.approvals import check_void_approval
 from table_service.errors import InvalidRequest, NotFound, Refused
 from table_service.models import Account, BetRow, IncidentRow, LedgerEntry, RoundRow, house_account
-from table_service.principals import Identity, Role, authenticate
+from table_service.principals import Identity, authenticate
 from table_service.runtime import Runtime
 from table_service.studio.api import studio_responses, studio_router, table_elsewhere
 from table_service.studio.coordinator import Studio
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import commands as c
+from table_service.table import policy
 from table_service.table.config import TableConfig
 from table_service.table.recall import round_record
 from table_service.table.service import TableManager, TableService, new_bet_id
@@ -72,9 +73,6 @@ from table_service.table.stream import (
 from table_service.table.wallet import Transfer, account_view, owns, transfer
 
 log = structlog.get_logger(__name__)
-
-ANY_STAFF = (Role.DEALER, Role.SUPERVISOR, Role.REGULATOR, Role.OPERATOR, Role.ADMIN)
-
 
 def _manager(request: Request) -> TableManager:
     return request.app.state.tables
@@ -159,7 +157,11 @@ class ActionIn(Strict):
         description="seat:N, behind:<bet id>, banker (by game)",
     )
     action: Ident = Field(description="hit, stand, double, accept…")
-    account: AccountId = Field(description="the player answering")
+    account: AccountId | None = Field(
+        None,
+        description="the player answering (a seat's or bet's account, the seated banker's); "
+        "none for the house banker's move, which the table's dealer confirms",
+    )
     hand: int | None = Field(None, ge=1, le=8, strict=True)
     target: str | None = Field(
         None, min_length=1, max_length=80, pattern=r"^[A-Za-z0-9][A-Za-z0-9:._-]*$"
@@ -289,11 +291,11 @@ def table_router() -> APIRouter:
         response_model_exclude_unset=True,
         responses=errors(*AUTH),
     )
-    def tables(request: Request, who: Identity = Depends(require(*ANY_STAFF))) -> list[dict]:
+    def tables(request: Request, who: Identity = Depends(allowed("tables.list"))) -> list[dict]:
         return [
             t.state.public_summary()
             for t in _manager(request).tables.values()
-            if who.table_id is None or t.table_id == who.table_id
+            if visible_table(who, t.table_id)
         ]
 
     @router.get(
@@ -303,23 +305,19 @@ def table_router() -> APIRouter:
         responses=one_table_read,
     )
     def table(
-        table_id: TableId, request: Request, who: Identity = Depends(require(*ANY_STAFF))
+        table_id: TableId, request: Request, who: Identity = Depends(allowed("table.read"))
     ) -> dict[str, Any]:
-        check_table(who, table_id)
         return _table(table_id, request).state.public_summary()
 
     async def run(table_id: str, request: Request, who: Identity, command: c.Command) -> dict:
-        check_table(who, table_id)
         service = _table(table_id, request)
-        outcome = await service.execute(command, actor=who.actor)
+        outcome = await service.execute(command, actor=who)  # the policy decides, there
         return {
             **outcome.answer,
             "seq": service.state.last_seq,
             "table": service.state.public_summary(),
         }
 
-    dealer = require(Role.DEALER, Role.SUPERVISOR)
-    supervisor = require(Role.SUPERVISOR)
     answer: dict[str, Any] = {
         "response_model": CommandAnswer,
         "response_model_exclude_unset": True,
@@ -328,19 +326,22 @@ def table_router() -> APIRouter:
 
     @router.post("/tables/{table_id}/betting/open", **answer)
     async def open_betting(
-        table_id: TableId, request: Request, who: Identity = Depends(dealer)
+        table_id: TableId, request: Request, who: Identity = Depends(acting(c.OpenBetting))
     ) -> dict:
         return await run(table_id, request, who, c.OpenBetting())
 
     @router.post("/tables/{table_id}/betting/close", **answer)
     async def close_betting(
-        table_id: TableId, request: Request, who: Identity = Depends(dealer)
+        table_id: TableId, request: Request, who: Identity = Depends(acting(c.CloseBetting))
     ) -> dict:
         return await run(table_id, request, who, c.CloseBetting("dealer"))
 
     @router.post("/tables/{table_id}/incidents", **answer)
     async def raise_incident(
-        table_id: TableId, body: IncidentIn, request: Request, who: Identity = Depends(dealer)
+        table_id: TableId,
+        body: IncidentIn,
+        request: Request,
+        who: Identity = Depends(acting(c.RaiseIncident)),
     ) -> dict:
         return await run(table_id, request, who, c.RaiseIncident(body.kind, body.details))
 
@@ -350,7 +351,7 @@ def table_router() -> APIRouter:
         incident_id: PathId,
         body: ResolveIn,
         request: Request,
-        who: Identity = Depends(supervisor),
+        who: Identity = Depends(acting(c.ResolveIncident)),
     ) -> dict:
         command = c.ResolveIncident(
             incident_id,
@@ -362,27 +363,35 @@ def table_router() -> APIRouter:
 
     @router.post("/tables/{table_id}/round/void", **answer)
     async def void_round(
-        table_id: TableId, body: VoidIn, request: Request, who: Identity = Depends(supervisor)
+        table_id: TableId,
+        body: VoidIn,
+        request: Request,
+        who: Identity = Depends(acting(c.VoidRound)),
     ) -> dict:
-        check_table(who, table_id)
         check_void_approval(_table(table_id, request))
         return await run(table_id, request, who, c.VoidRound(body.reason, body.change_shoe))
 
     @router.post("/tables/{table_id}/shoe", **answer)
     async def insert_shoe(
-        table_id: TableId, request: Request, who: Identity = Depends(supervisor)
+        table_id: TableId, request: Request, who: Identity = Depends(acting(c.InsertShoe))
     ) -> dict:
         return await run(table_id, request, who, c.InsertShoe())
 
     @router.post("/tables/{table_id}/shoe/change", **answer)
     async def change_shoe(
-        table_id: TableId, body: ReasonIn, request: Request, who: Identity = Depends(supervisor)
+        table_id: TableId,
+        body: ReasonIn,
+        request: Request,
+        who: Identity = Depends(acting(c.ChangeShoe)),
     ) -> dict:
         return await run(table_id, request, who, c.ChangeShoe(body.reason))
 
     @router.post("/tables/{table_id}/cards", **answer)
     async def manual_card(
-        table_id: TableId, body: CardIn, request: Request, who: Identity = Depends(supervisor)
+        table_id: TableId,
+        body: CardIn,
+        request: Request,
+        who: Identity = Depends(acting(c.CardScanned)),
     ) -> dict:
         """Keyboard entry of a card as if scanned (a table whose reader is down)."""
         if body.cut_card:
@@ -401,10 +410,9 @@ def table_router() -> APIRouter:
         table_id: TableId,
         body: BetsIn,
         request: Request,
-        who: Identity = Depends(require(Role.OPERATOR)),
+        who: Identity = Depends(acting(c.PlaceBets)),
     ) -> dict:
         service = _table(table_id, request)
-        check_table(who, table_id)
         if len(body.bets) > service.config.max_bets_per_request:
             raise InvalidRequest(f"at most {service.config.max_bets_per_request} bets a request")
         limit = get_runtime(request).settings.max_amount
@@ -413,14 +421,15 @@ def table_router() -> APIRouter:
         bets = tuple(
             c.BetRequest(new_bet_id(), b.key, b.account, b.type, b.stake, b.seat) for b in body.bets
         )
-        outcome = await service.execute(c.PlaceBets(bets), actor=who.actor)
+        outcome = await service.execute(c.PlaceBets(bets), actor=who)
         return {**outcome.answer, "seq": service.state.last_seq}
-
-    operator = require(Role.OPERATOR)
 
     @router.post("/tables/{table_id}/seats", **answer)
     async def take_seat(
-        table_id: TableId, body: SeatIn, request: Request, who: Identity = Depends(operator)
+        table_id: TableId,
+        body: SeatIn,
+        request: Request,
+        who: Identity = Depends(acting(c.TakeSeat)),
     ) -> dict:
         return await run(table_id, request, who, c.TakeSeat(body.seat, body.account))
 
@@ -430,25 +439,29 @@ def table_router() -> APIRouter:
         seat: SeatNo,
         body: LeaveIn,
         request: Request,
-        who: Identity = Depends(operator),
+        who: Identity = Depends(acting(c.LeaveSeat)),
     ) -> dict:
         return await run(table_id, request, who, c.LeaveSeat(seat, body.reason))
 
     @router.post("/tables/{table_id}/seats/{seat}/disconnected", **answer)
     async def player_disconnected(
-        table_id: TableId, seat: SeatNo, request: Request, who: Identity = Depends(operator)
+        table_id: TableId,
+        seat: SeatNo,
+        request: Request,
+        who: Identity = Depends(acting(c.PlayerDisconnected)),
     ) -> dict:
         return await run(table_id, request, who, c.PlayerDisconnected(seat))
 
     @router.post("/tables/{table_id}/actions", **answer)
     async def action(
-        table_id: TableId, body: ActionIn, request: Request, who: Identity = Depends(operator)
+        table_id: TableId, body: ActionIn, request: Request, who: Identity = Depends(acting(c.Act))
     ) -> dict:
-        """A player's decision, checked against the legal actions of that actor now."""
+        """A player's decision, checked against the legal actions of that actor now: by its
+        operator; the house banker's published move (Xì Dách), by the table's staff."""
         command = c.Act(body.actor, body.action, body.account, body.hand, body.target)
         return await run(table_id, request, who, command)
 
-    readers = require(Role.REGULATOR, Role.SUPERVISOR, Role.OPERATOR, Role.ADMIN)
+    readers = allowed("rounds.read")
 
     @router.get(
         "/tables/{table_id}/rounds",
@@ -462,7 +475,6 @@ def table_router() -> APIRouter:
         limit: int = Query(50, ge=1, le=500),
         who: Identity = Depends(readers),
     ) -> list[dict]:
-        check_table(who, table_id)
         _table(table_id, request)
         runtime = get_runtime(request)
         with runtime.reads() as session:
@@ -481,12 +493,12 @@ def table_router() -> APIRouter:
         runtime = get_runtime(request)
         with runtime.reads() as session:
             row = session.get(RoundRow, round_id)
-            if row is None or (who.table_id is not None and row.table_id != who.table_id):
+            if row is None or not visible_table(who, row.table_id):
                 raise NotFound(f"no round {round_id!r}")
             query = select(BetRow).where(BetRow.round_id == round_id)
-            if who.role is Role.OPERATOR:  # an operator sees its own accounts' bets only
+            if who.operator_id is not None:  # an operator sees its own accounts' bets only
                 query = query.join(Account, Account.account_id == BetRow.account_id).where(
-                    Account.owner == who.actor
+                    Account.owner == who.operator_id
                 )
             bets = list(session.scalars(query.order_by(BetRow.placed_seq)))
             kept = (
@@ -527,11 +539,11 @@ def table_router() -> APIRouter:
         table_id: Annotated[str | None, Query(max_length=64, pattern=IDENT_PATTERN)] = None,
         status: Literal["open", "resolved"] | None = None,
         limit: int = Query(100, ge=1, le=1000),
-        who: Identity = Depends(require(Role.SUPERVISOR, Role.REGULATOR, Role.DEALER, Role.ADMIN)),
+        who: Identity = Depends(allowed("incidents.read")),
     ) -> list[dict]:
         if who.table_id is not None:  # a bound principal sees its own table only
-            if table_id is not None and table_id != who.table_id:
-                check_table(who, table_id)
+            if table_id is not None:
+                policy.check(policy.permit(who, "incidents.read", table_id))
             table_id = who.table_id
         runtime = get_runtime(request)
         with runtime.reads() as session:
@@ -564,7 +576,7 @@ def table_router() -> APIRouter:
         account: PathId,
         body: TransferIn,
         request: Request,
-        who: Identity = Depends(require(Role.OPERATOR)),
+        who: Identity = Depends(allowed("account.credit")),
     ) -> dict:
         item = Transfer(account, body.amount, body.reference, "credit")
         return await asyncio.to_thread(transfer, get_runtime(request), item, actor=who.actor)
@@ -574,7 +586,7 @@ def table_router() -> APIRouter:
         account: PathId,
         body: TransferIn,
         request: Request,
-        who: Identity = Depends(require(Role.OPERATOR)),
+        who: Identity = Depends(allowed("account.debit")),
     ) -> dict:
         item = Transfer(account, body.amount, body.reference, "debit")
         return await asyncio.to_thread(transfer, get_runtime(request), item, actor=who.actor)
@@ -583,12 +595,9 @@ def table_router() -> APIRouter:
     def account(
         account: PathId,
         request: Request,
-        who: Identity = Depends(
-            require(Role.OPERATOR, Role.REGULATOR, Role.SUPERVISOR, Role.ADMIN)
-        ),
+        who: Identity = Depends(allowed("account.read")),
     ) -> dict:
-        owner = who.actor if who.role is Role.OPERATOR else None
-        return account_view(get_runtime(request), account, owner=owner)
+        return account_view(get_runtime(request), account, owner=who.operator_id)
 
     @router.websocket("/tables/{table_id}/stream")
     async def stream(websocket: WebSocket, table_id: str) -> None:
@@ -619,14 +628,15 @@ def table_router() -> APIRouter:
         if identity is None:
             await websocket.close(CLOSE_UNAUTHORIZED, "invalid or revoked token")
             return
-        if identity.table_id is not None and identity.table_id != table_id:
-            await websocket.close(CLOSE_FORBIDDEN, "bound to another table")
+        verdict = policy.permit(identity, "table.stream", table_id)
+        if isinstance(verdict, policy.Refusal):
+            await websocket.close(CLOSE_FORBIDDEN, verdict.reason[:120])
             return
         view: Callable[[StoredEvent], dict[str, Any] | None] = internal_view
         view_key = "internal"
-        if identity.role is Role.OPERATOR:
-            owned = _ownership(runtime, identity.actor)
-            view, view_key = operator_view(owned), identity.actor
+        if identity.operator_id is not None:
+            owned = _ownership(runtime, identity.operator_id)
+            view, view_key = operator_view(owned), identity.operator_id
         await _serve_stream(
             websocket, table_id, after_seq, view, view_key, address=None, timing=_timing(params)
         )

@@ -133,12 +133,13 @@ class PlayerDisconnected:
 
 @dataclass(frozen=True)
 class Act:
-    """A player's decision: ``actor`` as the game names it (``seat:3``, ``behind:<bet>``),
-    ``account`` the player's account, checked against the seat or the bet."""
+    """A player's decision: ``actor`` as the game names it (``seat:3``, ``behind:<bet>``,
+    ``banker``), ``account`` the player's account, checked by the policy against the seat
+    or the bet (None, or ``banker``, for the house banker's move)."""
 
     actor: str
     action: str
-    account: str
+    account: str | None
     hand: int | None = None
     target: str | None = None
     balances: Mapping[str, int] = field(default_factory=dict)

@@ -46,7 +46,6 @@ from table_service.table.errors import (
     TablePaused,
     UnknownIncident,
     WrongPhase,
-    WrongPlayer,
 )
 from table_service.table.state import TableState, apply, game_of, game_of_round
 
@@ -1343,7 +1342,8 @@ def _act(d: Decision, cmd: c.Act, now: datetime, actor: str) -> None:
     # seated banker leaving, a privacy flag); every other move waits for the actor's turn
     if cmd.actor not in turn.actors and not any(m.action == cmd.action for m in legal):
         raise NotYourTurn(f"{cmd.actor} is not to act", awaited=list(turn.actors))
-    _check_player(d.state, cmd.actor, cmd.account)
+    # whose player it is (the seat's, the bet's, the bank's account) is the policy's
+    # to decide, before this (table_service.table.policy)
     chosen = [
         m
         for m in legal
@@ -1365,27 +1365,6 @@ def _act(d: Decision, cmd: c.Act, now: datetime, actor: str) -> None:
     _play(d, chosen[0], by=actor, balances=dict(cmd.balances))
     _progress(d)
     d.answer = {"round_id": rnd.round_id, "move": chosen[0].to_json()}
-
-
-def _check_player(state: TableState, actor_name: str, account: str) -> None:
-    """The account answering for ``actor_name`` must be the one the table knows for it."""
-    kind, _, who = actor_name.partition(":")
-    rnd = state.round
-    if kind == "seat" and who.isdigit():
-        holder = state.seats.get(int(who))
-        if holder is None or holder.account != account:
-            raise WrongPlayer(f"{account} does not sit at seat {who}")
-        return
-    if kind == "behind" and rnd is not None:
-        bet = rnd.bets.get(who)
-        if bet is None or bet.account != account:
-            raise WrongPlayer(f"{account} did not place bet {who}")
-        return
-    if kind == "seat" or kind == "behind":
-        raise WrongPlayer(f"no player for {actor_name}")
-    # other actors (a Xì Dách banker) are checked by account against the seats
-    if account not in {h.account for h in state.seats.values()} and account != actor_name:
-        raise WrongPlayer(f"{account} plays no part as {actor_name}")
 
 
 def _turn_timeout(d: Decision, cmd: c.TurnTimeout, now: datetime, actor: str) -> None:

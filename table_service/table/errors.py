@@ -69,11 +69,6 @@ class NotYourTurn(Refused):
     code = "not_your_turn"
 
 
-class WrongPlayer(Refused):
-    code = "wrong_player"
-    status = 403
-
-
 class SeatRefused(Refused):
     code = "seat_refused"
 

@@ -28,9 +28,11 @@ from audit.store import EventStore, NewEvent, StoredEvent
 from table_service import metrics
 from table_service.errors import Refused
 from table_service.logs import bind_context
+from table_service.principals import Internal, Principal
 from table_service.rules.game import Turn
 from table_service.runtime import Runtime
 from table_service.table import commands as c
+from table_service.table import policy
 from table_service.table.config import TableConfig
 from table_service.table.decide import SYSTEM, Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
@@ -168,15 +170,20 @@ class TableService:
             await self.reader.close()
 
     # -- commands ----------------------------------------------------------------------------
-    async def execute(self, command: c.Command, *, actor: str) -> Outcome:
+    async def execute(self, command: c.Command, *, actor: Principal | str) -> Outcome:
+        """Run ``command`` for ``actor``: the principal it carries (an API request's
+        :class:`~table_service.principals.Identity`), or for in-process callers (timers,
+        the reader, tools) the name the log records, taken as an internal principal.
+        The policy decides whether it may, in the command's own transaction."""
+        principal = Internal.of(actor) if isinstance(actor, str) else actor
         if isinstance(command, c.PlaceBets) and not self._seated_bank():
-            return await self._place_bets(command, actor)
+            return await self._place_bets(command, principal)
         async with self._lock:
             if self.outage is not None:
                 await self._resume()  # or DatabaseUnavailable: still away
             started = time.perf_counter()
             try:
-                outcome = await asyncio.to_thread(self._execute_sync, command, actor)
+                outcome = await asyncio.to_thread(self._execute_sync, command, principal)
             except Exception as exc:
                 metrics.command_failed(self.table_id, command, exc, time.perf_counter() - started)
                 cause = outage(exc)
@@ -197,7 +204,7 @@ class TableService:
             except Exception:
                 log.exception("table.listener_failed")
 
-    async def _place_bets(self, command: c.PlaceBets, actor: str) -> Outcome:
+    async def _place_bets(self, command: c.PlaceBets, principal: Principal) -> Outcome:
         """Bets wait for the table's writer, which takes every request waiting at once into
         one transaction (group commit).
 
@@ -209,7 +216,7 @@ class TableService:
         answer: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         # a caller that went away (its request cancelled) leaves an answer nobody reads
         answer.add_done_callback(lambda f: f.cancelled() or f.exception())
-        self._bets_waiting.append((command, actor, answer))
+        self._bets_waiting.append((command, principal, answer))
         if self._bet_writer is None or self._bet_writer.done():
             self._bet_writer = asyncio.create_task(self._write_bets())
         return await asyncio.shield(answer)
@@ -219,7 +226,7 @@ class TableService:
         while self._bets_waiting:
             async with self._lock:
                 group, self._bets_waiting = self._bets_waiting, []
-                items = [(command, actor) for command, actor, _ in group]
+                items = [(command, principal) for command, principal, _ in group]
                 started = time.perf_counter()
                 results: list[Outcome | Exception]
                 try:
@@ -325,31 +332,40 @@ class TableService:
             if self.outage is None and not self._held_reads:
                 return
 
-    def _execute_sync(self, command: c.Command, actor: str) -> Outcome:
+    def _execute_sync(self, command: c.Command, principal: Principal) -> Outcome:
         rnd = self.state.round
         bets = len(command.bets) if isinstance(command, c.PlaceBets) else 0
         if max(bets, len(rnd.bets) if rnd is not None else 0) < GC_PAUSE_BETS:
-            return self._execute_in_transaction(command, actor)
+            return self._execute_in_transaction(command, principal)
         with gc_paused():  # a batch of bets, or a command settling or voiding a big round
-            return self._execute_in_transaction(command, actor)
+            return self._execute_in_transaction(command, principal)
 
-    def _execute_in_transaction(self, command: c.Command, actor: str) -> Outcome:
+    def _execute_in_transaction(self, command: c.Command, principal: Principal) -> Outcome:
         bind_context(table_id=self.table_id)
         store = self.runtime.store
+        actor = principal.actor
         with self.runtime.sessions.begin() as session:
             store.lock(session, tables=(self.table_id,))
+            held: dict[str, tuple[int, str | None]] | None = None
+            if not _trusted(principal):
+                # who may: asked before anything is decided or written (the owners are
+                # read under the lock, so they cannot change before the commit)
+                held = balances_and_owners(session, policy.accounts_named(command, self.state))
+                owners = {account: owner for account, (_, owner) in held.items()}
+                policy.check(policy.may(principal, command, self.state, owners))
             plan: list[dict[str, Any] | None] = []
             if isinstance(command, c.PlaceBets):
-                command, plan = self._prepare_bets(session, command, actor)
+                command, plan = self._prepare_bets(session, command, actor, held)
             elif isinstance(command, c.Act):
                 # a decision may add stakes (double, split, insurance, a follow offer)
                 rnd = self.state.round
-                accounts = {command.account} | (
+                answering = {command.account} if command.account else set()
+                accounts = answering | (
                     {b.account for b in rnd.bets.values()} if rnd is not None else set()
                 )
                 # the answering player's money only from the operator's own account
-                found = balances(session, accounts - {command.account})
-                found.update(owned_balances(session, {command.account}, actor))
+                found = balances(session, accounts - answering)
+                found.update(owned_balances(session, answering, actor))
                 command = replace(command, balances=found)
             elif isinstance(command, c.OpenBetting) and self._seated_bank():
                 # who may take a passing bank: the seated players' balances, as they are
@@ -398,7 +414,9 @@ class TableService:
         self.state = new_state
         return Outcome(_with_plan(decision.answer, plan), stored)
 
-    def _execute_bet_group(self, items: list[tuple[c.PlaceBets, str]]) -> list[Outcome | Exception]:
+    def _execute_bet_group(
+        self, items: list[tuple[c.PlaceBets, Principal]]
+    ) -> list[Outcome | Exception]:
         """Every waiting bet request, in order, decided one after the other and committed
         together; each request's answer or refusal is its own."""
         if len(items) == 1:
@@ -426,8 +444,8 @@ class TableService:
         return results
 
     def _bet_group_in_transaction(
-        self, items: list[tuple[c.PlaceBets, str]]
-    ) -> tuple[list[Outcome | Exception], list[tuple[c.PlaceBets, str]]]:
+        self, items: list[tuple[c.PlaceBets, Principal]]
+    ) -> tuple[list[Outcome | Exception], list[tuple[c.PlaceBets, Principal]]]:
         """One transaction for bet requests: one read of their keys, one of the balances,
         each decided on the state the previous one left, one append, one projection, one
         commit. Returns the answers and the requests left for another transaction (after
@@ -437,10 +455,10 @@ class TableService:
         results: list[Outcome | Exception] = []
         decided: list[tuple[int, Decision, list[dict[str, Any] | None]]] = []
         new_events: list[NewEvent] = []
-        rest: list[tuple[c.PlaceBets, str]] = []
+        rest: list[tuple[c.PlaceBets, Principal]] = []
         with self.runtime.sessions.begin() as session:
             store.lock(session, tables=(self.table_id,))
-            scoped = [_scoped(command, actor) for command, actor in items]
+            scoped = [_scoped(command, principal.actor) for command, principal in items]
             existing = _existing_bets(session, [b.key for bets in scoped for b in bets])
             seated = set(self.state.seats_for_round().values())
             held = balances_and_owners(
@@ -449,8 +467,13 @@ class TableService:
             running = {account: balance for account, (balance, _) in held.items()}
             placed: dict[str, dict[str, Any]] = {}  # scoped key -> a bet placed in this group
             state = self.state
-            for n, ((command, actor), bets) in enumerate(zip(items, scoped, strict=True)):
+            for n, ((command, principal), bets) in enumerate(zip(items, scoped, strict=True)):
+                actor = principal.actor
                 try:
+                    if not _trusted(principal):  # who may: before anything is decided
+                        named = policy.accounts_named(command, state)
+                        owners = {a: held[a][1] for a in named if a in held}
+                        policy.check(policy.may(principal, command, state, owners))
                     fresh, plan = _match_keys(bets, existing, placed)
                     mine = {b.account for b in fresh}
                     found = {a: running[a] for a in seated - mine if a in running}
@@ -514,7 +537,11 @@ class TableService:
         return hasattr(game, "bank_taker")
 
     def _prepare_bets(
-        self, session: Session, command: c.PlaceBets, actor: str
+        self,
+        session: Session,
+        command: c.PlaceBets,
+        actor: str,
+        known: dict[str, tuple[int, str | None]] | None = None,
     ) -> tuple[c.PlaceBets, list[dict[str, Any] | None]]:
         """Namespace idempotency keys per operator; answer retries from the database.
 
@@ -529,7 +556,12 @@ class TableService:
         # looks like an empty one (nothing about it is revealed). Seated players' balances
         # are read as they are (the game may need them, e.g. a bank passing on).
         found = balances(session, set(self.state.seats_for_round().values()) - accounts)
-        found.update(owned_balances(session, accounts, actor))
+        if known is not None:  # the policy has read them already, in this transaction
+            found.update(
+                {a: b for a, (b, who) in known.items() if a in accounts and who in (actor, None)}
+            )
+        else:
+            found.update(owned_balances(session, accounts, actor))
         return c.PlaceBets(tuple(fresh), found), answers
 
     # -- effects after a commit ---------------------------------------------------------------
@@ -839,6 +871,11 @@ def reader_command(event: Any) -> c.Command | None:
         text = f"{card} came again right after the shoe reconnected: a re-send or a real copy"
         return c.ReaderFault("possible_duplicate", {"card": card, "text": text})
     return None
+
+
+def _trusted(principal: Principal) -> bool:
+    """The service's own code (timers, restart, configuration, tools): no policy to ask."""
+    return isinstance(principal, Internal) and principal.kind == "system"
 
 
 GC_PAUSE_BETS = 1000  # commands touching fewer bets run with the collector as usual

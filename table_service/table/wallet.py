@@ -18,9 +18,10 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from audit.store import NewEvent
-from table_service.errors import Conflict, InvalidRequest, NotFound
+from table_service.errors import Conflict, InvalidRequest
 from table_service.models import Account, LedgerEntry
 from table_service.runtime import Runtime
+from table_service.table import policy
 from table_service.table.errors import IdempotencyConflict, InsufficientFunds
 from table_service.table.projector import balances_and_owners, project
 
@@ -59,8 +60,7 @@ def transfer(runtime: Runtime, item: Transfer, *, actor: str) -> dict[str, Any]:
     with runtime.sessions.begin() as session:
         runtime.store.lock(session)
         account = session.get(Account, item.account)
-        if account is not None and account.owner is not None and account.owner != actor:
-            raise NotFound(f"no account {item.account!r}")
+        policy.check(policy.may_fund(actor, item.account, account.owner if account else None))
         done = session.scalars(
             select(LedgerEntry).where(LedgerEntry.reference == reference)
         ).first()
@@ -76,7 +76,7 @@ def transfer(runtime: Runtime, item: Transfer, *, actor: str) -> dict[str, Any]:
             }
         balance = account.balance if account else 0
         if item.direction == "debit" and account is None:
-            raise NotFound(f"no account {item.account!r}")
+            raise policy.unknown_account(item.account).error()
         if item.direction == "credit" and balance + item.amount > settings.max_balance:
             raise BalanceLimit(
                 f"account {item.account} would pass the maximum balance {settings.max_balance}",
@@ -122,10 +122,15 @@ def owned_balances(session: Session, accounts: set[str], actor: str) -> dict[str
     return {a: balance for a, (balance, owner) in found.items() if owner in (actor, None)}
 
 
-def owns(runtime: Runtime, account: str, actor: str) -> bool:
+def account_owner(runtime: Runtime, account: str) -> str | None:
+    """The operator that owns ``account`` (None: no such account, or nobody's)."""
     with runtime.reads() as session:
         owner = session.scalar(select(Account.owner).where(Account.account_id == account))
-    return owner == actor
+    return str(owner) if owner is not None else None
+
+
+def owns(runtime: Runtime, account: str, actor: str) -> bool:
+    return account_owner(runtime, account) == actor
 
 
 def account_view(
@@ -135,8 +140,7 @@ def account_view(
     (an account another operator funded is answered as unknown: 404)."""
     with runtime.reads() as session:
         row = session.get(Account, account)
-        if owner is not None and (row is None or row.owner != owner):
-            raise NotFound(f"no account {account!r}")
+        policy.check(policy.may_read_account(owner, account, row.owner if row else None))
         entries = session.scalars(
             select(LedgerEntry)
             .where(LedgerEntry.account_id == account)

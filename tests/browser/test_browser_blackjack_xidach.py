@@ -126,8 +126,8 @@ def test_a_xidach_hidden_card_stays_face_down_on_the_overlay(
     for actor, account in (("seat:2", "bob"), ("seat:1", "alice")):
         body = {"actor": actor, "action": "stand", "account": account}
         studio.call("POST", f"/tables/{t}/actions", "operator", body)
-    body = {"actor": "banker", "action": "check", "account": "banker", "target": "all"}
-    studio.call("POST", f"/tables/{t}/actions", "operator", body)
+    body = {"actor": "banker", "action": "check", "target": "all"}  # the house's move:
+    studio.call("POST", f"/tables/{t}/actions", "dealer", body)  # the dealer confirms it
     wait_for(lambda: studio.summary()["round"]["phase"] == "settled", what="settled")
     expect(banker.locator("[data-card='TC']")).to_have_count(1)  # revealed once settled
     expect(seat1.locator("[data-card='9D']")).to_have_count(1)

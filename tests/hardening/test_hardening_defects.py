@@ -281,9 +281,14 @@ def test_6_operators_are_isolated(api: Api) -> None:
         api.refused(method, path, "operator2", body, 404)
     api.ready_round()
     bet = {"bets": [{"key": "k", "account": "alice", "type": "player", "stake": 1000}]}
-    result = api.ok("POST", "/tables/bac-1/bets", "operator2", bet)["results"][0]
-    assert result["status"] == "refused" and result["error"] == "insufficient_funds"
-    assert "5000" not in result["reason"]  # nothing about the account is revealed
+    # another operator's account is unknown, as one that does not exist: nothing placed
+    problem = api.refused("POST", "/tables/bac-1/bets", "operator2", bet, 404)
+    assert problem["code"] == "unknown_account" and "5000" not in problem["detail"]
+    nobody = {"bets": [{"key": "k", "account": "nobody", "type": "player", "stake": 1000}]}
+    assert api.refused("POST", "/tables/bac-1/bets", "operator2", nobody, 404) == {
+        **problem,
+        "detail": problem["detail"].replace("alice", "nobody"),
+    }
     mine = api.ok("POST", "/tables/bac-1/bets", "operator", bet)["results"][0]
     assert mine["status"] == "placed"
     assert api.ok("GET", "/accounts/alice", "regulator")["balance"] == 4000

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from table_service.principals import Identity, Role
 from table_service.table import commands as c
+from table_service.table import policy
 from table_service.table.config import TableConfig
 from table_service.table.decide import Decision, Draft, decide
 from table_service.table.state import TableState, fold
@@ -64,6 +66,13 @@ class Harness:
 
     def act(self, actor: str, action: str, account: str, **kw: Any) -> Decision:
         return self.run(c.Act(actor, action, account, balances={account: RICH}, **kw))
+
+    def may_act(self, actor: str, action: str, account: str) -> policy.Verdict:
+        """What the policy answers an operator that owns every account at this table."""
+        who = Identity("op", Role.OPERATOR, None)
+        command = c.Act(actor, action, account)
+        owners = {a: who.operator_id for a in policy.accounts_named(command, self.state)}
+        return policy.may(who, command, self.state, owners)
 
     def deal(self, *cards: str) -> Decision:
         decision = None

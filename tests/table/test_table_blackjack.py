@@ -9,6 +9,7 @@ from table_helpers import Harness
 
 from table_service.rules.games import find_game
 from table_service.table import commands as c
+from table_service.table import policy
 from table_service.table.config import TableConfig
 from table_service.table.errors import (
     InsufficientFunds,
@@ -16,7 +17,6 @@ from table_service.table.errors import (
     RulesRefused,
     SeatRefused,
     WrongPhase,
-    WrongPlayer,
 )
 from table_service.table.state import settle_input_of
 
@@ -77,8 +77,8 @@ def test_a_round_deals_in_order_takes_decisions_and_settles_every_line() -> None
     assert {"hit", "stand", "split", "double", "surrender"} <= moves and "insurance" not in moves
     with pytest.raises(NotYourTurn):
         h.act("seat:2", "stand", "p2")
-    with pytest.raises(WrongPlayer):
-        h.act("seat:1", "stand", "p2")
+    refusal = h.may_act("seat:1", "stand", "p2")  # the policy's, before decide
+    assert isinstance(refusal, policy.Refusal) and refusal.code == "wrong_player"
     with pytest.raises(RulesRefused) as refused:
         h.act("seat:1", "insurance", "p1")
     assert refused.value.code == "illegal_decision" and "Ace" in refused.value.reason
@@ -158,8 +158,9 @@ def test_insurance_and_follow_offers_add_stakes_and_time_out_as_declined() -> No
     h.act("seat:1", "double", "p1")
     assert h.turn()["actors"] == ["behind:b2"]
     assert h.turn()["seconds"] == 5
-    with pytest.raises(WrongPlayer):
-        h.act("behind:b2", "accept", "p1")
+    refusal = h.may_act("behind:b2", "accept", "p1")
+    assert isinstance(refusal, policy.Refusal) and refusal.code == "wrong_player"
+    assert h.may_act("behind:b2", "accept", "p9") == policy.ALLOWED
     h.tick(5)
     h.run(c.TurnTimeout(h.turn()["clock"]))
     assert h.events("action_taken")[-1]["action"] == "timeout"

@@ -32,7 +32,9 @@ CARDS = ("TS", "9D", "TC", "7H", "8S", "7D")  # counter-clockwise: seat 2, seat 
 class Client(ApiClient):
     def act(self, actor: str, action: str, account: str, status: int = 200, **kw: Any) -> dict:
         body = {"actor": actor, "action": action, "account": account, **kw}
-        return self.post(f"/tables/{T}/actions", "operator", body, status)
+        # the house banker's published move is confirmed by the dealer, never an operator
+        role = "dealer" if actor == "banker" else "operator"
+        return self.post(f"/tables/{T}/actions", role, body, status)
 
 
 def _tokens(runtime: Any) -> dict[str, str]:

@@ -92,8 +92,8 @@ limits = {{ min_stake = 100, max_stake = 2000 }}
             f"/tables/{TABLE}/actions",
             {"actor": "seat:2", "action": "stand", "account": "bob"},
         )
-        api.post(
-            "operator",
+        api.post(  # the house's move, confirmed by the dealer
+            "dealer",
             f"/tables/{TABLE}/actions",
             {"actor": "banker", "action": "stand", "account": "banker"},
         )

@@ -40,9 +40,11 @@ def _room(commission: str = "[5, 100]") -> str:
     return text.replace("commission = [0, 100]", f"commission = {commission}")
 
 
-def _act(t: Client, actor: str, action: str, account: str, **kw: Any) -> dict[str, Any]:
+def _act(
+    t: Client, actor: str, action: str, account: str, role: str = "operator", **kw: Any
+) -> dict[str, Any]:
     body = {"actor": actor, "action": action, "account": account, **kw}
-    return t.post(f"/tables/{T}/actions", "operator", body)
+    return t.post(f"/tables/{T}/actions", role, body)
 
 
 def _client(make_runtime: Any, config: TableConfig) -> Iterator[Client]:
@@ -84,7 +86,8 @@ def _open_forced_draw(t: Client) -> str:
     _act(t, "seat:2", "stand", "bob")
     _act(t, "seat:1", "hit", "alice")
     t.post(f"/tables/{T}/cards", "supervisor", {"card": "KH"})  # seat 1: 25, hidden bust
-    checked = _act(t, "banker", "check", "banker", target="1")  # the house beats it: xét
+    # the house beats it: xét (the house's move, confirmed by the dealer)
+    checked = _act(t, "banker", "check", "banker", "dealer", target="1")
     assert checked["round_id"] == opened["round_id"]
     return str(opened["round_id"])
 
@@ -125,7 +128,7 @@ def test_commission_is_its_own_line_to_the_house_and_round_totals_count_a_check_
     early = _events(fd, "bets_settled")
     assert [(r["account"], r["returned"]) for r in early[0]["results"]] == [("alice", 0)]
     assert early[0]["early"] is True
-    _act(fd, "banker", "hit", "banker")  # the house's published move: draw at 16
+    _act(fd, "banker", "hit", "banker", "dealer")  # the house's published move: draw at 16
     fd.post(f"/tables/{T}/cards", "supervisor", {"card": "9C"})  # the house: 25, bust
     (settled,) = _events(fd, "round_settled")
     # seat 2's 17 beats the bust house: 2000 less 5 % of the 1000 won; seat 1 lost at the
