@@ -332,7 +332,9 @@ class TableService:
             if self.outage is None and not self._held_reads:
                 return
 
-    def _execute_sync(self, command: c.Command, principal: Principal) -> Outcome:
+    def _execute_sync(self, command: c.Command, principal: Principal | str) -> Outcome:
+        if isinstance(principal, str):  # an in-process caller naming itself (a tool, a test)
+            principal = Internal.of(principal)
         rnd = self.state.round
         bets = len(command.bets) if isinstance(command, c.PlaceBets) else 0
         if max(bets, len(rnd.bets) if rnd is not None else 0) < GC_PAUSE_BETS:
