@@ -5,10 +5,11 @@ the protocol can see is flagged."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
-from hardware_sim.virtual_shoe import ShoeJammedError, ShoeLockedError
+from hardware_sim.virtual_shoe import ShoeJammedError, ShoeLockedError, VirtualShoe
 from shoe_reader.events import (
     CutCardSeen,
     HardwareAlarm,
@@ -68,12 +69,25 @@ async def test_dropped_card_frames_are_retransmitted_and_delivered_once(rig) -> 
     assert not r.of(MissedCardSuspected)
 
 
+def _heard_after_a_dropped_heartbeat(shoe: VirtualShoe, since: float) -> bool:
+    sent = [t for t in list(shoe.transmissions) if t.sent >= since]
+    dropped = next((i for i, t in enumerate(sent) if t.type == "HBT" and t.fate == "dropped"), None)
+    return dropped is not None and any(t.reached_host for t in sent[dropped + 1 :])
+
+
 async def test_dropped_heartbeats_are_flagged_as_possible_missed_cards(rig) -> None:
     r = await rig()
     await r.online()
     for i in range(3):
+        since = time.monotonic()
         r.shoe.drop_next(1, "HBT")
-        await asyncio.sleep(0.12)  # the dropped heartbeat goes out, then the next one
+        # The dropped heartbeat goes out, then a frame that reaches the host and shows the
+        # gap; the card comes after both (waited for, not slept: a loaded machine's shoe
+        # thread may take longer than a heartbeat period).
+        await r.wait(
+            lambda since=since: _heard_after_a_dropped_heartbeat(r.shoe, since),
+            "a dropped heartbeat, then a frame the host got",
+        )
         r.shoe.deal()
         await r.settled(i + 1)
     assert r.cards() == r.dealt_cards()
