@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["tests.support.cpu_durations"]  # --cpu-durations=N
+
 settings.register_profile(
     "ci",
     max_examples=200,

@@ -114,6 +114,7 @@ class ServeZygote:
         self._exits: dict[int, int] = {}  # pid -> exit status
         self._ready = False
         self._closed = False
+        self.cpu = 0.0  # the CPU seconds of the servers that ended
         self._next = 0
         self._spawning = threading.Lock()
         threading.Thread(target=self._read, args=(answers,), daemon=True).start()
@@ -128,6 +129,7 @@ class ServeZygote:
                         self._ready = True
                     elif "exit" in message:
                         self._exits[message["exit"]] = message["status"]
+                        self.cpu += message["cpu"]
                     else:
                         self._pids[message["id"]] = message["pid"]
                     self._changed.notify_all()
@@ -167,8 +169,11 @@ class ServeZygote:
         return self._exits[pid]
 
     def close(self) -> None:
+        if self._requests < 0:
+            return
         with suppress(OSError):
             os.close(self._requests)
+        self._requests = -1
         with suppress(subprocess.TimeoutExpired):
             self.proc.wait(10)
         if self.proc.poll() is None:
@@ -179,17 +184,37 @@ class ServeZygote:
 
 _zygote: ServeZygote | None = None
 _zygote_lock = threading.Lock()
+_forked_cpu = 0.0  # of zygotes closed
+
+
+def forked_servers_cpu() -> float:
+    """The CPU seconds of every server forked (and ended) in this process so far."""
+    return _forked_cpu + (_zygote.cpu if _zygote is not None else 0.0)
+
+
+def close_serve_zygote() -> None:
+    """Stop this process's zygote (and with it any server it forked) and wait for it."""
+    global _zygote, _forked_cpu
+    with _zygote_lock:
+        if _zygote is not None:
+            _zygote.close()
+            _forked_cpu += _zygote.cpu
+            _zygote = None
 
 
 def serve_zygote() -> ServeZygote | None:
     """This process's zygote (started on first use; None when turned off)."""
-    global _zygote
+    global _zygote, _forked_cpu
     if os.environ.get("LIVETABLE_TEST_SERVE_FORK", "1") in ("0", "false", "no"):
         return None
     with _zygote_lock:
         if _zygote is None or not _zygote.alive:
-            if _zygote is None:
-                atexit.register(lambda: _zygote.close() if _zygote is not None else None)
+            if _zygote is not None:
+                _zygote.close()
+                _forked_cpu += _zygote.cpu
+            else:
+                atexit.unregister(close_serve_zygote)
+                atexit.register(close_serve_zygote)
             _zygote = ServeZygote()
         return _zygote
 

@@ -13,7 +13,8 @@ made before the fork, and nothing here reads the environment at import time).
 Run as a script by :class:`tests.support.crash_harness.ServeZygote`: requests come as JSON
 lines on the file descriptor given as ``argv[1]``, answers go to ``argv[2]``:
 ``{"argv", "env", "cwd", "log"}`` is answered ``{"pid": N}``, and every child's end is
-reported as ``{"exit": N, "status": CODE}`` (a signal ``-SIG``, as ``Popen.returncode``).
+reported as ``{"exit": N, "status": CODE, "cpu": SECONDS}`` (a signal ``-SIG``, as
+``Popen.returncode``; the CPU the child used, for ``--cpu-durations``).
 The zygote dies with the test process (``setpriv --pdeathsig``), and its children die
 with it (``PR_SET_PDEATHSIG``), so no orphan server outlives an interrupted run.
 """
@@ -149,12 +150,13 @@ def main() -> None:
             os.read(wake_r, 4096)
         while True:  # reap every child that ended
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
                 break
             if pid == 0:
                 break
-            answer({"exit": pid, "status": os.waitstatus_to_exitcode(status)})
+            cpu = usage.ru_utime + usage.ru_stime
+            answer({"exit": pid, "status": os.waitstatus_to_exitcode(status), "cpu": cpu})
         if requests_fd in readable:
             chunk = requests.read(65536)
             if not chunk:  # the test process closed its end: stop (children die with us)
