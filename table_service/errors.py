@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from table_service.rules.refusal import Refusal
 
-class Refused(Exception):
+
+class Refused(Refusal):
+    """A refusal of the table service, with the HTTP status the API answers it with."""
+
     code = "refused"
     status = 409
 
     def __init__(self, reason: str, **details: Any) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.details = details
+        super().__init__(reason, **details)
 
     def to_json(self) -> dict[str, Any]:
         return {"error": self.code, "reason": self.reason, **self.details}

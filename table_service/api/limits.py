@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from table_service.api.problems import PROBLEM_MEDIA_TYPE, problem_body
+from table_service.errors import Refused
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -31,7 +32,9 @@ MAX_BODY_BYTES = 1_000_000
 MAX_JSON_DEPTH = 32
 
 
-class BodyRefused(Exception):
+class BodyRefused(Refused):
+    """A body refused before routing (its status: 400, 413 or 422)."""
+
     def __init__(self, status: int, code: str, detail: str) -> None:
         super().__init__(detail)
         self.status = status

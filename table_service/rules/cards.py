@@ -12,12 +12,16 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from table_service.rules.refusal import RulesRefusal
+
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
 
 
-class CardError(ValueError):
+class CardError(RulesRefusal):
     """A card code that does not name a card of a standard 52-card deck."""
+
+    code = "bad_card"
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -25,26 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from table_service.rules.cards import Card
+from table_service.rules.refusal import RulesRefusal as RulesRefusal  # every game's root
 
 Audience = Literal["public", "dealer"]
-
-
-class RulesRefusal(ValueError):
-    """The one refusal root of every game: a stable ``code`` and a human ``reason``.
-
-    The table turns it into a typed answer (an HTTP 4xx, a refused bet line); a rules
-    error never surfaces as a server error. ``details`` are JSON-safe facts for the
-    caller (the legal actions, the position owed).
-    """
-
-    code: str = "rules_refusal"
-
-    def __init__(self, reason: str, *, code: str | None = None, **details: Any) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        if code is not None:
-            self.code = code
-        self.details = details
 
 
 # -- what the round waits for ---------------------------------------------------------------

@@ -34,24 +34,25 @@ from table_service.rules.baccarat import Paytable
 from table_service.rules.baccarat.live import default_paytable_text
 from table_service.rules.game import LiveGame, RulesRefusal
 from table_service.rules.games import GAMES, find_game
+from table_service.rules.refusal import Refusal
 
 
-class ConfigError(ValueError):
+class ConfigError(Refusal):
     """A table configuration that cannot run (bad file, bad value, unreadable paytable).
 
     ``problems`` holds one line per problem; the message is those lines."""
 
     def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
         self.problems = list(problems) or [message]
-        super().__init__("\n".join(self.problems))
+        super().__init__("\n".join(self.problems), code="bad_config")
 
 
-class KeyedError(ValueError):
+class KeyedError(Refusal):
     """A validator's refusal that names the table key it concerns (pydantic reports a
     model-level refusal at no location; the loader reads the key from here)."""
 
     def __init__(self, key: str, message: str) -> None:
-        super().__init__(f"{key}: {message}")
+        super().__init__(f"{key}: {message}", code="bad_config")
         self.key = key
         self.message = message
 

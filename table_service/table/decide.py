@@ -275,9 +275,8 @@ def _review_room(d: Decision, cmd: c.ReviewRoom, now: datetime, actor: str) -> N
         d.emit("room_closed", closed)
 
 
-def _bet_refusal(exc: Exception) -> dict[str, Any]:
-    code = getattr(exc, "code", "refused")
-    return {"status": "refused", "error": code, "reason": getattr(exc, "reason", str(exc))}
+def _bet_refusal(exc: RulesRefusal) -> dict[str, Any]:
+    return {"status": "refused", "error": exc.code, "reason": exc.reason}
 
 
 class _Placed(Sequence[Bet]):
@@ -364,7 +363,7 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
                     }
                 )
                 continue
-        except (RulesRefusal, ValueError) as exc:
+        except RulesRefusal as exc:  # the game's typed refusal; anything else is a defect
             answers.append({"key": bet.key, **_bet_refusal(exc)})
             continue
         balances[bet.account] -= bet.stake

@@ -12,6 +12,7 @@ from enum import StrEnum
 
 from table_service.rules.baccarat.points import baccarat_value, hand_total
 from table_service.rules.cards import Card
+from table_service.rules.refusal import RulesRefusal
 
 
 class Position(StrEnum):
@@ -34,8 +35,16 @@ MIN_ROUND_CARDS = 4
 MAX_ROUND_CARDS = 6
 
 
-class IncompleteRound(ValueError):
+class IncompleteRound(RulesRefusal):
     """Fewer cards than the drawing rules need to finish the round."""
+
+    code = "incomplete_round"
+
+
+class ExtraCards(RulesRefusal):
+    """More cards than the drawing rules take (split them off first with ``split_round``)."""
+
+    code = "extra_cards"
 
 
 def is_natural(two_card_total: int) -> bool:

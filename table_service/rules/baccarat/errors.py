@@ -6,8 +6,10 @@ human ``reason``; callers catch :class:`BetRefused` and leave their state unchan
 
 from __future__ import annotations
 
+from table_service.rules.refusal import RulesRefusal
 
-class BetRefused(ValueError):
+
+class BetRefused(RulesRefusal):
     """Base of every bet refusal."""
 
     code = "bet_refused"
@@ -41,6 +43,12 @@ class NonPositiveStake(InvalidStake):
     code = "non_positive_stake"
 
 
+class InvalidGameNumber(BetRefused):
+    """The game number a bet is checked against is not a positive integer."""
+
+    code = "invalid_game_number"
+
+
 class BetClosed(BetRefused):
     """The bet closes after a game number that this round is past."""
 
@@ -55,5 +63,7 @@ class BetClosed(BetRefused):
         self.closes_after = closes_after
 
 
-class PaytableError(ValueError):
+class PaytableError(RulesRefusal):
     """A paytable file that does not describe a valid table."""
+
+    code = "bad_paytable"

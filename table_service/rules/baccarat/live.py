@@ -138,7 +138,7 @@ class BaccaratGame:
             )
         try:
             paytable = paytable_from_dict(tomllib.loads(text), source="table paytable")
-        except (tomllib.TOMLDecodeError, ValueError) as exc:
+        except (tomllib.TOMLDecodeError, RulesRefusal) as exc:
             raise RulesRefusal(f"paytable: {exc}", code="bad_rules") from exc
         return BaccaratRules(paytable, decks)
 
@@ -153,8 +153,6 @@ class BaccaratGame:
             validate_bet(bet.bet_type, bet.stake, context.game_number, rules.paytable)
         except BetRefused as exc:
             raise RulesRefusal(exc.reason, code=exc.code) from exc
-        except ValueError as exc:
-            raise RulesRefusal(str(exc), code="refused") from exc
 
     def burn_count(self, rules: BaccaratRules, first_card: Card) -> int:
         """Burn indicator: A=1, 2–9 face value, 10/J/Q/K = 10 (rules/baccarat.md)."""
@@ -250,8 +248,8 @@ class BaccaratGame:
     def recompute(self, rules: BaccaratRules, settle_input: Mapping[str, Any]) -> Settlement:
         try:
             answer = settle_request(settle_input, rules.paytable)
-        except ValueError as exc:
-            raise RulesRefusal(str(exc), code="bad_settle_input") from exc
+        except RulesRefusal as exc:
+            raise RulesRefusal(exc.reason, code="bad_settle_input") from exc
         lines = tuple(
             Line(b["id"], b["id"], b["type"], "original", b["stake"], b["result"], b["returned"])
             for b in answer["bets"]

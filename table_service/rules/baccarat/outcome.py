@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from table_service.rules.baccarat.dealing import (
+    ExtraCards,
     IncompleteRound,
     Position,
     positions,
@@ -118,12 +119,12 @@ class Outcome:
 def outcome(cards: Sequence[Card]) -> Outcome:
     """The outcome of a round from its cards in shoe order.
 
-    Raises :class:`IncompleteRound` for too few cards and ``ValueError`` for cards the
+    Raises :class:`IncompleteRound` for too few cards and :class:`ExtraCards` for cards the
     rules would not take (split them off first with ``split_round``).
     """
     length = round_length(cards)
     if len(cards) > length:
-        raise ValueError(
+        raise ExtraCards(
             f"{len(cards)} cards given but the round takes {length}; "
             "use split_round to set the extra cards aside"
         )

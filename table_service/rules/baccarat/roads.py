@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from table_service.rules.baccarat.outcome import BANKER, PLAYER, TIE, Winner
+from table_service.rules.refusal import RulesRefusal
 
 ROWS = 6
 Colour = Literal["red", "blue"]
@@ -50,8 +51,10 @@ _SIDES: tuple[Side, ...] = ("banker", "player")
 DERIVED: dict[str, int] = {"big_eye_boy": 1, "small_road": 2, "cockroach_pig": 3}
 
 
-class RoadError(ValueError):
+class RoadError(RulesRefusal):
     """A result the roads cannot record (an unknown winner)."""
+
+    code = "bad_road_result"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,13 @@ from table_service.rules.baccarat.outcome import Outcome, outcome
 from table_service.rules.baccarat.paytable import Paytable
 from table_service.rules.baccarat.settlement import settle_bet, validate_bet
 from table_service.rules.cards import parse_cards
+from table_service.rules.refusal import RulesRefusal
 
 
-class MalformedRequest(ValueError):
+class MalformedRequest(RulesRefusal):
     """A settle line whose shape does not follow the spec."""
+
+    code = "malformed_request"
 
 
 def _game_number(request: Mapping[str, Any]) -> int | None:

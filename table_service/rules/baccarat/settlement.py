@@ -16,6 +16,7 @@ from typing import Literal
 
 from table_service.rules.baccarat.errors import (
     BetClosed,
+    InvalidGameNumber,
     InvalidStake,
     NonPositiveStake,
 )
@@ -164,7 +165,7 @@ def validate_bet(bet_type: str, stake: int, game_number: int | None, paytable: P
     if game_number is None:
         return
     if isinstance(game_number, bool) or not isinstance(game_number, int) or game_number < 1:
-        raise ValueError(f"game number must be a positive integer, got {game_number!r}")
+        raise InvalidGameNumber(f"game number must be a positive integer, got {game_number!r}")
     if terms.closes_after is not None and game_number > terms.closes_after:
         raise BetClosed(bet_type, game_number, terms.closes_after)
 

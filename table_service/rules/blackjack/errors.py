@@ -7,9 +7,13 @@ decision without parsing messages. A refused action never changes the state.
 
 from __future__ import annotations
 
+from table_service.rules.refusal import RulesRefusal
 
-class BlackjackError(ValueError):
+
+class BlackjackError(RulesRefusal):
     """Base class: the rules core refused something."""
+
+    code = "blackjack_refused"
 
 
 class RulesConfigError(BlackjackError):

@@ -482,8 +482,8 @@ class BlackjackGame:
         try:
             answer = handle(dict(settle_input), rules)
             engine, _, _ = play_round(dict(settle_input), rules)
-        except (BlackjackError, ValueError) as exc:
-            raise RulesRefusal(str(exc), code="bad_settle_input") from exc
+        except RulesRefusal as exc:  # a rules, card or input refusal of this request
+            raise RulesRefusal(exc.reason, code="bad_settle_input") from exc
         lines = []
         for b in answer["bets"]:
             bet_id = b["id"]

@@ -7,8 +7,10 @@ A refused action never changes the round state (states are immutable values).
 
 from __future__ import annotations
 
+from table_service.rules.refusal import RulesRefusal
 
-class XiDachError(ValueError):
+
+class XiDachError(RulesRefusal):
     """Base class: an action, input or configuration the rules refuse."""
 
     def __init__(self, reason: str) -> None:

@@ -848,9 +848,8 @@ class XiDachGame:
             return self.settle(XiDachRound(rules, None, closed, room_closed=True))
         try:
             result, _ = replay(request, rules.profile)
-        except (e.XiDachError, ValueError) as exc:
-            reason = exc.reason if isinstance(exc, e.XiDachError) else str(exc)
-            raise RulesRefusal(reason, code="bad_settle_input") from exc
+        except RulesRefusal as exc:  # an engine, card or input refusal of this request
+            raise RulesRefusal(exc.reason, code="bad_settle_input") from exc
         bets = [
             Bet(
                 str(s.get("id")),
