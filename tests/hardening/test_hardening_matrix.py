@@ -41,6 +41,7 @@ from table_service.table import policy
 from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
+from tests.table.test_table_api import Clock
 
 T, T2 = "xd-1", "bac-2"
 CONFIGS = [
@@ -335,7 +336,8 @@ def matrix(make_runtime: Any) -> Iterator[Matrix]:
             )
             for name, (role, t) in PRINCIPALS.items()
         }
-    manager = TableManager(runtime, CONFIGS)
+    # a still clock: no decision timer plays a move (and writes) while refusals are checked
+    manager = TableManager(runtime, CONFIGS, clock=Clock())
     with TestClient(build_app(runtime, CONFIGS, manager=manager, with_readers=False)) as client:
         m = Matrix(client, tokens, runtime)
         m.post("/accounts/alice/credit", "opA", {"amount": 10_000, "reference": "a"})

@@ -21,6 +21,7 @@ from table_service.principals import add_principal
 from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
+from tests.table.test_table_api import Clock
 
 T = "xd-1"
 CONFIG = TableConfig(
@@ -83,7 +84,8 @@ def api(make_runtime: Any) -> Iterator[Api]:
             name: add_principal(session, runtime.store, name, role, table_id=t, actor="test")
             for name, (role, t) in WHO.items()
         }
-    manager = TableManager(runtime, [CONFIG])
+    # a still clock: no decision timer plays a move (and writes) while refusals are checked
+    manager = TableManager(runtime, [CONFIG], clock=Clock())
     app = build_app(runtime, [CONFIG], manager=manager, with_readers=False)
     with TestClient(app) as client:
         yield Api(client, tokens, runtime)
