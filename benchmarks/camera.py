@@ -39,16 +39,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hardware_sim.camera.decks import face
 from hardware_sim.camera.faces import all_codes
 from hardware_sim.camera.published import CHECK_DECKS, DECKS
-from hardware_sim.camera.scene import LEVELS, photograph
+from hardware_sim.camera.scene import LEVELS, card_pass, photograph
 from hardware_sim.camera.synth import write_calibration_set
 from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.voting import Voter
-from shoe_reader.events import CardSeen
+from shoe_reader.events import CardSeen, UnreadableCard
 from table_service.logs import configure_logging
 
 MIN_CONFIDENCE = 0.5
 TABLES = ("felt", "dark", "wood", "light", "grey")
+PASS_LEVELS = frozenset({"studio"})
+"""Levels whose passes are one card moving through the view (see ``card_pass``); at the
+others each frame of a pass is a fresh photograph of the card."""
 
 
 def _calibrate(deck: str, seed: int) -> tuple[Calibration | None, float, str]:
@@ -71,7 +74,13 @@ def _floor_ms(frame: np.ndarray) -> float:
 
 
 def _level(
-    cal: Calibration, deck: str, level: str, passes: int, frames: int, seed: int
+    cal: Calibration,
+    deck: str,
+    level: str,
+    passes: int,
+    frames: int,
+    seed: int,
+    why: list[str] | None = None,
 ) -> dict[str, float]:
     rec = Recognizer(cal)
     rng = np.random.default_rng(seed)
@@ -84,8 +93,15 @@ def _level(
         table = TABLES[k % len(TABLES)]
         voter = Voter("bench")
         events = []
-        for i in range(frames):
-            frame, _quad = photograph(face(deck, code), LEVELS[level], rng, table)
+        if level in PASS_LEVELS:
+            shown = (
+                f for f, _quad in card_pass(face(deck, code), LEVELS[level], rng, table, frames)
+            )
+        else:
+            shown = (
+                photograph(face(deck, code), LEVELS[level], rng, table)[0] for _ in range(frames)
+            )
+        for i, frame in enumerate(shown):
             t = time.perf_counter()
             seen = rec.read_frame(frame)
             times.append((time.perf_counter() - t) * 1000)
@@ -99,6 +115,10 @@ def _level(
         cards = [e.card for e in events if isinstance(e, CardSeen)]
         if cards:
             stats["card_read" if cards == [code] else "card_wrong"] += 1
+            if cards != [code] and why is not None:
+                why.append(f"{code} read as {cards}")
+        elif why is not None:
+            why += [f"{code}: {e.reason}" for e in events if isinstance(e, UnreadableCard)]
     stats["ms"] = statistics.median(times)
     stats["mean_ms"] = statistics.fmean(times)
     stats["p95_ms"] = float(np.percentile(times, 95))
@@ -112,10 +132,13 @@ def main() -> None:
     parser.add_argument(
         "--check", action="store_true", help="read the decks never tuned on (CHECK_DECKS)"
     )
-    parser.add_argument("--levels", default="mild,moderate,harsh")
+    parser.add_argument("--levels", default="mild,moderate,harsh,studio")
     parser.add_argument("--passes", type=int, default=30, help="card passes per deck and level")
     parser.add_argument("--frames", type=int, default=8, help="frames per pass")
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument(
+        "--why", action="store_true", help="list each pass not read, and why, under its row"
+    )
     args = parser.parse_args()
     decks = args.decks.split(",") if args.decks else list(CHECK_DECKS if args.check else DECKS)
     every = [*DECKS, *CHECK_DECKS]
@@ -148,7 +171,8 @@ def main() -> None:
             print(f"{deck:<18} calibration {why} ({seconds:.1f} s)")
             continue
         for j, level in enumerate(levels):
-            s = _level(cal, deck, level, args.passes, args.frames, args.seed + 100 * i + j)
+            missed: list[str] | None = [] if args.why else None
+            s = _level(cal, deck, level, args.passes, args.frames, args.seed + 100 * i + j, missed)
             n, f = args.passes, s["frames"]
             totals[level][0] += n
             totals[level][1] += int(s["card_read"])
@@ -160,6 +184,8 @@ def main() -> None:
                 f"{s['p95_ms']:>6.2f} {s['floor_ms']:>6.2f} "
                 f"{s['ms'] / max(s['floor_ms'], 1e-6):>6.1f}"
             )
+            for line in missed or []:
+                print(f"{'':<18}   {line}")
         print(f"{'':<18} calibration of 52 photographs: {seconds:.1f} s")
     print()
     for level, (n, ok, wrong) in totals.items():

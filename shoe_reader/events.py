@@ -36,6 +36,8 @@ class ReaderEvent:
         data = asdict(self)
         if data.get("captured", 0.0) is None:
             del data["captured"]  # a serial shoe's card: its JSON line stays as it always was
+        if data.get("cause") == "":
+            del data["cause"]  # a serial shoe's unreadable card: likewise
         data["utc"] = self.utc.isoformat()
         data["raw"] = base64.b64encode(self.raw).decode("ascii") if self.raw else ""
         return {"event": self.event, **data}
@@ -71,16 +73,37 @@ class CutCardSeen(ReaderEvent):
     event: ClassVar[str] = "cut_card"
 
 
+BLURRED = "blurred"
+COVERED = "covered"
+OUTSIDE = "outside"
+UNKNOWN = "unknown"
+SHOW_AGAIN = frozenset({BLURRED, COVERED, OUTSIDE})
+"""Causes of an unreadable card that showing the card to the reader again can cure: the
+dealer is asked to, rather than a supervisor called (:class:`UnreadableCard`)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class UnreadableCard(ReaderEvent):
     """A card passed but could not be read (or was read with too little confidence).
-    ``captured`` as for :class:`CardSeen`."""
+    ``captured`` as for :class:`CardSeen`.
+
+    ``cause``: why, where the reader can tell (a camera): :data:`BLURRED` (moving too
+    fast, out of focus), :data:`COVERED` (a hand or a glare over it), :data:`OUTSIDE`
+    (never whole in the region it reads), :data:`UNKNOWN` (a face the calibrated deck does
+    not have, or reads that disagree); empty from a reader that cannot tell.
+    """
 
     event: ClassVar[str] = "unreadable"
     reason: str = ""
     confidence: float | None = None
     frame: int | None = None
     captured: float | None = None
+    cause: str = ""
+
+    @property
+    def show_again(self) -> bool:
+        """Whether showing the card to the reader again may read it (see :data:`SHOW_AGAIN`)."""
+        return self.cause in SHOW_AGAIN
 
 
 @dataclass(frozen=True, kw_only=True)

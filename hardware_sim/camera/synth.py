@@ -28,7 +28,7 @@ def write_calibration_set(
     rng = np.random.default_rng(seed)
     paths = []
     for code in all_codes():
-        frame, _ = photograph(face(design, code), LEVELS["studio"], rng, backdrop)
+        frame, _ = photograph(face(design, code), LEVELS["flat"], rng, backdrop)
         path = folder / f"{code}.png"
         cv2.imwrite(str(path), frame)
         paths.append(path)

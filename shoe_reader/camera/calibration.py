@@ -30,6 +30,7 @@ from shoe_reader.camera.index import (
     FEAT_W,
     NoIndex,
     Part,
+    blurred_templates,
     corners_of,
     features,
     learn_part,
@@ -43,7 +44,7 @@ FORMAT = "livetable-camera-calibration"
 VERSION = 4
 SOFTER = (1.0,)
 """Blur (straightened-card pixels) of the extra, softer copies of each calibration corner."""
-FACE_SOFTER = (0.0, 2.0)
+FACE_SOFTER = (0.0, 2.0)  # as many as face_match.SOFTER_COPIES, sharp first
 """Blur (straightened-card pixels) of the copies of each whole face (0: the photograph)."""
 OUTLINE_INK = 0.45
 """Ink (relative to paper) of a printed outline at the card's edge."""
@@ -118,6 +119,25 @@ class Calibration:
         card: the reader asks on every frame."""
         found = self._samples.get(code)
         return found if found is not None else np.zeros(len(self.cards), bool)
+
+    @cached_property
+    def _index_templates(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        return {}
+
+    def index_templates(self, code: str) -> tuple[np.ndarray, np.ndarray]:
+        """``code``'s own rank and suit templates: its calibration samples, and its sharp
+        corners smeared as a moving card's (see :func:`blurred_templates`); made once per
+        card (:class:`~shoe_reader.camera.recognize.Recognizer` makes them all at the start)."""
+        cache = self._index_templates
+        found = cache.get(code)
+        if found is None:
+            mine = self.samples_of(code)
+            sharp = self.maps[mine & ~self.soft]
+            found = cache[code] = tuple(  # type: ignore[assignment]
+                np.concatenate([part.templates[mine], blurred_templates(part, sharp)])
+                for part in (self.rank_part, self.suit_part)
+            )
+        return found
 
     @cached_property
     def _pair_parts(self) -> dict[tuple[str, str], Part | None]:

@@ -17,6 +17,7 @@ across the card cancel, and what is compared is the print.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import cv2
 import numpy as np
@@ -31,6 +32,9 @@ MARGIN = 2
 """Feature pixels left out at each edge (a sliver of table, a printed outline)."""
 NOISE_GAP = 2.0
 """How many times the frame's own distance from its face the gap to another face counts as."""
+SOFTER_COPIES = 2
+"""Copies of each calibrated face, sharp then softened, alternating (see
+``calibration.FACE_SOFTER``)."""
 HIGH_PASS = 4.0
 """Sigma (feature pixels) of the local average taken out of the features."""
 
@@ -93,10 +97,43 @@ class FaceBook:
         starts = np.searchsorted(owner, np.arange(k))
         return cls(codes, owner, templates, pairs, starts)
 
-    def scores(self, maps: np.ndarray) -> np.ndarray:
-        """Cosine of the frame with each card's nearest template, (k,)."""
-        found = self.templates @ as_vector(maps)
+    def scores(self, maps: np.ndarray, keep: np.ndarray | None = None) -> np.ndarray:
+        """Cosine of the frame with each card's nearest template, (k,).
+
+        ``keep`` (FACE_H x FACE_W, 0 or 1): compare only where it is 1, the rest of the
+        face being covered (a hand): each template is taken over the same pixels.
+        """
+        if keep is None:
+            found = self.templates @ as_vector(maps)
+        else:
+            mask = np.repeat(keep[MARGIN:-MARGIN, MARGIN:-MARGIN, None], maps.shape[-1], axis=2)
+            mask = mask.ravel().astype(np.float32)
+            x = as_vector(maps) * mask
+            x /= max(float(np.linalg.norm(x)), 1e-6)
+            norms = np.sqrt(np.maximum(self.squares @ mask, 1e-12))
+            found = (self.templates @ x) / norms
         return np.maximum.reduceat(found, self.starts)
+
+    def blurred(self, maps: np.ndarray, card: int, keep: np.ndarray | None = None) -> bool:
+        """Whether the frame is nearer a softened template of ``card`` than its sharp ones.
+
+        Each face is calibrated sharp and softened (``FACE_SOFTER``, alternating within a
+        card's templates): a frame nearer the softened copy of its own face is blurred,
+        whatever deck it is of (another deck's face, sharp, is nearer the sharp copy).
+        """
+        lo = int(self.starts[card])
+        hi = int(self.starts[card + 1]) if card + 1 < len(self.starts) else len(self.owner)
+        if keep is None:
+            found = self.templates[lo:hi] @ as_vector(maps)
+        else:
+            mask = np.repeat(keep[MARGIN:-MARGIN, MARGIN:-MARGIN, None], maps.shape[-1], axis=2)
+            found = self.templates[lo:hi] @ (as_vector(maps) * mask.ravel())
+        return bool(int(np.argmax(found)) % SOFTER_COPIES)
+
+    @cached_property
+    def squares(self) -> np.ndarray:
+        """The templates squared, element by element (their length over part of a face)."""
+        return self.templates * self.templates
 
     def contest(self, maps: np.ndarray) -> tuple[int, float, np.ndarray]:
         """The nearest card, its fit, and its share (see :class:`FaceMatch`) against each card.

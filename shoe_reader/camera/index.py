@@ -149,6 +149,40 @@ def similarities(part: Part, fmap: np.ndarray, only: np.ndarray | None = None) -
     return (templates @ x.T).max(axis=1)
 
 
+def similarities_with(part: Part, fmap: np.ndarray, templates: np.ndarray) -> np.ndarray:
+    """:func:`similarities` of ``fmap``'s part with the given ``templates`` (weighted as the
+    part's, unit length; see :func:`blurred_templates`)."""
+    x = shifted(part, fmap)
+    x = x / np.maximum(np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True)), 1e-6)
+    return (templates @ x.T).max(axis=1)
+
+
+SMEARS = (3, 6)
+"""Lengths (feature pixels) of the smears a moving card's index is also learned with."""
+
+
+def blurred_templates(part: Part, maps: np.ndarray) -> np.ndarray:
+    """Templates of the part for corner feature maps ``maps`` smeared as a card moving
+    across or along itself shows them, (len(maps) * 2 * len(SMEARS), D), unit length.
+
+    The camera's exposure smears a card dealt out of the shoe by up to a tenth
+    of its width, far more than the softer lens a calibration corner is also
+    learned with: the index of a card moving along itself fits no photograph
+    of it well. Ink and chroma are (near enough) linear in the light, so a
+    smeared frame's features are the photograph's features smeared.
+    """
+    y0, y1, x0, x1 = part.box
+    out = []
+    for fmap in maps:
+        for length in SMEARS:
+            for kernel in (np.full((1, length), 1 / length, np.float32),
+                           np.full((length, 1), 1 / length, np.float32)):  # fmt: skip
+                smeared = cv2.filter2D(fmap, -1, kernel, borderType=cv2.BORDER_REPLICATE)
+                out.append((smeared[y0:y1, x0:x1] * part.root_weights).ravel())
+    t = np.array(out, np.float32)
+    return t / np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-6)
+
+
 def pair_similarities(part: Part) -> np.ndarray:
     """Weighted cosines between the calibration samples (how alike faces are)."""
     assert part.pairs is not None

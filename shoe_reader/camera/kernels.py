@@ -192,6 +192,17 @@ def region_stats(
     return areas, above, left, right, top, bottom
 
 
+@njit("i8[::1](i4[:, ::1], i2[:, ::1], i8)", cache=True)
+def region_sums(labels: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per region of ``labels``: the sum of its pixels' ``values``."""
+    h, w = labels.shape
+    sums = np.zeros(n, np.int64)
+    for y in range(h):
+        for x in range(w):
+            sums[labels[y, x]] += values[y, x]
+    return sums
+
+
 @njit("u1[:, ::1](i4[:, ::1], b1[::1])", cache=True)
 def select(labels: np.ndarray, chosen: np.ndarray) -> np.ndarray:
     """1 where a pixel's region is ``chosen``, else 0."""

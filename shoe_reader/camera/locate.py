@@ -33,8 +33,19 @@ FAINT = 0.5
 """Share of the colour difference from the table that a card's silhouette may fall to where
 it is joined to a part that differs fully (see :meth:`Locator._silhouettes`)."""
 
+SKIN_WARMTH = 0.18
+"""Red less blue, as a share of brightness, above which a region is skin, not paper (card
+papers, white to cream, measured 0 to 0.11 on the published decks; skin from 0.25)."""
+
+RESHAPED = 0.05
+"""Slack on the aspect tolerance for an outline put on the card's edges (see
+:meth:`Locator._reshaped`)."""
+COMPLETE = 0.45
+"""Share of a card's width (or length) a finger may hide for its paper to be completed."""
+
 _NOTHING = "no card in view"
-_AT_EDGE = "card touches the edge of the region"
+_ASPECT = "outline aspect"
+AT_EDGE = "card touches the edge of the region"
 
 _DST = np.array([(0, 0), (CARD_W - 1, 0), (CARD_W - 1, CARD_H - 1), (0, CARD_H - 1)], np.float32)
 
@@ -117,6 +128,7 @@ class _Work:
     outlines: dict[str, tuple[list[_Found], str]] = field(default_factory=dict)
     contours: dict[str, list[np.ndarray]] = field(default_factory=dict)
     difference: tuple[np.ndarray, float] | None = None
+    skin: np.ndarray | None = None
 
 
 _NEXT = np.array([1, 2, 3, 0])
@@ -343,6 +355,24 @@ def _table_difference(colour: np.ndarray) -> tuple[np.ndarray, float]:
     return np.abs(colour.astype(np.float32) - table).sum(axis=2), limit
 
 
+def skin_pixels(colour: np.ndarray) -> np.ndarray:
+    """1 where a pixel of ``colour`` (BGR) has a skin's hue, else 0 (uint8).
+
+    Skin is red above green above blue, warm (red less blue a good share of
+    its brightness: card papers are white to cream) and orange rather than
+    red or yellow: green sits between blue and red, a sixth to a half of the
+    way (red ink, and red ink blurred into white paper, has green as low as
+    blue; gold print has green near red).
+    """
+    b, g, r = (colour[..., k].astype(np.int16) for k in range(3))
+    warm = r - b
+    lum = (r + g + b) // 3
+    up = g - b
+    return (
+        (100 * warm > 100 * SKIN_WARMTH * np.maximum(lum, 1)) & (6 * up > warm) & (2 * up < warm)
+    ).view(np.uint8)
+
+
 class Locator:
     """Finds one whole card in a region of interest of a frame.
 
@@ -443,6 +473,16 @@ class Locator:
                     found = self._choose(bulged)
                     reason = reason2 or reason
         present, why = work.present, work.why
+        if found is None and not present:
+            # A card whose paper the table's texture and a hand cut up (a small,
+            # blurred card on felt) still stands out from the table's colour: it is
+            # in view (the pass goes on), however it is not whole.
+            small = work.small
+            min_area = self.min_card_fraction * small.shape[0] * small.shape[1]
+            present = any(
+                cv2.contourArea(cv2.convexHull(c.reshape(-1, 1, 2).astype(np.int32))) >= min_area
+                for c in work.contours.get("silhouette", [])
+            )
         if found is None:
             return Outline(present=present, why=(reason or why) if present else why, work=work)
         return Outline(present=True, quad=found, work=work)
@@ -457,7 +497,7 @@ class Locator:
         gray = cv2.GaussianBlur(gray, (3, 3), 0)
         edges = cv2.Canny(gray, self.edge_low, self.edge_high)
         edges = cv2.dilate(edges, self._edge_kernel)
-        present, why, candidates = self._search(gray, edges)
+        present, why, candidates = self._search(gray, edges, small if small.ndim == 3 else None)
         return _Work(image, self._settings, small, present, why, candidates)
 
     def _outlines(
@@ -486,6 +526,8 @@ class Locator:
             quad = self._card_quad(contour, cut_bulge)
             if isinstance(quad, str):
                 why = quad
+                if not cut_bulge and quad.startswith(_ASPECT):
+                    found += self._reshaped(work.image, contour)
                 continue
             snapped = self._snapped(work.image, quad)
             if snapped is None:
@@ -529,6 +571,14 @@ class Locator:
         h, w = total.shape
         min_area = self.min_card_fraction * h * w
         fg = (total > faint * limit).view(np.uint8)
+        if work.skin is None:
+            # (and its rim, where skin blends into the table)
+            work.skin = (
+                cv2.dilate(skin_pixels(work.small), self._kernel)
+                if work.small.ndim == 3
+                else np.zeros_like(fg)
+            )
+        fg = fg & ~work.skin  # a finger over the card's edge is not the card
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
         if faint < 1.0:
             # Whole pieces of the opened mask are kept (every 3x3 block of it
@@ -597,6 +647,60 @@ class Locator:
             return why or quad
         return _refine(quad, contour.reshape(-1, 2).astype(np.float32), self.grow)
 
+    def _reshaped(self, image: np.ndarray, contour: np.ndarray) -> list[_Found]:
+        """Outlines of the wrong shape that are a card's all the same, borne out by its edges.
+
+        A small card under a strong perspective: the paper found lies a pixel
+        or two inside its edges all round, and its rectangle is off the card's
+        shape by more than the tolerance, until its sides are put on the
+        card's edges. A finger across a card: its larger piece keeps three of
+        the card's sides whole and one short, and is completed to the card's
+        shape on one side or the other (which, the card's edges tell).
+        """
+        hull = cv2.convexHull(contour.reshape(-1, 1, 2).astype(np.int32))
+        rough = _order(cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32))
+        s = self.scale
+        snapped = self._snapped(image, rough)
+        if snapped is not None:
+            if self._shaped(snapped[2], RESHAPED):
+                return [snapped]
+            rough = _order((snapped[2] + 0.5) * s - 0.5)
+        out = []
+        for q in self._completed(rough):
+            again = self._snapped(image, q)
+            if again is not None and self._shaped(again[2], RESHAPED):
+                out.append(again)
+        return out
+
+    def _shaped(self, quad: np.ndarray, slack: float) -> bool:
+        """Whether ``quad`` has the card's shape, within ``slack`` more than the tolerance."""
+        sides = _side_lengths(_order(quad))
+        short, long_ = (sides[0] + sides[2]) / 2, (sides[3] + sides[1]) / 2
+        return long_ > 0 and abs(short / long_ - self.aspect) <= self.aspect_tolerance + slack
+
+    def _completed(self, q: np.ndarray) -> list[np.ndarray]:
+        """``q`` (ordered) made the card's shape by lengthening it at one end or the other
+        (or widening it on one side or the other)."""
+        sides = _side_lengths(q)
+        short, long_ = (sides[0] + sides[2]) / 2, (sides[3] + sides[1]) / 2
+        if short < 4 or long_ < 4:
+            return []
+        if short / long_ < self.aspect:  # too narrow: widen it across
+            missing, way, ends = self.aspect * long_ - short, q[1] - q[0], ((1, 2), (0, 3))
+            target = self.aspect * long_
+        else:  # too short: lengthen it
+            missing, way, ends = short / self.aspect - long_, q[2] - q[1], ((2, 3), (0, 1))
+            target = short / self.aspect
+        if missing > COMPLETE * target:
+            return []
+        step = way / max(float(np.linalg.norm(way)), 1e-6) * missing
+        out = []
+        for sign, moved in ((1.0, ends[0]), (-1.0, ends[1])):
+            c = q.copy()
+            c[list(moved)] += sign * step
+            out.append(c)
+        return out
+
     def _not_a_card(self, quad: np.ndarray, hull_area: float) -> str:
         """Why ``quad``, round an outline or inside it, is not a card's (or ``""``).
 
@@ -606,13 +710,15 @@ class Locator:
         sides = _side_lengths(quad)
         short, long_ = (sides[0] + sides[2]) / 2, (sides[3] + sides[1]) / 2
         if long_ <= 0 or abs(short / long_ - self.aspect) > self.aspect_tolerance:
-            return f"outline aspect {short / max(long_, 1e-6):.2f} is not a card's"
+            return f"{_ASPECT} {short / max(long_, 1e-6):.2f} is not a card's"
         area = cv2.contourArea(quad)
         if min(hull_area, area) / max(hull_area, area, 1e-6) < 0.8:
             return "outline does not fill its quadrilateral"
         return ""
 
-    def _search(self, gray: np.ndarray, edges: np.ndarray) -> tuple[bool, str, list[np.ndarray]]:
+    def _search(
+        self, gray: np.ndarray, edges: np.ndarray, colour: np.ndarray | None = None
+    ) -> tuple[bool, str, list[np.ndarray]]:
         """Card-sized groups of paper regions: whether a card is in view, and the groups' outlines.
 
         The regions between edges that are brighter than the table are paper.
@@ -644,11 +750,22 @@ class Locator:
         )
         paper[0] = False
         touches = left | right | top | bottom
+        skin = np.zeros_like(paper)
+        if colour is not None:
+            # A dealer's finger on the card is brighter than a dark table, and cuts
+            # the card's paper in two on any table: skin is no paper, but a
+            # card's pieces either side of a finger are one card.
+            level = above / np.maximum(areas, 1) + float(table.mean())
+            red_less_blue = cv2.subtract(colour[..., 2], colour[..., 0], dtype=cv2.CV_16S)
+            warmth = kernels.region_sums(labels, red_less_blue, n) / np.maximum(areas, 1)
+            skin = (warmth > SKIN_WARMTH * np.maximum(level, 1.0)) & (areas >= 4) & ~touches
+            skin[0] = False
+            paper &= ~skin
         # A bright band right across the region (wood grain, a lit stripe of
         # cloth) is table; a card still under the shoe touches one side.
         across = (left & right) | (top & bottom)
         present = bool((paper & touches & ~across & (areas >= min_area)).any())
-        why = _AT_EDGE if present else _NOTHING
+        why = AT_EDGE if present else _NOTHING
         inside = paper & ~touches
         if not inside.any():
             return present, why, []
@@ -657,11 +774,12 @@ class Locator:
         # dilation's reach): outside it there is nothing to group, and the
         # labelling costs by the pixel.
         everywhere = kernels.select(labels, inside)
-        bx, by, bw, bh = cv2.boundingRect(everywhere)  # of its non-zero pixels
+        joined = kernels.select(labels, inside | skin) if skin.any() else everywhere
+        bx, by, bw, bh = cv2.boundingRect(joined)  # of its non-zero pixels
         gx0, gx1 = max(bx - r, 0), min(bx + bw + r, w)
         gy0, gy1 = max(by - r, 0), min(by + bh + r, h)
         mask = everywhere[gy0:gy1, gx0:gx1]
-        grouped = cv2.dilate(mask, self._group_kernel)
+        grouped = cv2.dilate(joined[gy0:gy1, gx0:gx1], self._group_kernel)
         m, groups, gstats, _ = cv2.connectedComponentsWithStats(grouped, connectivity=4)
         candidates: list[np.ndarray] = []
         for i in range(1, m):
@@ -669,6 +787,12 @@ class Locator:
             if bw * bh < min_area:
                 continue
             crop = mask[gy : gy + bh, gx : gx + bw] & (groups[gy : gy + bh, gx : gx + bw] == i)
+            if joined is not everywhere:  # the paper's own box, without the finger
+                px, py, bw, bh = cv2.boundingRect(crop)
+                if bw * bh < min_area:
+                    continue
+                gx, gy = gx + px, gy + py
+                crop = crop[py : py + bh, px : px + bw]
             x, y = gx + gx0, gy + gy0
             # Scattered bright specks (wood grain, glare) are no sign of a card;
             # they are still tried (a card's paper may be cut up as finely).
@@ -676,7 +800,7 @@ class Locator:
             if (x + r <= 1 or y + r <= 1 or x + bw - r >= w - 1 or y + bh - r >= h - 1) and (
                 x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1
             ):
-                why = _AT_EDGE
+                why = AT_EDGE
                 continue
             contours, _ = cv2.findContours(
                 crop.view(np.uint8), cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE

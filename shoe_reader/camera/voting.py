@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 import structlog
 
 from shoe_reader.camera.recognize import FrameRead
-from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
+from shoe_reader.events import (
+    BLURRED,
+    COVERED,
+    OUTSIDE,
+    UNKNOWN,
+    CardSeen,
+    ReaderEvent,
+    UnreadableCard,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -39,6 +47,10 @@ class VotingRules:
     gap_frames: int = 3  # empty frames that end a pass
     min_present_frames: int = 3  # shorter glimpses are not a card pass
     settle_votes: int = 12  # a card lying still is reported after this many votes
+    deck_fit: float = 0.95
+    """The best fit of the card's index with this deck's print of it, over the pass's votes,
+    below which the card is not reported (a blurred frame cannot tell this deck's index from
+    another deck's; one sharp enough frame of the pass must)."""
 
 
 @dataclass
@@ -57,7 +69,9 @@ class _Pass:
     votes: Counter[str] = field(default_factory=Counter)
     confidence_sum: Counter[str] = field(default_factory=Counter)
     best: dict[str, tuple[float, int]] = field(default_factory=dict)
+    deck: dict[str, float] = field(default_factory=dict)  # best deck_fit per card
     reasons: Counter[str] = field(default_factory=Counter)
+    causes: Counter[str] = field(default_factory=Counter)  # of the frames not read
     best_rejected: float = 0.0
 
 
@@ -86,9 +100,11 @@ class Voter:
         read = seen.read
         if read is None:
             p.reasons[seen.why or "card not whole in view"] += 1
+            p.causes[seen.cause] += 1
             return []
         if read.code is None or read.confidence < self.rules.min_confidence:
             p.reasons[read.reason or f"low confidence read {read.code}"] += 1
+            p.causes[read.cause or BLURRED] += 1
             p.best_rejected = max(p.best_rejected, read.confidence)
             return []
         code = read.code
@@ -101,6 +117,7 @@ class Voter:
             p.run_best = (read.confidence, frame)
         p.votes[code] += 1
         p.confidence_sum[code] += read.confidence
+        p.deck[code] = max(p.deck.get(code, 0.0), read.deck_fit)
         if code not in p.best or read.confidence > p.best[code][0]:
             p.best[code] = (read.confidence, frame)
         if not p.emitted and p.votes[code] >= self.rules.settle_votes:
@@ -109,7 +126,12 @@ class Voter:
                 p.emitted = True
                 p.emitted_card = event.card
                 return [event]
-        elif p.emitted and code != p.emitted_card and p.run_length >= self.rules.settle_votes:
+        elif (
+            p.emitted
+            and code != p.emitted_card
+            and p.run_length >= self.rules.settle_votes
+            and p.deck[code] >= self.rules.deck_fit
+        ):
             # The card that was reported has been swapped for another without
             # the region ever emptying: an unbroken run of confident reads of a
             # new card reports it (stray misreads never form such a run).
@@ -167,10 +189,27 @@ class Voter:
                 confidence=round(p.best_rejected, 3),
                 frame=p.first_frame,
                 captured=p.first_captured,
+                cause=_cause(p.causes),
             )
         code, n = p.votes.most_common(1)[0]
         share = n / total
         confidence, frame = p.best[code]
+        if (
+            n >= self.rules.min_votes
+            and share >= self.rules.min_share
+            and p.deck[code] < self.rules.deck_fit
+        ):
+            return UnreadableCard(
+                reader_id=self.reader_id,
+                reason=(
+                    f"blurred in {p.present_frames} frames: {code}x{n}, but its index never "
+                    f"sharp enough to tell this deck's print (best fit {p.deck[code]:.2f})"
+                ),
+                confidence=round(share * confidence, 3),
+                frame=frame,
+                captured=p.first_captured,
+                cause=BLURRED,
+            )
         if n >= self.rules.min_votes and share >= self.rules.min_share:
             mean = p.confidence_sum[code] / n
             return CardSeen(
@@ -188,4 +227,17 @@ class Voter:
             confidence=round(share * confidence, 3),
             frame=frame,
             captured=p.first_captured,
+            # Confident reads of two cards: a person looks at the card, never a second try.
+            cause=UNKNOWN if len(p.votes) > 1 else _cause(p.causes),
         )
+
+
+def _cause(causes: Counter[str]) -> str:
+    """A pass's cause from its frames' (see :class:`~shoe_reader.events.UnreadableCard`):
+    unknown if frames clear enough to tell said so twice or more and as often as any other
+    cause, else the commonest of covered, blurred and outside (blurred if none)."""
+    unknown = causes[UNKNOWN]
+    others = [(causes[c], c) for c in (COVERED, OUTSIDE, BLURRED) if causes[c]]
+    if unknown >= 2 and all(unknown >= n for n, _c in others):
+        return UNKNOWN
+    return max(others)[1] if others else BLURRED

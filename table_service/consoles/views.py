@@ -113,6 +113,7 @@ def console_view(
         if audience == "dealer":
             round_view["cards"] = list(rnd.get("cards") or [])
             round_view["legal_actions"] = rnd.get("legal_actions")
+            round_view["show_again"] = rnd.get("show_again")
         view["round"] = round_view
     if audience == "dealer":
         view["incidents"] = [

@@ -551,6 +551,11 @@ def _cut_card(d: Decision, cmd: c.CutCard, now: datetime, actor: str) -> None:
         d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": "cut card"})
 
 
+SHOW_AGAIN = 2
+"""Times in a row the dealer is asked to show the card owed again before an unreadable card
+is an incident."""
+
+
 def _reader_fault(d: Decision, cmd: c.ReaderFault, now: datetime, actor: str) -> None:
     _config(d.state)
     details = dict(cmd.details)
@@ -577,6 +582,25 @@ def _reader_fault(d: Decision, cmd: c.ReaderFault, now: datetime, actor: str) ->
         return
     if rnd is not None and rnd.phase == "dealing":
         details.setdefault("index", len(rnd.cards))
+    if cmd.kind == "unreadable" and details.pop("show_again", False) and rnd is not None:
+        # A camera that saw the card blurred, covered or only in part: the dealer shows
+        # it again, a supervisor is called only if that fails too (or for any other card).
+        index = len(rnd.cards)
+        asked = rnd.show_again
+        times = int(asked["times"]) + 1 if asked and asked.get("index") == index else 1
+        if rnd.phase == "dealing" and rnd.next_position() is not None and times <= SHOW_AGAIN:
+            d.emit(
+                "card_show_again",
+                {
+                    "round_id": rnd.round_id,
+                    "index": index,
+                    "cause": details.get("cause", ""),
+                    "reason": details.get("reason", ""),
+                    "times": times,
+                },
+                rnd.round_id,
+            )
+            return
     kind = {
         "unreadable": "unreadable_card",
         "missed_card_suspected": "possible_missed_card",

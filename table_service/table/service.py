@@ -854,7 +854,11 @@ def reader_command(event: Any) -> c.Command | None:
     if kind == "cut_card":
         return c.CutCard()
     if kind == "unreadable":
-        return c.ReaderFault("unreadable", {"reason": getattr(event, "reason", "")})
+        details: dict[str, Any] = {"reason": getattr(event, "reason", "")}
+        if getattr(event, "cause", ""):  # a camera says why (see UnreadableCard.show_again)
+            details["cause"] = event.cause
+            details["show_again"] = bool(event.show_again)
+        return c.ReaderFault("unreadable", details)
     if kind == "missed_card_suspected":
         return c.ReaderFault(
             "missed_card_suspected",

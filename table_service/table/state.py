@@ -84,6 +84,10 @@ class TableRound:
     early: Mapping[str, tuple[int, int, int]] = field(default_factory=_empty)
     """Stakes a game settled before the round ended (a Xì Dách check): stake id →
     (stake, returned, commission), for the round's totals and a later void."""
+    show_again: Mapping[str, Any] | None = None
+    """The reader could not read the card owed now and the dealer is asked to show it
+    again: its index, why (``cause``) and how many times asked (``times``); cleared when a
+    card is dealt."""
 
     @property
     def active(self) -> bool:
@@ -207,6 +211,7 @@ class TableState:
                 "turn": _turn_json(rnd),
                 "bets_open": len(rnd.bets),
                 "outcome": dict(rnd.outcome) if rnd.outcome else None,
+                "show_again": dict(rnd.show_again) if rnd.show_again else None,
             },
             "carried": list(self.carried),
             "seats": [
@@ -470,8 +475,13 @@ def _card_dealt(s: TableState, p: Mapping[str, Any]) -> TableState:
     play = rnd.play
     if play is not None:
         play = _deal_into(game_of_round(rnd), play, card)
-    rnd = replace(rnd, cards=(*rnd.cards, card), play=play)
+    rnd = replace(rnd, cards=(*rnd.cards, card), play=play, show_again=None)
     return replace(s, round=rnd, shoe=shoe, carried=carried)
+
+
+def _card_show_again(s: TableState, p: Mapping[str, Any]) -> TableState:
+    asked = {k: p[k] for k in ("index", "cause", "times") if k in p}
+    return replace(s, round=replace(_round(s, p), show_again=_frozen(asked)))
 
 
 def _deal_into(game: LiveGame, play: Replay, code: str) -> Replay:
@@ -643,6 +653,7 @@ _HANDLERS = {
     "bets_placed": _bets_placed,
     "betting_closed": _betting_closed,
     "card_dealt": _card_dealt,
+    "card_show_again": _card_show_again,
     "cards_rearranged": _cards_rearranged,
     "cards_revealed": _cards_revealed,
     "card_set_aside": _card_set_aside,

@@ -71,7 +71,7 @@ def test_every_unusable_face_is_reported_and_the_calibration_refused(photos: Pat
     (photos / "7H.png").unlink()  # missing
     (photos / "QC.png").write_bytes(b"\x89PNG garbage")  # unreadable
     rng = np.random.default_rng(0)
-    blank, _ = photograph(render_blank(HELDOUT), LEVELS["studio"], rng)
+    blank, _ = photograph(render_blank(HELDOUT), LEVELS["flat"], rng)
     cv2.imwrite(str(photos / "2D.png"), blank)  # a face with no index
     cv2.imwrite(str(photos / "5S.png"), np.full((720, 1280, 3), 90, np.uint8))  # no card
     shutil.copy(photos / "AS.png", photos / "joker.png")  # not a card name

@@ -72,7 +72,7 @@ def test_a_bad_card_code_is_refused() -> None:
 
 def test_harsher_levels_degrade_the_frame_more() -> None:
     face = render_face("9S", DESIGNS["classic"])
-    frame, quad = photograph(face, LEVELS["studio"], np.random.default_rng(1), "grey")
+    frame, quad = photograph(face, LEVELS["flat"], np.random.default_rng(1), "grey")
     assert frame.shape == (FRAME_H, FRAME_W, 3)
     assert quad.shape == (4, 2)
     damage = {}

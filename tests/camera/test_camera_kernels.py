@@ -245,6 +245,9 @@ def test_region_stats_are_the_old_bincounts_and_bands(seed: int, h: int, w: int,
     assert np.array_equal(
         kernels.select(labels, chosen), np.take(chosen.view(np.uint8), flat).reshape(h, w)
     )
+    values = rng.integers(-255, 256, (h, w)).astype(np.int16)
+    sums = np.bincount(flat, weights=values.ravel().astype(np.float64), minlength=n)
+    assert np.array_equal(kernels.region_sums(labels, values, n), sums.astype(np.int64))
 
 
 @settings(max_examples=300, deadline=None)

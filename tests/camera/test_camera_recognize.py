@@ -83,7 +83,7 @@ def test_a_deck_with_its_index_top_right_is_found_there_and_read(
     assert not heldout_calibration.mirrored
     rng = np.random.default_rng(21)
     for code in all_codes():
-        photo, _ = photograph(_left_handed(code), LEVELS["studio"], rng, "grey")
+        photo, _ = photograph(_left_handed(code), LEVELS["flat"], rng, "grey")
         cv2.imwrite(str(tmp_path / f"{code}.png"), photo)
     cal, problems = calibrate(tmp_path)
     assert problems == []

@@ -7,7 +7,15 @@ from hypothesis import strategies as st
 
 from shoe_reader.camera.recognize import CardRead, FrameRead
 from shoe_reader.camera.voting import Voter, VotingRules
-from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
+from shoe_reader.events import (
+    BLURRED,
+    COVERED,
+    OUTSIDE,
+    UNKNOWN,
+    CardSeen,
+    ReaderEvent,
+    UnreadableCard,
+)
 
 EMPTY = FrameRead(present=False, read=None, why="no card in view")
 PARTIAL = FrameRead(present=True, read=None, why="card touches the edge of the region")
@@ -160,3 +168,44 @@ def test_stray_misreads_of_a_settled_card_do_not_report_a_second_card() -> None:
     frames = ([seen("JS")] * 4 + [seen("JC", 0.6)]) * 12 + [EMPTY] * 5
     out = [e for i, f in enumerate(frames) for e in voter.feed(i, f)] + voter.finish()
     assert [e.card for e in out] == ["JS"]
+
+
+def _cause_of(frames: list[FrameRead]) -> tuple[str, str]:
+    (event,) = run(frames + [EMPTY] * 3)
+    assert isinstance(event, UnreadableCard)
+    return event.cause, event.reason
+
+
+def test_a_pass_not_read_says_why_so_the_dealer_can_show_the_card_again() -> None:
+    def weak(cause: str) -> FrameRead:
+        return FrameRead(True, CardRead(None, 0.0, "not clear", cause=cause))
+
+    assert _cause_of([PARTIAL] * 6)[0] == OUTSIDE
+    assert _cause_of([PARTIAL] * 2 + [weak(COVERED)] * 4)[0] == COVERED
+    assert _cause_of([weak(BLURRED)] * 3 + [weak(COVERED)] * 2 + [seen("QH")])[0] == BLURRED
+    # A face the deck does not have (seen clearly, twice or more) is no case for a second try.
+    assert _cause_of([weak(UNKNOWN)] * 3 + [weak(BLURRED)] * 2)[0] == UNKNOWN
+    assert _cause_of([weak(UNKNOWN)] + [weak(BLURRED)] * 4)[0] == BLURRED
+    # Two cards read confidently: a person looks at the card.
+    assert _cause_of([seen("QH")] * 3 + [seen("QD")] * 3)[0] == UNKNOWN
+    event = UnreadableCard(reader_id="cam-1", cause=COVERED)
+    assert event.show_again and not UnreadableCard(reader_id="cam-1", cause=UNKNOWN).show_again
+
+
+def test_a_card_is_reported_only_if_one_frame_showed_its_index_is_this_decks() -> None:
+    """A frame too blurred to tell this deck's index print from another deck's may vote;
+    the pass is reported only if one of its frames was sharp enough to tell."""
+
+    def blurred(fit: float) -> FrameRead:
+        return FrameRead(True, CardRead("QH", 0.9, deck_fit=fit))
+
+    cause, reason = _cause_of([blurred(0.93)] * 6)
+    assert cause == BLURRED and "never sharp enough" in reason
+    events = run([blurred(0.93)] * 5 + [blurred(0.97)] + [EMPTY] * 3)
+    assert [e.card for e in events if isinstance(e, CardSeen)] == ["QH"]
+
+
+def test_an_unreadable_card_of_a_reader_that_cannot_say_why_keeps_its_json_line() -> None:
+    line = UnreadableCard(reader_id="shoe", reason="bad read").to_json()
+    assert "cause" not in line
+    assert UnreadableCard(reader_id="cam", cause=BLURRED).to_json()["cause"] == BLURRED

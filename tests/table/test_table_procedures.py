@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from table_helpers import Harness
 
+from shoe_reader.events import UnreadableCard
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.errors import (
@@ -18,6 +19,7 @@ from table_service.table.errors import (
     UnknownIncident,
     WrongPhase,
 )
+from table_service.table.service import reader_command
 
 
 def test_burn_procedure_counts_the_indicator_value() -> None:
@@ -256,6 +258,60 @@ def test_unreadable_card_is_entered_by_the_supervisor() -> None:
         h.run(c.ResolveIncident(incident, "entered", (c.EnteredCard("ZZ", 3),)))
     h.run(c.ResolveIncident(incident, "entered 5C", (c.EnteredCard("5C", 3),)))
     assert h.state.round.phase == "settled"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("cause", ["blurred", "covered", "outside"])
+def test_a_camera_card_seen_blurred_covered_or_in_part_is_shown_again_then_an_incident(
+    cause: str,
+) -> None:
+    """The camera says why it could not read the card: the dealer is asked to show the same
+    card again (no incident, the table not paused), twice; a third time is an incident."""
+    h = Harness()
+    h.ready_shoe()
+    h.run(c.OpenBetting())
+    h.run(c.CloseBetting())
+    h.deal("9S", "2H")
+    unreadable = UnreadableCard(reader_id="camera", reason="no confident read", cause=cause)
+    for times in (1, 2):
+        h.run(reader_command(unreadable))  # type: ignore[arg-type]
+        assert not h.state.paused and not h.state.incidents
+        asked = h.events("card_show_again")[-1]
+        assert (asked["index"], asked["cause"], asked["times"]) == (2, cause, times)
+        assert h.state.round.show_again == {"index": 2, "cause": cause, "times": times}  # type: ignore[union-attr]
+    h.run(reader_command(unreadable))  # type: ignore[arg-type]
+    assert h.state.paused
+    raised = h.events("incident_raised")[-1]
+    assert raised["kind"] == "unreadable_card"
+    assert raised["details"]["cause"] == cause and raised["details"]["index"] == 2
+
+
+def test_a_card_shown_again_and_read_is_dealt_where_it_was_owed() -> None:
+    h = Harness()
+    h.ready_shoe()
+    h.run(c.OpenBetting())
+    h.run(c.CloseBetting())
+    h.deal("9S", "2H")
+    h.run(reader_command(UnreadableCard(reader_id="camera", cause="covered")))  # type: ignore[arg-type]
+    h.deal("KD")
+    assert h.state.round.cards == ("9S", "2H", "KD")  # type: ignore[union-attr]
+    assert h.state.round.show_again is None  # type: ignore[union-attr]
+    # The next unreadable card is asked for again from the first time.
+    h.run(reader_command(UnreadableCard(reader_id="camera", cause="blurred")))  # type: ignore[arg-type]
+    assert h.events("card_show_again")[-1]["times"] == 1 and not h.state.paused
+
+
+@pytest.mark.parametrize("cause", ["unknown", ""])
+def test_a_card_of_an_unknown_face_or_from_a_reader_that_cannot_say_is_an_incident(
+    cause: str,
+) -> None:
+    h = Harness()
+    h.ready_shoe()
+    h.run(c.OpenBetting())
+    h.run(c.CloseBetting())
+    h.deal("9S")
+    h.run(reader_command(UnreadableCard(reader_id="camera", cause=cause)))  # type: ignore[arg-type]
+    assert h.state.paused and not h.events("card_show_again")
+    assert h.events("incident_raised")[-1]["kind"] == "unreadable_card"
 
 
 def test_a_foreign_card_is_an_incident_and_not_dealt() -> None:

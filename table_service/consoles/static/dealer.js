@@ -115,6 +115,11 @@
     }
     if (!r || r.phase === "settled" || r.phase === "voided") return { text: t("next.open_betting") };
     if (r.phase === "betting") return { text: t("next.wait_betting") };
+    if (r.next && r.show_again) {
+      // The camera could not read the card it saw: the same card, shown again (not the next one).
+      const why = t(`cause.${r.show_again.cause}`);
+      return { text: `${t("next.show_again")} (${why})`, target: LT.targetLabel(r.next), code: r.next.code, again: true };
+    }
     if (r.next) return { text: t("next.deal_to"), target: LT.targetLabel(r.next), code: r.next.code };
     if (r.turn) {
       const who = (r.turn.actors || []).map(LT.actorLabel).join(", ");
@@ -138,6 +143,7 @@
     $("phase").dataset.phase = r ? r.phase : "none";
     const what = instruction(view);
     $("instruction").textContent = what.text;
+    $("instruction").dataset.showAgain = what.again ? "yes" : "";
     $("next-target").textContent = what.target || "";
     $("next-target").dataset.code = what.code || "";
     $("next-code").textContent = r && r.next && what.code && what.code !== what.target ? what.code : "";
