@@ -381,11 +381,13 @@ def card_pass(
         touch = _slid_in(centres[:1], way, 0.01, lambda c: _pose(c, w, aspect, first, skew, tilt))
         centres = [c + (touch - centres[0]) for c in centres]
         for k in range(cut - 1, -1, -1):
-            out = rng.uniform(0.1, 0.45) * (cut - k) / cut
-            turn = angle + twist[k]
-            centres[k] = _slid_in(
-                centres[k + 1 :], way, out, lambda c, t=turn: _pose(c, w, aspect, t, skew, tilt)
-            )
+            hidden = rng.uniform(0.1, 0.45) * (cut - k) / cut
+            turn = float(angle + twist[k])
+
+            def posed(c: np.ndarray, t: float = turn) -> np.ndarray:
+                return _pose(c, w, aspect, t, skew, tilt)
+
+            centres[k] = _slid_in(centres[k + 1 :], way, hidden, posed)
     hand = hands.occluder(rng, aspect) if rng.random() < level.hand else None
     shine = None
     if rng.random() < level.glare:

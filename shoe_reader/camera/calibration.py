@@ -133,10 +133,11 @@ class Calibration:
         if found is None:
             mine = self.samples_of(code)
             sharp = self.maps[mine & ~self.soft]
-            found = cache[code] = tuple(  # type: ignore[assignment]
+            rank, suit = (
                 np.concatenate([part.templates[mine], blurred_templates(part, sharp)])
                 for part in (self.rank_part, self.suit_part)
             )
+            found = cache[code] = (rank, suit)
         return found
 
     @cached_property

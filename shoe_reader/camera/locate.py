@@ -576,9 +576,9 @@ class Locator:
             work.skin = (
                 cv2.dilate(skin_pixels(work.small), self._kernel)
                 if work.small.ndim == 3
-                else np.zeros_like(fg)
+                else np.zeros(fg.shape, np.uint8)
             )
-        fg = fg & ~work.skin  # a finger over the card's edge is not the card
+        fg = cv2.bitwise_and(fg, 1 - work.skin)  # a finger over the card's edge is not the card
         fg = cv2.morphologyEx(fg.astype(np.uint8), cv2.MORPH_OPEN, self._kernel)
         if faint < 1.0:
             # Whole pieces of the opened mask are kept (every 3x3 block of it
