@@ -11,13 +11,29 @@ from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
+from sqlalchemy import func, select
 
+from audit.models import AuditEvent
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
 from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 
 ROLES = ("dealer", "supervisor", "regulator", "operator", "admin")
+
+
+class AuditedClient:
+    """A test client with a token per principal and the size of the audit log, to check
+    that a refused request wrote nothing."""
+
+    def __init__(self, client: Any, tokens: dict[str, str], runtime: Any) -> None:
+        self.client = client
+        self.tokens = tokens
+        self.runtime = runtime
+
+    def log_size(self) -> int:
+        with self.runtime.reads() as session:
+            return int(session.scalar(select(func.count()).select_from(AuditEvent)) or 0)
 
 
 def free_port() -> int:

@@ -31,10 +31,9 @@ from typing import Any
 import pytest
 from fastapi.routing import APIWebSocketRoute
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
+from hardening_helpers import AuditedClient
 from starlette.websockets import WebSocketDisconnect
 
-from audit.models import AuditEvent
 from table_service.principals import Role, add_principal
 from table_service.table import commands as c
 from table_service.table import policy
@@ -287,12 +286,7 @@ def expected(entry: Entry, variant: Variant, who: str, table_route: bool) -> tup
     return None
 
 
-class Matrix:
-    def __init__(self, client: TestClient, tokens: dict[str, str], runtime: Any) -> None:
-        self.client = client
-        self.tokens = tokens
-        self.runtime = runtime
-
+class Matrix(AuditedClient):
     def headers(self, who: str) -> dict[str, str]:
         return {} if who == "anon" else {"Authorization": f"Bearer {self.tokens[who]}"}
 
@@ -300,10 +294,6 @@ class Matrix:
         response = self.client.post(f"{V1}{path}", json=body, headers=self.headers(who))
         assert response.status_code == 200, response.text
         return response.json()
-
-    def log_size(self) -> int:
-        with self.runtime.reads() as session:
-            return int(session.scalar(select(func.count()).select_from(AuditEvent)) or 0)
 
     def request(self, call: Call) -> Any:
         return self.client.request(

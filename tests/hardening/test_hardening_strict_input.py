@@ -16,11 +16,10 @@ from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
+from hardening_helpers import AuditedClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import func, select
 
-from audit.models import AuditEvent
 from table_service.api.types import REFUSED_CATEGORIES, refused_character
 from table_service.principals import add_principal
 from table_service.table.api import build_app
@@ -50,15 +49,7 @@ HIDDEN = {
 }
 
 
-class Api:
-    def __init__(self, client: TestClient, tokens: dict[str, str], runtime: Any) -> None:
-        self.client = client
-        self.tokens = tokens
-        self.runtime = runtime
-
-    def log_size(self) -> int:
-        with self.runtime.reads() as session:
-            return int(session.scalar(select(func.count()).select_from(AuditEvent)) or 0)
+class Api(AuditedClient):
 
     def raw(self, path: str, who: str, body: bytes, content_type: str = "application/json") -> Any:
         headers = {"Authorization": f"Bearer {self.tokens[who]}", "Content-Type": content_type}

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
+from hardening_helpers import AuditedClient
 
-from audit.models import AuditEvent
 from audit.store import EventStore
 from table_service.principals import add_principal
 from table_service.table.api import build_app
@@ -42,15 +41,7 @@ WHO = {
 }
 
 
-class Api:
-    def __init__(self, client: TestClient, tokens: dict[str, str], runtime: Any) -> None:
-        self.client = client
-        self.tokens = tokens
-        self.runtime = runtime
-
-    def log_size(self) -> int:
-        with self.runtime.reads() as session:
-            return int(session.scalar(select(func.count()).select_from(AuditEvent)) or 0)
+class Api(AuditedClient):
 
     def call(self, path: str, who: str, body: Any = None) -> Any:
         headers = {"Authorization": f"Bearer {self.tokens[who]}"}
