@@ -7,7 +7,11 @@ One stream per studio (default ``LIVETABLE``) holds two kinds of subject:
   ``bets_placed``, ``bets_settled`` and ``bets_refunded`` event, for that operator's
   durable feed (``livetable operator-feed``); other operators' bets are not in it.
 
-Each message carries the event's sequence number as ``Livetable-Seq`` and in its
+Each message carries the service's timing as ``Livetable-Sent`` (the host's monotonic clock,
+in seconds, as it is handed to NATS) and, when this process committed the event,
+``Livetable-Commit`` (as it saw the commit), so a consumer on the same host can tell the
+service's share of a latency from the broker's and its own. Each carries the event's
+sequence number as ``Livetable-Seq`` and in its
 ``Nats-Msg-Id`` (``<seq>`` on a table subject, ``<seq>.<operator>`` on an operator
 subject), so JetStream drops a re-publish; and ``Nats-Expected-Last-Subject-Sequence``,
 so a second writer for a subject (one that lost the table's lease but still publishes) is
@@ -22,12 +26,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Iterable
 from typing import Any
 
 import structlog
 
 from audit.store import EventStore, StoredEvent
+from table_service import metrics
 from table_service.runtime import Runtime
 
 log = structlog.get_logger(__name__)
@@ -312,7 +318,9 @@ class _Outbox:
                 await self._publish_operators(event)
             if event.seq > self.last_table:
                 body = json.dumps(event.to_json(), separators=(",", ":")).encode()
-                await self._send(self.p.subject(event), body, event.seq, str(event.seq))
+                await self._send(
+                    self.p.subject(event), body, event.seq, str(event.seq), event.table_id
+                )
                 self.last_table = event.seq
 
     async def _publish_operators(self, event: StoredEvent) -> None:
@@ -347,7 +355,8 @@ class _Outbox:
                 **{k: v for k, v in event.payload.items() if k not in (field, "round_id")},
             }
             data = json.dumps(body, separators=(",", ":")).encode()
-            await self._send(subject, data, event.seq, f"{event.seq}.{subject_token(operator)}")
+            msg_id = f"{event.seq}.{subject_token(operator)}"
+            await self._send(subject, data, event.seq, msg_id, event.table_id)
         if event.type == "bets_settled" or event.type == "bets_refunded":
             for item in items:
                 self._operators.pop(item["bet_id"], None)
@@ -365,7 +374,7 @@ class _Outbox:
             found = {bet_id: operator_of(key) for bet_id, key in rows}
         return {bet_id: found.get(bet_id) for bet_id in bet_ids}
 
-    async def _send(self, subject: str, data: bytes, seq: int, msg_id: str) -> None:
+    async def _send(self, subject: str, data: bytes, seq: int, msg_id: str, table_id: str) -> None:
         """Add the message unless the subject already holds this event or a later one.
 
         The subject's last message (stream sequence, event sequence) is what this writer
@@ -387,7 +396,11 @@ class _Outbox:
                 "Nats-Msg-Id": msg_id,
                 "Livetable-Seq": str(seq),
                 "Nats-Expected-Last-Subject-Sequence": str(stream_seq),
+                "Livetable-Sent": f"{time.monotonic():.6f}",
             }
+            committed = metrics.COMMITS.get(table_id, seq)
+            if committed is not None:
+                headers["Livetable-Commit"] = f"{committed:.6f}"
             try:
                 ack = await self.p._js.publish(subject, data, headers=headers, timeout=5)
             except APIError as exc:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 
 import nats
 import pytest
 
 from audit.store import NewEvent
+from table_service import metrics
 from table_service.table.nats_stream import JetStreamPublisher, ensure_stream, subject_token
 
 
@@ -44,6 +46,7 @@ async def test_published_in_order_once_with_catch_up(
             )
 
     append(3)  # committed before the publisher ever ran: caught up on start
+    metrics.watch_runtime(runtime)  # commits timed from here (as serve does at start)
     publisher = JetStreamPublisher(runtime, nats_url, stream=stream, root=root)
     await publisher.start()
     append(2)
@@ -64,7 +67,17 @@ async def test_published_in_order_once_with_catch_up(
         assert bac1 == [1, 2, 3, 4, 5, 7, 8]  # one table's subject: log order
         assert (f"{root}.tables.bac~2e2.card_dealt", 6) in found
         assert subject_token("bac.2") == "bac~2e2"
+        # the service's timing: every message its send time; those whose commit this
+        # process timed (the metrics' commit clock), that too, before the send
+        info = await js.stream_info(stream)
+        for n in range(info.state.first_seq, info.state.last_seq + 1):
+            headers = (await js.get_msg(stream, seq=n)).headers or {}
+            sent = float(headers["Livetable-Sent"])
+            assert 0 < sent <= time.monotonic()
+            if int(headers["Livetable-Seq"]) in (4, 5, 6):  # committed after the clock ran
+                assert float(headers["Livetable-Commit"]) <= sent
     finally:
+        metrics.unwatch_runtime(runtime)
         await js.delete_stream(stream)
         await probe.close()
 
