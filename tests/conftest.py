@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-pytest_plugins = ["tests.support.cpu_durations"]  # --cpu-durations=N
+pytest_plugins = [
+    "tests.support.cpu_durations",  # --cpu-durations=N
+    "tests.support.longest_first",  # under xdist, each worker starts with its long tests
+]
 
 settings.register_profile(
     "ci",

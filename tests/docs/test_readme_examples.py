@@ -613,17 +613,26 @@ def test_missed_card_suspected_under_faults(tmp_path: Path) -> None:
     # A gap comes from a dropped frame nobody resends (a heartbeat: a dropped card is
     # resent until ACKed), and heartbeats come by the clock, not the seed: 4 s (about 16
     # of them at 0.2 dropped, fewer while a loaded machine starts the reader) saw none
-    # dropped in a CI run. 10 s leaves about 0.8**36 for that.
+    # dropped in a CI run. 10 s leaves about 0.8**36 for that on a quiet machine; a
+    # saturated one starved the shoe and its reader of their heartbeats and saw none in
+    # 10 s, so the read is repeated (each one as long) until a gap shows, four at most.
+    reads: list[list[dict[str, Any]]] = []
     with _shoe_sim(f"livetable shoe sim --seed 3 --rate 20 {flags}", tmp_path) as device:
-        out = _bash(f"livetable shoe read --port {device} --duration 10", tmp_path, timeout=60)
-    events = [json.loads(line) for line in out.splitlines()]
+        while len(reads) < 4 and not any(_suspected(events) for events in reads):
+            out = _bash(f"livetable shoe read --port {device} --duration 10", tmp_path, timeout=60)
+            reads.append([json.loads(line) for line in out.splitlines()])
     shown = _one("missed card").text.splitlines()
-    suspected = [e for e in events if e["event"] == "missed_card_suspected"]
-    assert suspected, [e["event"] for e in events]
+    suspected = [e for events in reads for e in _suspected(events)]
+    assert suspected, [[e["event"] for e in events] for events in reads]
     keys = set(json.loads(shown[0].replace(", ...,", ",")))
     assert keys <= set(suspected[0])
-    cards = [e["seq"] for e in events if e["event"] == "card"]
-    assert len(cards) == len(set(cards)) > 10, "a card delivered twice"
+    for events in reads:
+        cards = [e["seq"] for e in events if e["event"] == "card"]
+        assert len(cards) == len(set(cards)) > 10, "a card delivered twice"
+
+
+def _suspected(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == "missed_card_suspected"]
 
 
 def test_camera_synth_calibrate_read(tmp_path: Path) -> None:

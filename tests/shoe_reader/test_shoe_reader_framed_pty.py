@@ -173,7 +173,10 @@ async def test_cable_pulled_and_plugged_back_reconnects_with_backoff(rig) -> Non
 
 
 async def test_shoe_reboot_resets_seq_and_the_lock_is_reasserted(rig) -> None:
-    r = await rig()
+    # The reboot is seen by its HLO, not by silence: a silence timeout of 2 s (not the
+    # rig's 0.4 s) keeps a loaded machine's stalled thread from adding an offline and an
+    # online of its own (a CI run saw three onlines).
+    r = await rig(reader={"offline_timeout": 2.0})
     await r.online()
     await r.deal(3)
     await r.settled(3)
