@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from shoe_reader.events import SHOW_AGAIN
 from table_service.consoles import approvals
 from table_service.consoles.lookup import DUTY_EVENT
 from table_service.consoles.routes import PAGES, page_html
@@ -101,6 +102,7 @@ def domains() -> dict[str, set[str]]:
         "role": {r.value for r in Role},
         "stream": {"connecting", "reconnecting", "live"},
         "reader": {"shoe", "camera"},
+        "cause": set(SHOW_AGAIN),  # why a camera asks for a card again
         "incident": kinds,
         "step": emitted_event_types(),
         "bet": bet_types() | {"insurance"},  # blackjack's insurance stakes
