@@ -49,7 +49,8 @@ def _valid(value: Any) -> bool:
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return -_MAX_INT <= value <= _MAX_INT
+        number: int = value
+        return -_MAX_INT <= number <= _MAX_INT
     if kind is dict:
         for key, item in value.items():
             if not (type(key) is str or isinstance(key, str)) or not _valid(item):

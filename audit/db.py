@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import Engine, MetaData, create_engine, event
 from sqlalchemy.exc import DBAPIError, DisconnectionError
-from sqlalchemy.orm import DeclarativeBase, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -128,5 +128,5 @@ def _pool_hooks(engine: Engine, idle_seconds: float | None) -> None:
             raise DisconnectionError(f"idle connection failed its ping: {exc}") from exc
 
 
-def make_sessionmaker(engine: Engine) -> sessionmaker:
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)

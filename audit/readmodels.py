@@ -29,7 +29,8 @@ class Expected:
 
 
 def _payload(raw: Any) -> dict[str, Any]:
-    return json.loads(raw) if isinstance(raw, str) else raw
+    payload: dict[str, Any] = json.loads(raw) if isinstance(raw, str) else raw
+    return payload
 
 
 def fold(events: Iterable[Any]) -> Expected:

@@ -34,7 +34,8 @@ def card_source(actor: str) -> str:
 
 def _payload(event: Any) -> dict[str, Any]:
     raw = event.payload
-    return json.loads(raw) if isinstance(raw, str) else raw
+    payload: dict[str, Any] = json.loads(raw) if isinstance(raw, str) else raw
+    return payload
 
 
 @dataclass
@@ -48,7 +49,8 @@ class _Shoe:
     dealt: Counter[str] = field(default_factory=Counter)
     set_aside: Counter[str] = field(default_factory=Counter)
     foreign: list[str] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
+    # A reader's possible duplicate may come without the card it saw.
+    duplicates: list[str | None] = field(default_factory=list)
     unreadable: int = 0
     ended: str | None = None
     ended_seq: int | None = None
@@ -130,7 +132,7 @@ def fold_records(events: Iterable[Any]) -> Records:
             if p.get("unreadable"):
                 shoe.unreadable += 1
         elif kind == "card_set_aside" and shoe is not None:
-            card = p.get("card")
+            card: str = p["card"]  # every card_set_aside names its card
             from_round = p.get("from_round")
             index: int | None = None
             if from_round in rounds:

@@ -33,12 +33,18 @@ class ReplayError(ValueError):
 
 
 class Event(Protocol):
-    seq: int
-    table_id: str
-    round_id: str | None
-    type: str
-    ts: str
+    """What a fold reads of an event: a stored row, a bundle's line, an export's record."""
 
+    @property
+    def seq(self) -> int: ...
+    @property
+    def table_id(self) -> str: ...
+    @property
+    def round_id(self) -> str | None: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def ts(self) -> str: ...
     @property
     def payload(self) -> Any: ...
 
@@ -182,7 +188,8 @@ class Folded:
 
 def _payload(event: Event) -> dict[str, Any]:
     raw = event.payload
-    return json.loads(raw) if isinstance(raw, str) else raw
+    payload: dict[str, Any] = json.loads(raw) if isinstance(raw, str) else raw
+    return payload
 
 
 def fold_rounds(events: Iterable[Event]) -> Folded:
@@ -194,9 +201,9 @@ def fold_rounds(events: Iterable[Event]) -> Folded:
         kind = event.type
         p = _payload(event)
         if kind == "table_opened":
-            ref = f"{event.table_id}@{event.seq}"
-            rules[ref] = p["config"]
-            in_force[event.table_id] = ref
+            opened = f"{event.table_id}@{event.seq}"
+            rules[opened] = p["config"]
+            in_force[event.table_id] = opened
             continue
         if kind == "betting_opened":
             ref = in_force.get(event.table_id)

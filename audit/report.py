@@ -149,10 +149,10 @@ def build_report(
             continue
         if (date_from and event.ts < date_from) or (date_to and event.ts[: len(date_to)] > date_to):
             continue
-        key = {"table": event.table_id, "day": event.ts[:10]}.get(by)
-        if key is not None:
+        group_key = {"table": event.table_id, "day": event.ts[:10]}.get(by)
+        if group_key is not None:
             payload = event.payload if isinstance(event.payload, dict) else {}
-            groups.setdefault(key, Group(key)).incidents[str(payload.get("kind"))] += 1
+            groups.setdefault(group_key, Group(group_key)).incidents[str(payload.get("kind"))] += 1
     if by == "table":  # each ended shoe's reconciliation, with its table
         for shoe in folded_records.shoes:
             if shoe["ended"] and shoe["table_id"] in groups:

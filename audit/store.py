@@ -173,7 +173,7 @@ class EventStore:
         self.fence: Fence | None = None
 
     # -- publishing after commit -------------------------------------------------------
-    def attach(self, factory: sessionmaker) -> None:
+    def attach(self, factory: sessionmaker[Session]) -> None:
         """Deliver appended events to subscribers once (and only if) their commit lands."""
         sa_event.listen(factory, "after_commit", self._after_commit)
         sa_event.listen(factory, "after_soft_rollback", self._after_rollback)
@@ -242,7 +242,7 @@ class EventStore:
             if fence_sql is not None:
                 statements.append(fence_sql)
             raw = connection.connection.dbapi_connection
-            if _can_begin_here(raw):
+            if raw is not None and _can_begin_here(raw):
                 # Nothing sent in this transaction yet: our own BEGIN leads the same round
                 # trip (the driver, told it is in autocommit, sends none of its own; the
                 # server is in a transaction block from here to COMMIT or ROLLBACK, which

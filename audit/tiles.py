@@ -78,5 +78,5 @@ def parse_tile_path(path: str) -> TileRef:
 def available(ref: TileRef, tree_size: int) -> bool:
     """Whether the tile exists in a tree of ``tree_size`` leaves (empty tiles never do)."""
     level = 0 if ref.level is None else ref.level
-    hashes_at_level = tree_size // (TILE_WIDTH**level)
+    hashes_at_level: int = tree_size // (TILE_WIDTH**level)  # int ** int is typed Any
     return ref.index * TILE_WIDTH + ref.width <= hashes_at_level

@@ -28,7 +28,7 @@ def _split(n: int) -> int:
 class LogTree:
     """Subtree hashes over the events table (thread-safe, bounded caches)."""
 
-    def __init__(self, sessions: sessionmaker, *, max_cached_tiles: int = 4096) -> None:
+    def __init__(self, sessions: sessionmaker[Session], *, max_cached_tiles: int = 4096) -> None:
         self._sessions = sessions
         self._lock = threading.Lock()
         self._perfect: dict[tuple[int, int], bytes] = {}

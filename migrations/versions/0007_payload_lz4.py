@@ -27,10 +27,10 @@ def _lz4_available() -> bool:
     bind = op.get_bind()
     if bind.dialect.name != "postgresql":
         return False
-    offered = bind.exec_driver_sql(
+    offered: list[str] | None = bind.exec_driver_sql(
         "SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression'"
     ).scalar()
-    return bool(offered) and "lz4" in offered
+    return offered is not None and "lz4" in offered
 
 
 def upgrade() -> None:
