@@ -84,7 +84,8 @@ def read(
     """Print one JSON line per reader event seen by the camera (logs go to stderr)."""
     from shoe_reader.camera.calibration import Calibration, CalibrationError
     from shoe_reader.camera.reader import CameraReader
-    from shoe_reader.camera.recognize import Recognizer, RoiError, parse_roi
+    from shoe_reader.camera.recognize import Recognizer
+    from shoe_reader.camera.roi import RoiError, parse_roi
     from shoe_reader.camera.source import FrameSourceError, open_source
     from shoe_reader.camera.voting import VotingRules
 

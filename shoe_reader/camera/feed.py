@@ -28,7 +28,8 @@ import structlog
 
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.reader import CameraReader
-from shoe_reader.camera.recognize import Recognizer, parse_roi
+from shoe_reader.camera.recognize import Recognizer
+from shoe_reader.camera.roi import parse_roi
 from shoe_reader.camera.source import FrameSource, open_source
 from shoe_reader.events import (
     BurnCard,

@@ -39,6 +39,7 @@ from shoe_reader.camera.locate import (
     straighten_corner,
     straighten_small,
 )
+from shoe_reader.camera.roi import RoiError
 from shoe_reader.events import BLURRED, COVERED, OUTSIDE, UNKNOWN
 from table_service.rules.cards import SUITS
 
@@ -613,22 +614,6 @@ def check_deck(cal: Calibration) -> dict[str, str]:
             problems.setdefault(a, f"face cannot be told from {b}'s: {twice}")
             problems.setdefault(b, f"face cannot be told from {a}'s: {twice}")
     return problems
-
-
-class RoiError(ValueError):
-    """The region of interest does not fit in the camera's frames."""
-
-
-def parse_roi(text: str) -> tuple[int, int, int, int]:
-    """``x,y,w,h`` in frame pixels. Raises :class:`RoiError`."""
-    parts = text.replace(" ", "").split(",")
-    try:
-        x, y, w, h = (int(p) for p in parts)
-    except ValueError:
-        raise RoiError(f"region must be x,y,w,h in pixels, got {text!r}") from None
-    if x < 0 or y < 0 or w < 16 or h < 16:
-        raise RoiError(f"region {text!r} must start inside the frame and be at least 16x16")
-    return x, y, w, h
 
 
 class Recognizer:

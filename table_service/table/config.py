@@ -123,7 +123,7 @@ class CameraConfig(BaseModel):
     @classmethod
     def _region(cls, value: str | None) -> str | None:
         if value is not None:
-            from shoe_reader.camera.recognize import parse_roi
+            from shoe_reader.camera.roi import parse_roi
 
             parse_roi(value)
         return value

@@ -32,7 +32,7 @@ from table_service.principals import Internal, Principal
 from table_service.rules.game import Turn
 from table_service.runtime import Runtime
 from table_service.table import commands as c
-from table_service.table import policy
+from table_service.table import policy, reader_pump
 from table_service.table.config import TableConfig
 from table_service.table.decide import SYSTEM, Decision, decide
 from table_service.table.errors import IdempotencyConflict, UnknownTable
@@ -644,31 +644,12 @@ class TableService:
 
     # -- the shoe reader ----------------------------------------------------------------------
     async def _pump_reader(self) -> None:
-        from shoe_reader.serial_reader import open_reader
+        await reader_pump.pump(self)
 
-        if self.config.camera is not None:  # a camera, alone or cross-checking the shoe
-            from shoe_reader.camera.table_feed import pump
-
-            await pump(self)
-            return
-
-        shoe = self.config.shoe
-        assert shoe is not None
-        reader_id = f"{self.table_id}-shoe"
-        while True:
-            try:
-                async with open_reader(
-                    shoe.port, shoe.dialect, reader_id, shoe.baud, **self.reader_options
-                ) as reader:
-                    self.reader = reader
-                    self._after_commit_effects(resync=True)
-                    async for event in reader.events():
-                        await self.on_reader_event(event, actor=f"reader:{reader_id}")
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("table.reader_failed", port=shoe.port)
-                await asyncio.sleep(1.0)
+    def attach_reader(self, reader: Any) -> None:
+        """The pump opened the table's shoe: lock or unlock it as the round stands."""
+        self.reader = reader
+        self._after_commit_effects(resync=True)
 
     async def on_reader_event(self, event: Any, *, actor: str) -> Outcome | None:
         self.reader_seen_at = time.monotonic()
@@ -685,7 +666,7 @@ class TableService:
             return None
 
     async def _reader_event(self, event: Any, actor: str) -> Outcome | None:
-        command = reader_command(event)
+        command = reader_pump.reader_command(event)
         if command is None:
             log.info("table.reader_event", reader_event=event.event)
             return None
@@ -841,42 +822,6 @@ def transient(exc: BaseException) -> bool:
     ``lease_lost``). A reader's card refused so is kept and tried again; if the table was
     taken over meanwhile, this process stops it (and the card with it)."""
     return isinstance(exc, Refused) and exc.status == 503
-
-
-def reader_command(event: Any) -> c.Command | None:
-    """Reader event → table command. Readers know nothing of games; this is where the
-    table decides what a reader's report means."""
-    kind = event.event
-    if kind == "card":
-        return c.CardScanned(event.card, event.seq)
-    if kind == "burn_card":
-        return c.CardScanned(event.card, event.seq, burn_mode=True)
-    if kind == "cut_card":
-        return c.CutCard()
-    if kind == "unreadable":
-        details: dict[str, Any] = {"reason": getattr(event, "reason", "")}
-        if getattr(event, "cause", ""):  # a camera says why (see UnreadableCard.show_again)
-            details["cause"] = event.cause
-            details["show_again"] = bool(event.show_again)
-        return c.ReaderFault("unreadable", details)
-    if kind == "missed_card_suspected":
-        return c.ReaderFault(
-            "missed_card_suspected",
-            {"expected_seq": event.expected_seq, "missing": event.missing, "seq": event.seq},
-        )
-    if kind == "offline":
-        return c.ReaderFault("offline", {"reason": event.reason})
-    if kind == "online":
-        return c.ReaderOnline(event.info)
-    if kind == "alarm":
-        return c.ReaderFault("alarm", {"code": event.code, "text": event.text})
-    if kind == "shoe_empty":
-        return c.ReaderFault("shoe_empty", {})
-    if kind == "warning" and event.code == "possible_duplicate_after_reconnect":
-        card = getattr(event, "card", None)
-        text = f"{card} came again right after the shoe reconnected: a re-send or a real copy"
-        return c.ReaderFault("possible_duplicate", {"card": card, "text": text})
-    return None
 
 
 def _trusted(principal: Principal) -> bool:

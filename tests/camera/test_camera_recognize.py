@@ -16,7 +16,8 @@ from hardware_sim.camera.synth import shots
 from shoe_reader.camera.calibration import Calibration, calibrate
 from shoe_reader.camera.index import corners_of
 from shoe_reader.camera.locate import CARD_H, CARD_W, straighten, straighten_corner
-from shoe_reader.camera.recognize import Recognizer, RoiError, parse_roi
+from shoe_reader.camera.recognize import Recognizer
+from shoe_reader.camera.roi import RoiError, parse_roi
 
 from .conftest import HELDOUT
 

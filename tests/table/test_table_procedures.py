@@ -19,7 +19,7 @@ from table_service.table.errors import (
     UnknownIncident,
     WrongPhase,
 )
-from table_service.table.service import reader_command
+from table_service.table.reader_pump import reader_command
 
 
 def test_burn_procedure_counts_the_indicator_value() -> None:

@@ -14,7 +14,7 @@ from shoe_reader.framed_session import FramedSession
 from shoe_reader.framing import encode_frame
 from shoe_reader.session import Stamp
 from table_service.table import commands as c
-from table_service.table.service import reader_command
+from table_service.table.reader_pump import reader_command
 
 HLO = encode_frame(0, "HLO", "M;1;S")
 

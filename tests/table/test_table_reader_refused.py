@@ -7,7 +7,8 @@ from types import SimpleNamespace
 from shoe_reader.events import HardwareWarning
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
-from table_service.table.service import TableService, reader_command
+from table_service.table.reader_pump import reader_command
+from table_service.table.service import TableService
 
 
 async def test_a_card_code_the_table_cannot_take_raises_an_incident(make_runtime) -> None:  # type: ignore[no-untyped-def]
