@@ -111,7 +111,8 @@ def _json_line(key: str, value: str) -> Callable[[Block], bool]:
 
 CLAIMS: dict[str, Callable[[Block], bool]] = {
     "venv and demo": _starts("python3 -m venv .venv"),
-    "round log sample": lambda b: b.lang == "" and "round 1 · bac-1-s1-g1" in b.first,
+    # the demo's first screen: its head (the addresses, tokens), then round 1
+    "round log sample": lambda b: b.lang == "" and "round 1 · bac-1-s1-g1" in b.text,
     "test command": _starts('python -m pip install -e ".[test'),
     "postgres switch": _starts('python3 -m pip install -e ".[postgres]"'),
     "principals and audit": _starts("livetable principal add alice"),
