@@ -25,7 +25,7 @@ import httpx
 import uvicorn
 from rowfloor import placed_rows, write_floor
 
-from table_service.logs import configure_logging
+from shoe_reader.logs import configure_logging
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
 from table_service.scratch import scratch_runtime

@@ -39,8 +39,8 @@ import uvicorn  # noqa: E402
 import websockets  # noqa: E402
 
 from hardware_sim.virtual_shoe import VirtualShoe  # noqa: E402
+from shoe_reader.logs import configure_logging  # noqa: E402
 from table_service.config import Settings  # noqa: E402
-from table_service.logs import configure_logging  # noqa: E402
 from table_service.principals import add_principal  # noqa: E402
 from table_service.runtime import Runtime  # noqa: E402
 from table_service.table.api import build_app  # noqa: E402

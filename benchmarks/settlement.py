@@ -18,7 +18,7 @@ import uuid
 
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, insert
 
-from table_service.logs import configure_logging
+from shoe_reader.logs import configure_logging
 from table_service.runtime import Runtime
 from table_service.scratch import scratch_runtime
 from table_service.table import commands as c

@@ -68,7 +68,7 @@ from sqlalchemy import Table as SqlTable  # noqa: E402
 
 from audit.store import EventStore  # noqa: E402
 from hardware_sim.virtual_shoe import ShoeError, ShoeLockedError, VirtualShoe  # noqa: E402
-from table_service.logs import configure_logging  # noqa: E402
+from shoe_reader.logs import configure_logging  # noqa: E402
 from table_service.models import Account, BetRow, LedgerEntry  # noqa: E402
 from table_service.principals import add_principal  # noqa: E402
 from table_service.runtime import Runtime  # noqa: E402

@@ -33,7 +33,7 @@ from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, insert  # n
 
 from audit.store import StoredEvent  # noqa: E402
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe  # noqa: E402
-from table_service.logs import configure_logging  # noqa: E402
+from shoe_reader.logs import configure_logging  # noqa: E402
 from table_service.runtime import Runtime  # noqa: E402
 from table_service.scratch import scratch_runtime  # noqa: E402
 from table_service.table import commands as c  # noqa: E402

@@ -56,8 +56,8 @@ def _root(
     ),
 ) -> None:
     """Live-dealer table back-office."""
-    from table_service.config import SettingsFileError, check_config_file
-    from table_service.logs import configure_for_command
+    from shoe_reader.logs import configure_for_command
+    from shoe_reader.settings import SettingsFileError, check_config_file
 
     try:  # every command reads it (its log level at least): a broken one stops them all
         check_config_file()
@@ -76,7 +76,7 @@ def main() -> None:
     (``settle``, ``shoe read``, ``camera read``) never mix a log line into it. Each command
     may then configure logging again from its own ``--log-level``. A broken file or
     database that escapes a command ends in one line and exit 2 (``cli_errors``)."""
-    from table_service.logs import LogLevelError, configure_logging
+    from shoe_reader.logs import LogLevelError, configure_logging
 
     try:
         configure_logging()

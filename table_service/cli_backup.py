@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from shoe_reader.logs import configure_for_command
 from table_service.cli_foundation import (
     DATA_DIR_HELP,
     _existing_runtime,
@@ -17,7 +18,6 @@ from table_service.cli_foundation import (
     console,
     err,
 )
-from table_service.logs import configure_for_command
 
 
 def db_backup(

@@ -19,6 +19,7 @@ from starlette.datastructures import Headers, MutableHeaders
 
 from audit.models import AuditCheckpoint
 from audit.store import EventStore
+from shoe_reader.logs import bind_context
 from table_service.api.auth import allowed, get_runtime
 from table_service.api.limits import BodyLimits
 from table_service.api.problems import (
@@ -31,7 +32,6 @@ from table_service.api.problems import (
 from table_service.api.tiles import tiles_router
 from table_service.api.types import IDENT_PATTERN, SEQ_MAX, PrincipalName
 from table_service.consoles.routes import mount_consoles
-from table_service.logs import bind_context
 from table_service.principals import (
     Identity,
     Role,
