@@ -200,3 +200,29 @@ def test_every_setting_is_in_the_configuration_reference() -> None:
         and f"/ `LIVETABLE_{name.upper()}`" not in reference
     ]
     assert not missing, f"settings missing from docs/operations/configuration.md: {missing}"
+
+
+def test_every_file_the_manual_names_is_in_the_repository() -> None:
+    """A repository path the README or a guide page names as code (``table_service/...``,
+    ``tests/...``, ``deploy/...``) is there: a module moved or renamed takes its pages
+    along. The contract texts (``DESIGN.md``, ``design/``, ``rules/``, ``specs/``) are the
+    shared documents' copies and keep their own words."""
+    tops = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    tops |= {"tests", "benchmarks", "deploy", "docs", "migrations", ".ci"}
+    contract = ("DESIGN.md", "design/", "rules/", "specs/")
+    pages = ["README.md", *(f"docs/{p}" for p in PAGES if not p.startswith(contract))]
+    problems = []
+    for page in pages:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        for span in re.findall(r"`([^`\n]+)`", text) + FENCE.findall(text):
+            for token in span.split():
+                path = token.strip("()[],;:.'\"").split("::")[0]
+                if "/" not in path or path.split("/", 1)[0] not in tops:
+                    continue
+                if re.search(r"[<>*{}|…]", path):
+                    continue  # a pattern (`benchmarks/<name>.py`), not a file
+                if not (ROOT / path).exists():
+                    problems.append(f"{page}: {path}")
+    assert not problems, "paths the manual names that are not in the repository:\n" + "\n".join(
+        sorted(set(problems))
+    )
