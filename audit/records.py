@@ -196,6 +196,21 @@ def fold_records(events: Iterable[Any]) -> Records:
             record["cards"].append(
                 {"card": p["card"], "shoe_index": index, "source": source, "by": event.actor}
             )
+        elif kind == "cards_rearranged" and p.get("read_twice"):
+            # one card the reader sent twice: the repeat leaves the round and the shoe's
+            # count, and the cards read after it take back their places in the shoe
+            twice = p["read_twice"]
+            cards = record["cards"]
+            at = twice["index"]
+            if 0 <= at < len(cards) and cards[at]["card"] == twice["card"]:
+                gone = cards.pop(at)["shoe_index"]
+                if shoe is not None:
+                    shoe.dealt[twice["card"]] -= 1
+                    if gone is not None:
+                        shoe.taken -= 1
+                        for later in cards[at:]:
+                            if later["shoe_index"] is not None and later["shoe_index"] > gone:
+                                later["shoe_index"] -= 1
         elif kind == "cards_rearranged":
             entered = list(p.get("entered") or [])
             by_card = {c["card"]: c for c in record["cards"]}

@@ -74,6 +74,7 @@ from table_service.table.wallet import Transfer, account_view, owns, transfer
 
 log = structlog.get_logger(__name__)
 
+
 def _manager(request: Request) -> TableManager:
     return request.app.state.tables
 
@@ -118,6 +119,12 @@ class ResolveIn(Strict):
     note: Note  # type: ignore[valid-type]
     entered: list[EnteredCardIn] = Field(default_factory=list, max_length=ROUND_CARDS_MAX)
     order: list[CardText] | None = Field(None, max_length=ROUND_CARDS_MAX)
+    read_twice: bool = Field(
+        False,
+        strict=True,
+        description="possible_duplicate only: the repeated card was one card read twice; "
+        "it is taken out of the round",
+    )
 
 
 class VoidIn(Strict):
@@ -358,6 +365,7 @@ def table_router() -> APIRouter:
             body.note,
             tuple(c.EnteredCard(e.card, e.index) for e in body.entered),
             tuple(body.order) if body.order is not None else None,
+            body.read_twice,
         )
         return await run(table_id, request, who, command)
 

@@ -102,6 +102,9 @@ class ResolveIncident:
     note: str
     entered: tuple[EnteredCard, ...] = ()
     order: tuple[str, ...] | None = None
+    read_twice: bool = False
+    """For a ``possible_duplicate``: the repeated card was the shoe re-sending a card it
+    had already sent (one physical card, read twice), so it is taken out of the round."""
 
 
 @dataclass(frozen=True)

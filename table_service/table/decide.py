@@ -47,7 +47,7 @@ from table_service.table.errors import (
     UnknownIncident,
     WrongPhase,
 )
-from table_service.table.state import TableState, apply, game_of, game_of_round
+from table_service.table.state import Incident, TableState, apply, game_of, game_of_round
 
 CHUNK = 1000
 SYSTEM = "system:rules"
@@ -808,7 +808,9 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
             "the void, a different supervisor approves it",
             "void_needs_approval",
         )
-    if cmd.entered or cmd.order is not None:
+    if cmd.read_twice:
+        _read_twice(d, incident, cmd)
+    elif cmd.entered or cmd.order is not None:
         if rnd is None or rnd.phase != "dealing":
             raise BadResolution("cards can be entered or re-ordered only while dealing")
         cards = list(rnd.cards)
@@ -842,13 +844,7 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
         }
         if rnd.moves:
             payload["entered_at"] = sorted(e.index for e in cmd.entered)
-        hidden = _face_down_at(d.state, rnd, cards)
-        if hidden:
-            payload["face_down"] = hidden  # the public stream shows these as null
-        spots = [spot.code for spot in _spots_of(d.state, rnd, cards)]
-        if spots:
-            payload["positions"] = spots  # where each card now goes, in shoe order
-        d.emit("cards_rearranged", payload, rnd.round_id)
+        _rearranged(d, payload)
     d.emit(
         "incident_resolved",
         {"incident_id": cmd.incident_id, "resolution": cmd.note, "resolved_by": actor},
@@ -865,6 +861,58 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
         _refund_insurance(d, "missed scan (rule 6)")
     _progress(d, resumed=incident.blocking)
     d.answer = {"incident_id": cmd.incident_id, "next_position": _next_position(d.state)}
+
+
+def _rearranged(d: Decision, payload: dict[str, Any]) -> None:
+    """Record the round's cards in their new shoe order, with where each now goes."""
+    rnd = d.state.round
+    assert rnd is not None
+    cards = payload["cards"]
+    hidden = _face_down_at(d.state, rnd, cards)
+    if hidden:
+        payload["face_down"] = hidden  # the public stream shows these as null
+    spots = [spot.code for spot in _spots_of(d.state, rnd, cards)]
+    if spots:
+        payload["positions"] = spots  # where each card now goes, in shoe order
+    d.emit("cards_rearranged", payload, rnd.round_id)
+
+
+def _read_twice(d: Decision, incident: Incident, cmd: c.ResolveIncident) -> None:
+    """A possible duplicate the supervisor found to be one card read twice (the shoe sent
+    it again after a reconnection): the repeat is taken out of the round and out of the
+    shoe's count, and the round goes on as if it had never come. No hand changes, so it
+    stays a reader incident in every game (seed 000: a card read twice is not blackjack's
+    error rule); a real copy is resolved without ``read_twice`` and stays dealt."""
+    if incident.kind != "possible_duplicate":
+        raise BadResolution(
+            f"only a possible duplicate can be resolved as a card read twice, not {incident.kind}"
+        )
+    if cmd.entered or cmd.order is not None:
+        raise BadResolution("a card read twice is taken out alone: enter or re-order cards apart")
+    rnd = d.state.round
+    card, index = incident.details.get("card"), incident.details.get("index")
+    if (
+        rnd is None
+        or rnd.phase != "dealing"
+        or rnd.round_id != incident.round_id
+        or not isinstance(index, int)
+        or not 0 <= index < len(rnd.cards)
+        or rnd.cards[index] != card
+    ):
+        raise BadResolution(
+            "the repeated card is not in the round being dealt: resolve it without read_twice",
+            card=card,
+            index=index,
+        )
+    cards = [*rnd.cards[:index], *rnd.cards[index + 1 :]]
+    payload: dict[str, Any] = {
+        "round_id": rnd.round_id,
+        "cards": cards,
+        "entered": [],
+        "incident_id": cmd.incident_id,
+        "read_twice": {"card": card, "index": index},
+    }
+    _rearranged(d, payload)
 
 
 def _void_round(d: Decision, cmd: c.VoidRound, now: datetime, actor: str) -> None:

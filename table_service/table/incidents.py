@@ -42,7 +42,8 @@ TABLE_INCIDENTS: Mapping[str, IncidentKind] = MappingProxyType(
                 "possible_duplicate",
                 True,
                 "a card may have been sent twice after a reconnection: the supervisor "
-                "checks the cards on the table and re-orders them or voids the round",
+                "checks the cards on the table; one card read twice is taken out of the "
+                "round (read twice: no hand changes), a real copy stays dealt",
             ),
             IncidentKind(
                 "reader_offline",

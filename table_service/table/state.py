@@ -114,9 +114,11 @@ class ShoeState:
     def ready(self) -> bool:
         return self.burn_remaining == 0
 
-    def count(self, card: str) -> ShoeState:
+    def count(self, card: str, n: int = 1) -> ShoeState:
         seen = dict(self.seen)
-        seen[card] = seen.get(card, 0) + 1
+        seen[card] = seen.get(card, 0) + n
+        if not seen[card]:
+            del seen[card]
         return replace(self, seen=_frozen(seen))
 
 
@@ -518,6 +520,11 @@ def _cards_rearranged(s: TableState, p: Mapping[str, Any]) -> TableState:
     for index in sorted(p.get("entered_at", ())):
         # a card entered before a recorded move was dealt before it
         moves = tuple((after + 1 if index < after else after, m) for after, m in moves)
+    twice = p.get("read_twice")
+    if twice is not None:  # one card read twice: the repeat was never a card of the shoe
+        if shoe is not None:
+            shoe = shoe.count(twice["card"], -1)
+        moves = tuple((after - 1 if twice["index"] < after else after, m) for after, m in moves)
     rnd = replace(rnd, cards=tuple(p["cards"]), moves=moves)
     return replace(s, round=_refold(s, rnd), shoe=shoe)
 

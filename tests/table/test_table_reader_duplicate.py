@@ -73,3 +73,22 @@ def test_supervisor_voids_the_round_when_the_card_was_counted_twice() -> None:
     assert h.state.paused
     h.run(c.VoidRound("KD read twice after a reconnection; one card on the table"))
     assert h.state.round.phase == "voided"  # type: ignore[union-attr]
+
+
+def test_a_card_read_twice_is_taken_out_and_the_round_goes_on() -> None:
+    h = Harness()
+    h.ready_shoe()
+    h.run(c.OpenBetting())
+    h.bet("player", 1000)
+    h.run(c.CloseBetting())
+    for cmd in filter(None, map(reader_command, reader_events())):
+        h.run(cmd)
+    incidents = {i.kind: i.incident_id for i in h.state.incidents.values()}
+    h.run(c.ResolveIncident(incidents["reader_offline"], "cable plugged back"))
+    h.run(c.ResolveIncident(incidents["possible_duplicate"], "one KD: re-sent", read_twice=True))
+    assert h.state.round.cards == ("2S", "KD")  # type: ignore[union-attr]
+    assert h.state.shoe is not None and h.state.shoe.seen["KD"] == 1
+    h.deal("7S", "4C")  # player 2 7 = 9, banker K 4 = 4: a natural
+    (line,) = h.events("bets_settled")[0]["results"]
+    assert (line["result"], line["returned"]) == ("win", 2000)
+    assert h.replayed() == h.state

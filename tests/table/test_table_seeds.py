@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 from table_helpers import Harness
 
+from audit.records import fold_records
 from audit.replay import ReplayError, ReplayTotals, fold_rounds, replay_round
 from table_service.rules.games import find_game
 from table_service.table import commands as c
@@ -31,15 +33,19 @@ class _Logged:
     type: str
     ts: str
     payload: dict[str, Any]
+    actor: str = "reader:t1-shoe"
+
+
+def logged(h: Harness) -> list[_Logged]:
+    return [
+        _Logged(n + 1, h.config.table_id, d.round_id, d.type, "2026-01-01T12:00:00Z", d.payload)
+        for n, d in enumerate(h.log)
+    ]
 
 
 def replayed_rounds(h: Harness) -> ReplayTotals:
     """Every closed round of the harness's log recomputed by the audit replay."""
-    events = [
-        _Logged(n + 1, h.config.table_id, d.round_id, d.type, "2026-01-01T12:00:00Z", d.payload)
-        for n, d in enumerate(h.log)
-    ]
-    folded = fold_rounds(events)
+    folded = fold_rounds(logged(h))
     totals = ReplayTotals()
     for fold in folded.rounds.values():
         replay_round(fold, folded.rules[fold.rules_ref], None, totals)
@@ -348,6 +354,140 @@ def test_a_card_the_reader_could_not_read_stays_a_reader_incident() -> None:
     h.deal("TH")  # dealer 16: draws
     h.deal("2S")  # 18 beats 18? dealer 6 T 2 = 18, seat 8 T = 18: push
     assert h.events("bets_settled")[0]["results"][0]["result"] == "push"
+
+
+def _shoe_resends(*cards: str) -> list[c.Command]:
+    """The table commands of a serial shoe (its framed session, bytes in) that reads
+    ``cards``, loses its cable before the last card's ACK, and sends that card again
+    after reconnecting: the same physical card read twice."""
+    from datetime import UTC, datetime
+
+    from shoe_reader.framed_session import FramedSession
+    from shoe_reader.framing import encode_frame
+    from shoe_reader.session import Stamp
+    from table_service.table.service import reader_command
+
+    hello = encode_frame(0, "HLO", "M;1;S")
+    session, t0 = FramedSession("bj-shoe"), datetime(2026, 1, 1, tzinfo=UTC)
+    frames = b"".join(encode_frame(n, "CRD", card) for n, card in enumerate(cards, 1))
+    events, _ = session.receive(hello + frames, Stamp(1.0, t0))
+    events += session.connection_lost("device lost", Stamp(1.1, t0))
+    again, _ = session.receive(hello + encode_frame(1, "CRD", cards[-1]), Stamp(4.0, t0))
+    return [cmd for cmd in map(reader_command, events + again) if cmd is not None]
+
+
+def _resolve_reader(h: Harness, kind: str, note: str, **kw: Any) -> None:
+    (incident,) = [i for i in h.state.incidents.values() if i.kind == kind]
+    h.run(c.ResolveIncident(incident.incident_id, note, **kw), "supervisor:s")
+
+
+def test_a_card_the_shoe_read_twice_during_a_decision_is_a_reader_incident() -> None:
+    h = blackjack(1)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    commands = _shoe_resends("8S", "6D", "8C")  # seat 1 to decide; 8C comes again
+    assert c.ReaderFault("possible_duplicate", {"card": "8C", "text": ANY}) in commands
+    for cmd in commands:
+        h.run(cmd)
+    raised = {e["kind"]: e for e in h.events("incident_raised")}
+    assert set(raised) == {"reader_offline", "possible_duplicate"} and h.state.paused
+    assert raised["possible_duplicate"]["details"]["index"] == 3
+    _resolve_reader(h, "reader_offline", "cable plugged back")
+    _resolve_reader(h, "possible_duplicate", "one 8C on the table: a re-send", read_twice=True)
+    # put right without changing any hand: no dealing error, nothing refunded
+    assert [e["kind"] for e in h.events("incident_raised")] == list(raised)
+    rnd = h.state.round
+    assert rnd is not None and rnd.phase == "dealing" and not h.state.paused
+    assert rnd.cards == ("8S", "6D", "8C") and not h.events("bets_refunded")
+    assert h.state.shoe is not None and h.state.shoe.seen["8C"] == 1  # one card, not two
+    (moved,) = h.events("cards_rearranged")
+    assert moved["read_twice"] == {"card": "8C", "index": 3}
+    assert h.turn()["actors"] == ["seat:1"]  # type: ignore[index]
+    h.act("seat:1", "stand", "p1")
+    h.deal("TD", "9H")  # dealer 6 T = 16 draws 9: busts; seat 16 wins
+    assert [(r["bet_id"], r["returned"]) for r in h.events("bets_settled")[0]["results"]] == [
+        ("b1", 2000)
+    ]
+    assert h.state.shoe.seen["8C"] == 1 and h.state.shoe.seen["9H"] == 1
+    assert replayed_rounds(h).returned == 2000
+    # the regulator's records: one 8C dealt, the shoe indexes of the cards without a gap
+    records = fold_records(logged(h))
+    (shoe,) = records.shoes
+    assert shoe["by_card"]["8C"]["dealt"] == 1 and shoe["duplicates"] == ["8C"]
+    (record,) = records.rounds.values()
+    dealt = [(x["card"], x["shoe_index"]) for x in record["cards"]]
+    assert dealt == [("8S", 1), ("6D", 2), ("8C", 3), ("TD", 4), ("9H", 5)]
+    assert h.replayed() == h.state
+
+
+def test_a_card_read_twice_on_a_position_owed_leaves_that_position_to_the_next_card() -> None:
+    h = blackjack(1)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    for cmd in _shoe_resends("8S"):  # seat 1's first card read twice: it lands on the dealer
+        h.run(cmd)
+    assert h.state.round is not None and h.state.round.cards == ("8S", "8S")
+    _resolve_reader(h, "reader_offline", "cable plugged back")
+    _resolve_reader(h, "possible_duplicate", "one 8S on the table", read_twice=True)
+    assert h.state.round.cards == ("8S",)
+    assert h.state.round.next_position().code == "DEALER"  # type: ignore[union-attr]
+    h.deal("6D")
+    assert h.state.round.next_position().code == "S1H1"  # type: ignore[union-attr]
+    h.deal("TC")  # seat 1: 8 T = 18
+    h.act("seat:1", "stand", "p1")
+    h.deal("TH", "3S")  # dealer 6 T 3 = 19 beats 18
+    (line,) = h.events("bets_settled")[0]["results"]
+    assert (line["result"], line["returned"]) == ("lose", 0)
+    outcome = h.events("round_result")[0]["outcome"]
+    assert outcome["dealer"]["cards"] == ["6D", "TH", "3S"], outcome
+    assert replayed_rounds(h).rounds == 1
+    assert h.replayed() == h.state
+
+
+def test_a_real_copy_no_position_is_owed_is_still_the_error_rule() -> None:
+    h = blackjack(1)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    for cmd in _shoe_resends("8S", "6D", "8C"):
+        h.run(cmd)
+    _resolve_reader(h, "reader_offline", "cable plugged back")
+    _resolve_reader(h, "possible_duplicate", "two 8C on the table: a real copy")
+    assert h.events("incident_raised")[-1]["kind"] == "card_not_owed" and h.state.paused
+    assert h.state.shoe is not None and h.state.shoe.seen["8C"] == 2
+
+
+def test_only_a_possible_duplicate_takes_a_card_out_as_read_twice() -> None:
+    h = blackjack(1)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    h.deal("8S")
+    h.run(c.ReaderFault("unreadable", {}))
+    with pytest.raises(BadResolution):
+        _resolve_reader(h, "unreadable_card", "8S twice", read_twice=True)
+    assert h.state.round is not None and h.state.round.cards == ("8S",) and h.state.paused
+
+
+def test_a_card_the_camera_alone_saw_stays_a_reader_incident() -> None:
+    # shoe and camera together: a card only the camera reported (seen twice) never deals
+    h = blackjack(1)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    h.deal("8S", "6D", "8C")
+    text = "shoe read nothing, camera saw 8C: the shoe reported no card"
+    h.run(c.ReaderFault("reader_disagreement", {"serial": None, "camera": "8C", "text": text}))
+    assert (
+        h.state.paused
+        and h.state.round is not None
+        and h.state.round.cards
+        == (
+            "8S",
+            "6D",
+            "8C",
+        )
+    )
+    _resolve_reader(h, "reader_disagreement", "8C shown twice to the camera")
+    assert not h.state.paused and h.turn()["actors"] == ["seat:1"]  # type: ignore[index]
+    assert [e["kind"] for e in h.events("incident_raised")] == ["reader_disagreement"]
 
 
 # -- 5. insurance (even money) for a seat holding blackjack (seed 000 "Bảo Hiểm") ---------------

@@ -361,9 +361,13 @@
       });
     };
 
+    // a possible duplicate the supervisor finds to be one card read twice: the repeat goes
+    const twice = el("input", { type: "checkbox", name: "read_twice" });
+    const twiceRow = el("label", { class: "form-row" }, twice, t("form.read_twice"));
+    twiceRow.hidden = incident.kind !== "possible_duplicate";
     const note = el("textarea", { name: "note", rows: "2", placeholder: t("form.note") });
     const resolve = el("button", { type: "submit", class: "primary", "data-action": "resolve" }, t("action.resolve"));
-    const form = el("form", {}, picker, reorder, el("label", {}, t("form.note")), note, resolve);
+    const form = el("form", {}, picker, reorder, twiceRow, el("label", {}, t("form.note")), note, resolve);
     node.append(form);
 
     let cards = [];
@@ -411,6 +415,11 @@
       const body = { note: note.value.trim() };
       if (picked.rank && picked.suit && dealing()) body.entered = [{ card: picked.rank + picked.suit, index: Number(index.value) }];
       if (reorderOn && dealing()) body.order = order.slice();
+      if (twice.checked && !twiceRow.hidden) {
+        body.read_twice = true;
+        delete body.entered;
+        delete body.order;
+      }
       if (!(await LT.confirmDialog(t("confirm.resolve", { id: incident.incident_id })))) return;
       await act(() => api("POST", tablePath(tableId, `/incidents/${encodeURIComponent(incident.incident_id)}/resolve`), body), t("done.resolved", { id: incident.incident_id }));
     });
