@@ -8,6 +8,7 @@ The seeds are ``shared/seeds/*.txt``; the decisions are ``docs/rules/*.md``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 from unittest.mock import ANY
 
@@ -21,6 +22,7 @@ from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.errors import BadResolution, NoShoe, RulesRefused, TablePaused
 from table_service.table.incidents import dealer_may_report
+from table_service.table.reader_pump import disagreement_command
 
 
 @dataclass(frozen=True)
@@ -365,7 +367,7 @@ def _shoe_resends(*cards: str) -> list[c.Command]:
     from shoe_reader.framed_session import FramedSession
     from shoe_reader.framing import encode_frame
     from shoe_reader.session import Stamp
-    from table_service.table.service import reader_command
+    from table_service.table.reader_pump import reader_command
 
     hello = encode_frame(0, "HLO", "M;1;S")
     session, t0 = FramedSession("bj-shoe"), datetime(2026, 1, 1, tzinfo=UTC)
@@ -473,8 +475,8 @@ def test_a_card_the_camera_alone_saw_stays_a_reader_incident() -> None:
     h.seat_bet("p1", "main", 1000, 1)
     h.run(c.CloseBetting())
     h.deal("8S", "6D", "8C")
-    text = "shoe read nothing, camera saw 8C: the shoe reported no card"
-    h.run(c.ReaderFault("reader_disagreement", {"serial": None, "camera": "8C", "text": text}))
+    seen_again = SimpleNamespace(serial=None, camera="8C", detail="the shoe reported no card")
+    h.run(disagreement_command(seen_again))  # what cross_check yields, as the pump sends it
     assert (
         h.state.paused
         and h.state.round is not None
