@@ -226,3 +226,37 @@ def test_every_file_the_manual_names_is_in_the_repository() -> None:
     assert not problems, "paths the manual names that are not in the repository:\n" + "\n".join(
         sorted(set(problems))
     )
+
+
+def test_every_option_is_documented() -> None:
+    """Every option of every ``livetable`` command is named by some page of the manual
+    (as ``--name``), so an option added to a command comes with its line."""
+    import typer.main
+
+    from table_service.cli import app
+
+    manual = "\n".join(
+        (ROOT / page).read_text(encoding="utf-8")
+        for page in ["README.md", *(f"docs/{p}" for p in PAGES)]
+    )
+    missing: list[str] = []
+    seen = 0
+
+    def walk(command: Any, words: list[str]) -> None:
+        nonlocal seen
+        children = getattr(command, "commands", None)
+        if children:
+            for name, child in children.items():
+                if not getattr(child, "hidden", False):
+                    walk(child, [*words, name])
+            return
+        # typer ships its own click: options are told by their kind, not by a class
+        params = [p for p in command.params if p.param_type_name == "option"]
+        for option in [o for p in params for o in p.opts if o.startswith("--")]:
+            seen += 1
+            if option != "--help" and not re.search(rf"{re.escape(option)}\b(?!-)", manual):
+                missing.append(" ".join(["livetable", *words, option]))
+
+    walk(typer.main.get_command(app), [])
+    assert seen > 50, seen
+    assert not missing, f"options no page of the manual names: {missing}"
