@@ -19,9 +19,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from audit.bundle import verify_bundle, write_bundle
 from audit.store import NewEvent
 from shoe_reader.logs import configure_logging
+from table_service.regulator.bundle import verify_bundle, write_bundle
 from table_service.rules.baccarat.paytable import default_paytable
 from table_service.rules.baccarat.settle_command import settle_request
 from table_service.scratch import scratch_runtime

@@ -74,9 +74,9 @@ def summarise(
 
     from audit.db import make_sessionmaker
     from audit.models import AuditCheckpoint
-    from audit.readmodels import check_read_models
     from audit.store import EventStore
     from audit.verify import verify_database
+    from table_service.regulator.readmodels import check_read_models
     from table_service.runtime import current_revision
 
     try:

@@ -58,7 +58,7 @@ def parse_witness_keys(values: list[str]) -> list[VerifierKey]:
 def export_bundle(
     runtime: object, out: Path, table: str | None, date_from: str | None, date_to: str | None
 ) -> None:
-    from audit.bundle import BundleError, Scope, write_bundle
+    from table_service.regulator.bundle import BundleError, Scope, write_bundle
     from table_service.runtime import Runtime
 
     assert isinstance(runtime, Runtime)
@@ -125,7 +125,7 @@ def extra_checks(
     if witness_keys:
         problems += witnessed_in_database(sessions, parse_witness_keys(witness_keys))
     if read_models:
-        from audit.readmodels import check_read_models
+        from table_service.regulator.readmodels import check_read_models
 
         with sessions() as session:
             problems += check_read_models(session)
@@ -136,9 +136,9 @@ def witnessed_in_database(sessions: Any, keys: list[VerifierKey]) -> list[str]:
     """The log's newest checkpoint must carry a valid cosignature by each witness key."""
     from sqlalchemy import select
 
-    from audit.bundle import BundleError, check_witness
     from audit.models import AuditCheckpoint
     from audit.published import note_with_cosignatures
+    from table_service.regulator.bundle import BundleError, check_witness
 
     with sessions() as session:
         rows = list(session.scalars(select(AuditCheckpoint).order_by(AuditCheckpoint.size)))
@@ -235,13 +235,13 @@ def report(
 
     from rich.table import Table
 
-    from audit.report import build_report
+    from table_service.regulator.report import build_report
 
     if by not in ("table", "dealer", "day"):
         err.print("[red]--by is table, dealer or day[/red]")
         raise typer.Exit(2)
     if bundle is not None:
-        from audit.bundle import BundleError, check_manifest, read_bundle_events
+        from table_service.regulator.bundle import BundleError, check_manifest, read_bundle_events
 
         try:
             check_manifest(bundle)

@@ -515,7 +515,7 @@ def serve(
     bind_host, bind_port = host or settings.host, port or settings.port
     exposer = _metrics_listener(metrics or settings.metrics_address, settings.metrics_path)
     app = build_app(runtime, configs, manager=studio_for(runtime, configs, bind_host, bind_port))
-    from audit.watchdog import AuditWatchdog
+    from table_service.regulator.watchdog import AuditWatchdog
 
     watchdog = AuditWatchdog(
         runtime,

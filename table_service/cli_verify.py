@@ -208,8 +208,8 @@ def verify_bundle_cli(
 ) -> None:
     import time
 
-    from audit.bundle import BundleError, verify_bundle
     from table_service.cli_audit import parse_witness_keys
+    from table_service.regulator.bundle import BundleError, verify_bundle
 
     witnesses = parse_witness_keys(witness_keys)
     started = time.monotonic()

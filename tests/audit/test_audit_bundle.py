@@ -11,10 +11,17 @@ import pytest
 from audit_session import Session
 from sqlalchemy import text
 
-from audit.bundle import MANIFEST, BundleError, Scope, _write_manifest, verify_bundle, write_bundle
 from audit.chain import EventBody, event_hash
-from audit.readmodels import check_read_models
 from audit.verify import verify_database
+from table_service.regulator.bundle import (
+    MANIFEST,
+    BundleError,
+    Scope,
+    _write_manifest,
+    verify_bundle,
+    write_bundle,
+)
+from table_service.regulator.readmodels import check_read_models
 
 
 def _bundle(runtime, path: Path, scope: Scope | None = None):  # type: ignore[no-untyped-def]
@@ -238,7 +245,7 @@ def test_read_model_edits_are_named(played) -> None:  # type: ignore[no-untyped-
 
 
 def test_the_serve_watchdog_seals_and_raises_a_ledger_mismatch_alarm(played) -> None:  # type: ignore[no-untyped-def]
-    from audit.watchdog import AuditWatchdog
+    from table_service.regulator.watchdog import AuditWatchdog
 
     runtime, _ = played
     dog = AuditWatchdog(runtime, seal_seconds=1, read_model_seconds=1)

@@ -10,10 +10,10 @@ import pytest
 from audit_session import Session
 from sqlalchemy import text
 
-from audit.bundle import BundleError, _write_manifest, verify_bundle, write_bundle
-from audit.records import fold_records
-from audit.report import build_report
 from audit.store import EventStore
+from table_service.regulator.bundle import BundleError, _write_manifest, verify_bundle, write_bundle
+from table_service.regulator.records import fold_records
+from table_service.regulator.report import build_report
 
 
 @pytest.fixture
@@ -60,7 +60,7 @@ def test_the_shoe_reconciles_against_its_composition(bundle) -> None:  # type: i
 
 
 def test_card_sources() -> None:
-    from audit.records import card_source
+    from table_service.regulator.records import card_source
 
     assert card_source("reader:bac-1-shoe") == "shoe"
     assert card_source("camera:cam-2") == "camera"
@@ -144,7 +144,7 @@ def test_the_report_by_table_day_and_dealer(bundle) -> None:  # type: ignore[no-
 
 
 def test_every_ended_shoe_gets_one_reconciliation_event(make_runtime) -> None:  # type: ignore[no-untyped-def]
-    from audit.watchdog import AuditWatchdog
+    from table_service.regulator.watchdog import AuditWatchdog
     from table_service.table import commands as c
 
     runtime = make_runtime(checkpoint_every=10_000)

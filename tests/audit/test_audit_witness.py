@@ -10,12 +10,12 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
-from audit.bundle import BundleError, verify_bundle, write_bundle
 from audit.note import VerifierKey, open_note, parse_note
 from audit.store import NewEvent
 from audit.witness import Witness, WitnessRefused, poll_once
 from table_service.api.app import create_app
 from table_service.principals import add_principal
+from table_service.regulator.bundle import BundleError, verify_bundle, write_bundle
 
 
 def _fill(runtime, n: int, tag: str = "x") -> None:  # type: ignore[no-untyped-def]

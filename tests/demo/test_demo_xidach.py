@@ -18,12 +18,12 @@ import pytest
 from rich.console import Console
 from sqlalchemy import select
 
-from audit.readmodels import check_read_models
 from audit.store import EventStore
 from table_service.config import Settings
 from table_service.demo.run import DemoError
 from table_service.demo.xidach import XiDachDemoOptions, XiDachReport, run_xidach_demo
 from table_service.models import IncidentRow
+from table_service.regulator.readmodels import check_read_models
 from table_service.runtime import Runtime
 
 CLOCK_LINE = re.compile(r"^\d\d:\d\d:\d\d ")

@@ -40,7 +40,7 @@ WARM = [
     "table_service.table.service",
     "table_service.studio.coordinator",
     "table_service.runtime",
-    "audit.watchdog",
+    "table_service.regulator.watchdog",
     "migrations",
     "alembic.command",
     "alembic.runtime.migration",

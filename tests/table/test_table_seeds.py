@@ -15,8 +15,8 @@ from unittest.mock import ANY
 import pytest
 from table_helpers import Harness
 
-from audit.records import fold_records
-from audit.replay import ReplayError, ReplayTotals, fold_rounds, replay_round
+from table_service.regulator.records import fold_records
+from table_service.regulator.replay import ReplayError, ReplayTotals, fold_rounds, replay_round
 from table_service.rules.games import find_game
 from table_service.table import commands as c
 from table_service.table.config import TableConfig

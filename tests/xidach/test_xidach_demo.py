@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from audit.readmodels import check_read_models
 from audit.store import EventStore, StoredEvent
 from table_service.config import Settings
 from table_service.demo.xidach import BANK_TERM, XiDachDemoOptions, run_xidach_demo
+from table_service.regulator.readmodels import check_read_models
 from table_service.runtime import Runtime
 
 

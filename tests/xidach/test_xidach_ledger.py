@@ -13,11 +13,11 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from audit.readmodels import check_read_models
-from audit.replay import ReplayTotals, fold_rounds, replay_round
-from audit.report import build_report
 from audit.store import EventStore
 from table_service.models import Account, LedgerEntry, house_account
+from table_service.regulator.readmodels import check_read_models
+from table_service.regulator.replay import ReplayTotals, fold_rounds, replay_round
+from table_service.regulator.report import build_report
 from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
@@ -185,7 +185,7 @@ def test_a_void_after_a_check_refunds_only_the_open_stakes_and_the_check_stands(
 def test_a_forged_early_line_in_a_voided_round_is_caught_by_the_replay(fd: Client) -> None:
     """The replay recomputes a checked stake of a voided round from its cards: a log
     claiming that stake won is refused, as is a settled line the rules never settled."""
-    from audit.replay import ReplayError
+    from table_service.regulator.replay import ReplayError
 
     _open_forced_draw(fd)
     fd.post(f"/tables/{T}/round/void", "supervisor", {"reason": "misdeal", "change_shoe": True})

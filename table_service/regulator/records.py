@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.replay import rules_hash
+from table_service.regulator.replay import rules_hash
 
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"

@@ -35,8 +35,6 @@ from audit.note import (
 )
 from audit.proof import ProofError, consistency_proof, list_subtree, verify_consistency
 from audit.published import note_with_cosignatures
-from audit.records import fold_records
-from audit.replay import ReplayError, ReplayTotals, fold_rounds, replay_round, rules_hash
 from audit.verify import (
     HeldCheckpoint,
     Trusted,
@@ -44,6 +42,14 @@ from audit.verify import (
     check_extends,
     held_checkpoint,
     verify_log,
+)
+from table_service.regulator.records import fold_records
+from table_service.regulator.replay import (
+    ReplayError,
+    ReplayTotals,
+    fold_rounds,
+    replay_round,
+    rules_hash,
 )
 
 FORMAT = "livetable-bundle/1"

@@ -18,8 +18,8 @@ from typing import Any
 import structlog
 
 from audit.published import latest_checkpoint
-from audit.readmodels import check_read_models
 from audit.store import SYSTEM_TABLE, EventStore, NewEvent
+from table_service.regulator.readmodels import check_read_models
 
 log = structlog.get_logger(__name__)
 
@@ -78,7 +78,7 @@ class AuditWatchdog:
         (cards by rank and suit against the shoe's composition); how many were written."""
         from sqlalchemy import text
 
-        from audit.records import fold_records
+        from table_service.regulator.records import fold_records
 
         with self.runtime.sessions() as session:
             ended = session.execute(

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.records import fold_records
-from audit.replay import fold_rounds, rules_hash
+from table_service.regulator.records import fold_records
+from table_service.regulator.replay import fold_rounds, rules_hash
 
 
 def _baccarat_rtp(config: Mapping[str, Any]) -> dict[str, float]:
