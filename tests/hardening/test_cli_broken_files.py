@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 import typer
 
 from table_service.cli import app
+from tests.support.crash_harness import run_cli
 
 # Values for the required arguments of commands that have them (nothing here exists).
 ARGS: dict[str, list[str]] = {
@@ -76,22 +76,13 @@ def _argv(name: str) -> list[str]:
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int | None, str, str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "table_service.cli", *argv],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    """``python -m table_service.cli ARGV`` in its own process, forked from the tests' serve
+    zygote (``tests/support/serve_zygote.py``: the imports made once, not a hundred times)."""
     try:
-        out, err = proc.communicate(timeout=90)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        return None, out, err
-    return proc.returncode, out, err
+        done = run_cli(argv, cwd=cwd, env=env, timeout=90)
+    except subprocess.TimeoutExpired as exc:
+        return None, str(exc.output or ""), str(exc.stderr or "")
+    return done.returncode, done.stdout, done.stderr
 
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:

@@ -149,11 +149,28 @@ class ServeZygote:
     def alive(self) -> bool:
         return not self._closed and self.proc.poll() is None
 
-    def spawn(self, argv: list[str], env: dict[str, str], log: Path) -> ForkedServe:
+    def spawn(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        log: Path,
+        *,
+        cwd: Path | None = None,
+        streams: dict[str, Path] | None = None,
+    ) -> ForkedServe:
+        """Fork ``python -m table_service.cli ARGV``; ``streams`` ("stdin", "stdout",
+        "stderr": paths) stand in for ``/dev/null`` and the log."""
         with self._spawning:
             self._next += 1
             ident = self._next
-            request = {"id": ident, "argv": argv, "env": env, "cwd": os.getcwd(), "log": str(log)}
+            request = {
+                "id": ident,
+                "argv": argv,
+                "env": env,
+                "cwd": str(cwd or os.getcwd()),
+                "log": str(log),
+                **{name: str(path) for name, path in (streams or {}).items()},
+            }
             os.write(self._requests, json.dumps(request).encode() + b"\n")
             self._wait(lambda: ident in self._pids, READY_SECONDS, "a fork")
             return ForkedServe(self, self._pids.pop(ident))
@@ -215,8 +232,84 @@ def serve_zygote() -> ServeZygote | None:
             else:
                 atexit.unregister(close_serve_zygote)
                 atexit.register(close_serve_zygote)
-            _zygote = ServeZygote()
+            _zygote = _started_zygote()
         return _zygote
+
+
+def _started_zygote() -> ServeZygote:
+    """A new zygote, started by a thread that lives as long as it does: ``--pdeathsig``
+    follows the thread that started a process, so a zygote a worker thread of a pool
+    started would die with that thread, under the next test's requests."""
+    started: list[ServeZygote | BaseException] = []
+    ready = threading.Event()
+
+    def keep() -> None:
+        try:
+            zygote = ServeZygote()
+        except BaseException as exc:
+            started.append(exc)
+            ready.set()
+            return
+        started.append(zygote)
+        ready.set()
+        zygote.proc.wait()
+
+    threading.Thread(target=keep, name="serve-zygote", daemon=True).start()
+    ready.wait()
+    if isinstance(started[0], BaseException):
+        raise started[0]
+    return started[0]
+
+
+def run_cli(
+    argv: list[str],
+    *,
+    cwd: Path | str | None = None,
+    env: dict[str, str] | None = None,
+    input: str | bytes | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run([python, -m, table_service.cli, *argv], capture_output=True,
+    text=True)``, the command forked from this process's zygote (its imports made once: a
+    one-shot command then costs its own work, not an interpreter's start). On a timeout the
+    command is killed and ``subprocess.TimeoutExpired`` raised, as ``subprocess.run`` does.
+    ``LIVETABLE_TEST_SERVE_FORK=0``: a fresh interpreter, as written above."""
+    command = [sys.executable, "-m", "table_service.cli", *argv]
+    environment = dict(os.environ if env is None else env)
+    zygote = serve_zygote()
+    if zygote is None:
+        return subprocess.run(
+            command,
+            cwd=cwd,
+            env=environment,
+            input=input.decode() if isinstance(input, bytes) else input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    with tempfile.TemporaryDirectory(prefix="livetable-cli-") as tmp:
+        streams = {name: Path(tmp, name) for name in ("stdout", "stderr")}
+        if input is not None:
+            streams["stdin"] = Path(tmp, "stdin")
+            data = input.encode() if isinstance(input, str) else input
+            streams["stdin"].write_bytes(data)
+        proc = zygote.spawn(
+            argv, environment, streams["stderr"], cwd=Path(cwd or os.getcwd()), streams=streams
+        )
+        try:
+            code = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise subprocess.TimeoutExpired(
+                command,
+                timeout or 0.0,
+                output=streams["stdout"].read_text(errors="replace"),
+                stderr=streams["stderr"].read_text(errors="replace"),
+            ) from None
+        out, err = (streams[n].read_text(errors="replace") for n in ("stdout", "stderr"))
+    return subprocess.CompletedProcess(command, code, out, err)
 
 
 def free_port() -> int:

@@ -12,7 +12,9 @@ made before the fork, and nothing here reads the environment at import time).
 
 Run as a script by :class:`tests.support.crash_harness.ServeZygote`: requests come as JSON
 lines on the file descriptor given as ``argv[1]``, answers go to ``argv[2]``:
-``{"argv", "env", "cwd", "log"}`` is answered ``{"pid": N}``, and every child's end is
+``{"argv", "env", "cwd", "log"}`` is answered ``{"pid": N}`` (optional ``"stdin"``, ``"stdout"``
+and ``"stderr"`` paths stand in for ``/dev/null`` and the log: a one-shot command run by
+``crash_harness.run_cli``), and every child's end is
 reported as ``{"exit": N, "status": CODE, "cpu": SECONDS}`` (a signal ``-SIG``, as
 ``Popen.returncode``; the CPU the child used, for ``--cpu-durations``).
 The zygote dies with the test process (``setpriv --pdeathsig``), and its children die
@@ -91,19 +93,24 @@ def _child(request: dict[str, Any], closing: list[int]) -> None:
         signal.set_wakeup_fd(-1)
         for fd in closing:
             os.close(fd)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.close(null)
-        os.close(log)
+        stdin = os.open(request.get("stdin") or os.devnull, os.O_RDONLY)
+        os.dup2(stdin, 0)
+        os.close(stdin)
+        for fd, path in ((1, request.get("stdout")), (2, request.get("stderr"))):
+            out = os.open(path or request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            os.dup2(out, fd)
+            os.close(out)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
         import runpy
 
         module = "table_service.cli"
+        # As ``-m`` finds it: not imported under its own name yet (the warm copy stays
+        # where the modules that import it hold it), or runpy warns on standard error.
+        sys.modules.pop(f"{module}.__main__", None)
+        if not hasattr(sys.modules.get(module), "__path__"):
+            sys.modules.pop(module, None)
         sys.argv = [module, *request["argv"]]
         sys.path[0] = request["cwd"]  # as ``-m`` puts it
         try:
