@@ -19,12 +19,13 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from scratch import scratch_runtime
+
 from audit.store import NewEvent
 from shoe_reader.logs import configure_logging
 from table_service.regulator.bundle import verify_bundle, write_bundle
 from table_service.rules.baccarat.paytable import default_paytable
 from table_service.rules.baccarat.settle_command import settle_request
-from table_service.scratch import scratch_runtime
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.decide import decide

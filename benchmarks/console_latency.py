@@ -29,22 +29,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this folder leads sys.path, and benchmarks/shoe_reader.py would stand in
-# for the shoe_reader package the virtual shoe and the reader import.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+import httpx
+import uvicorn
+import websockets
 
-import httpx  # noqa: E402
-import uvicorn  # noqa: E402
-import websockets  # noqa: E402
-
-from hardware_sim.virtual_shoe import VirtualShoe  # noqa: E402
-from shoe_reader.logs import configure_logging  # noqa: E402
-from table_service.config import Settings  # noqa: E402
-from table_service.principals import add_principal  # noqa: E402
-from table_service.runtime import Runtime  # noqa: E402
-from table_service.table.api import build_app  # noqa: E402
-from table_service.table.config import ShoeConfig, TableConfig  # noqa: E402
+from hardware_sim.virtual_shoe import VirtualShoe
+from shoe_reader.logs import configure_logging
+from table_service.config import Settings
+from table_service.principals import add_principal
+from table_service.runtime import Runtime
+from table_service.table.api import build_app
+from table_service.table.config import ShoeConfig, TableConfig
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [

@@ -483,8 +483,9 @@ def main() -> None:
     parser.add_argument("--idle", action="store_true", help="py-spy: sample waiting threads too")
     parser.add_argument("--profile-format", default="raw", help="py-spy format (raw, speedscope)")
     args = parser.parse_args()
+    from scratch import scratch_runtime
+
     from shoe_reader.logs import configure_logging
-    from table_service.scratch import scratch_runtime
 
     configure_logging(level="WARNING")
     say(f"load average before: {load_average()}")

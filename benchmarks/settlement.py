@@ -16,11 +16,11 @@ import asyncio
 import time
 import uuid
 
+from scratch import scratch_runtime
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, insert
 
 from shoe_reader.logs import configure_logging
 from table_service.runtime import Runtime
-from table_service.scratch import scratch_runtime
 from table_service.table import commands as c
 from table_service.table.config import StakeLimits, TableConfig
 from table_service.table.service import TableService, new_bet_id

@@ -254,8 +254,9 @@ def main() -> None:
     parser.add_argument("--profile", default=None, help="py-spy the server into this file")
     parser.add_argument("--idle", action="store_true", help="py-spy: sample waiting threads too")
     args = parser.parse_args()
+    from scratch import scratch_runtime
+
     from shoe_reader.logs import configure_logging
-    from table_service.scratch import scratch_runtime
 
     configure_logging(level="WARNING")
     with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:

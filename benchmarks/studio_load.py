@@ -57,26 +57,19 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-# Run as a script, this folder leads sys.path, and benchmarks/shoe_reader.py would stand in
-# for the shoe_reader package the virtual shoe imports.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+import httpx
+from scratch import scratch_runtime
+from serving import cpu_seconds
+from sqlalchemy import BigInteger, Column, Integer, MetaData, func, insert, select
+from sqlalchemy import Table as SqlTable
 
-import httpx  # noqa: E402
-from sqlalchemy import BigInteger, Column, Integer, MetaData, func, insert, select  # noqa: E402
-from sqlalchemy import Table as SqlTable  # noqa: E402
-
-from audit.store import EventStore  # noqa: E402
-from hardware_sim.virtual_shoe import ShoeError, ShoeLockedError, VirtualShoe  # noqa: E402
-from shoe_reader.logs import configure_logging  # noqa: E402
-from table_service.models import Account, BetRow, LedgerEntry  # noqa: E402
-from table_service.principals import add_principal  # noqa: E402
-from table_service.runtime import Runtime  # noqa: E402
-from table_service.scratch import scratch_runtime  # noqa: E402
-from table_service.table.stream import public_view  # noqa: E402
-
-sys.path.append(str(_HERE))  # serving.py, after the packages it would shadow
-from serving import cpu_seconds  # noqa: E402
+from audit.store import EventStore
+from hardware_sim.virtual_shoe import ShoeError, ShoeLockedError, VirtualShoe
+from shoe_reader.logs import configure_logging
+from table_service.models import Account, BetRow, LedgerEntry
+from table_service.principals import add_principal
+from table_service.runtime import Runtime
+from table_service.table.stream import public_view
 
 BET_TYPES = ["player", "banker", "tie", "player_pair", "banker_pair"]
 

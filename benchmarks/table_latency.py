@@ -19,28 +19,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
 import uuid
-from pathlib import Path
 
-# Run as a script, this folder leads sys.path, and benchmarks/shoe_reader.py would stand in
-# for the shoe_reader package the virtual shoe and the reader import.
-_HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+from scratch import scratch_runtime
+from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, insert
 
-from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, insert  # noqa: E402
-
-from audit.store import StoredEvent  # noqa: E402
-from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe  # noqa: E402
-from shoe_reader.logs import configure_logging  # noqa: E402
-from table_service.runtime import Runtime  # noqa: E402
-from table_service.scratch import scratch_runtime  # noqa: E402
-from table_service.table import commands as c  # noqa: E402
-from table_service.table.config import ShoeConfig, TableConfig  # noqa: E402
-from table_service.table.service import TableService  # noqa: E402
-from table_service.table.stream import StreamHub  # noqa: E402
-from table_service.table.wallet import Transfer, transfer  # noqa: E402
+from audit.store import StoredEvent
+from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
+from shoe_reader.logs import configure_logging
+from table_service.runtime import Runtime
+from table_service.table import commands as c
+from table_service.table.config import ShoeConfig, TableConfig
+from table_service.table.service import TableService
+from table_service.table.stream import StreamHub
+from table_service.table.wallet import Transfer, transfer
 
 ACTOR = "bench:latency"
 TABLE = "bench-latency"

@@ -1,6 +1,6 @@
 """Shoe reader benchmark: parser throughput and byte-to-event latency through a pty.
 
-    python benchmarks/shoe_reader.py [--frames 200000] [--cards 400]
+    python benchmarks/shoe_reading.py [--frames 200000] [--cards 400]
 
 1. Throughput, in memory: the framed parser alone, the full framed host session (parse,
    CRC, SEQ tracking, ACK encoding, event objects) and the ascii session, fed 4 KiB reads.
@@ -15,15 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
-from pathlib import Path
-
-# This file is named like the package it measures; run as a script, its own folder would
-# come first on sys.path and shadow the real ``shoe_reader`` package (hence E402 below).
-# ruff: noqa: E402
-_here = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _here]
 
 from hardware_sim.virtual_shoe import VirtualShoe
 from shoe_reader.ascii_protocol import AsciiSession
