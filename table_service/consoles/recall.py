@@ -51,6 +51,7 @@ BY_RULES = frozenset(
         "decision_awaited",
         "cards_revealed",
         "commission_credited",
+        "seat_released",  # in a round's record: released by its settlement
     }
 )
 """Steps the table's rules take themselves, whatever command or card set them off: the
@@ -179,13 +180,14 @@ def recall_round(
                 }
             )
         elif e.type == "bets_placed":
-            n = len(bet_items(e))
-            counts["bets"] += n
-            steps.append({**base, "bets": n})
+            placed = bet_items(e)
+            counts["bets"] += len(placed)
+            steps.append({**base, **_summed(placed, "stake"), "bets": len(placed)})
         elif e.type in ("bets_settled", "bets_refunded"):
-            n = len(line_items(e))
-            counts["settlement"] += n
-            steps.append({**base, "lines": n})
+            lines = line_items(e)
+            counts["settlement"] += len(lines)
+            summed = _summed(lines, "returned")
+            steps.append({**base, **summed, "lines": len(lines), "reason": p.get("reason")})
         elif e.type == "incident_raised":
             incidents[str(p.get("incident_id"))] = _incident(e, game)
             steps.append(
@@ -206,6 +208,8 @@ def recall_round(
                 {
                     **base,
                     "incident_id": p.get("incident_id"),
+                    "kind": found["kind"] if found is not None else None,
+                    "resolution": p.get("resolution"),
                     "by": p.get("resolved_by") or e.actor,  # the rules resolve some themselves
                 }
             )
@@ -239,6 +243,20 @@ def recall_round(
         "incidents": list(incidents.values()),
         "settle_input": settle_input,
     }
+
+
+SHOWN = 3
+"""Bets or lines a step names one by one; beyond, the step gives their count and sum."""
+
+
+def _summed(items: list[dict[str, Any]], amount: str) -> dict[str, Any]:
+    """What a step of bets or settlement lines says in words: the sum of ``amount`` and,
+    for a few bets, each one (seat, bet type, stake, account)."""
+    out: dict[str, Any] = {amount: sum(int(i.get(amount) or 0) for i in items)}
+    if amount == "stake" and len(items) <= SHOWN:
+        keys = ("seat", "type", "stake", "account")
+        out["items"] = [{k: i[k] for k in keys if i.get(k) is not None} for i in items]
+    return out
 
 
 def _incident(e: StoredEvent, game: str | None) -> dict[str, Any]:

@@ -117,6 +117,7 @@ def _view(request: Request, table_id: str, audience: str) -> dict[str, Any]:
             found = state.incidents.get(item.get("incident_id"))
             item["raised_by"] = getattr(found, "raised_by", None)
         view["house_banker"] = house_banked(service)
+        view["bank_seat"] = state.bank_seat  # a seated Xì Dách bank: its seat holds no stake
     return view
 
 
@@ -170,7 +171,6 @@ def _pit_view(request: Request, session: Any, table_id: str, large_above: int) -
         "bank": money.bank_of(bets),
         **money.table_results(session, table_id, shoe_no, _today_from(request, session)),
     }
-    view["bank_seat"] = state.bank_seat
     view["void_approval"] = {
         "threshold": approvals.threshold(service),
         "open_stakes": approvals.open_stakes(service),

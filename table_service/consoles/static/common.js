@@ -427,6 +427,15 @@ const LT = (() => {
     return String(actor);
   }
 
+  // Who did something, as the log records it ("reader:bac-1-shoe", "supervisor:sup-bao",
+  // "system:rules"), in words: "Reader bac-1-shoe", "Supervisor sup-bao", "Table rules".
+  function principalLabel(principal) {
+    if (!principal) return "";
+    const [kind, ...rest] = String(principal).split(":");
+    if (kind === "system") return t("actor.rules");
+    return has(`actor.${kind}`) ? t(`actor.${kind}`, { name: rest.join(":") }) : String(principal);
+  }
+
   // A word of the log or the rules (a step, a bet type, a move …) in the page's language:
   // the dictionary's `<prefix>.<value>`, or the value itself where it has none.
   function term(prefix, value) {
@@ -499,6 +508,7 @@ const LT = (() => {
     houseMove,
     details,
     actorLabel,
+    principalLabel,
     totals,
   };
 })();

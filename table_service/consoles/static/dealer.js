@@ -135,7 +135,7 @@
     const r = view.round;
     $("table-badge").textContent = `${t("table.table")} ${view.table_id} · ${t(`game.${view.game}`)}`;
     const cut = view.shoe && view.shoe.cut_card_drawn ? ` · ${t("table.cut_card")}` : "";
-    $("shoe-badge").textContent = view.shoe ? `${t("table.shoe")} ${view.shoe.shoe_no} · ${t("table.cards_seen", { n: view.shoe.cards_seen })}${cut}` : t("table.no_shoe");
+    $("shoe-badge").textContent = view.shoe ? `${t("table.shoe")} ${view.shoe.shoe_no} · ${t(view.shoe.cards_seen === 1 ? "table.cards_seen_one" : "table.cards_seen", { n: view.shoe.cards_seen })}${cut}` : t("table.no_shoe");
     const reader = $("reader-badge");
     reader.textContent = view.reader_online ? t("reader.online") : t("reader.offline");
     reader.className = `badge ${view.reader_online ? "ok" : "bad"}`;
@@ -148,7 +148,7 @@
     $("next-target").dataset.code = what.code || "";
     $("next-code").textContent = r && r.next && what.code && what.code !== what.target ? what.code : "";
     const seatsAt = (r && r.layout && ((r.layout.seats || []).length + (r.layout.hands || []).length)) || 0;
-    Render.round($("layout"), view, { size: seatsAt > 4 ? "" : "big", seatStakes: r && r.seat_stakes });
+    Render.round($("layout"), view, { size: seatsAt > 4 ? "" : "big", seatStakes: r && r.seat_stakes, seated: view.seats, bankSeat: view.bank_seat });
     $("layout").dataset.seats = String(seatsAt);
     $("layout").dataset.crowd = seatsAt > 4 ? "many" : "few";
     renderStakes(view);
@@ -171,7 +171,9 @@
   function renderStakes(view) {
     const r = view.round;
     const s = r && r.stakes;
-    $("round-stakes").textContent = s && s.bets ? t("dealer.stakes", { bets: s.bets, players: s.players, staked: LT.fmtMoney(s.staked) }) : "";
+    const bets = s && t(s.bets === 1 ? "count.bets_one" : "count.bets", { n: s.bets });
+    const players = s && t(s.players === 1 ? "count.players_one" : "count.players", { n: s.players });
+    $("round-stakes").textContent = s && s.bets ? t("dealer.stakes", { bets, players, staked: LT.fmtMoney(s.staked) }) : "";
   }
 
   // A move as the game names it: "Hit", "Check seat 3 (xét bài)", "Double · hand 2".

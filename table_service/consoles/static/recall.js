@@ -182,10 +182,19 @@
     return who;
   }
 
+  // A position by its name, and its code where the name does not say it ("Seat 1 · hand 1
+  // (S1H1)", but "Banker (Nhà cái)", not "… (BANKER)").
   function position(code) {
     if (!code) return "";
     const label = LT.targetLabel({ code });
-    return label === code ? code : `${label} (${code})`;
+    return label.toLowerCase().includes(String(code).toLowerCase()) ? label : `${label} (${code})`;
+  }
+
+  const bets = (n) => (n === 1 ? t("count.bets_one") : t("count.bets", { n }));
+
+  // A bet as a regulator reads it: "Seat 1 · Main bet 800 · alice".
+  function betText(b) {
+    return [b.seat ? t("pos.seat", { seat: b.seat }) : "", `${LT.term("bet", b.type)} ${LT.fmtMoney(b.stake)}`, b.account || ""].filter(Boolean).join(" · ");
   }
 
   // A step in plain words, for every game.
@@ -204,8 +213,9 @@
         return t("says.decision_awaited", { who: (d.actors || []).map(LT.actorLabel).join(", "), s: Math.round((d.ms || 0) / 1000), time: LT.fmtDateTime(d.deadline) });
       case "action_taken": {
         const who = `${LT.actorLabel(d.actor)}${d.hand && d.hand > 1 ? ` · ${t("pos.hand", { hand: d.hand })}` : ""}`;
-        const target = d.target ? ` (${d.target === "all" ? LT.houseMove("check all") : LT.houseMove(`check seat ${d.target}`)})` : "";
-        return `${who}: ${LT.term("move", d.action)}${target}`;
+        // a house banker's check names its target ("check every punter (xét bài)")
+        const move = d.target ? LT.houseMove(d.target === "all" ? "check all" : `check seat ${d.target}`) : LT.term("move", d.action);
+        return `${who}: ${move}`;
       }
       case "round_result":
         return outcomeText(d.outcome, r.game) || LT.details(d);
@@ -230,8 +240,15 @@
       default:
         break;
     }
-    if (step.bets !== undefined) return t("recall.n_bets", { n: step.bets });
-    if (step.lines !== undefined) return t("recall.n_lines", { n: step.lines });
+    if (step.type === "bets_placed") {
+      const each = step.items && step.items.length === step.bets ? step.items.map(betText).join("; ") : "";
+      return each || t("says.bets_placed", { bets: bets(step.bets), staked: LT.fmtMoney(step.stake) });
+    }
+    if (step.type === "bets_settled") return t("says.bets_settled", { bets: bets(step.lines), returned: LT.fmtMoney(step.returned) });
+    if (step.type === "bets_refunded") return t("says.bets_refunded", { bets: bets(step.lines), returned: LT.fmtMoney(step.returned), reason: step.reason || "" });
+    if (step.type === "incident_resolved") {
+      return t("says.incident_resolved", { kind: step.kind ? LT.incidentName(step.kind) : "", id: step.incident_id, note: step.resolution || "" });
+    }
     if (step.kind) return `${LT.incidentName(step.kind)} (${step.incident_id})`;
     if (step.incident_id) return step.incident_id;
     const shown = Object.fromEntries(Object.entries(d).filter(([k]) => !["clock", "ms", "by", "positions"].includes(k)));

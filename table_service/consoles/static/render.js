@@ -85,7 +85,9 @@ const Render = (() => {
 
   // Any other game: the dealer's (or banker's) hand first, then the seats, each with its
   // hands, its stakes (where the view has them) and who is to act.
-  function generic(container, round, { size = "small", seatStakes = null, holders = null } = {}) {
+  // While betting is open a game lays out no hand yet: every seated player's seat is shown
+  // with what it has staked so far (``seated``: the view's seats), or that none is in yet.
+  function generic(container, round, { size = "small", seatStakes = null, holders = null, seated = null, bankSeat = null } = {}) {
     const layout = round.layout || {};
     container.replaceChildren();
     const seats = layout.seats || [];
@@ -95,6 +97,11 @@ const Render = (() => {
     const houseHands = [];
     const seatHands = new Map();
     for (const seat of seats) seatHands.set(String(seat.seat), { seat: seat.seat, hands: seat.hands || [], player: seat.player });
+    const betting = round.phase === "betting";
+    for (const x of [...(seatStakes || []), ...(betting ? seated || [] : [])]) {
+      if (x.pending || String(x.seat) === String(bankSeat)) continue; // plays next round; the bank
+      if (!seatHands.has(String(x.seat))) seatHands.set(String(x.seat), { seat: x.seat, hands: [] });
+    }
     for (const hand of hands(layout)) {
       if (hand.seat !== undefined && hand.seat !== null && hand.hand !== "banker" && hand.hand !== "dealer") {
         const entry = seatHands.get(String(hand.seat)) || { seat: hand.seat, hands: [] };
@@ -126,6 +133,7 @@ const Render = (() => {
             stake ? el("span", { class: "stake", "data-field": "seat-stake" }, LT.fmtMoney(stake.total)) : null),
           holder ? el("div", { class: "muted holder", "data-field": "holder" }, holder) : null,
           stake ? el("div", { class: "muted stakes", "data-field": "seat-stakes" }, stakesText(stake)) : null,
+          !stake && betting ? el("div", { class: "muted stakes", "data-field": "no-bet" }, t("seat.no_bet_yet")) : null,
         );
         for (const hand of seat.hands) {
           box.append(

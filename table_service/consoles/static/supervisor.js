@@ -155,7 +155,7 @@
         el("div", { class: "row" }, el("span", {}, t("table.round")),
           el("strong", { "data-field": "phase" }, r ? `${r.table_round || r.game_number} · ${t(`phase.${r.phase}`)}` : t("phase.none")),
           deadline ? el("span", { class: "timer", "data-deadline": deadline }) : null),
-        el("div", { class: "row" }, el("span", {}, t("table.shoe")), el("span", { "data-field": "shoe" }, view.shoe ? `${view.shoe.shoe_no} · ${t("table.cards_seen", { n: view.shoe.cards_seen })}` : t("table.no_shoe"))),
+        el("div", { class: "row" }, el("span", {}, t("table.shoe")), el("span", { "data-field": "shoe" }, view.shoe ? `${view.shoe.shoe_no} · ${t(view.shoe.cards_seen === 1 ? "table.cards_seen_one" : "table.cards_seen", { n: view.shoe.cards_seen })}` : t("table.no_shoe"))),
         el("div", { class: "row" }, el("span", {}, t("table.dealer_on_duty")),
           el("span", {}, el("span", { "data-field": "dealer" }, duty ? duty.dealer : t("table.nobody")),
             duty ? el("span", { class: "muted", "data-field": "dealer-since" }, ` · ${t("table.since", { time: since(duty.since) })}`) : null)),
@@ -277,9 +277,9 @@
           el("div", { class: "when" }, LT.fmtDateTime(i.raised_at)),
           el("div", {}, el("strong", {}, LT.incidentName(i.kind)), " ",
             el("span", { class: "badge" }, `${i.table_id}${i.round_id ? ` · ${i.round_id}` : ""}`)),
-          el("div", { class: "muted" }, t("timeline.raised", { who: i.raised_by || "" })),
+          el("div", { class: "muted", "data-field": "raised-by" }, t("timeline.raised", { who: LT.principalLabel(i.raised_by) })),
           i.status === "resolved"
-            ? el("div", {}, t("timeline.resolved", { who: i.resolved_by || "", time: LT.fmtDateTime(i.resolved_at), note: i.resolution || "" }))
+            ? el("div", { "data-field": "resolved-by" }, t("timeline.resolved", { who: LT.principalLabel(i.resolved_by), time: LT.fmtDateTime(i.resolved_at), note: i.resolution || "" }))
             : el("div", { class: "open-note" }, t("timeline.open"))),
       );
     }
@@ -323,7 +323,7 @@
         el("span", { class: "kind" }, LT.incidentName(incident.kind)),
         el("span", { class: "badge" }, `${tableId}${incident.round_id ? ` · ${incident.round_id}` : ""}`),
         incident.blocking ? el("span", { class: "badge bad" }, t("incident.blocking")) : null),
-      el("div", { class: "muted" }, t("incident.raised_by", { who: incident.raised_by || "" }), incident.raised_at ? ` · ${LT.fmtDateTime(incident.raised_at)}` : ""),
+      el("div", { class: "muted" }, t("incident.raised_by", { who: LT.principalLabel(incident.raised_by) }), incident.raised_at ? ` · ${LT.fmtDateTime(incident.raised_at)}` : ""),
       el("div", { class: "procedure", "data-field": "procedure" }, el("strong", {}, `${t("incident.procedure")}: `), LT.procedureText(incident) || "—"),
     );
     const details = Object.entries(incident.details || {});
