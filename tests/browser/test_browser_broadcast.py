@@ -88,14 +88,25 @@ def test_a_blackjack_round_on_the_overlay_and_the_dealer_console(
         {"key": "b", "account": "bob", "type": "main", "stake": 500, "seat": 2},
         {"key": "c", "account": "carol", "type": "main", "stake": 2000, "seat": 3},
     ]
-    studio.call("POST", f"/tables/{t}/bets", "operator", {"bets": bets})
+    studio.call("POST", f"/tables/{t}/bets", "operator", {"bets": bets[:2]})
+    # while betting is open the dealer sees every seat: what it has staked, or no bet yet
+    expect(dealer.locator("[data-seat='1'] [data-field=seat-stake]")).to_have_text("1,000")
+    expect(dealer.locator("[data-seat='3'] [data-field=no-bet]")).to_have_text("no bet yet")
+    expect(dealer.locator("#round-stakes")).to_have_text("2 bets from 2 players · 1,500 staked")
+    studio.call("POST", f"/tables/{t}/bets", "operator", {"bets": bets[2:]})
     pair = [{"key": "bp", "account": "bob", "type": "pair", "stake": 200, "seat": 2}]
     studio.call("POST", f"/tables/{t}/bets", "operator", {"bets": pair})
     expect(overlay.locator("[data-field=players] .n")).to_have_text("3")
     expect(overlay.locator("[data-field=staked] .n")).to_have_text("3,700")
     expect(overlay.locator("#ov-countdown")).to_be_visible()
     _shot(studio, overlay, "overlay-blackjack-1-betting")
+    expect(dealer.locator("[data-seat='3'] [data-field=seat-stake]")).to_have_text("2,000")
+    expect(dealer.locator("[data-field=no-bet]")).to_have_count(0)
     studio.shot(dealer, "dealer-blackjack-1-betting")
+    pit = studio.page(browser, "/console/supervisor", width=1920, height=1080)
+    sign_in(pit, studio.tokens["sup-bao"])
+    expect(pit.locator(f"[data-table={t}] [data-field=in-play]")).to_have_text("3,700")
+    studio.shot(pit, "supervisor-blackjack-1-betting")
 
     # dealing: no placeholder total before a hand has a card; stakes per seat for the dealer
     studio.call("POST", f"/tables/{t}/betting/close", "dealer")
@@ -183,6 +194,9 @@ def test_a_xidach_round_on_the_overlay_with_the_dealer_making_the_house_move(
     dealer = studio.page(browser, "/console/dealer", width=1920, height=1080)
     sign_in(dealer, studio.tokens["dealer"])
     expect(dealer.locator("#console")).to_be_visible()
+    pit = studio.page(browser, "/console/supervisor", width=1920, height=1080)
+    sign_in(pit, studio.tokens["sup-bao"])
+    tile = pit.locator(f"[data-table={t}]")
 
     studio.call("POST", f"/tables/{t}/betting/open", "dealer")
     expect(overlay.locator("#ov-game")).to_have_text("Xì Dách")
@@ -195,8 +209,16 @@ def test_a_xidach_round_on_the_overlay_with_the_dealer_making_the_house_move(
     expect(overlay.locator("[data-field=staked] .n")).to_have_text("1.000")  # vi grouping
     _shot(studio, overlay, "overlay-xidach-1-betting")
     expect(dealer.locator("#phase")).to_have_attribute("data-phase", "betting")
+    expect(dealer.locator("[data-seat='1'] [data-field=seat-stake]")).to_have_text("1,000")
+    expect(dealer.locator("[data-seat='2'] [data-field=no-bet]")).to_be_visible()
+    expect(dealer.locator("#round-stakes")).to_have_text("1 bet from 1 player · 1,000 staked")
     studio.shot(dealer, "dealer-xidach-1-betting")
-    studio.call("POST", f"/tables/{t}/bets", "operator", {"bets": bets[1:]})  # all bet: closes
+    expect(tile.locator("[data-field=in-play]")).to_have_text("1,000")
+    expect(tile.locator("[data-field=bank]")).to_contain_text("the house")
+    studio.shot(pit, "supervisor-xidach-1-betting")
+    studio.call("POST", f"/tables/{t}/bets", "operator", {"bets": bets[1:]})
+    # forced-draw waits for its countdown (only room closes once all have bet): the dealer
+    studio.call("POST", f"/tables/{t}/betting/close", "dealer")
     for card in XIDACH[:6]:
         assert studio.deal() == card
 
@@ -243,6 +265,30 @@ def test_a_xidach_round_on_the_overlay_with_the_dealer_making_the_house_move(
     _shot(studio, overlay, "overlay-xidach-4-result")
     studio.shot(dealer, "dealer-xidach-4-result")
     assert not [u for u in asked if "/roads" in u], "a Xì Dách table was asked for roads"
+    expect(tile.locator("[data-field=in-play]")).to_have_text("0")
+    expect(tile.locator("[data-hand=banker] [data-card='TC']")).to_have_count(1)
+    studio.shot(pit, "supervisor-xidach-4-result")
+
+    # the recall: every step in words, the house banker's move the dealer's, the bets one
+    # by one, what the settlement returned, the rules as the actor of what they did
+    recall = studio.page(browser, f"/recall/{t}", width=1920, height=1080)
+    sign_in(recall, studio.tokens["regulator"])
+    steps = recall.locator("article.round-record [data-section=steps] tbody tr")
+    placed = steps.filter(has_text="Bets placed")
+    expect(placed.first).to_contain_text("Seat 1 · Main bet 1,000 · alice")
+    expect(placed.last).to_contain_text("Seat 2 · Main bet 1,500 · bob")
+    settled = steps.filter(has_text="Bets settled").first  # then "Round settled"
+    expect(settled).to_contain_text("2 bets settled")
+    expect(settled.locator("td").last).to_have_text("Table rules")
+    rows = [row.split("\t") for row in steps.all_inner_texts()]
+    for row in rows:
+        assert "undefined" not in row and "null" not in row and "{" not in "".join(row), row
+    house = [r for r in rows if r[2] == "Decision" and r[3].startswith("Banker")]
+    assert house and all(r[4] == "Dealer dealer-ann" for r in house), house
+    assert all(r[3].count("xét bài") <= 1 for r in house), house  # the move named once
+    dealt = [r for r in rows if r[2] == "Card dealt" and "Banker" in r[3]]
+    assert dealt and not any("(BANKER)" in r[3] for r in dealt), dealt
+    studio.shot(recall, "recall-xidach-round")
 
 
 def test_the_house_move_route_is_the_dealers_at_a_house_banked_table_only(
@@ -311,6 +357,8 @@ def test_a_baccarat_round_phase_by_phase_on_the_overlay_dealer_and_pit(
     expect(overlay.locator("[data-position=B1] [data-card]")).to_have_count(1)
     _shot(studio, overlay, "overlay-baccarat-2-dealing")
     studio.shot(dealer, "dealer-baccarat-2-dealing")
+    expect(pit.locator(f"[data-table={t}] [data-field=hands] [data-card]")).to_have_count(2)
+    studio.shot(pit, "supervisor-baccarat-2-dealing")
     while (studio.summary()["round"] or {}).get("next_position"):
         studio.deal()
     wait_for(lambda: studio.summary()["round"]["phase"] == "settled", what="settled")

@@ -82,7 +82,7 @@ def test_the_pit_sees_money_hands_and_seats_and_the_recall_finds_the_round(
     expect(tile.locator("[data-field=dealer]")).to_have_text("dealer-ann")
     expect(tile.locator("[data-field=dealer-since]")).to_contain_text("UTC")
     expect(tile.locator("[data-field=phase]")).to_contain_text("1 ·")
-    studio.shot(page, "supervisor-blackjack-1-decision")
+    studio.shot(page, "supervisor-blackjack-2-decision")
 
     for actor, action, account in (("seat:1", "stand", "alice"), ("seat:3", "hit", "carol")):
         body = {"actor": actor, "action": action, "account": account}
@@ -95,7 +95,7 @@ def test_the_pit_sees_money_hands_and_seats_and_the_recall_finds_the_round(
     expect(tile.locator("[data-field=in-play]")).to_have_text("0")
     expect(tile.locator("[data-field=result-shoe]")).to_have_text("+950")
     expect(tile.locator("[data-field=result-day]")).to_have_text("+950")
-    studio.shot(page, "supervisor-blackjack-2-result")
+    studio.shot(page, "supervisor-blackjack-3-result")
 
     # the recall: by round id, then by account (a regulator's search)
     recall = studio.page(browser, f"/recall/{t}", width=1920, height=1080)
@@ -111,6 +111,9 @@ def test_the_pit_sees_money_hands_and_seats_and_the_recall_finds_the_round(
     expect(result).to_contain_text("Dealer 9♦ 8♣ = 17")
     expect(result).to_contain_text("Table rules")  # the rules settle, not the reader
     expect(steps.filter(has_text="Round settled")).to_contain_text("staked 4,200")
+    # four bets in one step: their count and sum; the settlement: what it returned
+    expect(steps.filter(has_text="Bets placed")).to_contain_text("4 bets, 4,200 staked")
+    expect(steps.filter(has_text="Bets settled").first).to_contain_text("4 bets settled, 3,250")
     expect(steps.filter(has_text="Seat 1: stand")).to_have_count(1)
     expect(steps.first.locator("td").nth(1)).to_contain_text("UTC")
     expect(picked.locator("[data-field=table-round]")).to_have_text("round 1 at the table")

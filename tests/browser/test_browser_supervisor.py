@@ -58,6 +58,10 @@ def test_missed_scan_resolved_by_picking_the_card(make_studio: Any, browser: Any
     expect(resolved).to_contain_text("sup-bao")
     expect(resolved).to_contain_text("5H left the shoe unread")
     expect(resolved).to_contain_text("UTC")  # when, with its zone (the browser runs in UTC)
+    # who, in words: the dealer raised it, the supervisor resolved it
+    expect(resolved.locator("[data-field=raised-by]")).to_have_text("raised by Dealer dealer-ann")
+    expect(resolved.locator("[data-field=resolved-by]")).to_contain_text("Supervisor sup-bao")
+    studio.shot(page, "supervisor-timeline")
 
     # the dealer console is live again with the card in place
     expect(dealer.locator("#paused-banner")).to_be_hidden()

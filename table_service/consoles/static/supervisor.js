@@ -175,6 +175,8 @@
           el("strong", {}, t("money.bank_holder", { account: m.bank.account, seat: m.bank.seat, balance: money(m.bank.balance) }))));
       } else if (view.bank_seat) {
         tile.append(el("div", { class: "row bank", "data-field": "bank" }, el("span", {}, t("money.bank")), el("strong", {}, t("money.bank_keeper", { seat: view.bank_seat }))));
+      } else if (view.house_banker) {
+        tile.append(el("div", { class: "row bank", "data-field": "bank" }, el("span", {}, t("money.bank")), el("strong", {}, t("money.bank_house"))));
       }
       tile.append(moneyBox(view));
       const buttons = el("div", { class: "buttons" });
