@@ -204,6 +204,8 @@ class RoundStats:
     accounts: set[str] = field(default_factory=set)
     refunded: int = 0
     refunds: int = 0
+    bank_returned: int = 0
+    """A seated Xì Dách bank given back by a void (its balance, not a punter's stake)."""
     results: list[dict[str, Any]] = field(default_factory=list)
     bank: dict[str, Any] | None = None
     """A seated Xì Dách bank (its balance committed): not a bet of a punter."""
@@ -631,19 +633,23 @@ class RoundLog:
 
     def _on_bets_refunded(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         stats = self._stats(p["round_id"])
-        stats.refunds += len(p["refunds"])
-        stats.refunded += sum(r["returned"] for r in p["refunds"])
+        stakes = [r for r in p["refunds"] if r.get("type") != "bank"]
+        stats.refunds += len(stakes)
+        stats.refunded += sum(r["returned"] for r in stakes)
+        stats.bank_returned += sum(r["returned"] for r in p["refunds"] if r.get("type") == "bank")
 
     def _on_round_voided(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         self._round_active = False
         stats = self._stats(p["round_id"])
         self.totals.rounds_voided += 1
+        bank = stats.bank_returned
         self._line(
             e["ts"],
             p["round_id"],
             "void",
             f"ROUND VOID ({p['reason']}): {plural(stats.refunds, 'stake')} refunded, "
-            f"{money(stats.refunded)} in total",
+            f"{money(stats.refunded)} in total"
+            + (f"; the bank's {money(bank)} back to its holder" if bank else ""),
         )
 
     def _on_incident_raised(self, e: dict[str, Any], p: dict[str, Any]) -> None:

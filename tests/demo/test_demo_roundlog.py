@@ -270,3 +270,24 @@ def test_rounds_are_numbered_as_the_table_counts_them() -> None:
     payload = {"round_id": "bj-1-s3-g2", "game_number": 2, "closes_at": "2026-12-01T09:16:41Z"}
     log.on_event(_event("betting_opened", payload))
     assert "round 42 · bj-1-s3-g2 · game 2 of the shoe" in out.getvalue()
+
+
+def test_a_void_refunds_the_punters_stakes_and_gives_the_bank_back_apart() -> None:
+    log, out = _log()
+    refunds = [
+        {
+            "bet_id": "b",
+            "account": "banker9",
+            "type": "bank",
+            "stake": 199_500,
+            "returned": 199_500,
+        },
+        {"bet_id": "a", "account": "punter3", "type": "main", "stake": 300, "returned": 300},
+    ]
+    round_id = "xd-room-s3-g1"
+    reason = "demo stopped mid-round: every stake refunded"
+    log.on_event(_event("bets_refunded", {"round_id": round_id, "refunds": refunds}, round_id))
+    log.on_event(_event("round_voided", {"round_id": round_id, "reason": reason}, round_id))
+    text = out.getvalue()
+    assert f"ROUND VOID ({reason}): 1 stake refunded, 300 in total" in text
+    assert "the bank's 199,500 back to its holder" in text
