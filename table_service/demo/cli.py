@@ -31,6 +31,23 @@ LOG_FILE = "livetable.log"
 """The service's own log, in the data folder: the terminal is for the round log."""
 
 
+MISTAKES_LISTED = 5
+
+
+def mistakes_line(mistakes: list[tuple[str, str]]) -> str:
+    """The dealer's mistakes, ``(round_id, kind)`` in order: each one while they are few;
+    beyond, their count by kind and the first few (a demo left running for hours made
+    one line of thousands of characters)."""
+    listed = ", ".join(f"{kind} in {rid}" for rid, kind in mistakes[:MISTAKES_LISTED])
+    if len(mistakes) <= MISTAKES_LISTED:
+        return f"dealer mistakes: {listed}"
+    kinds: dict[str, int] = {}
+    for _, kind in mistakes:
+        kinds[kind] = kinds.get(kind, 0) + 1
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+    return f"dealer mistakes: {len(mistakes)} ({counts}); the first: {listed}"
+
+
 def demo(
     port: int | None = typer.Option(
         None, help="API port (default LIVETABLE_PORT or 8000; 0: any free port)"
@@ -284,9 +301,7 @@ def _summary(console: Console, report: DemoReport) -> None:
         + f", {len(open_ids)} left open"
     )
     if report.mistakes:
-        console.print(
-            "dealer mistakes: " + ", ".join(f"{kind} in {rid}" for rid, kind in report.mistakes)
-        )
+        console.print(mistakes_line(report.mistakes))
     if report.interrupted_round_voided:
         console.print("the round in progress at Ctrl-C was voided and its stakes refunded")
     verify = "livetable audit verify"
@@ -356,9 +371,7 @@ def _xidach_summary(console: Console, report: XiDachReport, options: XiDachDemoO
         + f", {len(open_ids)} left open"
     )
     if report.mistakes:
-        console.print(
-            "dealer mistakes: " + ", ".join(f"{kind} in {rid}" for rid, kind in report.mistakes)
-        )
+        console.print(mistakes_line(report.mistakes))
     if report.interrupted_round_voided:
         console.print("the round in progress at Ctrl-C was voided and its stakes refunded")
     console.print(

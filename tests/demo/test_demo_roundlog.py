@@ -291,3 +291,16 @@ def test_a_void_refunds_the_punters_stakes_and_gives_the_bank_back_apart() -> No
     text = out.getvalue()
     assert f"ROUND VOID ({reason}): 1 stake refunded, 300 in total" in text
     assert "the bank's 199,500 back to its holder" in text
+
+
+def test_the_summary_lists_a_few_mistakes_and_counts_many() -> None:
+    from table_service.demo.cli import mistakes_line
+
+    few = [("bj-1-s1-g2", "missed_scan"), ("bj-1-s1-g5", "exposed_card")]
+    assert mistakes_line(few) == (
+        "dealer mistakes: missed_scan in bj-1-s1-g2, exposed_card in bj-1-s1-g5"
+    )
+    many = [(f"xd-s{n}-g1", "missed_scan" if n % 3 else "card_not_owed") for n in range(1, 92)]
+    line = mistakes_line(many)
+    assert line.startswith("dealer mistakes: 91 (card_not_owed 30, missed_scan 61); the first: ")
+    assert line.endswith("missed_scan in xd-s5-g1") and len(line) < 300
