@@ -396,10 +396,6 @@ class VirtualShoe:
         self._queue_event("LID", "C", None)
 
     # ------------------------------------------------------------------ faults on demand
-    def set_faults(self, faults: str | FaultSpec | None) -> None:
-        """Replace the random fault spec (e.g. ``"corrupt=0.1,drop=0.05"``; None: no faults)."""
-        self.faults.spec = faults if isinstance(faults, FaultSpec) else parse_fault_spec(faults)
-
     def corrupt_next(self, count: int = 1, frame_type: str | None = None) -> None:
         self.faults.force("corrupt", count, frame_type)
 

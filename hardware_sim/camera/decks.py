@@ -11,10 +11,6 @@ Deck = CardDesign | str
 """A drawn design, or the name of a drawn design or of a published deck."""
 
 
-def deck_name(deck: Deck) -> str:
-    return deck if isinstance(deck, str) else deck.name
-
-
 def known_decks() -> list[str]:
     return [*DESIGNS, *DECKS]
 

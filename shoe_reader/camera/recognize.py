@@ -23,7 +23,6 @@ from shoe_reader.camera.face_match import FACE_H, FACE_W, FaceMatch, face_featur
 from shoe_reader.camera.index import (
     NoIndex,
     Part,
-    corners_of,
     features,
     nudged,
     pair_similarities,
@@ -468,11 +467,6 @@ def _read_index(
     if confidence >= WEAK:
         return CardRead(code, confidence, "", deck_fit=index)
     return CardRead(code, confidence, "index not clear", deck_fit=index, cause=BLURRED)
-
-
-def read_face(cal: Calibration, card: np.ndarray) -> tuple[CardRead, FaceMatch | None]:
-    """Read a straightened card (``CARD_H x CARD_W`` BGR) against the calibrated faces."""
-    return _read(cal, card, [(lambda c=c: c) for c in corners_of(card, cal.mirrored)])
 
 
 def index_fit(

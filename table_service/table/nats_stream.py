@@ -107,9 +107,6 @@ class JetStreamPublisher:
             f"{subject_token(event.table_id)}.{event.type}"
         )
 
-    def operator_filter(self, operator: str) -> str:
-        return f"{self.root}.operators.{subject_token(operator)}.>"
-
     # -- lifecycle ---------------------------------------------------------------------
     async def start(self) -> None:
         import nats
@@ -177,10 +174,6 @@ class JetStreamPublisher:
             if loop.time() > deadline:
                 raise TimeoutError("JetStream outboxes still behind")
             await asyncio.sleep(0.02)
-
-    def published_seq(self, table_id: str) -> int:
-        outbox = self._outboxes.get(table_id)
-        return outbox.last_table if outbox is not None else 0
 
     # -- from the commit -----------------------------------------------------------------
     def _from_commit(self, events: list[StoredEvent]) -> None:
