@@ -56,6 +56,20 @@ BY_RULES = frozenset(
 )
 """Steps the table's rules take themselves, whatever command or card set them off: the
 recall names the rules as their actor (and the trigger apart), never the reader."""
+BY_RULES_AFTER_A_CARD = frozenset({"card_set_aside", "bets_refunded", "round_voided"})
+"""Steps the rules take on a card the reader reported (an exposed card set aside, a round
+voided for two): the rules', not the reader's; a person's void stays that person's."""
+
+
+def by_rules(e: StoredEvent) -> bool:
+    """Whether the table's rules, not the event's actor, did what ``e`` records."""
+    if e.type in BY_RULES:
+        return True
+    if e.type == "betting_closed":
+        return e.payload.get("reason") != "dealer"
+    return e.type in BY_RULES_AFTER_A_CARD and e.actor.startswith(("reader:", "system"))
+
+
 CURSOR_PATTERN = r"^[0-9]{1,18}\.[0-9]{1,9}$"
 
 
@@ -162,8 +176,7 @@ def recall_round(
             "ts": e.ts,
             "type": e.type,
             "actor": e.actor,
-            "by_rules": e.type in BY_RULES
-            or (e.type == "betting_closed" and e.payload.get("reason") != "dealer"),
+            "by_rules": by_rules(e),
             "hash": e.hash,
         }
         p = e.payload
