@@ -27,10 +27,10 @@ from rowfloor import placed_rows, write_floor
 from scratch import scratch_runtime
 
 from shoe_reader.logs import configure_logging
+from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
 from table_service.table import commands as c
-from table_service.table.api import build_app
 from table_service.table.config import StakeLimits, TableConfig
 from table_service.table.service import TableService, new_bet_id
 from table_service.table.wallet import Transfer, transfer

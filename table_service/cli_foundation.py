@@ -496,8 +496,8 @@ def serve(
     runs is answered 421 with that process's address (the manual: docs/operations/studio.md)."""
     import uvicorn
 
+    from table_service.app import build_app
     from table_service.studio.coordinator import studio_for
-    from table_service.table.api import build_app
     from table_service.table.config import ConfigError, load_tables
 
     settings = _settings()

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from audit.store import EventStore
 from hardware_sim.virtual_shoe import VirtualShoe
+from table_service.app import build_app
 from table_service.config import Settings
 from table_service.demo.bots import (
     MISTAKES_BY_GAME,
@@ -44,7 +45,6 @@ from table_service.demo.seatbots import SeatPlayers
 from table_service.demo.shoestack import ShoeStack, SupplyExhausted
 from table_service.models import RoundRow
 from table_service.runtime import Runtime
-from table_service.table.api import build_app
 from table_service.table.config import CameraConfig, ShoeConfig, TableConfig
 
 log = structlog.get_logger(__name__)

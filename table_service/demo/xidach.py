@@ -52,6 +52,7 @@ from rich.console import Console
 
 from audit.store import EventStore
 from hardware_sim.virtual_shoe import VirtualShoe
+from table_service.app import build_app
 from table_service.config import Settings
 from table_service.demo.bots import (
     MISTAKES_BY_GAME,
@@ -87,7 +88,6 @@ from table_service.rules.xidach.profile import PROFILE_NAMES, load_profile
 from table_service.rules.xidach.replay import handle_line
 from table_service.rules.xidach.state import TableLimits
 from table_service.runtime import Runtime
-from table_service.table.api import build_app
 from table_service.table.config import CameraConfig, ShoeConfig, StakeLimits, TableConfig
 
 log = structlog.get_logger(__name__)

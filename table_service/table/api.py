@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import structlog
 from fastapi import (
     APIRouter,
     Depends,
-    FastAPI,
     Path,
     Query,
     Request,
@@ -24,7 +22,6 @@ from sqlalchemy import select
 
 from audit.store import EventStore, StoredEvent
 from table_service import metrics
-from table_service.api.app import create_app
 from table_service.api.auth import acting, allowed, get_runtime, visible_table
 from table_service.api.problems import AUTH, BODY, errors
 from table_service.api.types import (
@@ -43,12 +40,10 @@ from table_service.errors import InvalidRequest, NotFound, Refused
 from table_service.models import Account, BetRow, IncidentRow, LedgerEntry, RoundRow, house_account
 from table_service.principals import Identity, authenticate
 from table_service.runtime import Runtime
-from table_service.studio.api import studio_responses, studio_router, table_elsewhere
-from table_service.studio.coordinator import Studio
+from table_service.studio.api import studio_responses
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import commands as c
 from table_service.table import policy
-from table_service.table.config import TableConfig
 from table_service.table.recall import round_record
 from table_service.table.service import TableManager, TableService, new_bet_id
 from table_service.table.stream import (
@@ -62,8 +57,6 @@ from table_service.table.stream import (
     REPLAY_PAGE,
     SEND_BURST,
     StreamHub,
-    Writes,
-    WritesFirst,
     internal_view,
     operator_view,
     public_view,
@@ -839,76 +832,3 @@ def _not_here(manager: TableManager, table_id: str) -> tuple[int, str]:
     except Refused as exc:
         return CLOSE_NOT_FOUND, exc.reason
     return 4503, f"table {table_id} is starting"
-
-
-def build_app(
-    runtime: Runtime,
-    configs: list[TableConfig],
-    *,
-    with_readers: bool = True,
-    reader_options: dict[str, Any] | None = None,
-    manager: TableManager | None = None,
-) -> FastAPI:
-    """The whole service: foundation routes, table routes, stream; tables start with it."""
-    manager = manager or TableManager(runtime, configs, reader_options=reader_options)
-    writes = Writes()
-
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        settings = runtime.settings
-        hub = StreamHub(
-            asyncio.get_running_loop(),
-            max_public_per_table=settings.stream_max_public_per_table,
-            max_public_per_address=settings.stream_max_public_per_address,
-            replay_workers=settings.stream_replay_workers,
-            replay_concurrency=settings.stream_replay_concurrency,
-            replay_rate=settings.stream_replay_rate,
-            replay_share=settings.stream_replay_share,
-            writes=writes,
-        )
-        metrics.watch_runtime(runtime)
-        runtime.store.subscribe(hub.publish)
-        app.state.hub = hub
-        metrics.watch("hubs", hub)
-        for_dropped = getattr(manager, "on_dropped", None)
-        if for_dropped is not None:
-            for_dropped.append(hub.end)
-        publisher = None
-        if runtime.settings.nats_url:
-            from table_service.table.nats_stream import JetStreamPublisher
-
-            # In a studio only a table's lease holder publishes it (from the log).
-            studio = manager if isinstance(manager, Studio) else None
-            publisher = JetStreamPublisher(
-                runtime,
-                runtime.settings.nats_url,
-                stream=runtime.settings.nats_stream,
-                tables=() if studio is not None else None,
-            )
-            await publisher.start()
-            metrics.watch("publishers", publisher)
-            if studio is not None:
-                studio.on_acquired.append(publisher.add_table)
-                studio.on_dropped.append(publisher.drop_table)
-        await manager.start(with_readers=with_readers)
-        try:
-            yield
-        finally:
-            await manager.stop()
-            if publisher is not None:
-                metrics.unwatch("publishers", publisher)
-                await publisher.stop()
-            metrics.unwatch("hubs", hub)
-            metrics.unwatch_runtime(runtime)
-            hub.close()
-
-    routers = [table_router()]
-    if isinstance(manager, Studio):
-        routers.append(studio_router())
-    app = create_app(runtime, routers=routers, lifespan=lifespan)
-    app.state.tables = manager
-    app.add_middleware(WritesFirst, writes=writes)  # stream replays give way to writes
-    app.add_exception_handler(TableElsewhere, table_elsewhere)  # type: ignore[arg-type]
-    app.add_middleware(metrics.ResponseCounter)
-
-    return app

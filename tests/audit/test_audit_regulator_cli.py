@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from audit.store import NewEvent
 from audit.witness import Witness
-from table_service.api.app import create_app
+from table_service.app import create_app
 from table_service.cli import app
 from table_service.config import Settings
 from table_service.principals import add_principal

@@ -14,7 +14,7 @@ from audit.note import VerifierKey, open_note, parse_checkpoint
 from audit.proof import verify_consistency, verify_inclusion
 from audit.store import NewEvent
 from audit.tiles import TilePathError, TileRef, encode_index, parse_tile_path
-from table_service.api.app import create_app
+from table_service.app import create_app
 from table_service.principals import add_principal
 
 N = 600  # two full level-0 tiles, a partial one of 88, a partial level-1 tile of 2

@@ -13,7 +13,7 @@ from sqlalchemy import text
 from audit.note import VerifierKey, open_note, parse_note
 from audit.store import NewEvent
 from audit.witness import Witness, WitnessRefused, poll_once
-from table_service.api.app import create_app
+from table_service.app import create_app
 from table_service.principals import add_principal
 from table_service.regulator.bundle import BundleError, verify_bundle, write_bundle
 

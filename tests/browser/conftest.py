@@ -23,10 +23,10 @@ import pytest
 import uvicorn
 
 from hardware_sim.virtual_shoe import VirtualShoe
+from table_service.app import build_app
 from table_service.config import Settings
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
-from table_service.table.api import build_app
 from table_service.table.config import ShoeConfig, TableConfig
 
 sys.path.insert(0, str(Path(__file__).parent))

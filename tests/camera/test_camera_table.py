@@ -22,8 +22,8 @@ from hardware_sim.camera.synth import write_calibration_set
 from hardware_sim.camera.video import ROI
 from hardware_sim.virtual_shoe import VirtualShoe
 from shoe_reader.camera.calibration import calibrate
+from table_service.app import build_app
 from table_service.principals import add_principal
-from table_service.table.api import build_app
 from table_service.table.config import CameraConfig, ShoeConfig, TableConfig
 
 DECK = "plastic"

@@ -10,11 +10,11 @@ from consoles_rig import Rig
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
+from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.rules.baccarat import default_paytable
 from table_service.rules.baccarat.settle_command import settle_request
 from table_service.rules.games import find_game
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 
 

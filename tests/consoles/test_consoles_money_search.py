@@ -14,9 +14,9 @@ import pytest
 from consoles_rig import Rig
 from fastapi.testclient import TestClient
 
+from table_service.app import build_app
 from table_service.consoles import money
 from table_service.principals import add_principal
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.state import OpenBet
 

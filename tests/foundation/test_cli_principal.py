@@ -17,10 +17,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from audit.models import AuditEvent
+from table_service.app import build_app
 from table_service.config import Settings
 from table_service.models import Principal
 from table_service.runtime import Runtime
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 
 LIVETABLE = str(Path(sys.executable).with_name("livetable"))

@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from audit.models import AuditEvent
-from table_service.api.app import create_app
+from table_service.app import create_app
 from table_service.models import Principal
 from table_service.principals import add_principal, revoke_principal
 

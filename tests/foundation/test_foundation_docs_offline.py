@@ -8,7 +8,7 @@ from urllib.parse import urljoin
 import pytest
 from fastapi.testclient import TestClient
 
-from table_service.api.app import create_app
+from table_service.app import create_app
 
 ASSET = re.compile(r"""(?:src|href)\s*=\s*["']([^"']+)["']|url\s*:\s*["']([^"']+)["']""")
 

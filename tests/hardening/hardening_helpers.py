@@ -14,9 +14,9 @@ import uvicorn
 from sqlalchemy import func, select
 
 from audit.models import AuditEvent
+from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 
 ROLES = ("dealer", "supervisor", "regulator", "operator", "admin")

@@ -19,9 +19,9 @@ from sqlalchemy import func, select, text, update
 from sqlalchemy.exc import IntegrityError
 from starlette.websockets import WebSocketDisconnect
 
+from table_service.app import build_app
 from table_service.models import Account, BetRow, LedgerEntry
 from table_service.principals import add_principal
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 

@@ -34,10 +34,10 @@ from fastapi.testclient import TestClient
 from hardening_helpers import AuditedClient
 from starlette.websockets import WebSocketDisconnect
 
+from table_service.app import build_app
 from table_service.principals import Role, add_principal
 from table_service.table import commands as c
 from table_service.table import policy
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from tests.table.test_table_api import Clock

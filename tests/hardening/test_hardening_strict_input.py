@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from table_service.api.types import REFUSED_CATEGORIES, refused_character
+from table_service.app import build_app
 from table_service.principals import add_principal
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 

@@ -16,8 +16,8 @@ from fastapi.testclient import TestClient
 from hardening_helpers import AuditedClient
 
 from audit.store import EventStore
+from table_service.app import build_app
 from table_service.principals import add_principal
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from tests.table.test_table_api import Clock

@@ -37,6 +37,7 @@ from typing import Any
 WARM = [
     "table_service.cli",
     "table_service.cli_foundation",
+    "table_service.app",
     "table_service.table.api",
     "table_service.table.config",
     "table_service.table.service",

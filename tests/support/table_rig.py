@@ -19,9 +19,9 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from audit.store import StoredEvent
+from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from tests.support.api_client import ApiClient
 

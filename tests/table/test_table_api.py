@@ -13,9 +13,9 @@ from sqlalchemy import func, select
 
 from audit.store import EventStore
 from audit.verify import verify_database
+from table_service.app import build_app
 from table_service.models import Account, BetRow, LedgerEntry
 from table_service.principals import add_principal
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from tests.support.api_client import ApiClient

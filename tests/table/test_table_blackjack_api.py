@@ -10,9 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 from test_table_api import ROLES, Clock, _ledger_ok
 
+from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.rules.games import find_game
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from tests.support.api_client import ApiClient

@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
+from table_service.app import build_app
 from table_service.principals import add_principal
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from table_service.table.stream import StreamHub, Writes

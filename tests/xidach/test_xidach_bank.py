@@ -12,8 +12,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from audit.store import EventStore
+from table_service.app import build_app
 from table_service.table import commands as c
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.errors import RoomClosed
 from table_service.table.service import TableManager

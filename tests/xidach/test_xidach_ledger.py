@@ -14,11 +14,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from audit.store import EventStore
+from table_service.app import build_app
 from table_service.models import Account, LedgerEntry, house_account
 from table_service.regulator.readmodels import check_read_models
 from table_service.regulator.replay import ReplayTotals, fold_rounds, replay_round
 from table_service.regulator.report import build_report
-from table_service.table.api import build_app
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from tests.table.test_table_api import Clock

@@ -1,19 +1,17 @@
-"""The HTTP application: health, readiness, administration and the audit read API.
+"""The foundation routes of the HTTP application: administration (principals), the audit
+read API, the health and readiness answers' shapes, and every request's id.
 
-Game routes are mounted by the table service on the same app (see ``create_app``'s
-``routers`` argument), so one process serves everything behind one authentication.
+``table_service/app.py`` assembles them with the tables', the studio's and the consoles'
+routes into one application, so one process serves everything behind one authentication.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
 from typing import Annotated, Any
 
 import structlog
-from fastapi import APIRouter, Depends, FastAPI, Path, Query, Request
-from fastapi.responses import JSONResponse
-from fastapi_offline import FastAPIOffline
+from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import Headers, MutableHeaders
 
@@ -21,17 +19,12 @@ from audit.models import AuditCheckpoint
 from audit.store import EventStore
 from shoe_reader.logs import bind_context
 from table_service.api.auth import allowed, get_runtime
-from table_service.api.limits import BodyLimits
 from table_service.api.problems import (
     AUTH,
     BODY,
     errors,
-    install_problem_handlers,
-    install_problem_openapi,
 )
-from table_service.api.tiles import tiles_router
 from table_service.api.types import IDENT_PATTERN, SEQ_MAX, PrincipalName
-from table_service.consoles.routes import mount_consoles
 from table_service.principals import (
     Identity,
     Role,
@@ -102,7 +95,7 @@ class Readiness(BaseModel):
     reason: str
 
 
-def _admin_router() -> APIRouter:
+def admin_router() -> APIRouter:
     router = APIRouter(prefix="/api/v1")
 
     @router.get("/whoami", response_model=WhoAmI, responses=errors(401))
@@ -194,48 +187,6 @@ def _admin_router() -> APIRouter:
         return {"size": cp.size, "root_hash": cp.root_hash, "key_id": cp.key_id}
 
     return router
-
-
-def create_app(
-    runtime: Runtime, routers: Iterable[APIRouter] = (), lifespan: Any = None
-) -> FastAPI:
-    # /docs and /redoc from packaged Swagger UI and ReDoc assets: they work with no internet.
-    app = FastAPIOffline(
-        title="livetable",
-        description="Live-dealer table back-office API",
-        version="0.1.0",
-        lifespan=lifespan,
-        static_url="/docs-assets",
-    )
-    app.state.runtime = runtime
-    install_problem_handlers(app)
-    install_problem_openapi(app)
-
-    @app.get("/healthz", response_model=Health)
-    def healthz() -> dict[str, str]:
-        return {"status": "ok"}
-
-    @app.get(
-        "/readyz",
-        response_model=Readiness,
-        responses={503: {"model": Readiness, "description": "not ready, and why"}},
-    )
-    def readyz() -> JSONResponse:
-        ready, reason = runtime.database_ready()
-        return JSONResponse(
-            {"status": "ready" if ready else "not ready", "reason": reason},
-            status_code=200 if ready else 503,
-        )
-
-    app.include_router(_admin_router())
-    app.include_router(tiles_router())
-    for router in routers:
-        app.include_router(router)
-    mount_consoles(app)
-    app.add_middleware(RequestContext)
-    # Outermost: a body past the limit or not strict JSON never reaches routing.
-    app.add_middleware(BodyLimits, max_body_bytes=runtime.settings.max_body_bytes)
-    return app
 
 
 class RequestContext:

@@ -1,0 +1,149 @@
+"""The one assembly of the service: the HTTP application with its foundation routes
+(health, readiness, administration, the audit read API and the log's tiles), the tables'
+routes and streams, the studio's routes, and the consoles, all behind one authentication.
+
+Everything else is a part: ``api/`` (foundation routes, problems, limits), ``table/api.py``
+(the tables' routes and streams), ``studio/`` and ``consoles/``. Only this module, the CLI,
+the demo and the benchmarks put them together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import APIRouter, FastAPI
+from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
+
+from table_service import metrics
+from table_service.api.foundation import Health, Readiness, RequestContext, admin_router
+from table_service.api.limits import BodyLimits
+from table_service.api.problems import install_problem_handlers, install_problem_openapi
+from table_service.api.tiles import tiles_router
+from table_service.consoles.routes import mount_consoles
+from table_service.runtime import Runtime
+from table_service.studio.api import studio_router, table_elsewhere
+from table_service.studio.coordinator import Studio
+from table_service.studio.errors import TableElsewhere
+from table_service.table.api import table_router
+from table_service.table.config import TableConfig
+from table_service.table.service import TableManager
+from table_service.table.stream import StreamHub, Writes, WritesFirst
+
+
+def create_app(
+    runtime: Runtime, routers: Iterable[APIRouter] = (), lifespan: Any = None
+) -> FastAPI:
+    # /docs and /redoc from packaged Swagger UI and ReDoc assets: they work with no internet.
+    app = FastAPIOffline(
+        title="livetable",
+        description="Live-dealer table back-office API",
+        version="0.1.0",
+        lifespan=lifespan,
+        static_url="/docs-assets",
+    )
+    app.state.runtime = runtime
+    install_problem_handlers(app)
+    install_problem_openapi(app)
+
+    @app.get("/healthz", response_model=Health)
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get(
+        "/readyz",
+        response_model=Readiness,
+        responses={503: {"model": Readiness, "description": "not ready, and why"}},
+    )
+    def readyz() -> JSONResponse:
+        ready, reason = runtime.database_ready()
+        return JSONResponse(
+            {"status": "ready" if ready else "not ready", "reason": reason},
+            status_code=200 if ready else 503,
+        )
+
+    app.include_router(admin_router())
+    app.include_router(tiles_router())
+    for router in routers:
+        app.include_router(router)
+    mount_consoles(app)
+    app.add_middleware(RequestContext)
+    # Outermost: a body past the limit or not strict JSON never reaches routing.
+    app.add_middleware(BodyLimits, max_body_bytes=runtime.settings.max_body_bytes)
+    return app
+
+
+def build_app(
+    runtime: Runtime,
+    configs: list[TableConfig],
+    *,
+    with_readers: bool = True,
+    reader_options: dict[str, Any] | None = None,
+    manager: TableManager | None = None,
+) -> FastAPI:
+    """The whole service: foundation routes, table routes, stream; tables start with it."""
+    manager = manager or TableManager(runtime, configs, reader_options=reader_options)
+    writes = Writes()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings = runtime.settings
+        hub = StreamHub(
+            asyncio.get_running_loop(),
+            max_public_per_table=settings.stream_max_public_per_table,
+            max_public_per_address=settings.stream_max_public_per_address,
+            replay_workers=settings.stream_replay_workers,
+            replay_concurrency=settings.stream_replay_concurrency,
+            replay_rate=settings.stream_replay_rate,
+            replay_share=settings.stream_replay_share,
+            writes=writes,
+        )
+        metrics.watch_runtime(runtime)
+        runtime.store.subscribe(hub.publish)
+        app.state.hub = hub
+        metrics.watch("hubs", hub)
+        for_dropped = getattr(manager, "on_dropped", None)
+        if for_dropped is not None:
+            for_dropped.append(hub.end)
+        publisher = None
+        if runtime.settings.nats_url:
+            from table_service.table.nats_stream import JetStreamPublisher
+
+            # In a studio only a table's lease holder publishes it (from the log).
+            studio = manager if isinstance(manager, Studio) else None
+            publisher = JetStreamPublisher(
+                runtime,
+                runtime.settings.nats_url,
+                stream=runtime.settings.nats_stream,
+                tables=() if studio is not None else None,
+            )
+            await publisher.start()
+            metrics.watch("publishers", publisher)
+            if studio is not None:
+                studio.on_acquired.append(publisher.add_table)
+                studio.on_dropped.append(publisher.drop_table)
+        await manager.start(with_readers=with_readers)
+        try:
+            yield
+        finally:
+            await manager.stop()
+            if publisher is not None:
+                metrics.unwatch("publishers", publisher)
+                await publisher.stop()
+            metrics.unwatch("hubs", hub)
+            metrics.unwatch_runtime(runtime)
+            hub.close()
+
+    routers = [table_router()]
+    if isinstance(manager, Studio):
+        routers.append(studio_router())
+    app = create_app(runtime, routers=routers, lifespan=lifespan)
+    app.state.tables = manager
+    app.add_middleware(WritesFirst, writes=writes)  # stream replays give way to writes
+    app.add_exception_handler(TableElsewhere, table_elsewhere)  # type: ignore[arg-type]
+    app.add_middleware(metrics.ResponseCounter)
+
+    return app
