@@ -110,6 +110,9 @@ def test_the_pit_sees_money_hands_and_seats_and_the_recall_finds_the_round(
     expect(result).to_have_count(1)
     expect(result).to_contain_text("Dealer 9♦ 8♣ = 17")
     expect(result).to_contain_text("Table rules")  # the rules settle, not the reader
+    # each seat's fate, from its bet's settlement line
+    expect(result).to_contain_text("Seat 1: 10♠ Q♥ = 20 (wins)")
+    expect(result).to_contain_text("Seat 3: 5♣ 9♠ 8♦ = 22 bust (loses)")
     expect(steps.filter(has_text="Round settled")).to_contain_text("staked 4,200")
     # four bets in one step: their count and sum; the settlement: what it returned
     expect(steps.filter(has_text="Bets placed")).to_contain_text("4 bets, 4,200 staked")

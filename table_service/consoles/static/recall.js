@@ -148,10 +148,20 @@
   }
 
   // A round's result as the studio announces it, for every game.
-  function outcomeText(o, game) {
+  // A blackjack seat's fate from the settlement: its one main bet's line ("wins", "push",
+  // "half refunded"); nothing where the seat split (a hand each) or the line is not loaded.
+  function seatResult(r, seat) {
+    if (!r || !r.bets || !r.settlement) return "";
+    const mains = r.bets.filter((b) => String(b.seat) === String(seat) && b.type === "main");
+    if (mains.length !== 1) return "";
+    const line = r.settlement.find((l) => l.bet_id === mains[0].bet_id);
+    return line && LT.has(`outcome.${line.result}`) ? ` (${LT.term("outcome", line.result)})` : "";
+  }
+
+  function outcomeText(o, game, r = null) {
     if (!o) return "";
     if (o.dealer) {
-      const seats = (o.seats || []).flatMap((s) => (s.hands || []).map((h) => `${t("pos.seat", { seat: s.seat })}${s.hands.length > 1 ? ` · ${t("pos.hand", { hand: h.hand })}` : ""}: ${handText(h)}`));
+      const seats = (o.seats || []).flatMap((s) => (s.hands || []).map((h) => `${t("pos.seat", { seat: s.seat })}${s.hands.length > 1 ? ` · ${t("pos.hand", { hand: h.hand })}` : ""}: ${handText(h)}${s.hands.length === 1 ? seatResult(r, s.seat) : ""}`));
       return [`${t("hand.dealer")} ${handText(o.dealer)}`, ...seats].join(" · ");
     }
     if (o.banker && o.hands) {
@@ -218,7 +228,7 @@
         return `${who}: ${move}`;
       }
       case "round_result":
-        return outcomeText(d.outcome, r.game) || LT.details(d);
+        return outcomeText(d.outcome, r.game, r) || LT.details(d);
       case "round_settled":
         return t("says.round_settled", { bets: d.bets ?? "", staked: LT.fmtMoney(d.staked), returned: LT.fmtMoney(d.returned) });
       case "round_voided":
@@ -347,7 +357,7 @@
       r.game ? el("span", { class: "badge" }, LT.term("game", r.game)) : null,
       el("span", { class: "badge" }, LT.term("phase", r.phase)),
       o.winner ? el("span", { class: `chip ${o.winner}` }, "") : null,
-      el("span", { "data-field": "outcome" }, outcomeText(o, r.game)),
+      el("span", { "data-field": "outcome" }, outcomeText(o, r.game, r)),
       r.void_reason ? el("span", { class: "badge bad" }, r.void_reason) : null,
       el("span", { class: "muted", "data-field": "dealer" }, t("recall.dealer", { dealer: r.dealer || t("table.nobody") })));
     const article = el("article", { class: "round-record", "data-round": r.round_id, "data-phase": r.phase },
