@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +25,7 @@ from table_service.cli import app
 from table_service.config import Settings
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
+from tests.support.crash_harness import run_cli
 
 
 @pytest.fixture
@@ -123,13 +122,10 @@ def test_strict_and_the_witness_state_catch_a_tail_and_a_truncation(served, tmp_
     state = tmp_path / "witness"
     args = ["audit", "witness", "--log", url, "--verifier-key", vkey, "--state", str(state)]
     # The witness as its own process, over HTTP, as at a regulator's.
-    witness = subprocess.run(
-        [sys.executable, "-m", "table_service.cli", *args, "--token", token, "--once"],
+    witness = run_cli(
+        [*args, "--token", token, "--once"],
         env={**os.environ, **env, "LIVETABLE_DATA_DIR": str(tmp_path / "elsewhere")},
-        capture_output=True,
-        text=True,
         timeout=120,
-        check=False,
     )
     assert witness.returncode == 0, witness.stderr
     assert "cosigned studio.example/livetable at size 41" in witness.stdout

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from audit.merkle import merkle_root
 from audit.signing import Signer, checkpoint_body
 from audit.store import NewEvent
 from audit.verify import VerifyReport, verify_database
+from tests.support.crash_harness import run_cli
 
 
 def _fill(runtime, n: int = 12) -> None:  # type: ignore[no-untyped-def]
@@ -196,14 +196,7 @@ def test_an_export_verifies_offline_and_detects_edits(runtime, tmp_path: Path) -
 def _cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LIVETABLE_DATA_DIR": str(data)}
     env.pop("LIVETABLE_DATABASE_URL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "table_service.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    return run_cli(list(args), env=env, timeout=120)
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)

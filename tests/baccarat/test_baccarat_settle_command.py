@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from table_service.rules.baccarat import cli as baccarat_cli
 from table_service.rules.baccarat.settle_command import settle_request
 from table_service.rules.cards import RANKS, SUITS, parse_cards
 from table_service.rules.settle_io import run_jsonl
+from tests.support.crash_harness import run_cli
 
 PT = default_paytable()
 
@@ -153,14 +152,8 @@ def test_rules_file_changes_the_pays(tmp_path: Path) -> None:
 
 
 def test_through_the_installed_command() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "table_service.cli", "settle", "baccarat"],
-        input=json.dumps(SPEC_IN) + "\nnot json\n",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
+    done = run_cli(["settle", "baccarat"], input=json.dumps(SPEC_IN) + "\nnot json\n", timeout=120)
+    done.check_returncode()
     first, second = done.stdout.splitlines()
     assert json.loads(first) == SPEC_OUT
     assert json.loads(second)["line"] == 2

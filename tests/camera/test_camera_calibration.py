@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import cv2
@@ -16,6 +15,7 @@ from hardware_sim.camera.scene import LEVELS, photograph
 from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
 from shoe_reader.camera.index import FEAT_H, FEAT_W
 from table_service.rules.cards import RANKS, SUITS
+from tests.support.crash_harness import run_cli
 
 from .conftest import HELDOUT
 
@@ -118,8 +118,7 @@ def test_a_rank_with_no_usable_face_cannot_be_allowed(photos: Path) -> None:
 
 def livetable(*args: str) -> subprocess.CompletedProcess[str]:
     """The real command, in its own process (logs to stderr, results to stdout)."""
-    cmd = [sys.executable, "-m", "table_service.cli", "camera", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    return run_cli(["camera", *args], timeout=120)
 
 
 def test_cli_calibrate_writes_the_file_and_reports_problems(photos: Path, tmp_path: Path) -> None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import cv2
@@ -22,6 +20,7 @@ from hardware_sim.camera.faces import (
 )
 from hardware_sim.camera.scene import FRAME_H, FRAME_W, LEVELS, degrade, photograph
 from table_service.rules.cards import CardError
+from tests.support.crash_harness import run_cli
 
 
 def test_every_face_is_distinct_within_a_design() -> None:
@@ -86,22 +85,14 @@ def test_harsher_levels_degrade_the_frame_more() -> None:
 
 
 def test_cli_synth_writes_a_calibration_set_and_a_video(tmp_path: Path) -> None:
-    base = [sys.executable, "-m", "table_service.cli", "camera", "synth"]
-    cal = subprocess.run(
-        [*base, "calibration", "--out", str(tmp_path / "deck"), "--design", "jumbo"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    base = ["camera", "synth"]
+    cal = run_cli(
+        [*base, "calibration", "--out", str(tmp_path / "deck"), "--design", "jumbo"], timeout=120
     )
     assert cal.returncode == 0, cal.stderr
     assert sorted(p.stem for p in (tmp_path / "deck").glob("*.png")) == sorted(all_codes())
-    vid = subprocess.run(
-        [*base, "video", "--out", str(tmp_path / "v.avi"), "--cards", "AS,10D"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    vid = run_cli(
+        [*base, "video", "--out", str(tmp_path / "v.avi"), "--cards", "AS,10D"], timeout=120
     )
     assert vid.returncode == 0, vid.stderr
     info = json.loads(vid.stdout)
@@ -111,12 +102,8 @@ def test_cli_synth_writes_a_calibration_set_and_a_video(tmp_path: Path) -> None:
     while capture.read()[0]:
         count += 1
     assert count == info["frames"] > 20
-    bad = subprocess.run(
-        [*base, "video", "--out", str(tmp_path / "x.avi"), "--cards", "AS,ZZ"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    bad = run_cli(
+        [*base, "video", "--out", str(tmp_path / "x.avi"), "--cards", "AS,ZZ"], timeout=120
     )
     assert bad.returncode == 2
     assert "--cards" in bad.stderr

@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import cv2
@@ -25,6 +23,7 @@ from shoe_reader.camera.source import (
     open_source,
 )
 from shoe_reader.events import CardSeen, ReaderOffline, ReaderOnline, UnreadableCard
+from tests.support.crash_harness import run_cli
 
 from .conftest import HELDOUT
 
@@ -71,9 +70,9 @@ def test_cli_read_prints_one_json_line_per_event(
     video: SlidingVideo, video_file: Path, heldout_calibration_file: Path
 ) -> None:
     x, y, w, h = video.roi
-    cmd = [sys.executable, "-m", "table_service.cli", "camera", "read", "--source", str(video_file)]
+    cmd = ["camera", "read", "--source", str(video_file)]
     cmd += ["--calibration", str(heldout_calibration_file), "--roi", f"{x},{y},{w},{h}"]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    result = run_cli(cmd, timeout=120)
     assert result.returncode == 0, result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     kinds = [line["event"] for line in lines]

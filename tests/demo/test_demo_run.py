@@ -29,6 +29,7 @@ from table_service.rules.baccarat import outcome, settle_bet
 from table_service.rules.cards import parse_cards
 from table_service.runtime import Runtime
 from table_service.table.config import TableConfig
+from tests.support.crash_harness import run_cli
 
 SEED = 3
 ROUNDS = 8
@@ -70,13 +71,7 @@ def _runtime(data_dir: Path) -> Runtime:
 def _audit_verify(data_dir: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIVETABLE_")}
     env["LIVETABLE_DATA_DIR"] = str(data_dir)
-    return subprocess.run(
-        [sys.executable, "-m", "table_service.cli", "audit", "verify"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_cli(["audit", "verify"], env=env, timeout=60)
 
 
 def _check_ledger(runtime: Runtime) -> None:

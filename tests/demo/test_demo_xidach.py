@@ -9,8 +9,6 @@ import asyncio
 import io
 import os
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from table_service.demo.xidach import XiDachDemoOptions, XiDachReport, run_xidac
 from table_service.models import IncidentRow
 from table_service.regulator.readmodels import check_read_models
 from table_service.runtime import Runtime
+from tests.support.crash_harness import run_cli
 
 CLOCK_LINE = re.compile(r"^\d\d:\d\d:\d\d ")
 LOG_LINE = re.compile(r"^\d\d:\d\d:\d\d (?:s\d+·g\d+| {5}) {2,}(\S+) +(\S+)")
@@ -130,21 +129,9 @@ def test_the_xidach_demo_runs_until_stopped_with_mistakes_and_seals_its_log(
     assert f"signed checkpoint at event {events[-1].seq}" in text
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIVETABLE_")}
     bundle = tmp_path / "bundle"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "table_service.cli",
-            "audit",
-            "export",
-            "--bundle",
-            str(bundle),
-            "--data-dir",
-            str(tmp_path),
-        ],
+    done = run_cli(
+        ["audit", "export", "--bundle", str(bundle), "--data-dir", str(tmp_path)],
         env=env,
-        capture_output=True,
-        text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr

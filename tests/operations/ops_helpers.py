@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,6 +31,7 @@ from tests.support.crash_harness import (
     free_port,
     open_runtime,
     principals,
+    run_cli,
     server_env,
 )
 
@@ -241,10 +241,7 @@ class Endpoint:
 
 def livetable(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     """A ``livetable`` command as an operator runs it (same environment as the server)."""
-    return subprocess.run(
-        [sys.executable, "-m", "table_service.cli", *args],
-        env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+    return run_cli(list(args), env=env, timeout=300)
 
 
 def seal_and_verify(env: dict[str, str]) -> str:

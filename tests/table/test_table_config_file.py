@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from table_service.table.config import ConfigError, load_tables, tables_from_data
+from tests.support.crash_harness import run_cli
 
 BAD = """
 [[tables]]
@@ -212,15 +212,7 @@ def test_any_structure_is_a_configuration_or_a_config_error(data: dict[str, Any]
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIVETABLE_")}
     env["LIVETABLE_DATA_DIR"] = str(cwd / "data")
-    return subprocess.run(
-        [sys.executable, "-m", "table_service.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_cli(list(args), cwd=cwd, env=env, timeout=120)
 
 
 def test_serve_refuses_a_bad_table_file_before_anything_starts(tmp_path: Path) -> None:
