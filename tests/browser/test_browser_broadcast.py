@@ -265,6 +265,14 @@ def test_a_xidach_round_on_the_overlay_with_the_dealer_making_the_house_move(
     _shot(studio, overlay, "overlay-xidach-4-result")
     studio.shot(dealer, "dealer-xidach-4-result")
     assert not [u for u in asked if "/roads" in u], "a Xì Dách table was asked for roads"
+    # legible at 1280x720 too: the banner and every hand inside the picture
+    small = studio.page(browser, f"/overlay/{t}?lang=vi", width=1280, height=720)
+    expect(small.locator("#ov-banner")).to_contain_text("Nhà cái")
+    for hand in ("banker", "seat-1-1", "seat-2-1"):
+        box = small.locator(f"[data-hand='{hand}']").bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 1280, box
+        assert box["y"] + box["height"] <= 720, (hand, box)
+    _shot(studio, small, "overlay-xidach-720p-vi")
     expect(tile.locator("[data-field=in-play]")).to_have_text("0")
     expect(tile.locator("[data-hand=banker] [data-card='TC']")).to_have_count(1)
     studio.shot(pit, "supervisor-xidach-4-result")
