@@ -160,20 +160,38 @@ def occluder(rng: np.random.Generator, aspect: float) -> Occluder:
     return Occluder(np.clip(colour, 0, 255).astype(np.float32), alpha, shadow, kind)
 
 
+@dataclass(frozen=True)
+class Glare:
+    """A glare spot: brightness added (0..255, float32) over the frame's box at ``x0, y0``;
+    nothing is added outside it (less than one grey level, which the frame's integer
+    pixels drop)."""
+
+    added: np.ndarray
+    x0: int
+    y0: int
+
+
 def glare(
     shape: tuple[int, int], centre: tuple[float, float], size: float, rng: np.random.Generator
-) -> np.ndarray:
-    """A glare spot from the table lights: brightness added (0..255, float32), an elliptic
-    Gaussian of about ``size`` pixels round ``centre``."""
+) -> Glare:
+    """A glare spot from the table lights: an elliptic Gaussian of about ``size`` pixels
+    round ``centre``, computed only where it adds a grey level or more."""
     h, w = shape
     sx, sy = size * rng.uniform(0.6, 1.0), size * rng.uniform(0.4, 0.8)
     angle = rng.uniform(0, np.pi)
     peak = rng.uniform(140, 260)
-    ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
-    dx, dy = xs - centre[0], ys - centre[1]
     c, s = np.cos(angle), np.sin(angle)
+    reach = np.sqrt(2 * np.log(peak)) + 0.1  # beyond it, less than one grey level
+    half_w = reach * np.hypot(sx * c, sy * s) + 2
+    half_h = reach * np.hypot(sx * s, sy * c) + 2
+    x0, x1 = max(int(centre[0] - half_w), 0), min(int(np.ceil(centre[0] + half_w)) + 1, w)
+    y0, y1 = max(int(centre[1] - half_h), 0), min(int(np.ceil(centre[1] + half_h)) + 1, h)
+    x1, y1 = max(x1, x0), max(y1, y0)
+    ys, xs = np.mgrid[y0:y1, x0:x1].astype(np.float32)
+    dx, dy = xs - centre[0], ys - centre[1]
     u, v = c * dx + s * dy, -s * dx + c * dy
-    return (peak * np.exp(-0.5 * ((u / sx) ** 2 + (v / sy) ** 2))).astype(np.float32)
+    added = (peak * np.exp(-0.5 * ((u / sx) ** 2 + (v / sy) ** 2))).astype(np.float32)
+    return Glare(added, x0, y0)
 
 
 def motion_kernel(length: float, angle: float) -> np.ndarray:

@@ -473,10 +473,25 @@ def _moving_card(
     return frame
 
 
-def _shine(frame: np.ndarray, shine: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """``frame`` under a glare spot: a glossy card takes it whole, the matte table a third."""
-    moved = np.abs(frame.astype(np.int16) - table.astype(np.int16)).sum(axis=2) > 30
+def _shine(frame: np.ndarray, shine: hands.Glare, table: np.ndarray) -> np.ndarray:
+    """``frame`` under a glare spot: a glossy card takes it whole, the matte table a third.
+
+    Only the spot's box changes; the gloss is found on a box wider by the blur's reach,
+    so every pixel inside comes out as over the whole frame.
+    """
+    h, w = shine.added.shape
+    if h == 0 or w == 0:
+        return frame
+    pad = 8  # the reach of the gloss's blur (sigma 1.5: a 13-pixel kernel)
+    y0, x0 = shine.y0, shine.x0
+    py0, px0 = max(y0 - pad, 0), max(x0 - pad, 0)
+    py1, px1 = min(y0 + h + pad, frame.shape[0]), min(x0 + w + pad, frame.shape[1])
+    seen, bare = frame[py0:py1, px0:px1], table[py0:py1, px0:px1]
+    moved = np.abs(seen.astype(np.int16) - bare.astype(np.int16)).sum(axis=2) > 30
     gloss = np.where(moved, 1.0, 0.3).astype(np.float32)
     gloss = cv2.GaussianBlur(gloss, (0, 0), 1.5)
-    out = frame.astype(np.float32) + (shine * gloss)[..., None]
-    return np.clip(out, 0, 255).astype(np.uint8)
+    gloss = gloss[y0 - py0 : y0 - py0 + h, x0 - px0 : x0 - px0 + w]
+    spot = frame[y0 : y0 + h, x0 : x0 + w].astype(np.float32) + (shine.added * gloss)[..., None]
+    out = frame.copy()
+    out[y0 : y0 + h, x0 : x0 + w] = np.clip(spot, 0, 255).astype(np.uint8)
+    return out

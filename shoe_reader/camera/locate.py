@@ -250,6 +250,15 @@ SNAP_SETTLED = 0.5
 snap would put it (the samples across it lie where they would lie again)."""
 _SNAP_T = np.linspace(0.18, 0.82, 24, dtype=np.float32)
 _SNAP_D = np.arange(-12.0, 12.01, 0.75, dtype=np.float32)
+_ON_SIDE = np.abs(_SNAP_D) <= 4.5
+"""The samples across a side near enough its line for skin there to hide its edge."""
+HIDDEN_SIDE = 0.4
+"""Share of a side's samples on skin from which a side whose edge is not found is taken as
+hidden under the dealer's hand (see :func:`_beside_skin`)."""
+HIDDEN_STEPS = 5
+"""Steps beside the hand that must agree on where a hidden side's edge is."""
+HIDDEN_SPAN = 0.25
+"""Share of a hidden side's length those steps must span (its direction is fitted to them)."""
 
 
 def _median(values: list[float]) -> float:
@@ -293,6 +302,107 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
     if not ok:
         return quad, 0.0
     return out, support
+
+
+def _beside_skin(
+    colour: np.ndarray, gray: np.ndarray, quad: np.ndarray
+) -> tuple[float, np.ndarray]:
+    """The support of ``quad`` (see :func:`_snap`) where a dealer's hand lies across the
+    card, and the quad with a side hidden under the hand put on what shows of its edge.
+
+    A finger or a hand reaching over the card's edge hides that stretch of it:
+    the edge's samples on skin say nothing, and are left out of its side's
+    support (but at most half of them). A side with no edge found and skin
+    over ``HIDDEN_SIDE`` of its samples is hidden: it has no say, if it is the
+    only one (the other three must bear the card out), and is laid on the
+    steps found on what shows of it beside the hand (see :func:`_hidden_side`).
+    Asked only of an outline the edges alone do not bear out (skin is not looked
+    for on every frame).
+    """
+    quad = np.ascontiguousarray(quad, np.float32)
+    ok, normal, _lengths, map_x, map_y = kernels.snap_start(quad, _SNAP_T, _SNAP_D)
+    if not ok:
+        return 0.0, quad
+    prof = cv2.remap(gray, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    fitted, _a0, _a1, on_edge, tried = kernels.side_fits(prof, _SNAP_T, _SNAP_D, SIDE_TOLERANCE)
+    skin = skin_pixels(colour)
+    mx, my = map_x[:, _ON_SIDE], map_y[:, _ON_SIDE]
+    on_skin = cv2.remap(skin, mx, my, cv2.INTER_NEAREST, borderMode=cv2.BORDER_REPLICATE)
+    n_t = len(_SNAP_T)
+    covered = on_skin.reshape(4, n_t, -1).any(axis=2).sum(axis=1)
+    hidden = ~fitted & (covered >= HIDDEN_SIDE * n_t)
+    if int(hidden.sum()) > 1:
+        return 0.0, quad
+    seen = np.maximum(n_t - covered, n_t / 2)
+    shares = np.where(fitted, on_edge / seen, tried / seen / 2)
+    support = float(shares[~hidden].min())
+    if support < MIN_SUPPORT or not hidden.any():
+        return support, quad
+    placed = _hidden_side(gray, skin, quad, normal, int(np.argmax(hidden)))
+    return (support, placed) if placed is not None else (0.0, quad)
+
+
+_HIDDEN_T = np.linspace(0.03, 0.97, 48, dtype=np.float32)
+"""Where along a hidden side its edge is looked for beside the hand (see :func:`_hidden_side`)."""
+
+
+def _hidden_side(
+    gray: np.ndarray, skin: np.ndarray, quad: np.ndarray, normal: np.ndarray, k: int
+) -> np.ndarray | None:
+    """``quad`` with side ``k`` (hidden under a hand) on the line through the outermost
+    strong steps across it where no skin lies (``None``: fewer than ``HIDDEN_STEPS``
+    steps lie on one line, or they span less than ``HIDDEN_SPAN`` of the side)."""
+    a, b = quad[k], quad[(k + 1) % 4]
+    base = a[None, :] + _HIDDEN_T[:, None] * (b - a)[None, :]
+    pts = base[:, None, :] + _SNAP_D[None, :, None] * normal[k][None, None, :]
+    map_x = np.ascontiguousarray(pts[..., 0], np.float32)
+    map_y = np.ascontiguousarray(pts[..., 1], np.float32)
+    prof = cv2.remap(gray, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    bare = ~cv2.remap(
+        skin, map_x[:, _ON_SIDE], map_y[:, _ON_SIDE], cv2.INTER_NEAREST,
+        borderMode=cv2.BORDER_REPLICATE,
+    ).any(axis=1)  # fmt: skip
+    steps = np.abs(prof[:, 2:] - prof[:, :-2])
+    limit = np.maximum(0.45 * steps.max(axis=1), 8.0)
+    strong = steps >= limit[:, None]
+    # The outermost strong step across each sample (as the side snap takes it).
+    last = steps.shape[1] - 1 - np.argmax(strong[:, ::-1], axis=1)
+    rows = np.arange(len(_HIDDEN_T))
+    strength = steps[rows, last]
+    keep = bare & strong.any(axis=1)
+    if int(keep.sum()) < HIDDEN_STEPS:
+        return None
+    keep &= strength >= max(8.0, 0.4 * float(np.median(strength[keep])))
+    found = np.ascontiguousarray(pts[rows[keep], last[keep] + 1], np.float32)
+    if len(found) < HIDDEN_STEPS:
+        return None
+    # A robust line through them, held to those on it: enough of them, over enough of
+    # the side for its direction to hold to the far corner.
+    vx, vy, x0, y0 = cv2.fitLine(found, cv2.DIST_HUBER, 0, 0.01, 0.01).ravel()
+    across = np.array([-vy, vx], np.float32)
+    at = float(across @ np.array([x0, y0], np.float32))
+    on = np.abs(found @ across - at) <= SIDE_TOLERANCE
+    along = found[on] @ np.array([vx, vy], np.float32)
+    if int(on.sum()) < HIDDEN_STEPS or float(np.ptp(along)) < HIDDEN_SPAN * float(
+        np.linalg.norm(b - a)
+    ):
+        return None
+    vx, vy, x0, y0 = cv2.fitLine(found[on], cv2.DIST_L2, 0, 0.01, 0.01).ravel()
+    across = np.array([-vy, vx], np.float32)
+    at = float(across @ np.array([x0, y0], np.float32))
+    out = quad.copy()
+    for corner, other in ((k, (k + 3) % 4), ((k + 1) % 4, (k + 2) % 4)):
+        # Where the side next to this corner (through it and ``other``) meets the new line.
+        d = quad[corner] - quad[other]
+        den = float(d @ across)
+        if abs(den) < 1e-6:
+            return None
+        t = (at - float(quad[other] @ across)) / den
+        out[corner] = quad[other] + t * d
+    moved = np.linalg.norm(out - quad, axis=1).max()
+    if moved > 0.15 * float(np.linalg.norm(quad[(k + 2) % 4] - quad[(k + 3) % 4])):
+        return None
+    return out.astype(np.float32)
 
 
 @functools.lru_cache(maxsize=8)
@@ -615,6 +725,12 @@ class Locator:
         local, support = _snap(g, first)
         if float(np.abs(local - first).max()) > SNAP_SETTLED:
             local, support = _snap(g, local)  # again from the better first estimate
+        if support < MIN_SUPPORT and image.ndim == 3:
+            # Borne out only beside a hand: it passes, but ranks below any outline
+            # its edges bear out all round.
+            beside, placed = _beside_skin(image[y0:y1, x0:x1], g, local)
+            if beside >= MIN_SUPPORT:
+                local, support = placed, MIN_SUPPORT
         if support < MIN_SUPPORT:
             return None
         return support, float(cv2.contourArea(local)), local + origin

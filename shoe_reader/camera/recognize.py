@@ -99,6 +99,12 @@ another deck's."""
 ONE_CORNER_FACE = 0.1
 """The face's separation (see :class:`~shoe_reader.camera.face_match.FaceMatch`) with which
 it must prefer a card only one corner reads."""
+CONTRARY = (0.75, 0.3)
+"""Fit and separation with which a corner's rank or suit, too poor to be read, still speaks
+against a card read where the face is in doubt (see :func:`_index_settles`)."""
+ONE_CORNER_CONTENDERS = 16
+"""More cards than this that a covered face cannot tell from the one a lone corner reads: the
+corner does not settle it (see :func:`_index_settles`)."""
 INDEX_FLOOR = 0.9
 """A card read by its index alone: its index must fit this deck's print of it this well, and
 as well as the face fits (another deck's index on a face like this deck's fits less)."""
@@ -413,9 +419,11 @@ def _read_index(
     """
     reads: list[tuple[str, float]] = []
     said: set[str] = set()  # what every corner clear enough to look at says, however weakly
+    parts: list[PartRead] = []  # every corner's rank and suit read
     for fmap in windows:
         rank = _classify(cal.rank_part, fmap)
         suit = _classify(cal.suit_part, fmap)
+        parts += [rank, suit]
         conf = min(
             _confidence(rank.score, rank.margin, RANK_ALONE),
             _confidence(suit.score, suit.margin, SUIT_ALONE),
@@ -439,14 +447,28 @@ def _read_index(
     fit = float(per_card[mine])
     if fit < FIT_MIN:
         return CardRead(None, 0.0, f"face not this deck's {code} (fit {fit:.2f})", cause=UNKNOWN)
+    settled: list[float] = []  # the index's say against the face's contenders, once asked
+
+    def settles() -> float:
+        if not settled:
+            # No corner may say another rank or suit clearly, however poorly it fits.
+            contrary = any(
+                p.label not in code and p.score >= CONTRARY[0] and p.margin >= CONTRARY[1]
+                for p in parts
+            )
+            settled.append(-np.inf if contrary else _index_settles(cal, per_card, windows, mine))
+        return settled[0]
+
     if len(reads) == 1 and len(said) < 2:
         # One corner alone (the other covered, or too blurred to say anything): a corner
         # has been seen to read a club as a spade clearly, so the face must prefer the
-        # card clearly too, where it is not covered.
+        # card clearly too, where it is not covered; or, where the face cannot tell it
+        # from others (the pips that differ are under the hand), the corner must tell it
+        # from each of them on the print that differs (see :func:`_index_settles`).
         share = book.shares(per_card, mine)
-        if face_best != mine or float(share.min()) < ONE_CORNER_FACE:
+        if (face_best != mine or float(share.min()) < ONE_CORNER_FACE) and settles() < PAIR_OK:
             why = f"index not clear: one corner reads {code}, the face does not say so clearly"
-            return CardRead(None, 0.0, why, cause=BLURRED)
+            return CardRead(None, 0.0, why, cause=COVERED if keep is not None else BLURRED)
     if face_best != mine:
         share = book.shares(per_card, face_best)[mine]
         if _confidence(float(per_card[face_best]), float(share)) >= WEAK:
@@ -463,10 +485,47 @@ def _read_index(
     miss = 1.0
     for _code, conf in reads:
         miss *= 1.0 - conf
-    confidence = (1.0 - miss) * factor * (1.0 if face_best == mine else AGAINST_FACE)
+    against_face = face_best != mine
+    if against_face or (1.0 - miss) * factor < WEAK:
+        # The index told apart from every card the face leaves in doubt, on the print
+        # that differs, is evidence of its own.
+        told = settles()
+        if told >= PAIR_OK:
+            miss *= 1.0 - min(told / (2 * PAIR_OK), 1.0)
+            against_face = False
+    confidence = (1.0 - miss) * factor * (AGAINST_FACE if against_face else 1.0)
     if confidence >= WEAK:
         return CardRead(code, confidence, "", deck_fit=index)
-    return CardRead(code, confidence, "index not clear", deck_fit=index, cause=BLURRED)
+    cause = COVERED if keep is not None else BLURRED
+    return CardRead(code, confidence, "index not clear", deck_fit=index, cause=cause)
+
+
+def _index_settles(cal: Calibration, per_card: np.ndarray, windows: _Windows, mine: int) -> float:
+    """How clearly the corner index tells card ``mine`` from every card the face cannot: the
+    least :func:`_pair_separation` against them (``-inf``: the face rules it out).
+
+    The face, where it is not covered, must not prefer another card by more than
+    it can tell (a share of ``SEP_MIN``: a hand over the middle pips leaves an
+    eight and a nine alike); every card it leaves within reach of ``mine`` (at
+    most ``ONE_CORNER_CONTENDERS``) must then be told apart by the index, on the
+    print that differs between the two.
+    """
+    book = cal.book
+    best = int(np.argmax(per_card))
+    if float(per_card[best]) < FIT_MIN:
+        return -np.inf
+    if best != mine and float(book.shares(per_card, best)[mine]) >= SEP_MIN:
+        return -np.inf
+    against = book.shares(per_card, mine)
+    near = [int(i) for i in np.argsort(against) if against[i] < SEP_FULL]
+    if len(near) > ONE_CORNER_CONTENDERS:
+        return -np.inf
+    told = 1.0
+    for i in near:
+        told = min(told, _pair_separation(cal, windows, book.codes[mine], book.codes[i]))
+        if told < PAIR_OK:
+            break
+    return told
 
 
 def index_fit(

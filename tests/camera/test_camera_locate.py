@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hardware_sim.camera.faces import DESIGNS, render_face
-from hardware_sim.camera.scene import BACKGROUNDS, LEVELS, background, photograph, place_card
+from hardware_sim.camera.scene import (
+    BACKGROUNDS,
+    LEVELS,
+    background,
+    card_quad,
+    photograph,
+    place_card,
+)
 from shoe_reader.camera.locate import (
     CARD_H,
     CARD_W,
@@ -63,6 +70,32 @@ def test_a_square_object_is_not_a_card() -> None:
     outline = Locator().find(frame)
     assert outline.present and outline.quad is None
     assert "aspect" in outline.why
+
+
+@pytest.mark.parametrize("table", BACKGROUNDS)
+def test_a_side_hidden_under_a_finger_is_put_on_what_shows_of_its_edge(table: str) -> None:
+    """A dealer's finger over the card's top side, from outside the card to its middle,
+    hides most of that side: the other three sides bear the card out, and the hidden one
+    is laid on the stretch of its edge beside the finger (without it no outline was found:
+    "outline not borne out by the card's edges")."""
+    rng = np.random.default_rng(3)
+    frame = background(table, rng)
+    face = render_face("7H", DESIGNS["classic"])
+    angle = -20 if len(table) % 2 else 10
+    quad = card_quad(rng, LEVELS["moderate"], (640, 360), angle, 170, face.shape[1] / face.shape[0])
+    place_card(frame, face, quad)
+    tl, tr = quad[0], quad[1]
+    inward = quad.mean(axis=0) - (tl + tr) / 2
+    inward /= np.linalg.norm(inward)
+    width = float(np.linalg.norm(tr - tl))
+    start = tl + 0.75 * (tr - tl) - inward * 0.6 * width
+    tip = tl + 0.62 * (tr - tl) + inward * 0.45 * width
+    skin = (120, 150, 205)
+    cv2.line(frame, start.astype(int).tolist(), tip.astype(int).tolist(), skin, int(0.4 * width))
+    frame = cv2.GaussianBlur(frame, (0, 0), 0.8)
+    outline = Locator().find(frame)
+    assert outline.quad is not None, outline.why
+    assert corner_error(outline.quad, quad) < 2.5
 
 
 def test_straightening_gives_an_upright_portrait_card() -> None:
