@@ -64,7 +64,7 @@ from sqlalchemy import BigInteger, Column, Integer, MetaData, func, insert, sele
 from sqlalchemy import Table as SqlTable
 
 from audit.store import EventStore
-from hardware_sim.virtual_shoe import ShoeError, ShoeLockedError, VirtualShoe
+from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
 from shoe_reader.logs import configure_logging
 from table_service.models import Account, BetRow, LedgerEntry
 from table_service.principals import add_principal
@@ -501,8 +501,11 @@ class Dealer:
         await asyncio.sleep(0.05)
 
     def new_shoe(self) -> None:
-        with contextlib.suppress(ShoeError):
-            self.shoe.load(self.shoe._build_shoe())  # a fresh shuffled shoe
+        """The table's new shoe is a new physical shoe too: what was left of the old one is
+        lifted out unread (before, a load refused once cards were dealt was swallowed, and
+        a run longer than a shoe per table dealt its second shoe from the first's remains
+        until the physical shoe ran empty and every table stalled)."""
+        self.shoe.refill()
 
     async def place_bets(self, round_id: str) -> None:
         for op_no, operator in enumerate(self.operators):

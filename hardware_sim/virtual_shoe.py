@@ -229,6 +229,18 @@ class VirtualShoe:
             self._cards = deque(self._with_cut(codes))
             self._emptied = False
 
+    def refill(self) -> list[str]:
+        """A shoe change: the cards left are lifted out unread (no frame, no observer sees
+        them) and a freshly shuffled shoe goes in, so the next card dealt starts it. What a
+        dealer does at the table's new shoe; :meth:`load` is only for a shoe not yet dealt
+        from. Returns the cards taken out."""
+        with self._lock:
+            left = list(self._cards)
+            self.dealt.clear()
+            self._cards = deque(self._build_shoe())
+            self._emptied = False
+        return left
+
     @property
     def remaining(self) -> list[str]:
         with self._lock:

@@ -90,6 +90,12 @@ def check_read_models(session: Session) -> list[str]:
     (an empty list when they agree)."""
     from table_service.models import Account, BetRow, LedgerEntry, Principal
 
+    if session.get_bind().dialect.name == "postgresql" and not session.in_transaction():
+        # One snapshot for the log and every read model: under READ COMMITTED each SELECT
+        # sees its own moment, so bets committed between reading the log and reading the
+        # balances showed as a mismatch in every busy account (a false ledger_mismatch
+        # alarm written into the log; SQLite's BEGIN already gives one WAL snapshot).
+        session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
     events = session.scalars(
         select(AuditEvent).order_by(AuditEvent.seq).execution_options(yield_per=2000)
     )

@@ -50,7 +50,9 @@ class AuditWatchdog:
 
     def check_read_models(self) -> list[str]:
         """Compare; write a ``ledger_mismatch`` alarm when the differences change."""
-        with self.runtime.sessions() as session:
+        # A read session: on SQLite a WAL snapshot that takes no write lock (the write
+        # session's BEGIN IMMEDIATE held every table's commits for the whole fold).
+        with self.runtime.reads() as session:
             problems = check_read_models(session)
         if problems and problems != self._last_problems:
             log.error("audit.ledger_mismatch", count=len(problems), first=problems[0])

@@ -244,6 +244,40 @@ def test_read_model_edits_are_named(played) -> None:  # type: ignore[no-untyped-
     assert any(p.startswith("principal ghost: in the table but never added") for p in problems)
 
 
+def test_a_credit_committed_while_the_check_reads_is_no_mismatch(  # type: ignore[no-untyped-def]
+    played, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watchdog compares the log and the read models at one moment: a transfer
+    committed by another connection after it has read the log, before it reads the
+    balances, is in neither (on PostgreSQL it was in the balances only: a false ledger
+    mismatch under load; on SQLite the check held the write lock, so the credit waited)."""
+    import table_service.regulator.readmodels as readmodels
+    from table_service.table.wallet import Transfer, transfer
+
+    runtime, _ = played
+    real_fold = readmodels.fold
+    credited: list[int] = []
+
+    def fold_then_credit(events):  # type: ignore[no-untyped-def]
+        expected = real_fold(events)
+        answer = transfer(
+            runtime,
+            Transfer("a2", 700, f"mid-check-{len(credited)}", "credit"),
+            actor="operator:op",
+        )
+        credited.append(answer["balance"])
+        return expected
+
+    from table_service.regulator.watchdog import AuditWatchdog
+
+    dog = AuditWatchdog(runtime, seal_seconds=1, read_model_seconds=1)
+    monkeypatch.setattr(readmodels, "fold", fold_then_credit)
+    assert dog.check_read_models() == []  # nor does it hold the writers back (SQLite)
+    monkeypatch.setattr(readmodels, "fold", real_fold)
+    with runtime.sessions() as session:
+        assert credited and check_read_models(session) == []  # and the credit is in both
+
+
 def test_the_serve_watchdog_seals_and_raises_a_ledger_mismatch_alarm(played) -> None:  # type: ignore[no-untyped-def]
     from table_service.regulator.watchdog import AuditWatchdog
 

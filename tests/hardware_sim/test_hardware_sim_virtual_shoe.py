@@ -94,6 +94,20 @@ def test_load_validates_and_normalises() -> None:
     assert vs.remaining == before
 
 
+def test_a_shoe_change_lifts_the_rest_out_and_deals_a_fresh_shoe() -> None:
+    """load() is refused once a card left the shoe; refill() is the shoe change."""
+    with VirtualShoe(decks=1, seed=5, cut_depth=10) as vs:
+        order = vs.remaining
+        assert [vs.deal() for _ in range(3)] == order[:3]
+        with pytest.raises(ShoeLoadError):
+            vs.load(["AS"])
+        assert vs.refill() == order[3:]
+        fresh = vs.remaining
+        assert vs.dealt == [] and len(fresh) == 52 + 1 and fresh.index(CUT) == 52 - 10
+        assert Counter(c for c in fresh if c != CUT) == Counter(c.code for c in standard_deck())
+        assert vs.deal() == fresh[0] and vs.dealt == [fresh[0]]
+
+
 def test_dealing_needs_a_running_shoe() -> None:
     with pytest.raises(ShoeNotRunningError):
         VirtualShoe().deal()
