@@ -170,6 +170,7 @@ def recall_round(
     steps: list[dict[str, Any]] = []
     incidents: dict[str, dict[str, Any]] = {}
     counts = {"bets": 0, "settlement": 0}
+    bank = {"lines": 0, "stake": 0, "returned": 0}  # a seated Xì Dách bank: not a punter's
     for e in events:
         base = {
             "seq": e.seq,
@@ -199,8 +200,15 @@ def recall_round(
         elif e.type in ("bets_settled", "bets_refunded"):
             lines = line_items(e)
             counts["settlement"] += len(lines)
-            summed = _summed(lines, "returned")
-            steps.append({**base, **summed, "lines": len(lines), "reason": p.get("reason")})
+            banks = [line for line in lines if line.get("type") == "bank"]
+            punters = [line for line in lines if line.get("type") != "bank"]
+            step = {**base, **_summed(punters, "returned"), "lines": len(punters)}
+            if banks:
+                step["bank"] = {k: sum(int(b.get(k) or 0) for b in banks) for k in BANK_SUMS}
+                for k in BANK_SUMS:
+                    bank[k] += step["bank"][k]
+                bank["lines"] += len(banks)
+            steps.append({**step, "reason": p.get("reason")})
         elif e.type == "incident_raised":
             incidents[str(p.get("incident_id"))] = _incident(e, game)
             steps.append(
@@ -226,6 +234,10 @@ def recall_round(
                     "by": p.get("resolved_by") or e.actor,  # the rules resolve some themselves
                 }
             )
+        elif e.type == "round_settled" and bank["lines"]:
+            # the totals as logged hold the bank; the recall says the punters' apart
+            detail = {k: v for k, v in p.items() if k != "round_id" and _small(v)}
+            steps.append({**base, "details": detail, "bank": dict(bank)})
         elif e.type in ("round_result", "cards_rearranged", "cards_revealed"):
             # the result and the cards whatever their size (a blackjack round's outcome
             # runs to kilobytes): the step the regulator opens the record for
@@ -258,6 +270,7 @@ def recall_round(
     }
 
 
+BANK_SUMS = ("stake", "returned")
 SHOWN = 3
 """Bets or lines a step names one by one; beyond, the step gives their count and sum."""
 

@@ -82,3 +82,22 @@ def test_a_persons_void_is_that_persons() -> None:
     )
     assert not any(s["by_rules"] for s in steps)
     assert {s["actor"] for s in steps} == {"supervisor:sup-bao"}
+
+
+def test_a_seated_bank_is_told_apart_from_the_punters_bets() -> None:
+    results = [
+        {"bet_id": "a", "type": "main", "stake": 1300, "result": "lose", "returned": 0},
+        {"bet_id": "b", "type": "main", "stake": 600, "result": "win", "returned": 1200},
+        {"bet_id": "k", "type": "bank", "stake": 200_000, "result": "win", "returned": 200_700},
+    ]
+    totals = {"bets": 3, "staked": 201_900, "returned": 201_900}
+    settled, totalled = _steps(
+        _events(
+            ("bets_settled", "dealer:ann", {"results": results}),
+            ("round_settled", "dealer:ann", totals),
+        )
+    )
+    assert (settled["lines"], settled["returned"]) == (2, 1200)
+    assert settled["bank"] == {"stake": 200_000, "returned": 200_700}
+    assert totalled["details"] == totals  # as logged; the bank beside it for the words
+    assert totalled["bank"] == {"lines": 1, "stake": 200_000, "returned": 200_700}

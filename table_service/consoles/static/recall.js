@@ -202,6 +202,8 @@
 
   const bets = (n) => (n === 1 ? t("count.bets_one") : t("count.bets", { n }));
 
+  const bankText = (b) => t("says.bank_settled", { stake: LT.fmtMoney(b.stake), returned: LT.fmtMoney(b.returned) });
+
   // A bet as a regulator reads it: "Seat 1 · Main bet 800 · alice".
   function betText(b) {
     return [b.seat ? t("pos.seat", { seat: b.seat }) : "", `${LT.term("bet", b.type)} ${LT.fmtMoney(b.stake)}`, b.account || ""].filter(Boolean).join(" · ");
@@ -229,8 +231,12 @@
       }
       case "round_result":
         return outcomeText(d.outcome, r.game, r) || LT.details(d);
-      case "round_settled":
-        return t("says.round_settled", { bets: d.bets ?? "", staked: LT.fmtMoney(d.staked), returned: LT.fmtMoney(d.returned) });
+      case "round_settled": {
+        // the logged totals hold a seated bank: the punters' bets first, the bank apart
+        const b = step.bank || { lines: 0, stake: 0, returned: 0 };
+        const said = t("says.round_settled", { bets: (d.bets ?? 0) - b.lines, staked: LT.fmtMoney((d.staked || 0) - b.stake), returned: LT.fmtMoney((d.returned || 0) - b.returned) });
+        return step.bank ? `${said}; ${bankText(step.bank)}` : said;
+      }
       case "round_voided":
         return t("says.round_voided", { reason: d.reason || "" });
       case "cards_revealed":
@@ -254,7 +260,10 @@
       const each = step.items && step.items.length === step.bets ? step.items.map(betText).join("; ") : "";
       return each || t("says.bets_placed", { bets: bets(step.bets), staked: LT.fmtMoney(step.stake) });
     }
-    if (step.type === "bets_settled") return t("says.bets_settled", { bets: bets(step.lines), returned: LT.fmtMoney(step.returned) });
+    if (step.type === "bets_settled") {
+      const said = t("says.bets_settled", { bets: bets(step.lines), returned: LT.fmtMoney(step.returned) });
+      return step.bank ? `${said}; ${bankText(step.bank)}` : said;
+    }
     if (step.type === "bets_refunded") return t("says.bets_refunded", { bets: bets(step.lines), returned: LT.fmtMoney(step.returned), reason: step.reason || "" });
     if (step.type === "incident_resolved") {
       return t("says.incident_resolved", { kind: step.kind ? LT.incidentName(step.kind) : "", id: step.incident_id, note: step.resolution || "" });
