@@ -10,8 +10,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from table_service.cli.games import baccarat as baccarat_cli
 from table_service.rules.baccarat import BET_TYPES
-from table_service.rules.baccarat import cli as baccarat_cli
 
 app = typer.Typer()
 app.command("rtp")(baccarat_cli.rtp)

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from table_service.cli.games import baccarat as baccarat_cli
 from table_service.rules.baccarat import (
     BET_TYPES,
     default_paytable,
@@ -20,7 +21,6 @@ from table_service.rules.baccarat import (
     settle_bet,
     split_round,
 )
-from table_service.rules.baccarat import cli as baccarat_cli
 from table_service.rules.baccarat.settle_command import settle_request
 from table_service.rules.cards import RANKS, SUITS, parse_cards
 from table_service.rules.settle_io import run_jsonl

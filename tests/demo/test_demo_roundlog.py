@@ -294,7 +294,7 @@ def test_a_void_refunds_the_punters_stakes_and_gives_the_bank_back_apart() -> No
 
 
 def test_the_summary_lists_a_few_mistakes_and_counts_many() -> None:
-    from table_service.demo.cli import mistakes_line
+    from table_service.cli.demo import mistakes_line
 
     few = [("bj-1-s1-g2", "missed_scan"), ("bj-1-s1-g5", "exposed_card")]
     assert mistakes_line(few) == (

@@ -251,7 +251,7 @@ def test_demo_command_stops_cleanly_on_ctrl_c(clean_env: Path) -> None:
     data_dir = clean_env
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIVETABLE_")}
     code = (
-        "import typer; from table_service.demo.cli import demo; "
+        "import typer; from table_service.cli.demo import demo; "
         "app = typer.Typer(); app.command()(demo); app()"
     )
     args = ["--port", "0", "--data-dir", str(data_dir), "--seed", "5", "--betting-seconds", "3"]

@@ -36,7 +36,7 @@ from typing import Any
 # The imports every ``serve`` makes before it answers /readyz.
 WARM = [
     "table_service.cli",
-    "table_service.cli_foundation",
+    "table_service.cli.serve",
     "table_service.app",
     "table_service.table.api",
     "table_service.table.config",

@@ -1,7 +1,9 @@
-"""The ``livetable`` command: one entry point, one sub-command group per area.
+"""The ``livetable`` command: one entry point, one module of this package per command
+group (``db``, ``principal``, ``audit`` and ``report``, ``serve``, ``demo``,
+``operator-feed``, ``rtp`` and ``settle`` in ``games/``), the helpers they share in
+``common``. The drivers' own groups (``shoe``, ``camera``) come from ``shoe_reader``.
 
-Each area owns its own commands in its own module; this file only mounts them,
-so the areas can grow without touching each other.
+This module only mounts them, so the groups can grow without touching each other.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import typer
 
 from shoe_reader.camera.cli import app as camera_app
 from shoe_reader.cli import app as shoe_app
-from table_service.cli_foundation import register as register_foundation
-from table_service.demo.cli import demo
-from table_service.rules.baccarat import cli as baccarat_cli
-from table_service.rules.blackjack import cli as blackjack_cli
-from table_service.rules.xidach import cli as xidach_cli
-from table_service.studio.cli import operator_feed
+from table_service.cli.audit import audit_app, report
+from table_service.cli.db import db_app
+from table_service.cli.demo import demo
+from table_service.cli.games import rtp_app, settle_app
+from table_service.cli.principal import principal_app
+from table_service.cli.serve import serve
+from table_service.cli.studio import operator_feed
 
 app = typer.Typer(
     name="livetable",
@@ -27,21 +30,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-rtp_app = typer.Typer(help="Return-to-player reports from the rules code.", no_args_is_help=True)
-settle_app = typer.Typer(
-    help="Recompute rounds from their cards (JSON lines in, JSON lines out).", no_args_is_help=True
-)
-_GAMES = {"baccarat": baccarat_cli, "blackjack": blackjack_cli, "xidach": xidach_cli}
-for game, module in _GAMES.items():
-    rtp_app.command(game)(module.rtp)
-    settle_app.command(game)(module.settle)
-
 app.add_typer(rtp_app, name="rtp")
 app.add_typer(settle_app, name="settle")
 app.add_typer(shoe_app, name="shoe")
 app.add_typer(camera_app, name="camera")
-
-register_foundation(app)
+app.add_typer(db_app, name="db")
+app.add_typer(principal_app, name="principal")
+app.add_typer(audit_app, name="audit")
+app.command("report")(report)
+app.command("serve")(serve)
 app.command("demo")(demo)
 app.command("operator-feed")(operator_feed)
 
@@ -75,7 +72,7 @@ def main() -> None:
     """Logs go to standard error from the start, so commands whose standard output is data
     (``settle``, ``shoe read``, ``camera read``) never mix a log line into it. Each command
     may then configure logging again from its own ``--log-level``. A broken file or
-    database that escapes a command ends in one line and exit 2 (``cli_errors``)."""
+    database that escapes a command ends in one line and exit 2 (``errors``)."""
     from shoe_reader.logs import LogLevelError, configure_logging
 
     try:
@@ -85,11 +82,8 @@ def main() -> None:
     try:
         app()
     except Exception as exc:  # a broken file or database: one line, never a traceback
-        from table_service.cli_errors import command_path, report
+        from table_service.cli.errors import command_path
+        from table_service.cli.errors import report as report_error
 
         command = command_path(typer.main.get_command(app), sys.argv[1:])
-        raise SystemExit(report(exc, command)) from None
-
-
-if __name__ == "__main__":
-    main()
+        raise SystemExit(report_error(exc, command)) from None

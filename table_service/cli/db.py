@@ -1,4 +1,5 @@
-"""``livetable db backup`` and ``livetable db restore`` (see ``table_service.backup``)."""
+"""``livetable db``: the schema (Alembic migrations), backup and restore (see
+``table_service.backup``)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,43 @@ from typing import Any
 import typer
 
 from shoe_reader.logs import configure_for_command
-from table_service.cli_foundation import (
+from table_service.cli.common import (
     DATA_DIR_HELP,
-    _existing_runtime,
-    _fail,
-    _NoLog,
-    _own_public_key,
-    _settings,
+    NoLog,
     console,
     err,
+    existing_runtime,
+    fail,
+    open_runtime,
+    own_public_key,
+    settings_or_exit,
 )
 
+db_app = typer.Typer(help="Database schema (Alembic migrations).", no_args_is_help=True)
 
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Migrate the database to the newest schema."""
+    from table_service.runtime import current_revision, upgrade_database
+
+    runtime = open_runtime(upgrade=False)
+    upgrade_database(runtime.engine)
+    console.print(f"database at revision [bold]{current_revision(runtime.engine)}[/bold]")
+
+
+@db_app.command("current")
+def db_current() -> None:
+    """Show the database's schema revision and the code's."""
+    from table_service.runtime import current_revision, head_revision
+
+    runtime = open_runtime(upgrade=False)
+    current, head = current_revision(runtime.engine), head_revision()
+    state = "[green]current[/green]" if current == head else "[yellow]needs upgrade[/yellow]"
+    console.print(f"database: {current}  code: {head}  {state}")
+
+
+@db_app.command("backup")
 def db_backup(
     out: Path = typer.Argument(..., help="The backup file to write (never overwritten)"),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
@@ -31,8 +57,8 @@ def db_backup(
     from table_service import backup as b
 
     if out.exists():
-        raise _fail("db backup", FileExistsError(f"{out} exists; choose a new file"))
-    runtime = _existing_runtime("db backup", data_dir)
+        raise fail("db backup", FileExistsError(f"{out} exists; choose a new file"))
+    runtime = existing_runtime("db backup", data_dir)
     try:
         url = runtime.settings.resolved_database_url
         if b.sqlite_path(url) is not None:
@@ -64,11 +90,12 @@ def db_backup(
             soft_wrap=True,
         )
     except (b.BackupError, OSError) as exc:
-        raise _fail("db backup", exc) from exc
+        raise fail("db backup", exc) from exc
     finally:
         runtime.close()
 
 
+@db_app.command("restore")
 def db_restore(
     backup: Path = typer.Argument(..., help="A file written by `livetable db backup`"),
     data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
@@ -90,18 +117,18 @@ def db_restore(
     from audit.signing import SigningKeyError, key_id, load_public_key
     from table_service import backup as b
 
-    settings = _settings(data_dir)
+    settings = settings_or_exit(data_dir)
     configure_for_command()
     if not backup.is_file():
-        raise _fail("db restore", FileNotFoundError(f"no backup at {backup}"))
+        raise fail("db restore", FileNotFoundError(f"no backup at {backup}"))
     try:
         if public_key:
             text = Path(public_key).read_text() if Path(public_key).is_file() else public_key
             trusted_key = load_public_key(text)
         else:
-            trusted_key = _own_public_key(settings)
-    except (_NoLog, SigningKeyError, OSError) as exc:
-        raise _fail("db restore", exc) from exc
+            trusted_key = own_public_key(settings)
+    except (NoLog, SigningKeyError, OSError) as exc:
+        raise fail("db restore", exc) from exc
     trusted = {key_id(trusted_key): trusted_key}
     url = settings.resolved_database_url
     target = b.sqlite_path(url)
@@ -116,7 +143,7 @@ def db_restore(
             b.restore_postgres(backup, url)
         summary = _installed(url, trusted)
     except (b.BackupError, OSError) as exc:
-        raise _fail("db restore", exc) from exc
+        raise fail("db restore", exc) from exc
     if kept is not None:
         console.print(f"the database it replaced is kept as {kept}")
     if summary.problems:

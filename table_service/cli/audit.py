@@ -1,8 +1,5 @@
-"""Regulator commands of ``livetable audit``: bundles, their verification, the witness.
-
-Kept apart from ``cli_foundation`` so the foundation's commands stay small; they call in
-here when given ``--bundle`` (or the checks that need more than the chain).
-"""
+"""``livetable audit`` (verify, checkpoint, verifier-key, export, witness) and ``livetable
+report``: the log's own checks and the regulator's tools on it."""
 
 from __future__ import annotations
 
@@ -13,7 +10,17 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from table_service.terminal import make_console
+from table_service.cli import verify as cli_verify
+from table_service.cli.common import (
+    DATA_DIR_HELP,
+    console,
+    err,
+    existing_runtime,
+    fail,
+    settings_or_exit,
+)
+from table_service.cli.keys import parse_log_key, parse_witness_keys
+from table_service.config import Settings
 
 # The audit package (SQLAlchemy, the bundle and note code) is imported by the commands that
 # use it: mounting `witness` and `report` on the CLI costs nothing.
@@ -22,37 +29,7 @@ if TYPE_CHECKING:
     from audit.note import VerifierKey
     from audit.verify import VerifyReport
 
-console = make_console()
-err = make_console(stderr=True)
-
-
-def _key_text(value: str) -> str:
-    path = Path(value)
-    return path.read_text().strip() if path.exists() else value.strip()
-
-
-def parse_log_key(value: str) -> VerifierKey:
-    from audit.note import NoteError, VerifierKey
-
-    try:
-        return VerifierKey.parse(_key_text(value))
-    except (NoteError, OSError) as exc:
-        err.print(f"[red]verifier key:[/red] {exc}")
-        raise typer.Exit(2) from exc
-
-
-def parse_witness_keys(values: list[str]) -> list[VerifierKey]:
-    from audit.cosign import parse_cosigner_key
-    from audit.note import NoteError
-
-    keys = []
-    for value in values:
-        try:
-            keys.append(parse_cosigner_key(_key_text(value)))
-        except (NoteError, OSError) as exc:
-            err.print(f"[red]witness key:[/red] {exc}")
-            raise typer.Exit(2) from exc
-    return keys
+audit_app = typer.Typer(help="The hash-chained audit log.", no_args_is_help=True)
 
 
 def export_bundle(
@@ -174,6 +151,170 @@ def check_witness_state(origin: str, sessions: Any, state: Path) -> str | None:
     return None
 
 
+@audit_app.command("verify")
+def audit_verify(
+    export: Path | None = typer.Option(None, help="Verify an export file instead of the DB"),
+    public_key: str | None = typer.Option(
+        None,
+        help="Trusted public key (base64, or a file holding it). An export needs it (or "
+        "--verifier-key); for the database, default: the data folder's own key",
+    ),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    bundle: Path | None = typer.Option(None, "--bundle", help="Verify an export bundle folder"),
+    verifier_key: str | None = typer.Option(
+        None,
+        "--verifier-key",
+        help="The log's note verifier key (or a file holding it), instead of --public-key",
+    ),
+    allow_unsigned_tail: bool = typer.Option(
+        False,
+        "--allow-unsigned-tail",
+        help="Accept events after the last signed checkpoint (counted in the report); "
+        "without it any event no signed checkpoint covers fails",
+    ),
+    since: Path | None = typer.Option(
+        None,
+        "--since",
+        help="A checkpoint note kept from before (signed note, as /tlog/checkpoint serves "
+        "it): the log must extend it (RFC 9162 consistency proof)",
+    ),
+    save_checkpoint: Path | None = typer.Option(
+        None,
+        "--save-checkpoint",
+        help="After a successful check, write the newest signed checkpoint note here "
+        "(give it as --since next time)",
+    ),
+    witness_key: list[str] = typer.Option(
+        [], "--witness-key", help="Require this witness's cosignature (repeatable)"
+    ),
+    replay: bool = typer.Option(False, "--replay", help="Recompute every round's payouts"),
+    read_models: bool = typer.Option(
+        False, "--read-models", help="Also check balances, ledger, bets, principals against the log"
+    ),
+    strict: bool = typer.Option(
+        False,
+        "--strict",
+        help="With --allow-unsigned-tail: refuse a tail unsigned longer than "
+        "LIVETABLE_CHECKPOINT_MAX_AGE",
+    ),
+    witness_state: Path | None = typer.Option(
+        None, "--witness-state", help="A witness's state folder: the log must extend what it saw"
+    ),
+) -> None:
+    """Did the log's key sign every event, unaltered? Checks chain, hashes, Merkle roots and
+    signatures; exit 1 naming the first bad (or unsigned) sequence number, 2 on bad input."""
+    keys = cli_verify.trusted_keys(public_key, verifier_key)
+    if bundle is not None:
+        cli_verify.verify_bundle_cli(
+            bundle, keys, witness_key, replay=replay, since=since, save=save_checkpoint
+        )
+        return
+    if export is not None:
+        cli_verify.verify_export_cli(
+            export,
+            keys,
+            allow_unsigned_tail=allow_unsigned_tail,
+            since=since,
+            save=save_checkpoint,
+        )
+        return
+
+    def extra(settings: Settings, sessions: Any, report: VerifyReport) -> list[str]:
+        return extra_checks(
+            settings,
+            sessions,
+            report,
+            strict=strict,
+            witness_state=witness_state,
+            read_models=read_models,
+            witness_keys=witness_key,
+        )
+
+    cli_verify.verify_database_cli(
+        data_dir,
+        keys,
+        allow_unsigned_tail=allow_unsigned_tail,
+        since=since,
+        save=save_checkpoint,
+        extra=extra,
+    )
+
+
+@audit_app.command("checkpoint")
+def audit_checkpoint(
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+) -> None:
+    """Sign a checkpoint at the current head now."""
+    runtime = existing_runtime("audit checkpoint", data_dir)
+    try:
+        with runtime.sessions.begin() as session:
+            cp = runtime.store.checkpoint(session)
+    finally:
+        runtime.close()
+    if cp is None:
+        console.print("log is empty; nothing to sign")
+    else:
+        console.print(f"checkpoint size {cp.size} root {cp.root_hash} key {cp.key_id}")
+
+
+@audit_app.command("verifier-key")
+def audit_verifier_key(
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+) -> None:
+    """Print the log's note verifier key (``<origin>+<key ID>+<key>``, c2sp.org/signed-note):
+    all a standard client needs to check the checkpoints."""
+    settings = settings_or_exit(data_dir)
+    configured = settings.signing_key
+    if not configured and not settings.resolved_signing_key_file.exists():
+        err.print(f"no signing key at {settings.resolved_signing_key_file} (nothing signed yet)")
+        raise typer.Exit(2)
+    from audit.note import NoteSigner
+    from audit.signing import SigningKeyError, load_or_create_signer
+
+    try:
+        signer = load_or_create_signer(settings.resolved_signing_key_file, configured)
+    except SigningKeyError as exc:
+        err.print(f"[red]signing key:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    typer.echo(str(NoteSigner(settings.log_origin, signer.private_key).verifier_key))
+
+
+@audit_app.command("export")
+def audit_export(
+    out: Path | None = typer.Option(None, help="Output file (JSON lines)"),
+    data_dir: Path | None = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    bundle: Path | None = typer.Option(
+        None, "--bundle", help="Write a regulator bundle into this new folder instead"
+    ),
+    table: str | None = typer.Option(None, "--table", help="Bundle: this table only"),
+    date_from: str | None = typer.Option(None, "--from", help="Bundle: from this date (UTC)"),
+    date_to: str | None = typer.Option(None, "--to", help="Bundle: to this date (UTC)"),
+) -> None:
+    """Export every event and checkpoint for offline verification (or a regulator bundle)."""
+    if bundle is None and out is None:
+        err.print("[red]--out FILE or --bundle DIR is required[/red]")
+        raise typer.Exit(2)
+    runtime = existing_runtime("audit export", data_dir)
+    if bundle is not None:
+        try:
+            export_bundle(runtime, bundle, table, date_from, date_to)
+        finally:
+            runtime.close()
+        return
+    assert out is not None
+    from audit.export import write_export
+
+    try:
+        with runtime.reads() as session, out.open("w", encoding="utf-8") as handle:
+            count = write_export(session, runtime.signer, runtime.settings.log_origin, handle)
+    except OSError as exc:
+        raise fail("audit export", exc) from exc
+    finally:
+        runtime.close()
+    console.print(f"{count} events written to {out}; public key {runtime.signer.public_key_b64}")
+
+
+@audit_app.command("witness")
 def witness(
     log: str = typer.Option(..., "--log", help="Base URL of the log (its /tlog/ endpoint)"),
     verifier_key: str = typer.Option(
@@ -251,9 +392,8 @@ def report(
             raise typer.Exit(2) from exc
     else:
         from audit.store import EventStore
-        from table_service.cli_foundation import _existing_runtime
 
-        runtime = _existing_runtime("report", data_dir)
+        runtime = existing_runtime("report", data_dir)
         try:
             with runtime.sessions() as session:
                 events = EventStore.read(session)  # type: ignore[assignment]

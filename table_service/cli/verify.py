@@ -24,13 +24,11 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.markup import escape
 
-from table_service.terminal import make_console
+from table_service.cli.common import console, err
 
 if TYPE_CHECKING:
     from audit.verify import HeldCheckpoint, Trusted, VerifyReport
 
-console = make_console()
-err = make_console(stderr=True)
 
 
 def _bad_input(what: str, detail: object) -> typer.Exit:
@@ -208,7 +206,7 @@ def verify_bundle_cli(
 ) -> None:
     import time
 
-    from table_service.cli_audit import parse_witness_keys
+    from table_service.cli.keys import parse_witness_keys
     from table_service.regulator.bundle import BundleError, verify_bundle
 
     witnesses = parse_witness_keys(witness_keys)
@@ -252,16 +250,16 @@ def verify_database_cli(
     from audit.db import make_sessionmaker
     from audit.signing import SigningKeyError, key_id
     from audit.verify import verify_database
-    from table_service.cli_foundation import _existing_log, _NoLog, _own_public_key
+    from table_service.cli.common import NoLog, existing_log, own_public_key
 
     held_text = _held_text(since)
     try:
-        settings, engine = _existing_log(data_dir)
-    except _NoLog as exc:
+        settings, engine = existing_log(data_dir)
+    except NoLog as exc:
         raise _bad_input("", exc) from exc
     try:
         if keys is None:
-            own = _own_public_key(settings)
+            own = own_public_key(settings)
             keys = {key_id(own): own}
         held = _open_held(held_text, since, keys)
         sessions = make_sessionmaker(engine)
@@ -270,7 +268,7 @@ def verify_database_cli(
                 session, keys, allow_unsigned_tail=allow_unsigned_tail, since=held
             )
         problems = extra(settings, sessions, report) if report.ok else []
-    except (_NoLog, SigningKeyError) as exc:
+    except (NoLog, SigningKeyError) as exc:
         raise _bad_input("signing key", exc) from exc
     finally:
         engine.dispose()
