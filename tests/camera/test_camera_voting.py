@@ -98,6 +98,27 @@ def test_too_few_votes_is_not_enough() -> None:
     assert "too few confident reads" in event.reason
 
 
+def test_two_sure_reads_and_nothing_against_them_are_enough() -> None:
+    """A hand over the card in most frames of its pass leaves two clear ones: two reads of
+    0.95 or more, with no frame reading another card or a dispute, report the card; a
+    weaker second read, a confident read of another card, or a frame whose face and index
+    (or two corners) disagree leave it unreadable."""
+    hidden = seen(None, 0.0, "face not clear")
+    sure = [PARTIAL, hidden, seen("2C", 1.0), hidden, seen("2C", 0.96), hidden, EMPTY, EMPTY]
+    (event,) = run([*sure, EMPTY])
+    assert isinstance(event, CardSeen) and event.card == "2C"
+    for spoiler in (
+        seen("2C", 0.9),
+        seen("2S", 0.8),
+        FrameRead(True, CardRead(None, 0.0, "face and index disagree", disputed=True)),
+        seen(None, 0.0, "corners disagree: 2C and 2S"),
+    ):
+        at = 2 if spoiler.read is not None and spoiler.read.code == "2C" else 5
+        frames = [*sure[:at], spoiler, *sure[at + 1 :], EMPTY]
+        (event,) = run(frames)
+        assert isinstance(event, UnreadableCard), spoiler
+
+
 def test_a_glimpse_of_one_or_two_frames_is_ignored() -> None:
     assert run([EMPTY, PARTIAL, PARTIAL, EMPTY, EMPTY, EMPTY, EMPTY]) == []
 
