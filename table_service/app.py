@@ -2,7 +2,7 @@
 (health, readiness, administration, the audit read API and the log's tiles), the tables'
 routes and streams, the studio's routes, and the consoles, all behind one authentication.
 
-Everything else is a part: ``api/`` (foundation routes, problems, limits), ``table/api.py``
+Everything else is a part: ``api/`` (foundation routes, problems, limits), ``routes/``
 (the tables' routes and streams), ``studio/`` and ``consoles/``. Only this module, the CLI,
 the demo and the benchmarks put them together.
 """
@@ -24,11 +24,11 @@ from table_service.api.limits import BodyLimits
 from table_service.api.problems import install_problem_handlers, install_problem_openapi
 from table_service.api.tiles import tiles_router
 from table_service.consoles.routes import mount_consoles
+from table_service.routes.tables import table_router
 from table_service.runtime import Runtime
 from table_service.studio.api import studio_router, table_elsewhere
 from table_service.studio.coordinator import Studio
 from table_service.studio.errors import TableElsewhere
-from table_service.table.api import table_router
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from table_service.table.stream import StreamHub, Writes, WritesFirst

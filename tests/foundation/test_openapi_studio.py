@@ -18,10 +18,10 @@ from fastapi.testclient import TestClient
 from table_service.api.problems import PROBLEM_MEDIA_TYPE
 from table_service.app import build_app
 from table_service.config import Settings
+from table_service.routes.tables import table_router
 from table_service.runtime import Runtime
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.studio.lease import LeaseLost
-from table_service.table.api import table_router
 from table_service.table.config import TableConfig
 
 PROBLEM_REF = "#/components/schemas/Problem"

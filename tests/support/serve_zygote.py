@@ -38,7 +38,7 @@ WARM = [
     "table_service.cli",
     "table_service.cli.serve",
     "table_service.app",
-    "table_service.table.api",
+    "table_service.routes.tables",
     "table_service.table.config",
     "table_service.table.service",
     "table_service.studio.coordinator",
