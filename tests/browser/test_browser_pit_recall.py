@@ -152,6 +152,26 @@ def test_the_pit_sees_money_hands_and_seats_and_the_recall_finds_the_round(
     )
     assert refused.status_code == 403
 
+    # the operator owning carol: her rounds, her bets and returns, saved as one file; not
+    # the round's other players nor its full record
+    op = studio.page(browser, f"/recall/{t}", width=1280, height=800)
+    sign_in(op, studio.tokens["operator"])
+    op.fill("#search-form [name=account]", "carol")
+    op.click("#search-form [type=submit]")
+    mine = op.locator("#found [data-found]")
+    expect(mine).to_have_count(1)
+    expect(mine.locator("[data-field=account-bets]")).to_have_text("Main bet 2,500 → 0")
+    expect(mine.locator("[data-action=open-round]")).to_have_count(0)
+    shown = op.locator("#console").inner_text()
+    assert "alice" not in shown and "bob" not in shown and "4,200" not in shown, shown
+    studio.shot(op, "recall-operator-by-account")
+    with op.expect_download() as download:
+        op.click("[data-action=export-found]")
+    html = Path(download.value.path()).read_text(encoding="utf-8")
+    assert html.startswith("<!doctype html>") and "<script" not in html and 'src="' not in html
+    assert opened["round_id"] in html and "Main bet 2,500 → 0" in html and "UTC" in html
+    assert "alice" not in html and "bob" not in html
+
 
 # room deals clockwise: seat 1 9S, seat 2 5D, the banker (seat 9) KH face down, then
 # seat 1 8C, seat 2 6H, the banker 7S.

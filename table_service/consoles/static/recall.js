@@ -18,10 +18,22 @@
     renderPicked();
   });
 
+  // An operator's complaints team finds the rounds of its own accounts: each with the
+  // account's bets and what they returned, saved as one file; the round's other players
+  // and its full record are the regulator's and the pit's.
+  const byOperator = () => state.who && state.who.role === "operator";
+
   async function start() {
-    state.who = await Shell.signIn(["regulator", "supervisor", "admin"]);
+    state.who = await Shell.signIn(["regulator", "supervisor", "admin", "operator"]);
     $("table-badge").textContent = `${t("table.table")} ${tableId}`;
     setUpSearch();
+    if (byOperator()) {
+      $("stream-badge").hidden = true; // no live table for an operator here: its search only
+      $("console").hidden = false;
+      $("recall-title").textContent = "";
+      $("zone-note").textContent += ` ${t("search.operator_note")}`;
+      return;
+    }
     await refresh();
     $("console").hidden = false;
     const head = state.data && state.data.rounds.length ? state.data.rounds[0].closed_seq || state.data.rounds[0].opened_seq : 0;
@@ -51,8 +63,9 @@
   function setUpSearch() {
     const form = $("search-form");
     form.elements.table.value = tableId;
-    // an account is searched by a regulator only (or the owning operator, through the API)
-    $("account-field").hidden = state.who.role !== "regulator";
+    // an account is searched by a regulator, or by the operator that owns it
+    $("account-field").hidden = !["regulator", "operator"].includes(state.who.role);
+    form.elements.account.required = byOperator();
     $("zone-note").textContent = t("search.zone", { zone: Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC" });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
@@ -77,6 +90,7 @@
     put("from", withOffset(f.from.value));
     put("to", withOffset(f.to.value));
     if (!$("account-field").hidden) put("account", f.account.value.trim());
+    state.account = f.account.value.trim();
     state.query = params.toString();
     state.picked = null;
     renderPicked();
@@ -102,24 +116,39 @@
       box.append(el("p", { class: "muted", "data-field": "none-found" }, t("search.none")));
       return;
     }
-    const head = ["col.round", "col.table", "col.opened", "col.phase", "col.result", "col.bets", "col.staked"];
-    const account = found.rounds.some((r) => r.account_bets);
-    if (account) head.push("col.account_bets");
     box.append(
       el("p", { class: "muted" }, found.more ? t("search.found_more", { n: found.rounds.length }) : found.rounds.length === 1 ? t("search.found_one") : t("search.found", { n: found.rounds.length })),
-      el("table", { class: "grid found" },
-        el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, t(h))), el("th", {}))),
-        el("tbody", {}, found.rounds.map((r) => el("tr", { "data-found": r.round_id },
-          el("td", {}, r.round_id),
-          el("td", {}, r.table_id),
-          el("td", {}, LT.fmtDateTime(r.opened_at)),
-          el("td", {}, LT.term("phase", r.phase)),
-          el("td", {}, r.void_reason ? `${t("result.voided")}` : outcomeText(r.outcome, gameOf(r))),
-          el("td", { class: "num" }, String(r.bets)),
-          el("td", { class: "num" }, LT.fmtMoney(r.staked)),
-          account ? el("td", { "data-field": "account-bets" }, (r.account_bets || []).map((b) => `${LT.term("bet", b.type)} ${LT.fmtMoney(b.stake)} → ${b.returned === null || b.returned === undefined ? LT.term("bet_status", b.status) : LT.fmtMoney(b.returned)}`).join("; ")) : null,
-          el("td", {}, el("button", { type: "button", "data-action": "open-round", onclick: () => openRound(r) }, t("search.open"))))))),
+      foundTable(found, { exporting: false }),
     );
+    if (byOperator()) {
+      box.append(el("div", { class: "buttons" },
+        el("button", { type: "button", "data-action": "export-found", onclick: () => download(foundHtml(found), `rounds-${state.account || "account"}.html`) }, t("recall.export"))));
+    }
+  }
+
+  const accountBets = (r) => (r.account_bets || []).map((b) => `${LT.term("bet", b.type)} ${LT.fmtMoney(b.stake)} → ${b.returned === null || b.returned === undefined ? LT.term("bet_status", b.status) : LT.fmtMoney(b.returned)}`).join("; ");
+
+  // The rounds found; for an operator, the account's bets in each, not the round's totals
+  // nor a way into the record of every player.
+  function foundTable(found, { exporting }) {
+    const mine = byOperator();
+    const head = ["col.round", "col.table", "col.opened", "col.phase", "col.result"];
+    if (!mine) head.push("col.bets", "col.staked");
+    const account = found.rounds.some((r) => r.account_bets);
+    if (account) head.push("col.account_bets");
+    const opens = !mine && !exporting;
+    return el("table", { class: "grid found" },
+      el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, t(h))), opens ? el("th", {}) : null)),
+      el("tbody", {}, found.rounds.map((r) => el("tr", { "data-found": r.round_id },
+        el("td", {}, r.round_id),
+        el("td", {}, r.table_id),
+        el("td", {}, LT.fmtDateTime(r.opened_at)),
+        el("td", {}, LT.term("phase", r.phase)),
+        el("td", {}, r.void_reason ? `${t("result.voided")}` : outcomeText(r.outcome, gameOf(r))),
+        mine ? null : el("td", { class: "num" }, String(r.bets)),
+        mine ? null : el("td", { class: "num" }, LT.fmtMoney(r.staked)),
+        account ? el("td", { "data-field": "account-bets" }, accountBets(r)) : null,
+        opens ? el("td", {}, el("button", { type: "button", "data-action": "open-round", onclick: () => openRound(r) }, t("search.open"))) : null))));
   }
 
   async function openRound(found) {
@@ -377,7 +406,7 @@
         el("button", { type: "button", "data-action": "print", onclick: () => printRound(r) }, t("recall.print"))),
       details("steps", table(["col.seq", "col.time", "col.step", "col.detail", "col.actor"], r.steps.map((s) => [String(s.seq), LT.fmtDateTime(s.ts, { ms: true }), LT.term("step", s.type), stepText(s, r), actorText(s)]), "steps")),
       details("bets", paged(r, "bets", ["col.bet", "col.time", "col.account", "col.type", "col.seat", "col.stake", "col.accepted"], (b) => [b.bet_id, LT.fmtDateTime(b.ts), b.account, LT.term("bet", b.type), b.seat ? String(b.seat) : "", amount(b.stake), b.accepted ? "✔" : "✘"], { exporting })),
-      details("incidents", table(["col.incident", "col.procedure", "col.raised_resolved", "col.resolution"], r.incidents.map((i) => [LT.incidentName(i.kind), LT.procedureText(i), `${i.raised_by || ""} (${LT.fmtDateTime(i.raised_at)}) → ${i.resolved_by || "—"}${i.resolved_at ? ` (${LT.fmtDateTime(i.resolved_at)})` : ""}`, i.resolution || ""]))),
+      details("incidents", table(["col.incident", "col.procedure", "col.raised_resolved", "col.resolution"], r.incidents.map((i) => [LT.incidentName(i.kind), LT.procedureText(i), `${LT.principalLabel(i.raised_by)} (${LT.fmtDateTime(i.raised_at)}) → ${i.resolved_by ? LT.principalLabel(i.resolved_by) : "—"}${i.resolved_at ? ` (${LT.fmtDateTime(i.resolved_at)})` : ""}`, i.resolution || ""]))),
       details("settlement", paged(r, "settlement", ["col.bet", "col.type", "col.stake", "col.result", "col.returned"], (s) => [s.bet_id, LT.term("bet", s.type), amount(s.stake), LT.term("line", s.result), amount(s.returned)], { exporting })),
       details("settle_input", el("div", {}, el("pre", { class: "settle", "data-field": "settle-input" }, settleText), ...buttons)),
     );
@@ -419,11 +448,36 @@ ${node.outerHTML}
 `;
   }
 
+  // An operator's file for a complaint: the account's rounds, each with its bets and returns.
+  function foundHtml(found) {
+    const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+    const title = t("export.account_title", { account: state.account || "" });
+    const meta = t("export.account_meta", { by: (state.who && state.who.name) || "", time: LT.fmtDateTime(new Date().toISOString()) });
+    return `<!doctype html>
+<html lang="${esc(LT.lang())}">
+<head>
+<meta charset="utf-8">
+<meta name="generator" content="livetable recall">
+<title>${esc(title)}</title>
+<style>${EXPORT_CSS}</style>
+</head>
+<body>
+<h1>${esc(title)}</h1>
+<div class="meta">${esc(meta)}</div>
+${foundTable(found, { exporting: true }).outerHTML}
+</body>
+</html>
+`;
+  }
+
   function exportRound(r) {
-    const html = exportHtml(r);
+    download(exportHtml(r), `round-${r.round_id}.html`);
+  }
+
+  function download(html, name) {
     state.lastExport = html;
     const url = URL.createObjectURL(new Blob([html], { type: "text/html;charset=utf-8" }));
-    const a = el("a", { href: url, download: `round-${r.round_id}.html` });
+    const a = el("a", { href: url, download: name });
     document.body.append(a);
     a.click();
     a.remove();
