@@ -30,7 +30,7 @@ from table_service.studio.api import studio_router, table_elsewhere
 from table_service.studio.coordinator import Studio
 from table_service.studio.errors import TableElsewhere
 from table_service.table.config import TableConfig
-from table_service.table.service import TableManager
+from table_service.table.service import TableManager, Tables
 from table_service.table.stream import StreamHub, Writes, WritesFirst
 
 
@@ -82,7 +82,7 @@ def build_app(
     *,
     with_readers: bool = True,
     reader_options: dict[str, Any] | None = None,
-    manager: TableManager | None = None,
+    manager: Tables | None = None,
 ) -> FastAPI:
     """The whole service: foundation routes, table routes, stream; tables start with it."""
     manager = manager or TableManager(runtime, configs, reader_options=reader_options)

@@ -12,13 +12,13 @@ connection pool, whose transactions take no write lock (a WAL snapshot on SQLite
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from alembic import command
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from audit.db import create_db_engine, is_sqlite, make_sessionmaker
 from audit.signing import Signer, load_or_create_signer
@@ -62,16 +62,15 @@ def create_read_engine(settings: Settings, engine: Engine) -> Engine:
 class Runtime:
     settings: Settings
     engine: Engine
-    sessions: sessionmaker
+    sessions: sessionmaker[Session]
     signer: Signer
     store: EventStore
     read_engine: Engine | None = None
-    reads: sessionmaker = None  # type: ignore[assignment]
+    reads: sessionmaker[Session] = field(init=False)  # on read_engine, made here
 
     def __post_init__(self) -> None:
-        if self.reads is None:
-            self.read_engine = create_read_engine(self.settings, self.engine)
-            self.reads = make_sessionmaker(self.read_engine)
+        self.read_engine = create_read_engine(self.settings, self.engine)
+        self.reads = make_sessionmaker(self.read_engine)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, upgrade: bool = False) -> Runtime:

@@ -25,7 +25,8 @@ _bearer = HTTPBearer(auto_error=False)
 
 
 def get_runtime(request: Request) -> Runtime:
-    return request.app.state.runtime
+    runtime: Runtime = request.app.state.runtime
+    return runtime
 
 
 def identify(

@@ -115,7 +115,7 @@ def problem(
 
 def problem_body(status: int, code: str, detail: str) -> bytes:
     """The same shape as bytes, for the ASGI middleware that answers before routing."""
-    return problem(status, code, detail).body
+    return bytes(problem(status, code, detail).body)  # typed bytes | memoryview
 
 
 def _validation_items(exc: RequestValidationError) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ from audit.tiles import TILE_WIDTH, TilePathError, available, parse_tile_path
 from audit.tree import LogTree
 from table_service.api.auth import _bearer, allowed, get_runtime, identify
 from table_service.api.problems import AUTH, BODY, errors
-from table_service.api.types import SEQ_MAX, text
+from table_service.api.types import SEQ_MAX, CosignerKey, NoteLine
 from table_service.errors import InvalidRequest, NotFound
 from table_service.principals import Identity
 from table_service.runtime import Runtime
@@ -109,9 +109,9 @@ class CosignatureIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     size: int = Field(ge=1, le=SEQ_MAX, strict=True)
-    cosigner_key: text(512)  # type: ignore[valid-type]
+    cosigner_key: CosignerKey
     # one note signature line ("— name base64"); its own final newline may come with it
-    line: Annotated[text(1024), BeforeValidator(_one_line)]  # type: ignore[valid-type]
+    line: Annotated[NoteLine, BeforeValidator(_one_line)]
 
 
 def tiles_router() -> APIRouter:

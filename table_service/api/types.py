@@ -77,21 +77,6 @@ def _clean_note(value: str) -> str:
     return value
 
 
-def text(max_length: int, *, min_length: int = 1, description: str | None = None) -> Any:
-    """A one-line printable string of bounded length."""
-    return Annotated[
-        str,
-        Field(min_length=min_length, max_length=max_length, description=description),
-        AfterValidator(_clean_text),
-    ]
-
-
-def note(max_length: int, *, min_length: int = 1) -> Any:
-    return Annotated[
-        str, Field(min_length=min_length, max_length=max_length), AfterValidator(_clean_note)
-    ]
-
-
 IDENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@-]*$"
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 
@@ -114,9 +99,16 @@ class OpenModel(BaseModel):
 # Principal names: no ':' or '|' so that "role:name|key" scoping can never collide.
 PrincipalName = Annotated[str, Field(min_length=1, max_length=64, pattern=NAME_PATTERN)]
 # Idempotency keys and transfer references: printable, no controls.
-Key = text(100, description="idempotency key, unique per principal")
-Reason = text(500)
-Note = note(1000)
+Key = Annotated[
+    str,
+    Field(min_length=1, max_length=100, description="idempotency key, unique per principal"),
+    AfterValidator(_clean_text),
+]
+Reason = Annotated[str, Field(min_length=1, max_length=500), AfterValidator(_clean_text)]
+Note = Annotated[str, Field(min_length=1, max_length=1000), AfterValidator(_clean_note)]
+# A cosigner's key name and one line of a signed note (audit/tiles: a witness's cosignature).
+CosignerKey = Annotated[str, Field(min_length=1, max_length=512), AfterValidator(_clean_text)]
+NoteLine = Annotated[str, Field(min_length=1, max_length=1024), AfterValidator(_clean_text)]
 
 # -- bounded free-form JSON (incident details) ------------------------------------------------
 DETAILS_MAX_BYTES = 4096

@@ -138,7 +138,7 @@ def house_banked(service: Any) -> bool:
     """A Xì Dách table where the house banks: the dealer makes the banker's moves, as the
     published policy requires, from the dealer console."""
     config = getattr(service, "config", None)
-    if getattr(config, "game", None) != "xidach":
+    if config is None or getattr(config, "game", None) != "xidach":
         return False
     try:
         return getattr(config.rules, "banker", None) == "house"
@@ -205,7 +205,7 @@ class HouseMoveIn(BaseModel):
 class VoidRequestIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    reason: Reason  # type: ignore[valid-type]
+    reason: Reason
     change_shoe: bool = Field(True, strict=True)
 
 

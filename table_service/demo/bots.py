@@ -34,7 +34,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -319,7 +319,8 @@ class SupervisorBot:
             await asyncio.sleep(0.2)
 
     async def insert_shoe(self) -> dict[str, Any]:
-        return await self.api.post(f"/tables/{self.t}/shoe")
+        inserted: dict[str, Any] = await self.api.post(f"/tables/{self.t}/shoe")
+        return inserted
 
     async def void(self, reason: str, *, change_shoe: bool = True) -> None:
         await self.api.post(
@@ -382,6 +383,15 @@ class PlayerStats:
     refused: int = 0
     credited: int = 0
     refusals: list[str] = field(default_factory=list)
+
+
+class Players(Protocol):
+    """The players a dealer deals to: betting players (:class:`PlayerBots`) or seated ones
+    (``seatbots.SeatPlayers``)."""
+
+    async def prepare_round(self) -> None: ...
+
+    async def bet_round(self, round_id: str, window: float) -> None: ...
 
 
 class PlayerBots:
@@ -463,7 +473,7 @@ class DealerBot:
         table: Table,
         stack: ShoeStack,
         supervisor: SupervisorBot,
-        players: PlayerBots,
+        players: Players,
         rng: random.Random,
         betting_seconds: float,
     ) -> None:
@@ -553,7 +563,8 @@ class DealerBot:
         await self._until(lambda v: not v.paused, timeout=self.supervisor.patience)
         await self.players.prepare_round()
         opened = await self.api.post(f"/tables/{self.t}/betting/open")
-        round_id, mark = opened["round_id"], opened["seq"]
+        round_id: str = opened["round_id"]
+        mark = opened["seq"]
         bets = asyncio.create_task(self.players.bet_round(round_id, self.betting_seconds))
         try:
             if mistake in ("exposed_card", "double_exposure"):

@@ -191,15 +191,18 @@ async def _run_with(
     seed: int,
     sock: socket.socket,
 ) -> DemoReport:
+    table_id = options.table_id
+    if table_id is None:  # run_demo names the game's own table when none is given
+        raise DemoError("no table to run the demo on")
     port = sock.getsockname()[1]
     base_url = f"http://{options.host}:{port}"
     report = DemoReport(seed, base_url, settings.data_dir, settings.resolved_database_url)
     principals = await asyncio.to_thread(
-        ensure_principals, runtime, settings.data_dir, options.table_id
+        ensure_principals, runtime, settings.data_dir, table_id
     )
     with runtime.sessions() as session:
         session_start_seq = EventStore.head(session)[0]
-        played_before = rounds_played(session, options.table_id)
+        played_before = rounds_played(session, table_id)
     shoes = options.rounds + 2 if options.rounds else SHOES_UNBOUNDED
     device = VirtualShoe("framed", decks=options.decks, seed=seed, heartbeat=options.heartbeat)
     stack = ShoeStack(
@@ -212,7 +215,7 @@ async def _run_with(
         camera, camera_config = await asyncio.to_thread(
             demo_camera,
             options.camera_deck,
-            options.table_id,
+            table_id,
             settings,
             seed,
             options.camera_window_seconds,
@@ -224,7 +227,7 @@ async def _run_with(
         else {}
     )
     config = TableConfig(
-        table_id=options.table_id,
+        table_id=table_id,
         game=options.game,
         game_rules=game_rules,
         decks=options.decks,
@@ -262,20 +265,20 @@ async def _run_with(
         )
         clients += [dealer_api, supervisor_api, operator_api]
         _banner(roundlog, options, report, device, settings, seed)
-        _console_banner(roundlog, report.base_url, options.table_id, principals)
+        _console_banner(roundlog, report.base_url, table_id, principals)
         feed = TableFeed(
             base_url.replace("http://", "ws://"),
-            options.table_id,
+            table_id,
             principals["supervisor"].token,
             after_seq=session_start_seq,
         )
         feed.listeners.append(roundlog.on_event)
-        table = Table(options.table_id, feed, roundlog)
+        table = Table(table_id, feed, roundlog)
         supervisor = SupervisorBot(supervisor_api, table, human=options.supervisor == "human")
         feed.listeners.append(supervisor.on_event)
         feed.start()
         await asyncio.wait_for(feed.connected.wait(), 15)
-        await sign_in_dealer(dealer_api, options.table_id)
+        await sign_in_dealer(dealer_api, table_id)
         await _reader_online(table, supervisor_api)
         await supervisor.recover()
         tasks.append(asyncio.create_task(supervisor.run(), name="supervisor"))

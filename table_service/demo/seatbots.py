@@ -177,7 +177,9 @@ class SeatPlayers:
     async def _answer(self) -> None:
         view = await self.table.view(self.api, at_least_seq=self.table.feed.last_seq)
         rnd = view.round
-        turn = rnd.get("turn") if rnd else None
+        if not rnd:
+            return
+        turn = rnd.get("turn")
         if not turn or view.paused:
             return
         for actor in turn["actors"]:
@@ -194,7 +196,7 @@ class SeatPlayers:
                 self.table.log.note(
                     "players",
                     f"{who} looks away: the {turn['seconds']:g} s timer runs out",
-                    rnd["round_id"] if rnd else None,
+                    rnd["round_id"],
                 )
                 continue
             move = self._choose(actor, moves, rnd)

@@ -567,12 +567,15 @@ class XiDachDemo:
     @staticmethod
     def _total(actor: str, rnd: dict[str, Any]) -> int | None:
         view = rnd.get("dealer_view") or {}
+        total: int | None
         if actor == "banker":
-            return view.get("banker", {}).get("total")
+            total = view.get("banker", {}).get("total")
+            return total
         seat = int(actor.partition(":")[2])
         for hand in view.get("hands", []):
             if hand["seat"] == seat and "result" not in hand:
-                return hand.get("total")
+                total = hand.get("total")
+                return total
         return None
 
     async def _close(self, round_id: str) -> None:

@@ -45,7 +45,7 @@ from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import commands as c
 from table_service.table import policy
 from table_service.table.recall import round_record
-from table_service.table.service import TableManager, TableService, new_bet_id
+from table_service.table.service import Tables, TableService, new_bet_id
 from table_service.table.stream import (
     BURST_SEND_TIMEOUT,
     CLOSE_BAD_REQUEST,
@@ -68,8 +68,9 @@ from table_service.table.wallet import Transfer, account_view, owns, transfer
 log = structlog.get_logger(__name__)
 
 
-def _manager(request: Request) -> TableManager:
-    return request.app.state.tables
+def _manager(request: Request) -> Tables:
+    tables: Tables = request.app.state.tables
+    return tables
 
 
 def _table(table_id: str, request: Request) -> TableService:
@@ -732,7 +733,7 @@ async def _serve_stream(
     address: str | None,
     timing: bool = False,
 ) -> None:
-    manager: TableManager = websocket.app.state.tables
+    manager: Tables = websocket.app.state.tables
     hub: StreamHub = websocket.app.state.hub
     if table_id not in manager.tables:
         await websocket.close(*_not_here(manager, table_id))
@@ -820,7 +821,7 @@ async def _serve_stream(
         hub.leave(ticket)
 
 
-def _not_here(manager: TableManager, table_id: str) -> tuple[int, str]:
+def _not_here(manager: Tables, table_id: str) -> tuple[int, str]:
     """The WebSocket close for a table this process does not run: 4421 and the owner's
     address (a studio's table on another process), 4503 (being taken over), or 4404."""
     try:

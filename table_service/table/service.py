@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from sqlalchemy.orm import Session
@@ -905,3 +905,16 @@ class TableManager:
     async def stop(self) -> None:
         for table in self.tables.values():
             await table.stop()
+
+
+class Tables(Protocol):
+    """What the API asks of its process's tables: a :class:`TableManager`, or a studio
+    member (``studio.coordinator.Studio``), which runs only the tables it holds now."""
+
+    tables: dict[str, TableService]
+
+    def get(self, table_id: str) -> TableService: ...
+
+    async def start(self, *, with_readers: bool = True) -> None: ...
+
+    async def stop(self) -> None: ...
