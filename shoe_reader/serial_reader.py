@@ -139,7 +139,9 @@ class ShoeReader:
             port = self._port
         if port is not None:
             with contextlib.suppress(Exception):
-                port.cancel_read()
+                # Only the POSIX and Windows ports can cancel a blocking read; another
+                # raises AttributeError, suppressed here like any error on closing.
+                port.cancel_read()  # type: ignore[attr-defined]
         if self._thread is not None:
             await asyncio.to_thread(self._thread.join, 5.0)
         self._queue.put_nowait(_CLOSED)
@@ -283,14 +285,17 @@ class ShoeReader:
         log.info("shoe reader stopped", url=self.url)
 
     def _backoff(self, attempt: int) -> float:
-        return min(self.reconnect_max, self.reconnect_initial * (2 ** min(attempt, 30)))
+        factor: int = 2 ** min(attempt, 30)  # int ** int is typed Any (a negative power is a float)
+        return min(self.reconnect_max, self.reconnect_initial * factor)
 
     def _pump(self, port: serial.SerialBase) -> tuple[bool, str]:
         """Read until the device goes away or falls silent; returns (had traffic, reason)."""
         had_traffic = False
         while not self._stop.is_set():
             try:
-                data = port.read(port.in_waiting or 1)
+                # Every port class has in_waiting; serial_for_url is typed as returning
+                # their base class, which does not declare it.
+                data = port.read(port.in_waiting or 1)  # type: ignore[attr-defined]
             except (serial.SerialException, OSError) as exc:
                 return had_traffic, f"device lost: {exc}"
             stamp = Stamp.now()

@@ -213,4 +213,5 @@ def motion_kernel(length: float, angle: float) -> np.ndarray:
         ):
             if 0 <= yy < size and 0 <= xx < size:
                 kernel[yy, xx] += wgt
-    return kernel / kernel.sum()
+    normalised: np.ndarray = kernel / kernel.sum()
+    return normalised

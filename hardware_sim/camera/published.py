@@ -330,11 +330,10 @@ def render_deck(name: str, cache: Path | None = None) -> Path:
         return folder
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        render = _grid_faces if deck.naming == "gnome" else _element_faces
         faces = (
-            render(svg, codes, Path(tmp))
-            if render is _grid_faces
-            else render(svg, deck, codes, Path(tmp))
+            _grid_faces(svg, codes, Path(tmp))
+            if deck.naming == "gnome"
+            else _element_faces(svg, deck, codes, Path(tmp))
         )
         for code, face in faces.items():
             # Named for this process: two processes rendering the same deck at

@@ -77,7 +77,7 @@ def background(
     img = np.empty((h, w, 3), np.float32)
     img[:] = base
     # Low-frequency texture (cloth weave / wood grain) plus fine grain.
-    coarse = rng.normal(0, 1, (h // 16 + 1, w // 16 + 1)).astype(np.float32)
+    coarse: np.ndarray = rng.normal(0, 1, (h // 16 + 1, w // 16 + 1)).astype(np.float32)
     coarse = cv2.resize(coarse, (w, h), interpolation=cv2.INTER_CUBIC)
     img += coarse[..., None] * (6 if kind != "dark" else 3)
     if kind == "wood":
@@ -150,11 +150,12 @@ def card_quad(
     corners = np.array([(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)])
     pts = corners @ rot.T + np.asarray(centre)
     pts += rng.uniform(-level.perspective, level.perspective, (4, 2)) * w
-    return pts.astype(np.float32)
+    quad: np.ndarray = pts.astype(np.float32)
+    return quad
 
 
 def face_aspect(face: np.ndarray) -> float:
-    return face.shape[1] / face.shape[0]
+    return float(face.shape[1] / face.shape[0])
 
 
 def place_card(frame: np.ndarray, face: np.ndarray, quad: np.ndarray, shadow: bool = True) -> None:
@@ -247,7 +248,15 @@ def degrade(frame: np.ndarray, level: Degradation, rng: np.random.Generator) -> 
         if level.jpeg_low:
             quality = int(rng.integers(level.jpeg_low, level.jpeg_quality + 1))
         _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, quality])
-        img = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        img = _decoded(buf)
+    return img
+
+
+def _decoded(jpeg: np.ndarray) -> np.ndarray:
+    """A JPEG this module just encoded, decoded (OpenCV returns None only for bad data)."""
+    img = cv2.imdecode(jpeg, cv2.IMREAD_COLOR)
+    if img is None:
+        raise RuntimeError("OpenCV could not decode a JPEG it had just encoded")
     return img
 
 
@@ -304,7 +313,8 @@ def _pose(
     corners = corners @ rot.T
     if tilt is not None:
         corners = _tilted(corners, tilt)
-    return (corners + centre + skew * w).astype(np.float32)
+    quad: np.ndarray = (corners + centre + skew * w).astype(np.float32)
+    return quad
 
 
 def _path(
@@ -447,8 +457,12 @@ def _moving_card(
     else:
         face_alpha = _ALPHA if face.shape[:2] == _ALPHA.shape else _face_alpha_for(fw, fh)
         colour_face = face
-    colour = cv2.warpPerspective(colour_face, m, size, flags=cv2.INTER_AREA).astype(np.float32)
-    alpha = cv2.warpPerspective(face_alpha, m, size, flags=cv2.INTER_LINEAR).astype(np.float32)
+    colour: np.ndarray = cv2.warpPerspective(colour_face, m, size, flags=cv2.INTER_AREA).astype(
+        np.float32
+    )
+    alpha: np.ndarray = cv2.warpPerspective(face_alpha, m, size, flags=cv2.INTER_LINEAR).astype(
+        np.float32
+    )
     alpha /= 255
     if hand is not None:
         mh = m @ to_face
@@ -488,7 +502,7 @@ def _shine(frame: np.ndarray, shine: hands.Glare, table: np.ndarray) -> np.ndarr
     py1, px1 = min(y0 + h + pad, frame.shape[0]), min(x0 + w + pad, frame.shape[1])
     seen, bare = frame[py0:py1, px0:px1], table[py0:py1, px0:px1]
     moved = np.abs(seen.astype(np.int16) - bare.astype(np.int16)).sum(axis=2) > 30
-    gloss = np.where(moved, 1.0, 0.3).astype(np.float32)
+    gloss: np.ndarray = np.where(moved, 1.0, 0.3).astype(np.float32)
     gloss = cv2.GaussianBlur(gloss, (0, 0), 1.5)
     gloss = gloss[y0 - py0 : y0 - py0 + h, x0 - px0 : x0 - px0 + w]
     spot = frame[y0 : y0 + h, x0 : x0 + w].astype(np.float32) + (shine.added * gloss)[..., None]

@@ -68,7 +68,10 @@ class _Camera:
         img = cv2.GaussianBlur(img, (0, 0), 0.6)
         img = cv2.add(img, self.noise[int(self.rng.integers(len(self.noise)))], dtype=cv2.CV_8U)
         _ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 80])
-        return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        shot = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        if shot is None:  # OpenCV returns None only for bad data
+            raise RuntimeError("OpenCV could not decode a JPEG it had just encoded")
+        return shot
 
 
 class ShoeCamera:
@@ -155,7 +158,7 @@ def write_video(frames: list[np.ndarray], path: Path, fps: float = 25.0) -> None
         for i, frame in enumerate(frames):
             cv2.imwrite(str(path / f"frame_{i:05d}.jpg"), frame, [cv2.IMWRITE_JPEG_QUALITY, 92])
         return
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), fps, (FRAME_W, FRAME_H))
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter.fourcc(*"MJPG"), fps, (FRAME_W, FRAME_H))
     if not writer.isOpened():
         raise OSError(f"cannot write video {path}")
     try:

@@ -45,14 +45,16 @@ def face_features(card: np.ndarray) -> np.ndarray:
     maps, paper = kernels.ink_maps(small, 90.0)  # ink_and_chroma against the paper
     if float(paper.min()) < 40:
         raise NoIndex("card too dark to read")
-    return maps - cv2.GaussianBlur(maps, (0, 0), HIGH_PASS)
+    high_passed: np.ndarray = maps - cv2.GaussianBlur(maps, (0, 0), HIGH_PASS)
+    return high_passed
 
 
 def as_vector(maps: np.ndarray) -> np.ndarray:
     """The compared part of one face's (or a stack of faces') features, unit length."""
     inner = maps[..., MARGIN:-MARGIN, MARGIN:-MARGIN, :]
     flat = inner.reshape(*maps.shape[:-3], -1).astype(np.float32)
-    return flat / np.maximum(np.linalg.norm(flat, axis=-1, keepdims=True), 1e-6)
+    unit: np.ndarray = flat / np.maximum(np.linalg.norm(flat, axis=-1, keepdims=True), 1e-6)
+    return unit
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,8 @@ class FaceBook:
     @cached_property
     def squares(self) -> np.ndarray:
         """The templates squared, element by element (their length over part of a face)."""
-        return self.templates * self.templates
+        squared: np.ndarray = self.templates * self.templates
+        return squared
 
     def contest(self, maps: np.ndarray) -> tuple[int, float, np.ndarray]:
         """The nearest card, its fit, and its share (see :class:`FaceMatch`) against each card.
@@ -153,7 +156,7 @@ class FaceBook:
         # little off), not only the distance between the faces.
         own = NOISE_GAP * (1.0 - float(per_card[best]))
         gap = np.maximum(1.0 - self.pairs[best], max(own, 1e-6))
-        share = (per_card[best] - per_card) / gap
+        share: np.ndarray = (per_card[best] - per_card) / gap
         share[best] = np.inf
         return share
 

@@ -130,7 +130,8 @@ def shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
         windows = np.ndarray(shape, fmap.dtype, fmap, start, strides)
     else:
         windows = as_strided(around, shape, strides, writeable=False)
-    return (windows * part.root_weights).reshape(k * k, -1)
+    shifted_windows: np.ndarray = (windows * part.root_weights).reshape(k * k, -1)
+    return shifted_windows
 
 
 def similarities(part: Part, fmap: np.ndarray, only: np.ndarray | None = None) -> np.ndarray:
@@ -146,7 +147,8 @@ def similarities(part: Part, fmap: np.ndarray, only: np.ndarray | None = None) -
     # np.linalg.norm(x, axis=1, keepdims=True), as it computes it, without its dispatch.
     x = x / np.maximum(np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True)), 1e-6)
     templates = part.templates if only is None else part.templates[only]
-    return (templates @ x.T).max(axis=1)
+    best: np.ndarray = (templates @ x.T).max(axis=1)
+    return best
 
 
 def similarities_with(part: Part, fmap: np.ndarray, templates: np.ndarray) -> np.ndarray:
@@ -154,7 +156,8 @@ def similarities_with(part: Part, fmap: np.ndarray, templates: np.ndarray) -> np
     part's, unit length; see :func:`blurred_templates`)."""
     x = shifted(part, fmap)
     x = x / np.maximum(np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True)), 1e-6)
-    return (templates @ x.T).max(axis=1)
+    best: np.ndarray = (templates @ x.T).max(axis=1)
+    return best
 
 
 SMEARS = (3, 6)
@@ -180,7 +183,8 @@ def blurred_templates(part: Part, maps: np.ndarray) -> np.ndarray:
                 smeared = cv2.filter2D(fmap, -1, kernel, borderType=cv2.BORDER_REPLICATE)
                 out.append((smeared[y0:y1, x0:x1] * part.root_weights).ravel())
     t = np.array(out, np.float32)
-    return t / np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-6)
+    unit: np.ndarray = t / np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-6)
+    return unit
 
 
 def pair_similarities(part: Part) -> np.ndarray:
@@ -206,7 +210,7 @@ def nudged(corner: np.ndarray) -> list[np.ndarray]:
     h, w = corner.shape[:2]
     maps = []
     for dx, dy in HALF_STEPS:
-        move = np.float32([[1, 0, dx], [0, 1, dy]])
+        move = np.array([[1, 0, dx], [0, 1, dy]], np.float32)
         maps.append(features(cv2.warpAffine(corner, move, (w, h), borderMode=cv2.BORDER_REPLICATE)))
     return maps
 

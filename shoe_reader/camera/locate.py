@@ -150,13 +150,15 @@ def _order(quad: np.ndarray) -> np.ndarray:
     # both ends anyway).
     if q[0].sum() > q[2].sum():
         q = q[_OPPOSITE]
-    return q.astype(np.float32)
+    ordered: np.ndarray = q.astype(np.float32)
+    return ordered
 
 
 def _side_lengths(quad: np.ndarray) -> np.ndarray:
     """Length of each side ``k`` (corner ``k`` to corner ``k + 1``) of a quad."""
     d = quad[_NEXT] - quad
-    return np.sqrt((d * d).sum(axis=1))
+    lengths: np.ndarray = np.sqrt((d * d).sum(axis=1))
+    return lengths
 
 
 _QUADS: dict[int, np.ndarray] = {}
@@ -185,7 +187,8 @@ def _largest_quad(hull: np.ndarray) -> np.ndarray | None:
     q = poly[combos]  # (m, 4, 2), in the hull's order: each a convex quad
     x, y = q[..., 0], q[..., 1]
     area = np.abs((x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y).sum(axis=1)) / 2
-    return q[int(np.argmax(area))].astype(np.float32)
+    largest: np.ndarray = q[int(np.argmax(area))].astype(np.float32)
+    return largest
 
 
 def _refine(quad: np.ndarray, points: np.ndarray, offset: float) -> np.ndarray:
@@ -240,7 +243,8 @@ def _meet(starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
     if bool((np.abs(den) < 1e-6).any()):
         return None
     t = ((starts[:, 0] - p1[:, 0]) * d2[:, 1] - (starts[:, 1] - p1[:, 1]) * d2[:, 0]) / den
-    return p1 + t[:, None] * d1
+    corners: np.ndarray = p1 + t[:, None] * d1
+    return corners
 
 
 SIDE_TOLERANCE = 1.5
@@ -478,9 +482,10 @@ def skin_pixels(colour: np.ndarray) -> np.ndarray:
     warm = r - b
     lum = (r + g + b) // 3
     up = g - b
-    return (
+    skin: np.ndarray = (
         (100 * warm > 100 * SKIN_WARMTH * np.maximum(lum, 1)) & (6 * up > warm) & (2 * up < warm)
     ).view(np.uint8)
+    return skin
 
 
 class Locator:
@@ -680,7 +685,7 @@ class Locator:
         total, limit = work.difference
         h, w = total.shape
         min_area = self.min_card_fraction * h * w
-        fg = (total > faint * limit).view(np.uint8)
+        fg: np.ndarray = (total > faint * limit).view(np.uint8)
         if work.skin is None:
             # (and its rim, where skin blends into the table)
             work.skin = (
@@ -792,7 +797,7 @@ class Locator:
         """Whether ``quad`` has the card's shape, within ``slack`` more than the tolerance."""
         sides = _side_lengths(_order(quad))
         short, long_ = (sides[0] + sides[2]) / 2, (sides[3] + sides[1]) / 2
-        return long_ > 0 and abs(short / long_ - self.aspect) <= self.aspect_tolerance + slack
+        return bool(long_ > 0 and abs(short / long_ - self.aspect) <= self.aspect_tolerance + slack)
 
     def _completed(self, q: np.ndarray) -> list[np.ndarray]:
         """``q`` (ordered) made the card's shape by lengthening it at one end or the other
@@ -965,7 +970,8 @@ def _sides_moved(m: np.ndarray, top: float, right: float, bottom: float, left: f
     out = np.array(
         [(-left, -top), (w + right, -top), (w + right, h + bottom), (-left, h + bottom)], np.float32
     )
-    return cv2.perspectiveTransform(out[None], m)[0]
+    moved: np.ndarray = cv2.perspectiveTransform(out[None], m)[0]
+    return moved
 
 
 def grown(quad: np.ndarray, pixels: float) -> np.ndarray:

@@ -18,7 +18,7 @@ only once the card has gone.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 import structlog
@@ -73,7 +73,7 @@ class _Pass:
     run_best: tuple[float, int] = (0.0, 0)
     run_captured: float | None = None
     votes: Counter[str] = field(default_factory=Counter)
-    confidence_sum: Counter[str] = field(default_factory=Counter)
+    confidence_sum: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     best: dict[str, tuple[float, int]] = field(default_factory=dict)
     deck: dict[str, float] = field(default_factory=dict)  # best deck_fit per card
     reasons: Counter[str] = field(default_factory=Counter)
