@@ -92,7 +92,7 @@ class Strict(BaseModel):
 
 
 class ReasonIn(Strict):
-    reason: Reason = "shoe change"  # type: ignore[valid-type]
+    reason: Reason = "shoe change"
 
 
 class IncidentIn(Strict):
@@ -110,7 +110,7 @@ class EnteredCardIn(Strict):
 
 
 class ResolveIn(Strict):
-    note: Note  # type: ignore[valid-type]
+    note: Note
     entered: list[EnteredCardIn] = Field(default_factory=list, max_length=ROUND_CARDS_MAX)
     order: list[CardText] | None = Field(None, max_length=ROUND_CARDS_MAX)
     read_twice: bool = Field(
@@ -122,7 +122,7 @@ class ResolveIn(Strict):
 
 
 class VoidIn(Strict):
-    reason: Reason  # type: ignore[valid-type]
+    reason: Reason
     change_shoe: bool = Field(True, strict=True)
 
 
@@ -132,7 +132,7 @@ class CardIn(Strict):
 
 
 class BetIn(Strict):
-    key: Key  # type: ignore[valid-type]
+    key: Key
     account: AccountId
     type: Ident
     stake: Money
@@ -142,7 +142,7 @@ class BetIn(Strict):
 
 
 class LeaveIn(Strict):
-    reason: Reason = "player left"  # type: ignore[valid-type]
+    reason: Reason = "player left"
 
 
 class SeatIn(Strict):
@@ -175,7 +175,7 @@ class BetsIn(Strict):
 
 class TransferIn(Strict):
     amount: Money
-    reference: Key  # type: ignore[valid-type]
+    reference: Key
 
 
 # -- answers -----------------------------------------------------------------------------------
@@ -328,13 +328,13 @@ def table_router() -> APIRouter:
     @router.post("/tables/{table_id}/betting/open", **answer)
     async def open_betting(
         table_id: TableId, request: Request, who: Identity = Depends(acting(c.OpenBetting))
-    ) -> dict:
+    ) -> dict[str, Any]:
         return await run(table_id, request, who, c.OpenBetting())
 
     @router.post("/tables/{table_id}/betting/close", **answer)
     async def close_betting(
         table_id: TableId, request: Request, who: Identity = Depends(acting(c.CloseBetting))
-    ) -> dict:
+    ) -> dict[str, Any]:
         return await run(table_id, request, who, c.CloseBetting("dealer"))
 
     @router.post("/tables/{table_id}/incidents", **answer)
@@ -343,7 +343,7 @@ def table_router() -> APIRouter:
         body: IncidentIn,
         request: Request,
         who: Identity = Depends(acting(c.RaiseIncident)),
-    ) -> dict:
+    ) -> dict[str, Any]:
         return await run(table_id, request, who, c.RaiseIncident(body.kind, body.details))
 
     @router.post("/tables/{table_id}/incidents/{incident_id}/resolve", **answer)
@@ -353,7 +353,7 @@ def table_router() -> APIRouter:
         body: ResolveIn,
         request: Request,
         who: Identity = Depends(acting(c.ResolveIncident)),
-    ) -> dict:
+    ) -> dict[str, Any]:
         command = c.ResolveIncident(
             incident_id,
             body.note,
@@ -369,14 +369,14 @@ def table_router() -> APIRouter:
         body: VoidIn,
         request: Request,
         who: Identity = Depends(acting(c.VoidRound)),
-    ) -> dict:
+    ) -> dict[str, Any]:
         check_void_approval(_table(table_id, request))
         return await run(table_id, request, who, c.VoidRound(body.reason, body.change_shoe))
 
     @router.post("/tables/{table_id}/shoe", **answer)
     async def insert_shoe(
         table_id: TableId, request: Request, who: Identity = Depends(acting(c.InsertShoe))
-    ) -> dict:
+    ) -> dict[str, Any]:
         return await run(table_id, request, who, c.InsertShoe())
 
     @router.post("/tables/{table_id}/shoe/change", **answer)
@@ -385,7 +385,7 @@ def table_router() -> APIRouter:
         body: ReasonIn,
         request: Request,
         who: Identity = Depends(acting(c.ChangeShoe)),
-    ) -> dict:
+    ) -> dict[str, Any]:
         return await run(table_id, request, who, c.ChangeShoe(body.reason))
 
     @router.post("/tables/{table_id}/cards", **answer)
@@ -394,7 +394,7 @@ def table_router() -> APIRouter:
         body: CardIn,
         request: Request,
         who: Identity = Depends(acting(c.CardScanned)),
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Keyboard entry of a card as if scanned (a table whose reader is down)."""
         if body.cut_card:
             return await run(table_id, request, who, c.CutCard())
@@ -413,7 +413,7 @@ def table_router() -> APIRouter:
         body: BetsIn,
         request: Request,
         who: Identity = Depends(acting(c.PlaceBets)),
-    ) -> dict:
+    ) -> dict[str, Any]:
         service = _table(table_id, request)
         if len(body.bets) > service.config.max_bets_per_request:
             raise InvalidRequest(f"at most {service.config.max_bets_per_request} bets a request")
@@ -432,7 +432,7 @@ def table_router() -> APIRouter:
         body: SeatIn,
         request: Request,
         who: Identity = Depends(acting(c.TakeSeat)),
-    ) -> dict:
+    ) -> dict[str, Any]:
         return await run(table_id, request, who, c.TakeSeat(body.seat, body.account))
 
     @router.post("/tables/{table_id}/seats/{seat}/leave", **answer)
@@ -442,7 +442,7 @@ def table_router() -> APIRouter:
         body: LeaveIn,
         request: Request,
         who: Identity = Depends(acting(c.LeaveSeat)),
-    ) -> dict:
+    ) -> dict[str, Any]:
         return await run(table_id, request, who, c.LeaveSeat(seat, body.reason))
 
     @router.post("/tables/{table_id}/seats/{seat}/disconnected", **answer)
@@ -451,13 +451,13 @@ def table_router() -> APIRouter:
         seat: SeatNo,
         request: Request,
         who: Identity = Depends(acting(c.PlayerDisconnected)),
-    ) -> dict:
+    ) -> dict[str, Any]:
         return await run(table_id, request, who, c.PlayerDisconnected(seat))
 
     @router.post("/tables/{table_id}/actions", **answer)
     async def action(
         table_id: TableId, body: ActionIn, request: Request, who: Identity = Depends(acting(c.Act))
-    ) -> dict:
+    ) -> dict[str, Any]:
         """A player's decision, checked against the legal actions of that actor now: by its
         operator; the house banker's published move (Xì Dách), by the table's staff."""
         command = c.Act(body.actor, body.action, body.account, body.hand, body.target)
@@ -476,7 +476,7 @@ def table_router() -> APIRouter:
         before_seq: Seq | None = None,
         limit: int = Query(50, ge=1, le=500),
         who: Identity = Depends(readers),
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         _table(table_id, request)
         runtime = get_runtime(request)
         with runtime.reads() as session:
@@ -491,7 +491,7 @@ def table_router() -> APIRouter:
         round_id: PathId,
         request: Request,
         who: Identity = Depends(readers),
-    ) -> dict:
+    ) -> dict[str, Any]:
         runtime = get_runtime(request)
         with runtime.reads() as session:
             row = session.get(RoundRow, round_id)
@@ -542,7 +542,7 @@ def table_router() -> APIRouter:
         status: Literal["open", "resolved"] | None = None,
         limit: int = Query(100, ge=1, le=1000),
         who: Identity = Depends(allowed("incidents.read")),
-    ) -> list[dict]:
+    ) -> list[dict[str, Any]]:
         if who.table_id is not None:  # a bound principal sees its own table only
             if table_id is not None:
                 policy.check(policy.permit(who, "incidents.read", table_id))
@@ -579,7 +579,7 @@ def table_router() -> APIRouter:
         body: TransferIn,
         request: Request,
         who: Identity = Depends(allowed("account.credit")),
-    ) -> dict:
+    ) -> dict[str, Any]:
         item = Transfer(account, body.amount, body.reference, "credit")
         return await asyncio.to_thread(transfer, get_runtime(request), item, actor=who.actor)
 
@@ -589,7 +589,7 @@ def table_router() -> APIRouter:
         body: TransferIn,
         request: Request,
         who: Identity = Depends(allowed("account.debit")),
-    ) -> dict:
+    ) -> dict[str, Any]:
         item = Transfer(account, body.amount, body.reference, "debit")
         return await asyncio.to_thread(transfer, get_runtime(request), item, actor=who.actor)
 
@@ -598,7 +598,7 @@ def table_router() -> APIRouter:
         account: PathId,
         request: Request,
         who: Identity = Depends(allowed("account.read")),
-    ) -> dict:
+    ) -> dict[str, Any]:
         return account_view(get_runtime(request), account, owner=who.operator_id)
 
     @router.websocket("/tables/{table_id}/stream")

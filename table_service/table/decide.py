@@ -1213,7 +1213,7 @@ def _face_down_at(state: TableState, rnd: Any, cards: list[str]) -> list[int]:
     game, rules = game_of(state)
     play = game.new_round(rules, rnd.setup)
     pending = list(rnd.moves)
-    hidden = []
+    hidden: list[int] = []
     for index, code in enumerate(cards):
         while pending and pending[0][0] <= index:
             try:

@@ -15,13 +15,22 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Table, insert, select, update
 from sqlalchemy.orm import Session
 
 from audit.store import StoredEvent
 from table_service.models import IncidentRow, LedgerEntry, RoundRow
 
-_ROUNDS = RoundRow.__table__  # Core statements: no ORM bulk-update bookkeeping per card
+
+def _table_of(model: type[RoundRow]) -> Table:
+    """A model's table, as the Table it is (the declarative base types it as any FromClause)."""
+    table = model.__table__
+    if not isinstance(table, Table):
+        raise TypeError(f"{model.__name__} is not mapped to one table")
+    return table
+
+
+_ROUNDS = _table_of(RoundRow)  # Core statements: no ORM bulk-update bookkeeping per card
 
 
 class ProjectionError(RuntimeError):
@@ -282,7 +291,10 @@ def _executemany(session: Session, sql: str, rows: list[tuple[Any, ...]]) -> int
         return connection.exec_driver_sql(sql.replace("?", "%s"), rows).rowcount
     # PostgreSQL: COPY, one stream for all rows instead of a statement per row.
     table_and_columns = sql.split(" VALUES ", 1)[0].removeprefix("INSERT INTO ")
-    cursor = connection.connection.driver_connection.cursor()
+    driver = connection.connection.driver_connection
+    if driver is None:  # only a connection already closed or invalidated has none
+        raise RuntimeError("the database connection was closed under the projector")
+    cursor = driver.cursor()
     with cursor.copy(f"COPY {table_and_columns} FROM STDIN") as copy:
         for row in rows:
             copy.write_row(row)

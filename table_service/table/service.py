@@ -97,7 +97,7 @@ class TableService:
         self._held_reads: list[tuple[Any, str]] = []  # reader events kept meanwhile, in order
         self._recovery: asyncio.Task[None] | None = None
         # bets waiting for the next group transaction: (command, actor, its answer)
-        self._bets_waiting: list[tuple[c.PlaceBets, str, asyncio.Future[Outcome]]] = []
+        self._bets_waiting: list[tuple[c.PlaceBets, Principal, asyncio.Future[Outcome]]] = []
         self._bet_writer: asyncio.Task[None] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -373,7 +373,7 @@ class TableService:
                 # who may take a passing bank: the seated players' balances, as they are
                 seated = set(self.state.seats_for_round().values())
                 command = replace(command, balances=balances(session, seated))
-            if plan and not command.bets:
+            if plan and isinstance(command, c.PlaceBets) and not command.bets:
                 # Every bet of the request is known already (a retry after a lost answer: a
                 # crash, a timeout). Answer from the database in any phase, so the operator
                 # learns its bet ids even once the betting window has closed.
@@ -570,12 +570,12 @@ class TableService:
     def _after_commit_effects(self, *, resync: bool = False) -> None:
         rnd = self.state.round
         betting = rnd is not None and rnd.phase == "betting"
-        if betting and (self._close_task is None or self._close_task.done()):
+        if rnd is not None and betting and (self._close_task is None or self._close_task.done()):
             self._close_task = asyncio.create_task(self._close_at(rnd.round_id, rnd.closes_at))
         task = self._close_task
         stale = not betting and task is not None and not task.done()
-        if stale and task is not asyncio.current_task():
-            task.cancel()  # type: ignore[union-attr]
+        if task is not None and stale and task is not asyncio.current_task():
+            task.cancel()
         self._schedule_turn()
         if self.reader is not None:
             want_locked = betting

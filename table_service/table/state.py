@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from table_service.rules.cards import parse_card
 from table_service.rules.game import (
@@ -27,14 +27,18 @@ from table_service.rules.game import (
 Phase = Literal["betting", "dealing", "result", "settled", "voided"]
 ACTIVE_PHASES = ("betting", "dealing", "result")
 
-EMPTY: Mapping[str, Any] = MappingProxyType({})
+# Empty, so of every key and value type (Mapping's key is invariant: no narrower type fits).
+EMPTY: Mapping[Any, Any] = MappingProxyType({})
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 
-def _empty() -> Mapping[str, Any]:
+def _empty() -> Mapping[Any, Any]:
     return EMPTY
 
 
-def _frozen(mapping: dict[str, Any]) -> Mapping[str, Any]:
+def _frozen(mapping: dict[K, V]) -> Mapping[K, V]:
     return MappingProxyType(mapping)
 
 
@@ -397,7 +401,8 @@ def _card_burnt(s: TableState, p: Mapping[str, Any]) -> TableState:
 
 
 def _betting_opened(s: TableState, p: Mapping[str, Any]) -> TableState:
-    assert s.shoe is not None
+    shoe = s.shoe
+    assert shoe is not None
     if s.seats:
         seats = {n: SeatHolder(h.account, joined=h.joined) for n, h in s.seats.items()}
         s = replace(s, seats=_frozen(seats))
@@ -406,11 +411,11 @@ def _betting_opened(s: TableState, p: Mapping[str, Any]) -> TableState:
         round=TableRound(
             round_id=p["round_id"],
             game_number=p["game_number"],
-            shoe_no=s.shoe.shoe_no,
+            shoe_no=shoe.shoe_no,
             phase="betting",
             closes_at=p["closes_at"],
         ),
-        shoe=replace(s.shoe, games=p["game_number"]),
+        shoe=replace(shoe, games=p["game_number"]),
     )
 
 
