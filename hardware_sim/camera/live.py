@@ -20,9 +20,11 @@ import numpy as np
 
 from hardware_sim.camera.decks import Deck
 from hardware_sim.camera.video import ROI, ShoeCamera
+from shoe_reader.camera.named import SOURCES
 
-REGISTRY: dict[str, SyntheticCamera] = {}
-"""Cameras by name, so a table configured with ``source = "sim:NAME"`` finds the simulator's."""
+REGISTRY = SOURCES
+"""Cameras by name, so a table configured with ``source = "sim:NAME"`` finds the simulator's
+(the reader's own table of named sources: the reader knows nothing of the simulator)."""
 
 
 class SyntheticCamera:

@@ -57,12 +57,12 @@ def open_camera_source(spec: str) -> FrameSource:
     """``sim:NAME`` is the simulator's synthetic camera of that name; anything else as
     ``livetable camera read --source`` takes it (device index, file, folder or URL)."""
     if spec.startswith("sim:"):
-        from hardware_sim.camera.live import REGISTRY
+        from shoe_reader.camera.named import SOURCES
 
-        camera = REGISTRY.get(spec[4:])
+        camera = SOURCES.get(spec[4:])
         if camera is None:
             raise LookupError(f"no synthetic camera named {spec[4:]!r} is running")
-        return camera  # type: ignore[return-value]
+        return camera  # type: ignore[no-any-return]
     return open_source(spec)
 
 

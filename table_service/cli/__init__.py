@@ -1,7 +1,7 @@
 """The ``livetable`` command: one entry point, one module of this package per command
 group (``db``, ``principal``, ``audit`` and ``report``, ``serve``, ``demo``,
 ``operator-feed``, ``rtp`` and ``settle`` in ``games/``), the helpers they share in
-``common``. The drivers' own groups (``shoe``, ``camera``) come from ``shoe_reader``.
+``common``; ``shoe`` and ``camera`` drive the readers and the simulator.
 
 This module only mounts them, so the groups can grow without touching each other.
 """
@@ -13,14 +13,14 @@ import sys
 
 import typer
 
-from shoe_reader.camera.cli import app as camera_app
-from shoe_reader.cli import app as shoe_app
 from table_service.cli.audit import audit_app, report
+from table_service.cli.camera import app as camera_app
 from table_service.cli.db import db_app
 from table_service.cli.demo import demo
 from table_service.cli.games import rtp_app, settle_app
 from table_service.cli.principal import principal_app
 from table_service.cli.serve import serve
+from table_service.cli.shoe import app as shoe_app
 from table_service.cli.studio import operator_feed
 
 app = typer.Typer(

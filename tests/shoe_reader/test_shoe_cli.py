@@ -18,7 +18,7 @@ from shoe_reader.events import EVENT_TYPES
 pytestmark = pytest.mark.timeout(60)
 
 LIVETABLE = [sys.executable, "-m", "table_service.cli", "shoe"]
-SHOE = [sys.executable, "-c", "from shoe_reader.cli import app; app()"]  # faster start-up
+SHOE = [sys.executable, "-c", "from table_service.cli.shoe import app; app()"]  # faster start-up
 
 
 def first_line(proc: subprocess.Popen[str], timeout: float = 15.0) -> str:
