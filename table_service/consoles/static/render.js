@@ -128,7 +128,7 @@ const Render = (() => {
         const holder = holders && holders[String(seat.seat)];
         const box = el(
           "div",
-          { class: `seat ${activeSeats.has(String(seat.seat)) ? "active" : ""} ${betting && !seat.hands.length ? "betting" : ""}`, "data-seat": seat.seat },
+          { class: ["seat", activeSeats.has(String(seat.seat)) ? "active" : "", betting && !seat.hands.length ? "betting" : ""].filter(Boolean).join(" "), "data-seat": seat.seat },
           el("div", { class: "head" }, el("strong", {}, t("pos.seat", { seat: seat.seat })),
             stake ? el("span", { class: "stake", "data-field": "seat-stake" }, LT.fmtMoney(stake.total)) : null),
           holder ? el("div", { class: "muted holder", "data-field": "holder" }, holder) : null,
