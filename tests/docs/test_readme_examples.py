@@ -14,7 +14,11 @@ Commands run through ``bash`` in a fresh folder with the installed ``livetable``
 liberties taken, each said where it is taken: the API port is a free one (``LIVETABLE_PORT``
 for the demo, and ``localhost:8000`` in a ``curl`` line becomes that port), the PostgreSQL
 URL is the test server's, and ``pip install`` lines are not re-run (``.ci/run`` runs the
-README's install and test commands on every landing; the test checks it does).
+README's install and test commands on every landing; the test checks it does). The
+``livetable`` on the ``PATH`` runs the installed script's ``main()`` in a process forked
+from a zygote that made its imports once (``tests/support/crash_harness.py``), with the
+command's own arguments, environment, folder, streams and signals;
+``LIVETABLE_TEST_SERVE_FORK=0`` runs the installed script itself.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.crash_harness import livetable_command
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = ("DESIGN.md", "design/", "rules/", "specs/")  # copies of the shared documents
@@ -194,7 +200,10 @@ def test_every_readme_block_is_run() -> None:
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LIVETABLE_")}
-    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    # ``livetable`` is the installed script's code forked from the tests' zygote (its
+    # imports made once; see ``livetable_command``), then this interpreter's programs
+    shim = str(Path(livetable_command()).parent)
+    env["PATH"] = os.pathsep.join(dict.fromkeys([shim, str(BIN), env.get("PATH", "")]))
     env.update(extra)
     return env
 

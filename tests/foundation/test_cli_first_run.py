@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-LIVETABLE = str(Path(sys.executable).with_name("livetable"))
+from tests.support.crash_harness import livetable_command
+
 INFO_LINE = re.compile(r"\[\s*info\s*\]|\"level\": \"info\"")
 
 
@@ -28,7 +28,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 def _run(*args: str, cwd: Path, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [LIVETABLE, *args],
+        [livetable_command(), *args],
         cwd=cwd,
         env=_env(**env),
         capture_output=True,

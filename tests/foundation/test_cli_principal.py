@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from fastapi.testclient import TestClient
@@ -22,14 +21,13 @@ from table_service.config import Settings
 from table_service.models import Principal
 from table_service.runtime import Runtime
 from table_service.table.config import TableConfig
-
-LIVETABLE = str(Path(sys.executable).with_name("livetable"))
+from tests.support.crash_harness import livetable_command
 
 
 def _run(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("LIVETABLE_")}
     return subprocess.run(
-        [LIVETABLE, "principal", *args],
+        [livetable_command(), "principal", *args],
         cwd=cwd,
         env={**clean, "LIVETABLE_DATA_DIR": str(cwd / "data"), **env},
         capture_output=True,

@@ -62,6 +62,56 @@ ZYGOTE = Path(__file__).with_name("serve_zygote.py")
 _PROBE = httpx.Client(timeout=1, limits=httpx.Limits(max_keepalive_connections=0))
 
 
+INSTALLED = str(Path(sys.executable).with_name("livetable"))
+"""The console script ``pip install`` wrote: what a user's ``livetable`` runs."""
+SHIM = """#!{python} -SE
+# `livetable` for the tests: the installed script's ``main()`` with this process's
+# arguments, environment, folder and standard streams, run in a process the tests' serve
+# zygote forks (its imports made once); signals are passed on, its exit status returned.
+import json, os, signal, socket, sys
+
+conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+conn.connect({socket!r})
+streams = []
+for fd in (0, 1, 2):
+    try:
+        os.fstat(fd)
+        streams.append(fd)
+    except OSError:
+        streams.append(os.open(os.devnull, os.O_RDWR))
+request = {{"script": {script!r}, "argv": sys.argv[1:], "env": dict(os.environ)}}
+request["cwd"] = os.getcwd()
+socket.send_fds(conn, [json.dumps(request).encode() + b"\\n"], streams)
+answers = conn.makefile("rb")
+pid = json.loads(answers.readline())["pid"]
+
+
+def forward(signum, frame):
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1):
+    signal.signal(sig, forward)
+line = answers.readline()
+status = json.loads(line)["status"] if line else 1
+if status < 0:
+    signal.signal(-status, signal.SIG_DFL)
+    os.kill(os.getpid(), -status)
+sys.exit(status)
+"""
+
+
+def livetable_command() -> str:
+    """The ``livetable`` command for a test to run (by path, or first on ``PATH``): the
+    installed script's code in a process forked from this process's zygote, or with
+    ``LIVETABLE_TEST_SERVE_FORK=0`` the installed script itself."""
+    zygote = serve_zygote()
+    return INSTALLED if zygote is None else str(zygote.shim)
+
+
 class ForkedServe:
     """A ``serve`` forked by the zygote, with the part of ``Popen``'s interface the tests
     use: ``pid``, ``poll``, ``wait``, ``send_signal``, ``kill``, ``returncode``."""
@@ -98,10 +148,25 @@ class ServeZygote:
     def __init__(self) -> None:
         requests_r, self._requests = os.pipe()
         answers, answers_w = os.pipe()
-        self.log = Path(tempfile.mkstemp(prefix="livetable-serve-zygote-", suffix=".log")[1])
+        self.home = Path(tempfile.mkdtemp(prefix="livetable-zygote-"))
+        self.log = self.home / "zygote.log"
+        self.shim = self.home / "bin" / "livetable"
+        self.shim.parent.mkdir()
+        socket_path = self.home / "zygote.sock"
+        self.shim.write_text(
+            SHIM.format(python=sys.executable, socket=str(socket_path), script=INSTALLED)
+        )
+        self.shim.chmod(0o755)
         with self.log.open("wb") as err:
             self.proc = subprocess.Popen(
-                [*_WITH_PARENT, sys.executable, str(ZYGOTE), str(requests_r), str(answers_w)],
+                [
+                    *_WITH_PARENT,
+                    sys.executable,
+                    str(ZYGOTE),
+                    str(requests_r),
+                    str(answers_w),
+                    str(socket_path),
+                ],
                 pass_fds=(requests_r, answers_w),
                 stdin=subprocess.DEVNULL,
                 stdout=err,
@@ -196,7 +261,7 @@ class ServeZygote:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        self.log.unlink(missing_ok=True)
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
 _zygote: ServeZygote | None = None

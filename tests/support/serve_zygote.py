@@ -29,6 +29,7 @@ import json
 import os
 import select
 import signal
+import socket
 import sys
 import traceback
 from typing import Any
@@ -85,8 +86,9 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def _child(request: dict[str, Any], closing: list[int]) -> None:
-    """In the forked child: become ``cd CWD; env ENV python -m table_service.cli ARGV``."""
+def _child(request: dict[str, Any], closing: list[int], streams: list[int] | None = None) -> None:
+    """In the forked child: become ``cd CWD; env ENV python -m table_service.cli ARGV``, or
+    with ``"script"``, the installed ``livetable`` script run as ``SCRIPT ARGV``."""
     code = 1
     try:
         _die_with_parent()
@@ -94,28 +96,46 @@ def _child(request: dict[str, Any], closing: list[int]) -> None:
         signal.set_wakeup_fd(-1)
         for fd in closing:
             os.close(fd)
-        stdin = os.open(request.get("stdin") or os.devnull, os.O_RDONLY)
-        os.dup2(stdin, 0)
-        os.close(stdin)
-        for fd, path in ((1, request.get("stdout")), (2, request.get("stderr"))):
-            out = os.open(path or request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-            os.dup2(out, fd)
-            os.close(out)
+        if streams:  # a ``livetable`` run through the shim: its caller's own 0, 1, 2
+            for fd, given in enumerate(streams):
+                os.dup2(given, fd)
+                os.close(given)
+        else:
+            stdin = os.open(request.get("stdin") or os.devnull, os.O_RDONLY)
+            os.dup2(stdin, 0)
+            os.close(stdin)
+            for fd, path in ((1, request.get("stdout")), (2, request.get("stderr"))):
+                out = os.open(path or request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+                os.dup2(out, fd)
+                os.close(out)
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        import runpy
+        if request.get("script"):  # the console script: ``sys.exit(main())``, as pip wrote it
+            sys.argv = [request["script"], *request["argv"]]
+            sys.path[0] = os.path.dirname(request["script"])  # as a script's interpreter puts it
 
-        module = "table_service.cli"
-        # As ``-m`` finds it: not imported under its own name yet (the warm copy stays
-        # where the modules that import it hold it), or runpy warns on standard error.
-        sys.modules.pop(f"{module}.__main__", None)
-        if not hasattr(sys.modules.get(module), "__path__"):
-            sys.modules.pop(module, None)
-        sys.argv = [module, *request["argv"]]
-        sys.path[0] = request["cwd"]  # as ``-m`` puts it
+            def run() -> None:
+                from table_service.cli import main
+
+                sys.exit(main())
+        else:
+            import runpy
+
+            module = "table_service.cli"
+            # As ``-m`` finds it: not imported under its own name yet (the warm copy stays
+            # where the modules that import it hold it), or runpy warns on standard error.
+            sys.modules.pop(f"{module}.__main__", None)
+            if not hasattr(sys.modules.get(module), "__path__"):
+                sys.modules.pop(module, None)
+            sys.argv = [module, *request["argv"]]
+            sys.path[0] = request["cwd"]  # as ``-m`` puts it
+
+            def run() -> None:
+                runpy.run_module(module, run_name="__main__", alter_sys=True)
+
         try:
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
+            run()
             code = 0
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -134,8 +154,26 @@ def _child(request: dict[str, Any], closing: list[int]) -> None:
         os._exit(code)
 
 
+def _receive(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
+    """A shim's request: one JSON line, its standard streams passed with the first bytes."""
+    data, fds = b"", []
+    while b"\n" not in data:
+        chunk, got, _flags, _addr = socket.recv_fds(conn, 1 << 20, 3)
+        if not chunk:
+            raise ConnectionError("the shim went away")
+        data += chunk
+        fds += got
+    return json.loads(data), fds
+
+
 def main() -> None:
     requests_fd, answers_fd = int(sys.argv[1]), int(sys.argv[2])
+    listening: socket.socket | None = None
+    if len(sys.argv) > 3:  # ``livetable`` shims connect here (see ``crash_harness.livetable_bin``)
+        listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listening.bind(sys.argv[3])
+        listening.listen(16)
+    shims: dict[int, socket.socket] = {}  # child pid -> its shim's connection
     sys.path[0] = os.getcwd()
     _warm()
     wake_r, wake_w = os.pipe()
@@ -150,8 +188,11 @@ def main() -> None:
 
     answer({"ready": os.getpid()})
     while True:
+        watched: list[Any] = [requests_fd, wake_r, *shims.values()]
+        if listening is not None:
+            watched.append(listening)
         try:
-            readable, _, _ = select.select([requests_fd, wake_r], [], [])
+            readable, _, _ = select.select(watched, [], [])
         except InterruptedError:
             readable = [wake_r]
         if wake_r in readable:
@@ -164,7 +205,34 @@ def main() -> None:
             if pid == 0:
                 break
             cpu = usage.ru_utime + usage.ru_stime
-            answer({"exit": pid, "status": os.waitstatus_to_exitcode(status), "cpu": cpu})
+            code = os.waitstatus_to_exitcode(status)
+            answer({"exit": pid, "status": code, "cpu": cpu})
+            shim = shims.pop(pid, None)
+            if shim is not None:
+                with contextlib.suppress(OSError):
+                    shim.sendall(json.dumps({"status": code}).encode() + b"\n")
+                shim.close()
+        for pid, shim in list(shims.items()):
+            if shim in readable:  # the shim died (it never writes after its request)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                shims.pop(pid).close()
+        if listening is not None and listening in readable:
+            conn, _ = listening.accept()
+            try:
+                request, fds = _receive(conn)
+            except (OSError, ValueError):
+                conn.close()
+            else:
+                closing = [requests_fd, answers_fd, wake_r, wake_w, listening.fileno()]
+                closing += [c.fileno() for c in (*shims.values(), conn)]
+                pid = os.fork()
+                if pid == 0:
+                    _child(request, closing, fds)
+                for fd in fds:
+                    os.close(fd)
+                conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+                shims[pid] = conn
         if requests_fd in readable:
             chunk = requests.read(65536)
             if not chunk:  # the test process closed its end: stop (children die with us)
