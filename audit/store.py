@@ -267,7 +267,8 @@ class EventStore:
         """Tables whose fence this transaction already passed under the log's lock."""
         found = session.info.get(_FENCED)
         if found is not None and found[0] is session.get_transaction():
-            return found[1]  # type: ignore[no-any-return]
+            tables: frozenset[str] = found[1]  # session.info holds Any
+            return tables
         return frozenset()
 
     @staticmethod

@@ -211,5 +211,5 @@ class AsciiSession:
             monotonic=stamp.monotonic,
             utc=stamp.utc,
             raw=raw,
-            **fields,  # type: ignore[arg-type]
+            **fields,  # type: ignore[arg-type]  # each caller passes its event class's fields
         )

@@ -55,7 +55,7 @@ def parse_level(level: str | int) -> int:
     return numeric
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler[TextIO]):
     """Writes to whatever ``sys.stderr`` is at the time of the call, so a handler set up
     under a test runner that swaps the stream (pytest's capture) never writes past it to
     the real terminal, nor to a stream already closed."""

@@ -143,6 +143,7 @@ def build_app(
     app = create_app(runtime, routers=routers, lifespan=lifespan)
     app.state.tables = manager
     app.add_middleware(WritesFirst, writes=writes)  # stream replays give way to writes
+    # Starlette types a handler as taking any Exception; this one takes the one it is for.
     app.add_exception_handler(TableElsewhere, table_elsewhere)  # type: ignore[arg-type]
     app.add_middleware(metrics.ResponseCounter)
 

@@ -13,7 +13,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -23,9 +23,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait(condition: object, what: str, seconds: float) -> None:
+def _wait(condition: Callable[[], bool], what: str, seconds: float) -> None:
     deadline = time.monotonic() + seconds
-    while not condition():  # type: ignore[operator]
+    while not condition():
         if time.monotonic() > deadline:
             raise TimeoutError(what)
         time.sleep(0.05)

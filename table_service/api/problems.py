@@ -218,4 +218,5 @@ def install_problem_openapi(app: FastAPI) -> None:
         app.openapi_schema = schema
         return schema
 
+    # FastAPI's documented way to extend its schema: replace the app's openapi method.
     app.openapi = openapi  # type: ignore[method-assign]

@@ -26,8 +26,11 @@ from table_service.config import Settings
 # use it: mounting `witness` and `report` on the CLI costs nothing.
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from audit.note import VerifierKey
     from audit.verify import VerifyReport
+    from table_service.regulator.replay import Event
 
 audit_app = typer.Typer(help="The hash-chained audit log.", no_args_is_help=True)
 
@@ -381,6 +384,7 @@ def report(
     if by not in ("table", "dealer", "day"):
         err.print("[red]--by is table, dealer or day[/red]")
         raise typer.Exit(2)
+    events: Sequence[Event]  # a bundle's lines or the log's rows: what the report folds
     if bundle is not None:
         from table_service.regulator.bundle import BundleError, check_manifest, read_bundle_events
 
@@ -396,7 +400,7 @@ def report(
         runtime = existing_runtime("report", data_dir)
         try:
             with runtime.sessions() as session:
-                events = EventStore.read(session)  # type: ignore[assignment]
+                events = EventStore.read(session)
         finally:
             runtime.close()
     groups = build_report(events, date_from=date_from, date_to=date_to, by=by)

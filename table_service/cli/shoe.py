@@ -180,7 +180,7 @@ async def _read(
     seen = 0
     async with open_reader(
         port,
-        dialect,  # type: ignore[arg-type]
+        dialect,  # type: ignore[arg-type]  # a DialectChoice value: one of Dialect's
         reader_id,
         baud,
         offline_timeout=offline_timeout,
