@@ -20,9 +20,9 @@ The dealer's mistakes are the ones the rules document has procedures for:
   table sets it aside as the next round's first card (rule 3).
 * ``card_not_owed`` (blackjack, Xì Dách): a card pulled while a player's decision is
   awaited; the table sets it aside behind a blocking dealing incident; the supervisor
-  confirms the dealing error: in blackjack (seed 000) the round is void, every stake
-  refunded, and a new shoe comes; in Xì Dách the card is burnt and the round goes on.
-  Blackjack puts no card right by re-arranging, so its dealer makes no missed-scan mistake.
+  confirms the dealing error: the round is void, every stake refunded, and a new shoe
+  comes (seed 000; Xì Dách follows live blackjack's procedure). Neither game puts a card
+  right by re-arranging, so their dealers make no missed-scan mistake.
 
 The cut card is not a mistake: it comes out of the shoe where it was placed.
 """
@@ -50,7 +50,7 @@ MISTAKE_KINDS = ("exposed_card", "missed_scan", "unneeded_card", "double_exposur
 MISTAKES_BY_GAME = {
     "baccarat": MISTAKE_KINDS,
     "blackjack": ("exposed_card", "card_not_owed", "double_exposure"),
-    "xidach": ("exposed_card", "missed_scan", "card_not_owed", "double_exposure"),
+    "xidach": ("exposed_card", "card_not_owed", "double_exposure"),
 }
 SUPERVISORS = ("bot", "human")
 """Who resolves the demo's incidents (``--supervisor``): the bot, or a person at the

@@ -476,6 +476,14 @@ def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) ->
             rnd.round_id,
         )
         exposed = d.state.round.exposed  # type: ignore[union-attr]
+        game, _ = game_of(d.state)
+        error = game.incidents.get("cards_exposed")
+        if exposed >= 2 and error is not None and "void_on_confirm" in error.effects:
+            # a game with seed 000's error rule: the supervisor confirms the void
+            if not any(i.kind == "cards_exposed" for i in d.state.incidents.values()):
+                details = {"count": exposed, "last_card": card, "procedure": error.procedure}
+                _raise_error(d, "cards_exposed", error, details, actor)
+            return
         if exposed >= 2:
             _incident(
                 d,
@@ -630,15 +638,18 @@ def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str
         count = details.get("count", 1)
         if not isinstance(count, int) or count < 1:
             raise BadResolution("cards_exposed needs a positive integer count")
-        if count >= 2 and not actor.startswith("supervisor:"):
-            # Only a supervisor may void: anyone else's report of two exposed cards pauses
-            # the table until a supervisor confirms it (void the round) or resolves it.
+        if count >= 2 and (not actor.startswith("supervisor:") or _void_needs_approval(d.state)):
+            # Only a supervisor may void (above the table's threshold, only two: one requests,
+            # another approves): anyone else's report of two exposed cards pauses the table
+            # until a supervisor confirms it (void the round) or resolves it.
             incident = _incident(d, cmd.kind, blocking=True, actor=actor, details=details)
             d.answer = {
                 "incident_id": incident,
                 "blocking": True,
                 "procedure": "table paused: a supervisor confirms (void, new shoe) or resolves",
             }
+            if _void_needs_approval(d.state):
+                d.answer["void_needs_approval"] = True
             return
         if count >= 2:
             incident = _incident(
@@ -658,23 +669,11 @@ def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str
                 )
             d.answer = {"incident_id": incident, "procedure": "round voided; new shoe required"}
             return
-    if "void_on_confirm" in kind.effects:
+    if kind.effects & {"void_on_confirm", "void"}:
+        # A void is the supervisor's decision, and above the table's threshold two
+        # supervisors': a kind that voids when raised (``void``) is confirmed at once only
+        # when a supervisor raises it below the threshold, as an error (``void_on_confirm``).
         _raise_error(d, cmd.kind, kind, details, actor)
-        return
-    if "void" in kind.effects:
-        incident = _incident(
-            d,
-            cmd.kind,
-            blocking=False,
-            actor=actor,
-            details=details,
-            auto_resolution=f"{procedure}: round void, every stake refunded; new shoe",
-        )
-        if rnd is not None and rnd.active:
-            _void(d, f"{cmd.kind}: {procedure}", change_shoe=True)
-        elif d.state.shoe is not None:
-            d.emit("shoe_ended", {"shoe_no": d.state.shoe.shoe_no, "reason": cmd.kind})
-        d.answer = {"incident_id": incident, "procedure": "round voided; new shoe required"}
         return
     incident = _incident(d, cmd.kind, blocking=blocking, actor=actor, details=details)
     if "refund_insurance" in kind.effects and rnd is not None and rnd.active:
@@ -704,6 +703,8 @@ def _raise_error(
         return
     incident = _incident(d, name, blocking=True, actor=actor, details=details)
     d.answer = {"incident_id": incident, "blocking": True, "procedure": kind.procedure}
+    if _void_needs_approval(d.state):
+        d.answer["void_needs_approval"] = True  # one supervisor requests, another approves
 
 
 def _void_needs_approval(state: TableState) -> bool:
@@ -796,7 +797,8 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
     rnd = d.state.round
     game, _ = game_of(d.state)
     kind = game.incidents.get(incident.kind)
-    confirms = kind is not None and "void_on_confirm" in kind.effects
+    # resolving confirms the error (an open ``void`` kind waits for two supervisors)
+    confirms = kind is not None and bool(kind.effects & {"void_on_confirm", "void"})
     if confirms and (cmd.entered or cmd.order is not None):
         raise BadResolution(
             f"{incident.kind} is not put right by entering or re-ordering cards: "

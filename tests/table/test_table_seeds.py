@@ -337,6 +337,128 @@ def test_the_blackjack_dealer_catalogue_is_blackjacks_own() -> None:
         assert "re-arrange" not in kind.procedure and "shoe order" not in kind.procedure
 
 
+# -- Xì Dách: "the same supervised incident procedure as live blackjack" (rules/xidach.md) ---------
+def xidach_round(**config: Any) -> BlackjackTable:
+    """Profile ``classic``, the house banks; seat 1 holds 9 6 (must draw) against 5 T."""
+    h = BlackjackTable(
+        TableConfig(
+            table_id="xd",
+            game="xidach",
+            profile="classic",
+            game_rules={"banker": "house"},
+            limits={"min_stake": 100, "max_stake": 2000},
+            **config,
+        )
+    )
+    h.run(c.InsertShoe())
+    h.run(c.TakeSeat(1, "p1"))
+    h.run(c.OpenBetting())
+    h.seat_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    h.deal("9S", "5C", "6D", "TC")
+    assert h.turn()["actors"] == ["seat:1"]  # type: ignore[index]
+    return h
+
+
+def test_the_xidach_dealer_catalogue_is_live_blackjacks_procedure() -> None:
+    kinds = [k.kind for k in dealer_may_report("xidach")]
+    assert kinds == ["wrong_position", "cards_exposed", "system_error", "other"]
+    catalogue = find_game("xidach").incidents
+    assert not {"multi_pull", "missed_scan"} & set(catalogue)  # baccarat's, not Xì Dách's
+    for kind in [*kinds, "card_not_owed"]:
+        entry = catalogue[kind]
+        assert entry.blocking and entry.effects == {"void_on_confirm"}, kind
+        assert "refunded" in entry.procedure and "shoe order" not in entry.procedure
+
+
+def test_a_xidach_error_pauses_and_the_supervisors_confirmation_voids_the_round() -> None:
+    h = xidach_round()
+    answer = h.run(c.RaiseIncident("wrong_position", {"seat": 1}), "dealer:d1").answer
+    assert answer["blocking"] is True and h.state.paused and not h.events("bets_refunded")
+    with pytest.raises(BadResolution):  # nothing is re-arranged
+        h.run(c.ResolveIncident(answer["incident_id"], "swap", order=("TC", "6D")), "supervisor:s")
+    h.run(c.ResolveIncident(answer["incident_id"], "confirmed"), "supervisor:s")
+    assert [r["bet_id"] for e in h.events("bets_refunded") for r in e["refunds"]] == ["b1"]
+    assert h.state.round is not None and h.state.round.phase == "voided"
+    assert h.state.shoe is None and not h.state.paused  # a fresh deck
+    assert replayed_rounds(h).rounds == 1
+
+
+def test_a_card_no_position_is_owed_in_xidach_is_the_same_error() -> None:
+    h = xidach_round()
+    h.deal("KD")  # pulled while seat 1 decides
+    (raised,) = h.events("incident_raised")
+    assert raised["kind"] == "card_not_owed" and h.state.paused
+    h.run(c.ResolveIncident(raised["incident_id"], "KD on the table"), "supervisor:s")
+    assert h.state.round is not None and h.state.round.phase == "voided"
+    assert not h.events("round_result") and h.state.shoe is None
+
+
+def test_a_void_raised_by_a_dealer_waits_for_a_supervisor() -> None:
+    h = xidach_round()
+    h.run(c.RaiseIncident("misdeal", {}), "dealer:d1")  # the supervisor's kind
+    assert h.state.paused and h.state.round is not None and h.state.round.phase == "dealing"
+    assert not h.events("bets_refunded")
+    (incident,) = h.state.incidents
+    h.run(c.ResolveIncident(incident, "confirmed: a misdeal"), "supervisor:s")
+    assert h.state.round.phase == "voided" and h.state.shoe is None
+
+
+@pytest.mark.parametrize(
+    ("game", "kind", "details"),
+    [
+        ("xidach", "misdeal", {}),
+        ("xidach", "wrong_position", {}),
+        ("baccarat", "cards_exposed", {"count": 2}),
+    ],
+)
+def test_every_incident_void_above_the_threshold_takes_two_supervisors(
+    game: str, kind: str, details: dict[str, Any]
+) -> None:
+    if game == "xidach":
+        h: Harness = xidach_round(void_approval_above=500)
+    else:
+        h = Harness(TableConfig(table_id="t1", void_approval_above=500))
+        h.ready_shoe()
+        h.run(c.OpenBetting())
+        h.bet("player", 1000)
+        h.run(c.CloseBetting())
+        h.deal("9S")
+    answer = h.run(c.RaiseIncident(kind, details), "supervisor:s1").answer
+    assert answer["void_needs_approval"] is True
+    assert h.state.paused and not h.events("bets_refunded")  # not one supervisor's void
+    assert h.state.round is not None and h.state.round.phase == "dealing"
+    if game == "xidach":  # resolving would confirm the void: refused
+        with pytest.raises(RulesRefused) as refused:
+            h.run(c.ResolveIncident(answer["incident_id"], "confirmed"), "supervisor:s1")
+        assert refused.value.code == "void_needs_approval"
+    h.run(c.VoidRound(f"{kind}: requested by s1, approved by s2"), "supervisor:s2")
+    assert h.state.round.phase == "voided" and not h.state.incidents
+
+
+@pytest.mark.parametrize("game", ["blackjack", "xidach"])
+def test_two_cards_exposed_while_betting_are_an_error_the_supervisor_confirms(game: str) -> None:
+    terms: dict[str, Any] = {"profile": "classic"} if game == "xidach" else {}
+    h = Harness(TableConfig(table_id="g", game=game, void_approval_above=500, **terms))
+    h.run(c.InsertShoe())
+    h.run(c.TakeSeat(1, "p1"))
+    h.run(c.OpenBetting())
+    h.seat_bet("p1", "main", 1000, 1)
+    h.deal("7S")  # exposed while betting is open: set aside
+    assert not h.state.paused
+    h.deal("8D")  # a second: seed 000's error (baccarat's rule 4 would void at once)
+    (error,) = [e for e in h.events("incident_raised") if e["kind"] == "cards_exposed"]
+    assert error["blocking"] and h.state.paused and not h.events("round_voided")
+    h.deal("9C")  # a third is set aside under the same error
+    assert [e["kind"] for e in h.events("incident_raised")].count("cards_exposed") == 1
+    with pytest.raises(RulesRefused):  # above the threshold: two supervisors
+        h.run(c.ResolveIncident(error["incident_id"], "confirmed"), "supervisor:s1")
+    h.run(c.VoidRound("two cards exposed: requested by s1, approved by s2"), "supervisor:s2")
+    assert [r["bet_id"] for e in h.events("bets_refunded") for r in e["refunds"]] == ["b1"]
+    assert h.state.round is not None and h.state.round.phase == "voided"
+    assert h.state.shoe is None and not h.state.incidents
+
+
 def test_a_card_the_reader_could_not_read_stays_a_reader_incident() -> None:
     h = blackjack(1)
     h.seat_bet("p1", "main", 1000, 1)

@@ -124,6 +124,22 @@ def refusal(exc: e.XiDachError) -> RulesRefusal:
     return RulesRefusal(exc.reason, code=code)
 
 
+CONFIRMED = (
+    "the table pauses; the supervisor confirms it and the round is void: every stake still "
+    "open (main, hidden, double, split, bank) refunded once, a stake a check settled "
+    "stands; a fresh deck"
+)
+"""rules/xidach.md: a misdealt, exposed or unscanned card follows the same supervised
+procedure as live blackjack (seed 000's system or human error). Nothing is re-arranged
+or re-assigned in shoe order: those are baccarat's procedures, not this game's."""
+
+VOID_ON_CONFIRM = frozenset({"void_on_confirm"})
+
+
+def _error(kind: str, what: str) -> IncidentKind:
+    return IncidentKind(kind, True, f"system or human error ({what}): {CONFIRMED}", VOID_ON_CONFIRM)
+
+
 INCIDENTS: Mapping[str, IncidentKind] = MappingProxyType(
     {
         k.kind: k
@@ -135,31 +151,16 @@ INCIDENTS: Mapping[str, IncidentKind] = MappingProxyType(
                 "a fresh deck is shuffled",
                 frozenset({"void", "end_shoe"}),
             ),
-            IncidentKind(
+            _error(
                 "wrong_position",
-                True,
-                "a card went to the wrong hand: re-arrange in shoe order if it can be put "
-                "right, otherwise void the round (every stake refunded, fresh deck)",
+                "a card dealt to the wrong hand, or one not scanned so that the cards "
+                "after it went to the wrong hands",
             ),
-            IncidentKind(
-                "multi_pull", True, "several cards pulled at once: re-assign them in shoe order"
-            ),
-            IncidentKind(
-                "missed_scan",
-                True,
-                "a card was not scanned: enter it; positions re-arranged in shoe order",
-            ),
-            IncidentKind(
-                "cards_exposed",
-                False,
-                "cards exposed outside the deal: two or more void the round; fresh deck",
-                frozenset({"void_on_count"}),
-            ),
-            IncidentKind(
-                "other",
-                True,
-                "supervisor pauses the table; void the round if it cannot be put right",
-            ),
+            _error("cards_exposed", "a card exposed outside the deal"),
+            _error("system_error", "the studio's systems failed during the round"),
+            _error("other", "another human error that changes a hand"),
+            # raised by the table itself: a card no position is owed (never re-assigned)
+            _error("card_not_owed", "a card came out that no position is owed"),
         )
     }
 )
