@@ -128,10 +128,10 @@ class RoundFold:
         before the round ends (a Xì Dách check), from the round's cards and decisions:
         what a round voided after a check must have paid, and nothing else."""
         rnd = self._folded()
-        early = getattr(rnd.game, "settled_early", None)
-        if early is None or rnd.play is None:
+        if rnd.play is None:
             return {}
-        return {ln.stake_id: (ln.result, ln.returned) for ln in early(rnd.play.state)}
+        early = rnd.game.settled_early(rnd.play.state)
+        return {ln.stake_id: (ln.result, ln.returned) for ln in early}
 
     def may_forfeit(self, bet: BetRecord) -> bool:
         """Whether the round's own events allow ``bet`` to be forfeited (baccarat rule 8):

@@ -299,6 +299,104 @@ class LiveGame(Protocol):
         """Settle a ``settle_input`` with the live code; the same lines as :meth:`settle`."""
         ...
 
+    # -- what only some games do: declared here, neutral in :class:`GameBase` -------------------
+    seated_bank: bool
+    """The game may let a seated player hold the bank (Xì Dách ``room``): the table gives
+    the bank's taker the seated players' balances and reviews the room after each round."""
+
+    def opening_terms(self, rules: Any) -> dict[str, Any]:
+        """What the table records and logs when it opens with these rules ({}: nothing)."""
+        ...
+
+    def decks_for(self, game_rules: Mapping[str, Any]) -> int | None:
+        """The decks a table of these rules deals from when its file says none (None: 8)."""
+        ...
+
+    def betting_seconds_for(self, game_rules: Mapping[str, Any]) -> float | None:
+        """The betting window when the table file gives none (None: the table's default)."""
+        ...
+
+    def check_seat(self, rules: Any, account: str, placed: Sequence[Bet]) -> None:
+        """Raise :class:`RulesRefusal` when ``account`` may not take a seat while the round
+        in play holds ``placed``."""
+        ...
+
+    def betting_complete(self, rules: Any, seats: Mapping[int, str], placed: Sequence[Bet]) -> bool:
+        """Betting closes before its countdown ends (every seated player has bet)."""
+        ...
+
+    def bank_taker(
+        self,
+        rules: Any,
+        seats: Mapping[int, str],
+        bank_seat: int | None,
+        bank_from: int | None,
+        balances: Mapping[str, int],
+        *,
+        joined: Mapping[int, int] | None = None,
+        bank_joined: int | None = None,
+    ) -> tuple[int | None, dict[str, Any] | None]:
+        """Who may take a seated bank next, or why the room is closed (``(None, None)``:
+        nobody in particular, never closed)."""
+        ...
+
+    def fresh_deck_each_round(self, rules: Any) -> bool:
+        """Every round ends its shoe (a one-deck game shuffles a fresh deck each round)."""
+        ...
+
+    def revealed(self, state: Any) -> tuple[tuple[int, str], ...]:
+        """Cards dealt face down that the public may see now: (index in the round, code)."""
+        ...
+
+    def settled_early(self, state: Any) -> tuple[Line, ...]:
+        """Lines the rules settle before the round ends (a Xì Dách check): paid at once."""
+        ...
+
+
+class GameBase:
+    """The neutral answers to :class:`LiveGame`'s optional questions, for a game to extend
+    (as python-chess's variants extend ``Board``) and override what its rules do: the
+    table asks every game every question and never looks for a method at run time."""
+
+    seated_bank: bool = False
+
+    def opening_terms(self, rules: Any) -> dict[str, Any]:
+        return {}
+
+    def decks_for(self, game_rules: Mapping[str, Any]) -> int | None:
+        return None
+
+    def betting_seconds_for(self, game_rules: Mapping[str, Any]) -> float | None:
+        return None
+
+    def check_seat(self, rules: Any, account: str, placed: Sequence[Bet]) -> None:
+        return None
+
+    def betting_complete(self, rules: Any, seats: Mapping[int, str], placed: Sequence[Bet]) -> bool:
+        return False
+
+    def bank_taker(
+        self,
+        rules: Any,
+        seats: Mapping[int, str],
+        bank_seat: int | None,
+        bank_from: int | None,
+        balances: Mapping[str, int],
+        *,
+        joined: Mapping[int, int] | None = None,
+        bank_joined: int | None = None,
+    ) -> tuple[int | None, dict[str, Any] | None]:
+        return None, None
+
+    def fresh_deck_each_round(self, rules: Any) -> bool:
+        return False
+
+    def revealed(self, state: Any) -> tuple[tuple[int, str], ...]:
+        return ()
+
+    def settled_early(self, state: Any) -> tuple[Line, ...]:
+        return ()
+
 
 # -- the drive loop -------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)

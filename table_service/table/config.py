@@ -165,13 +165,19 @@ class TableConfig(BaseModel):
         if not isinstance(data, dict):
             return data
         game = GAMES.get(str(data.get("game", "baccarat")))
-        for key, method in (("decks", "decks_for"), ("betting_seconds", "betting_seconds_for")):
-            default = getattr(game, method, None)
-            if data.get(key) is None and default is not None:
+        if game is None:
+            return data  # refused by _game_accepts, naming the known games
+        for key, default in (
+            ("decks", game.decks_for),
+            ("betting_seconds", game.betting_seconds_for),
+        ):
+            if data.get(key) is None:
                 try:
-                    data = {**data, key: default(_game_rules(data))}
+                    value = default(_game_rules(data))
                 except RulesRefusal as exc:
                     raise KeyedError(_rules_key(data), str(exc)) from exc
+                if value is not None:
+                    data = {**data, key: value}
         return data
 
     @model_validator(mode="after")

@@ -162,9 +162,9 @@ def _open_table(d: Decision, cmd: c.OpenTable, now: datetime, actor: str) -> Non
         raise WrongPhase("cannot reconfigure a table while a round is in progress")
     rules = cmd.config.rules  # bad rules are refused before anything is written
     payload: dict[str, Any] = {"config": cmd.config.snapshot()}
-    terms = getattr(cmd.config.game_impl, "opening_terms", None)
-    if terms is not None:  # Xì Dách: the exact house edge of the terms the table opens with
-        payload["terms"] = terms(rules)
+    terms = cmd.config.game_impl.opening_terms(rules)
+    if terms:  # Xì Dách: the exact house edge of the terms the table opens with
+        payload["terms"] = terms
     d.emit("table_opened", payload)
 
 
@@ -236,11 +236,8 @@ def _bank_taker(
     """Who may take a seated bank next, or why the room is closed (games without a
     seated bank: nobody in particular, never closed)."""
     game, rules = game_of(state)
-    taker = getattr(game, "bank_taker", None)
-    if taker is None:
-        return None, None
     seats = state.seats_for_round()
-    return taker(  # type: ignore[no-any-return]
+    return game.bank_taker(
         rules,
         seats,
         state.bank_seat,
@@ -381,8 +378,8 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
         answers.append({"key": bet.key, "status": "placed", "bet_id": bet.bet_id})
     d.emit_chunks("bets_placed", "bets", accepted, {"round_id": rnd.round_id}, rnd.round_id)
     d.answer = {"round_id": rnd.round_id, "results": answers}
-    all_bet = getattr(game, "betting_complete", None)  # Xì Dách room: close once all have bet
-    if accepted and all_bet is not None and all_bet(rules, context.seats, placed):
+    # Xì Dách room: betting closes once every seated player has bet
+    if accepted and game.betting_complete(rules, context.seats, placed):
         answer = d.answer
         _close_betting(d, c.CloseBetting("every seated player has bet"), now, actor)
         d.answer = {**answer, "betting_closed": True}
@@ -1032,10 +1029,8 @@ def _reveal(d: Decision) -> None:
     card at its turn, a hidden seat's cards once that hand is settled)."""
     rnd = d.state.round
     assert rnd is not None and rnd.play is not None
-    revealed = getattr(game_of_round(rnd), "revealed", None)
-    if revealed is None:
-        return
-    new = [(i, card) for i, card in revealed(rnd.play.state) if i not in rnd.revealed]
+    revealed = game_of_round(rnd).revealed(rnd.play.state)
+    new = [(i, card) for i, card in revealed if i not in rnd.revealed]
     if new:
         cards = [{"index": i, "card": card} for i, card in new]
         d.emit("cards_revealed", {"round_id": rnd.round_id, "cards": cards}, rnd.round_id)
@@ -1045,10 +1040,8 @@ def _settle_early(d: Decision) -> None:
     """Pay the stakes a game settles before the round ends (a Xì Dách check) at once."""
     rnd = d.state.round
     assert rnd is not None and rnd.play is not None
-    early = getattr(game_of_round(rnd), "settled_early", None)
-    if early is None:
-        return
-    lines = [ln for ln in early(rnd.play.state) if ln.stake_id in rnd.bets]
+    early = game_of_round(rnd).settled_early(rnd.play.state)
+    lines = [ln for ln in early if ln.stake_id in rnd.bets]
     if lines:
         results = [_result_item(ln, rnd.bets[ln.stake_id]) for ln in lines]
         d.emit_chunks(
@@ -1319,10 +1312,9 @@ def _settle(d: Decision) -> None:
                 rnd.round_id,
             )
     shoe = d.state.shoe
-    fresh = getattr(game, "fresh_deck_each_round", None)
     if shoe is not None and shoe.cut_card_drawn:
         d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": "cut card"})
-    elif shoe is not None and fresh is not None and fresh(game_of(d.state)[1]):
+    elif shoe is not None and game.fresh_deck_each_round(game_of(d.state)[1]):
         reason = "one deck: a fresh deck each round"
         d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": reason})
 
@@ -1347,10 +1339,9 @@ def _take_seat(d: Decision, cmd: c.TakeSeat, now: datetime, actor: str) -> None:
     if elsewhere:
         raise SeatRefused(f"{cmd.account} already sits at seat {elsewhere[0]}: one seat a player")
     rnd = d.state.round
-    check_seat = getattr(config.game_impl, "check_seat", None)
-    if check_seat is not None and rnd is not None and rnd.active:
+    if rnd is not None and rnd.active:
         placed = [Bet(b.bet_id, b.account, b.bet_type, b.stake, b.seat) for b in rnd.bets.values()]
-        check_seat(config.rules, cmd.account, placed)  # blackjack: no bet behind open
+        config.game_impl.check_seat(config.rules, cmd.account, placed)  # blackjack: no behind
     pending = rnd is not None and rnd.phase in ("dealing", "result")
     d.emit("seat_taken", {"seat": cmd.seat, "account": cmd.account, "pending": pending})
     d.answer = {"seat": cmd.seat, "plays_from": "next round" if pending else "this round"}

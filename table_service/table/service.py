@@ -126,9 +126,9 @@ class TableService:
                     reason="round in progress; the recorded configuration stays",
                 )
         await self._void_after_restart()
-        terms = getattr(self.config.game_impl, "opening_terms", None)
-        if terms is not None:
-            log.info("table.terms", table_id=self.table_id, **terms(self.config.rules))
+        terms = self.config.game_impl.opening_terms(self.config.rules)
+        if terms:
+            log.info("table.terms", table_id=self.table_id, **terms)
         self._after_commit_effects(resync=True)
         metrics.watch_table(self)
         if with_reader and (self.config.shoe is not None or self.config.camera is not None):
@@ -536,7 +536,7 @@ class TableService:
         if self.state.config is None:
             return False
         game, _ = game_of(self.state)
-        return hasattr(game, "bank_taker")
+        return game.seated_bank
 
     def _prepare_bets(
         self,

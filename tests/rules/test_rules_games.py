@@ -90,3 +90,49 @@ def test_baccarat_bet_refusals_keep_their_codes() -> None:
     game.check_bet(rules, Bet("b", "a", "player", 100), ctx)
     assert game.burn_count(rules, parse_card("KS")) == 10
     assert game.burn_count(rules, parse_card("AS")) == 1
+
+
+HOOKS = (
+    "seated_bank",
+    "opening_terms",
+    "decks_for",
+    "betting_seconds_for",
+    "check_seat",
+    "betting_complete",
+    "bank_taker",
+    "fresh_deck_each_round",
+    "revealed",
+    "settled_early",
+)
+
+
+def test_every_game_answers_every_question_the_table_asks() -> None:
+    """What only some games do is declared on the protocol with neutral answers in
+    GameBase; every game extends it, and the table finds no hook at run time."""
+    import re
+    from pathlib import Path
+
+    from table_service.rules.game import GameBase, LiveGame
+
+    declared = set(LiveGame.__annotations__) | {n for n in vars(LiveGame) if not n.startswith("_")}
+    assert set(HOOKS) <= declared
+    for name, game in GAMES.items():
+        assert isinstance(game, GameBase), name
+        for hook in HOOKS:
+            assert hasattr(type(game), hook), (name, hook)
+    base = GameBase()
+    assert base.opening_terms(None) == {} and base.bank_taker(None, {}, None, None, {}) == (
+        None,
+        None,
+    )
+    assert not base.seated_bank and GAMES["xidach"].seated_bank
+    root = Path(__file__).resolve().parents[2] / "table_service"
+    names = "|".join(HOOKS)
+    asked = re.compile(rf"""(?:getattr|hasattr)\([^)]*["']({names})["']""")
+    found = [
+        f"{path.relative_to(root)}: {m.group(1)}"
+        for path in root.rglob("*.py")
+        if "rules" not in path.relative_to(root).parts[:1]
+        for m in asked.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert not found, found

@@ -31,6 +31,7 @@ from table_service.rules.game import (
     Bet,
     BettingContext,
     Complete,
+    GameBase,
     IncidentKind,
     Input,
     Line,
@@ -115,7 +116,7 @@ INCIDENTS: Mapping[str, IncidentKind] = MappingProxyType(
 )
 
 
-class BaccaratGame:
+class BaccaratGame(GameBase):
     """Live baccarat (rules/baccarat.md)."""
 
     name = "baccarat"

@@ -55,6 +55,7 @@ from table_service.rules.game import (
     Bet,
     BettingContext,
     Complete,
+    GameBase,
     IncidentKind,
     Input,
     Line,
@@ -144,7 +145,7 @@ class BlackjackRound:
     cards: tuple[Card, ...] = ()
 
 
-class BlackjackGame:
+class BlackjackGame(GameBase):
     """Live blackjack, seed 000 (rules/blackjack.md)."""
 
     name = "blackjack"

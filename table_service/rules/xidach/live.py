@@ -31,6 +31,7 @@ from table_service.rules.game import (
     Bet,
     BettingContext,
     Complete,
+    GameBase,
     IncidentKind,
     Input,
     Line,
@@ -292,7 +293,7 @@ def _hand_stakes(bet: Bet, hand: int, base: int, stake: int, from_split: bool) -
     return out
 
 
-class XiDachGame:
+class XiDachGame(GameBase):
     """Live Xì Dách in the three house-rule profiles (rules/xidach.md)."""
 
     name = "xidach"
@@ -301,6 +302,7 @@ class XiDachGame:
     incidents = INCIDENTS
     shoe_burn = False
     profiles = PROFILE_NAMES
+    seated_bank = True  # profile room: a seated player may hold the bank
 
     # -- the table ---------------------------------------------------------------------------
     def load_rules(self, settings: Mapping[str, Any]) -> XiDachRules:
