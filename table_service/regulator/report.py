@@ -6,27 +6,13 @@ rules code. Everything is folded from the log, as in a regulator's replay.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from table_service.regulator.records import fold_records
 from table_service.regulator.replay import fold_rounds, rules_hash
 
-
-def _baccarat_rtp(config: Mapping[str, Any]) -> dict[str, float]:
-    from table_service.rules.baccarat.rtp import analyse
-    from table_service.rules.games import find_game
-
-    rules = find_game("baccarat").load_rules(config)
-    report = analyse(rules.paytable, decks=int(config.get("decks", 8)))
-    return {bet: float(terms.rtp) for bet, terms in report.bets.items()}
-
-
-# Theoretical RTP per bet type, by game, from the game's own RTP code.
-THEORETICAL: dict[str, Callable[[Mapping[str, Any]], dict[str, float]]] = {
-    "baccarat": _baccarat_rtp
-}
 _RTP_CACHE: dict[str, dict[str, float]] = {}
 
 
@@ -88,8 +74,12 @@ def _theoretical(game: str, config: Mapping[str, Any]) -> dict[str, float]:
     key = f"{game}:{rules_hash(config)}"
     found = _RTP_CACHE.get(key)
     if found is None:
-        compute = THEORETICAL.get(game)
-        found = compute(config) if compute else {}
+        # the game's own RTP code, under the rules the table recorded, parsed as the live
+        # table parses them (the replay's way)
+        from table_service.table.config import config_from_snapshot
+
+        table = config_from_snapshot(dict(config))
+        found = table.game_impl.theoretical_rtp(table.rules) if table.game == game else {}
         _RTP_CACHE[key] = found
     return found
 

@@ -352,6 +352,15 @@ class LiveGame(Protocol):
         """Lines the rules settle before the round ends (a Xì Dách check): paid at once."""
         ...
 
+    def default_paytable_toml(self) -> str | None:
+        """The paytable text a table records when its file gives none (None: no paytable)."""
+        ...
+
+    def theoretical_rtp(self, rules: Any) -> dict[str, float]:
+        """Each bet type's theoretical return under these rules, for ``livetable report``
+        ({}: the report shows none)."""
+        ...
+
 
 class GameBase:
     """The neutral answers to :class:`LiveGame`'s optional questions, for a game to extend
@@ -396,6 +405,12 @@ class GameBase:
 
     def settled_early(self, state: Any) -> tuple[Line, ...]:
         return ()
+
+    def default_paytable_toml(self) -> str | None:
+        return None
+
+    def theoretical_rtp(self, rules: Any) -> dict[str, float]:
+        return {}
 
 
 # -- the drive loop -------------------------------------------------------------------------

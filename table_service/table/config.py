@@ -31,7 +31,6 @@ from pydantic import (
 )
 
 from table_service.rules.baccarat import Paytable
-from table_service.rules.baccarat.live import default_paytable_text
 from table_service.rules.game import LiveGame, RulesRefusal
 from table_service.rules.games import GAMES, find_game
 from table_service.rules.refusal import Refusal
@@ -232,8 +231,8 @@ class TableConfig(BaseModel):
         """The configuration as recorded in the log (no floats: seconds in milliseconds)."""
         data = self.model_dump(mode="json", exclude={"shoe", "camera", "betting_seconds"})
         data["betting_ms"] = round(self.betting_seconds * 1000)
-        if data["paytable_toml"] is None and self.game == "baccarat":
-            data["paytable_toml"] = default_paytable_text()
+        if data["paytable_toml"] is None:  # the game's default, recorded as text
+            data["paytable_toml"] = self.game_impl.default_paytable_toml()
         if not data["game_rules"]:
             del data["game_rules"]  # a baccarat table's record stays as it always was
         if data["profile"] is None:

@@ -103,6 +103,8 @@ HOOKS = (
     "fresh_deck_each_round",
     "revealed",
     "settled_early",
+    "default_paytable_toml",
+    "theoretical_rtp",
 )
 
 
@@ -126,6 +128,8 @@ def test_every_game_answers_every_question_the_table_asks() -> None:
         None,
     )
     assert not base.seated_bank and GAMES["xidach"].seated_bank
+    assert base.default_paytable_toml() is None and base.theoretical_rtp(None) == {}
+    assert "[bets.player]" in (GAMES["baccarat"].default_paytable_toml() or "")
     root = Path(__file__).resolve().parents[2] / "table_service"
     names = "|".join(HOOKS)
     asked = re.compile(rf"""(?:getattr|hasattr)\([^)]*["']({names})["']""")

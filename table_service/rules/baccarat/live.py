@@ -126,6 +126,17 @@ class BaccaratGame(GameBase):
     shoe_burn = True
 
     # -- the table ---------------------------------------------------------------------------
+    def default_paytable_toml(self) -> str:
+        """The paytable of ``rules/baccarat.md``, recorded by a table whose file names none."""
+        return default_paytable_text()
+
+    def theoretical_rtp(self, rules: BaccaratRules) -> dict[str, float]:
+        """Each bet's exact return for this paytable and shoe (``livetable rtp baccarat``)."""
+        from table_service.rules.baccarat.rtp import analyse  # enumerates: only when asked
+
+        report = analyse(rules.paytable, decks=rules.decks)
+        return {bet: float(terms.rtp) for bet, terms in report.bets.items()}
+
     def load_rules(self, settings: Mapping[str, Any]) -> BaccaratRules:
         text = settings.get("paytable_toml") or default_paytable_text()
         if settings.get("game_rules"):
