@@ -37,7 +37,7 @@ from table_service.consoles.lookup import (
     service_of,
 )
 from table_service.consoles.recall import recall_router
-from table_service.consoles.views import console_view, procedure_of, shoe_roads
+from table_service.consoles.views import console_view, procedure_of
 from table_service.errors import InvalidRequest
 from table_service.models import IncidentRow, RoundRow
 from table_service.principals import Identity
@@ -138,10 +138,10 @@ def house_banked(service: Any) -> bool:
     """A Xì Dách table where the house banks: the dealer makes the banker's moves, as the
     published policy requires, from the dealer console."""
     config = getattr(service, "config", None)
-    if config is None or getattr(config, "game", None) != "xidach":
+    if config is None:
         return False
     try:
-        return getattr(config.rules, "banker", None) == "house"
+        return config.game_impl.house_banker(config.rules)
     except Exception:  # a table whose rules cannot load has no house banker to play
         return False
 
@@ -412,9 +412,9 @@ def console_api_router() -> APIRouter:
         """The current shoe's baccarat roads (public: every studio shows them)."""
         service = service_of(request, table_id)
         state = service.state
-        game = (state.config or {}).get("game", "baccarat")
-        if game != "baccarat":
-            raise InvalidRequest(f"table {table_id} plays {game}: roads are for baccarat")
+        game = service.config.game_impl
+        if game.shoe_roads(()) is None:
+            raise InvalidRequest(f"table {table_id} plays {game.name}: it keeps no roads")
         shoe_no = state.shoe.shoe_no if state.shoe is not None else state.shoes_inserted
         with get_runtime(request).reads() as session:
             rows = session.scalars(
@@ -432,7 +432,7 @@ def console_api_router() -> APIRouter:
             "table_id": table_id,
             "shoe_no": shoe_no,
             "last_seq": state.last_seq,
-            **shoe_roads(outcomes),
+            **(game.shoe_roads(outcomes) or {}),
         }
 
     return router

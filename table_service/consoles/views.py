@@ -7,11 +7,10 @@ the settlement.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from table_service.rules.baccarat import hand_total, positions
-from table_service.rules.baccarat.roads import RoadResult, roads
 from table_service.rules.cards import CardError, parse_card
 from table_service.table.incidents import dealer_may_report, game_named, incident_kind
 
@@ -178,7 +177,3 @@ def _turn(rnd: Mapping[str, Any]) -> dict[str, Any] | None:
     if isinstance(target, Mapping) and target.get("kind") == "supervisor":
         return {"actors": ["supervisor"], "cards_not_taken": target.get("cards_not_taken")}
     return None
-
-
-def shoe_roads(outcomes: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    return roads(RoadResult.from_outcome(o) for o in outcomes).to_json()

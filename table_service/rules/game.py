@@ -361,6 +361,15 @@ class LiveGame(Protocol):
         ({}: the report shows none)."""
         ...
 
+    def house_banker(self, rules: Any) -> bool:
+        """The house banks and the dealer makes its published moves (Xì Dách's house bank)."""
+        ...
+
+    def shoe_roads(self, outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+        """The shoe's scoreboards from its settled rounds' outcomes, in order (baccarat's
+        roads; None: the game keeps none)."""
+        ...
+
 
 class GameBase:
     """The neutral answers to :class:`LiveGame`'s optional questions, for a game to extend
@@ -411,6 +420,12 @@ class GameBase:
 
     def theoretical_rtp(self, rules: Any) -> dict[str, float]:
         return {}
+
+    def house_banker(self, rules: Any) -> bool:
+        return False
+
+    def shoe_roads(self, outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+        return None
 
 
 # -- the drive loop -------------------------------------------------------------------------

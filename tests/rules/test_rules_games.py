@@ -105,6 +105,8 @@ HOOKS = (
     "settled_early",
     "default_paytable_toml",
     "theoretical_rtp",
+    "house_banker",
+    "shoe_roads",
 )
 
 
@@ -130,6 +132,14 @@ def test_every_game_answers_every_question_the_table_asks() -> None:
     assert not base.seated_bank and GAMES["xidach"].seated_bank
     assert base.default_paytable_toml() is None and base.theoretical_rtp(None) == {}
     assert "[bets.player]" in (GAMES["baccarat"].default_paytable_toml() or "")
+    for banker in ("house", "seated"):
+        config = TableConfig(
+            table_id="x", game="xidach", profile="room", game_rules={"banker": banker}
+        )
+        assert config.game_impl.house_banker(config.rules) is (banker == "house")
+    assert not GAMES["baccarat"].house_banker(TableConfig(table_id="b").rules)
+    assert GAMES["baccarat"].shoe_roads(())["counts"]["rounds"] == 0  # type: ignore[index]
+    assert GAMES["blackjack"].shoe_roads(()) is None
     root = Path(__file__).resolve().parents[2] / "table_service"
     names = "|".join(HOOKS)
     asked = re.compile(rf"""(?:getattr|hasattr)\([^)]*["']({names})["']""")

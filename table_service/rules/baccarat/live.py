@@ -130,6 +130,12 @@ class BaccaratGame(GameBase):
         """The paytable of ``rules/baccarat.md``, recorded by a table whose file names none."""
         return default_paytable_text()
 
+    def shoe_roads(self, outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """The big road and its derived roads of the shoe's rounds so far."""
+        from table_service.rules.baccarat.roads import RoadResult, roads
+
+        return roads(RoadResult.from_outcome(o) for o in outcomes).to_json()
+
     def theoretical_rtp(self, rules: BaccaratRules) -> dict[str, float]:
         """Each bet's exact return for this paytable and shoe (``livetable rtp baccarat``)."""
         from table_service.rules.baccarat.rtp import analyse  # enumerates: only when asked

@@ -335,6 +335,10 @@ class XiDachGame(GameBase):
         """A one-deck profile shuffles a fresh deck for every round (seeds 002, 003)."""
         return rules.profile.decks == 1
 
+    def house_banker(self, rules: XiDachRules) -> bool:
+        """The house banks: the dealer makes its published moves (rules/xidach.md)."""
+        return rules.banker == "house"
+
     def opening_terms(self, rules: XiDachRules) -> dict[str, Any]:
         """What a table records and logs when it opens: the edge of the terms it runs."""
         edge = rules.edge
