@@ -7,11 +7,9 @@ the settlement.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from table_service.rules.baccarat import hand_total, positions
-from table_service.rules.cards import CardError, parse_card
 from table_service.table.incidents import dealer_may_report, game_named, incident_kind
 
 
@@ -38,34 +36,6 @@ def procedure_of(
 def game_of(summary: Mapping[str, Any], config: Mapping[str, Any] | None) -> str:
     game = summary.get("game") or (config or {}).get("game") or "baccarat"
     return str(game)
-
-
-def baccarat_layout(cards: Sequence[str]) -> dict[str, Any]:
-    """Cards by position with each hand's total (cards in shoe order)."""
-    try:
-        parsed = [parse_card(c) for c in cards]
-    except CardError:
-        return {"positions": [], "hands": []}
-    taken = positions(parsed)
-    player = [c for c, p in zip(parsed, taken, strict=False) if p.value.startswith("P")]
-    banker = [c for c, p in zip(parsed, taken, strict=False) if p.value.startswith("B")]
-    return {
-        "positions": [
-            {"position": p.value, "card": c.code} for c, p in zip(parsed, taken, strict=False)
-        ],
-        "hands": [
-            {
-                "hand": "player",
-                "cards": [c.code for c in player],
-                "total": hand_total(player) if player else None,
-            },
-            {
-                "hand": "banker",
-                "cards": [c.code for c in banker],
-                "total": hand_total(banker) if banker else None,
-            },
-        ],
-    }
 
 
 def console_view(
@@ -104,8 +74,10 @@ def console_view(
             "turn": _turn(rnd),
             "outcome": rnd.get("outcome"),
         }
-        if game == "baccarat":
-            round_view["layout"] = baccarat_layout(rnd.get("cards") or [])
+        impl = game_named(game)
+        layout = impl.layout(rnd.get("cards") or []) if impl is not None else None
+        if layout is not None:  # a layout from the cards alone (baccarat's positions)
+            round_view["layout"] = layout
         else:
             chosen = game_view if game_view is not None else rnd.get("view")
             round_view["layout"] = dict(chosen) if isinstance(chosen, Mapping) else {}

@@ -365,6 +365,11 @@ class LiveGame(Protocol):
         """The house banks and the dealer makes its published moves (Xì Dách's house bank)."""
         ...
 
+    def layout(self, cards: Sequence[str]) -> dict[str, Any] | None:
+        """The consoles' layout of a round from its cards in shoe order alone (baccarat:
+        cards by position, each hand's total); None: the consoles show :meth:`view`."""
+        ...
+
     def shoe_roads(self, outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         """The shoe's scoreboards from its settled rounds' outcomes, in order (baccarat's
         roads; None: the game keeps none)."""
@@ -423,6 +428,9 @@ class GameBase:
 
     def house_banker(self, rules: Any) -> bool:
         return False
+
+    def layout(self, cards: Sequence[str]) -> dict[str, Any] | None:
+        return None
 
     def shoe_roads(self, outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         return None

@@ -107,6 +107,7 @@ HOOKS = (
     "theoretical_rtp",
     "house_banker",
     "shoe_roads",
+    "layout",
 )
 
 
@@ -140,6 +141,9 @@ def test_every_game_answers_every_question_the_table_asks() -> None:
     assert not GAMES["baccarat"].house_banker(TableConfig(table_id="b").rules)
     assert GAMES["baccarat"].shoe_roads(())["counts"]["rounds"] == 0  # type: ignore[index]
     assert GAMES["blackjack"].shoe_roads(()) is None
+    hands = GAMES["baccarat"].layout(["2S", "5H", "KD", "TC", "3S"])["hands"]  # type: ignore[index]
+    assert [(h["hand"], h["total"]) for h in hands] == [("player", 5), ("banker", 5)]
+    assert GAMES["xidach"].layout(["2S"]) is None  # its consoles show the game's view
     root = Path(__file__).resolve().parents[2] / "table_service"
     names = "|".join(HOOKS)
     asked = re.compile(rf"""(?:getattr|hasattr)\([^)]*["']({names})["']""")

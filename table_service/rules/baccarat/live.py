@@ -14,7 +14,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any, Literal
 
-from table_service.rules.baccarat.dealing import next_position
+from table_service.rules.baccarat.dealing import next_position, positions
 from table_service.rules.baccarat.errors import BetRefused
 from table_service.rules.baccarat.outcome import outcome
 from table_service.rules.baccarat.paytable import (
@@ -23,9 +23,10 @@ from table_service.rules.baccarat.paytable import (
     Paytable,
     paytable_from_dict,
 )
+from table_service.rules.baccarat.points import hand_total
 from table_service.rules.baccarat.settle_command import settle_request
 from table_service.rules.baccarat.settlement import settle_bet, validate_bet
-from table_service.rules.cards import Card
+from table_service.rules.cards import Card, CardError, parse_card
 from table_service.rules.game import (
     Audience,
     Bet,
@@ -129,6 +130,34 @@ class BaccaratGame(GameBase):
     def default_paytable_toml(self) -> str:
         """The paytable of ``rules/baccarat.md``, recorded by a table whose file names none."""
         return default_paytable_text()
+
+    def layout(self, cards: Sequence[str]) -> dict[str, Any]:
+        """Cards by position with each hand's total (cards in shoe order): what the consoles
+        show, also of a round whose bets the table never set up."""
+        try:
+            parsed = [parse_card(c) for c in cards]
+        except CardError:
+            return {"positions": [], "hands": []}
+        taken = positions(parsed)
+        player = [c for c, p in zip(parsed, taken, strict=False) if p.value.startswith("P")]
+        banker = [c for c, p in zip(parsed, taken, strict=False) if p.value.startswith("B")]
+        return {
+            "positions": [
+                {"position": p.value, "card": c.code} for c, p in zip(parsed, taken, strict=False)
+            ],
+            "hands": [
+                {
+                    "hand": "player",
+                    "cards": [c.code for c in player],
+                    "total": hand_total(player) if player else None,
+                },
+                {
+                    "hand": "banker",
+                    "cards": [c.code for c in banker],
+                    "total": hand_total(banker) if banker else None,
+                },
+            ],
+        }
 
     def shoe_roads(self, outcomes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """The big road and its derived roads of the shoe's rounds so far."""
