@@ -37,6 +37,7 @@ from table_service.consoles.views import procedure_of
 from table_service.errors import InvalidRequest, NotFound
 from table_service.models import BetRow, PlacedBet, RoundRow
 from table_service.principals import Identity
+from table_service.rules.games import DEFAULT_GAME
 from table_service.table import policy
 from table_service.table.recall import round_record
 from table_service.table.wallet import account_owner
@@ -640,4 +641,4 @@ def round_entry(
 
 def _table_game(service: Any) -> str | None:
     config = getattr(getattr(service, "state", None), "config", None) or {}
-    return str(config.get("game") or "baccarat") if isinstance(config, Mapping) else None
+    return str(config.get("game") or DEFAULT_GAME) if isinstance(config, Mapping) else None

@@ -41,6 +41,7 @@ from table_service.consoles.views import console_view, procedure_of
 from table_service.errors import InvalidRequest
 from table_service.models import IncidentRow, RoundRow
 from table_service.principals import Identity
+from table_service.rules.games import DEFAULT_GAME
 
 log = structlog.get_logger(__name__)
 
@@ -316,7 +317,7 @@ def console_api_router() -> APIRouter:
         done. Staff only (it names the people who acted)."""
         manager = getattr(request.app.state, "tables", None)
         games = {
-            t: str((getattr(s.state, "config", None) or {}).get("game") or "baccarat")
+            t: str((getattr(s.state, "config", None) or {}).get("game") or DEFAULT_GAME)
             for t, s in (manager.tables.items() if manager is not None else [])
         }
         with get_runtime(request).reads() as session:

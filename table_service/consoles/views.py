@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from table_service.rules.games import DEFAULT_GAME
 from table_service.table.incidents import dealer_may_report, game_named, incident_kind
 
 
@@ -34,7 +35,7 @@ def procedure_of(
 
 
 def game_of(summary: Mapping[str, Any], config: Mapping[str, Any] | None) -> str:
-    game = summary.get("game") or (config or {}).get("game") or "baccarat"
+    game = summary.get("game") or (config or {}).get("game") or DEFAULT_GAME
     return str(game)
 
 

@@ -194,6 +194,8 @@ def _payload(event: Event) -> dict[str, Any]:
 
 def fold_rounds(events: Iterable[Event]) -> Folded:
     """Fold every round of the events (in sequence order) into its settle facts."""
+    from table_service.rules.games import DEFAULT_GAME  # the rules, when a log is read
+
     rounds: dict[str, RoundFold] = {}
     rules: dict[str, dict[str, Any]] = {}
     in_force: dict[str, str] = {}  # table → rules_ref
@@ -209,7 +211,7 @@ def fold_rounds(events: Iterable[Event]) -> Folded:
             ref = in_force.get(event.table_id)
             if ref is None:
                 raise ReplayError(p["round_id"], "no table_opened event before the round")
-            game = str(rules[ref].get("game", "baccarat"))
+            game = str(rules[ref].get("game", DEFAULT_GAME))
             round_id = p["round_id"]
             shoe_no = p.get("shoe_no") or int(round_id.rsplit("-s", 1)[1].split("-g")[0])
             rounds[round_id] = RoundFold(

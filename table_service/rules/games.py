@@ -18,6 +18,10 @@ GAMES: Mapping[str, LiveGame] = MappingProxyType(
     {BACCARAT.name: BACCARAT, BLACKJACK.name: BLACKJACK, XIDACH.name: XIDACH}
 )
 
+DEFAULT_GAME: str = BACCARAT.name
+"""The game of a table whose configuration names none (every table once ran baccarat, and a
+configuration recorded then says no game): the one place that default is written."""
+
 
 class UnknownGame(RulesRefusal):
     code = "unknown_game"

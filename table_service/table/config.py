@@ -32,7 +32,7 @@ from pydantic import (
 
 from table_service.rules.baccarat import Paytable
 from table_service.rules.game import LiveGame, RulesRefusal
-from table_service.rules.games import GAMES, find_game
+from table_service.rules.games import DEFAULT_GAME, GAMES, find_game
 from table_service.rules.refusal import Refusal
 
 
@@ -132,7 +132,7 @@ class TableConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     table_id: str = Field(min_length=1, max_length=48, pattern=r"^[A-Za-z0-9_.-]+$")
-    game: str = Field("baccarat", description="a registered game: rules/games.py")
+    game: str = Field(DEFAULT_GAME, description="a registered game: rules/games.py")
     decks: int = Field(8, ge=1, le=16, description="the game checks its own range")
     profile: str | None = Field(
         None, description="a Xì Dách house-rule profile (room, classic, forced-draw)"
@@ -163,7 +163,7 @@ class TableConfig(BaseModel):
         profile's) supplies them when the table file does not; else 8 decks, 15 s."""
         if not isinstance(data, dict):
             return data
-        game = GAMES.get(str(data.get("game", "baccarat")))
+        game = GAMES.get(str(data.get("game", DEFAULT_GAME)))
         if game is None:
             return data  # refused by _game_accepts, naming the known games
         for key, default in (

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from table_service.rules.game import IncidentKind, LiveGame
-from table_service.rules.games import UnknownGame, find_game
+from table_service.rules.games import DEFAULT_GAME, UnknownGame, find_game
 
 TABLE_INCIDENTS: Mapping[str, IncidentKind] = MappingProxyType(
     {
@@ -102,7 +102,7 @@ SUPERVISOR_EFFECTS = frozenset({"void", "end_shoe"})
 
 def game_named(name: str | None) -> LiveGame | None:
     try:
-        return find_game(name or "baccarat")
+        return find_game(name or DEFAULT_GAME)
     except UnknownGame:
         return None
 

@@ -23,6 +23,7 @@ from table_service.rules.game import (
     Turn,
     drive,
 )
+from table_service.rules.games import DEFAULT_GAME
 
 Phase = Literal["betting", "dealing", "result", "settled", "voided"]
 ACTIVE_PHASES = ("betting", "dealing", "result")
@@ -186,7 +187,7 @@ class TableState:
         rnd = self.round
         return {
             "table_id": self.table_id,
-            "game": self.config.get("game", "baccarat") if self.config is not None else None,
+            "game": self.config.get("game", DEFAULT_GAME) if self.config is not None else None,
             "opened": self.config is not None,
             "shoe": None
             if self.shoe is None
