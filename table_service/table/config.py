@@ -30,7 +30,6 @@ from pydantic import (
     model_validator,
 )
 
-from table_service.rules.baccarat import Paytable
 from table_service.rules.game import LiveGame, RulesRefusal
 from table_service.rules.games import DEFAULT_GAME, GAMES, find_game
 from table_service.rules.refusal import Refusal
@@ -215,14 +214,6 @@ class TableConfig(BaseModel):
             )
         except RulesRefusal as exc:
             raise ConfigError(f"table {self.table_id}: {exc}") from exc
-
-    @property
-    def paytable(self) -> Paytable:
-        """A baccarat table's paytable."""
-        paytable = getattr(self.rules, "paytable", None)
-        if not isinstance(paytable, Paytable):
-            raise ConfigError(f"table {self.table_id}: a {self.game} table has no paytable")
-        return paytable
 
     def limits_for(self, bet_type: str) -> StakeLimits:
         return self.bet_limits.get(bet_type, self.limits)

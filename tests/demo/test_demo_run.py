@@ -166,7 +166,7 @@ async def test_demo_plays_rounds_with_every_mistake_and_keeps_the_books(clean_en
         assert sum(1 for t, _ in types if t == "shoe_inserted") >= len(ends)
 
         # Results and payouts recomputed from the cards alone agree with the table.
-        paytable = TableConfig(table_id="check").paytable
+        paytable = TableConfig(table_id="check").rules.paytable  # the default table's
         with runtime.sessions() as s:
             for row in settled:
                 result = outcome(parse_cards(json.loads(row.cards)))
