@@ -454,10 +454,6 @@ class XiDachDemo:
         """Cards out of the shoe when the table asks for one, decisions when a punter or
         the banker is awaited, and the dealer's one mistake, if this round has one."""
         waiting_for: str | None = None
-        summary = await self.summary()
-        hands = len((summary["round"] or {}).get("view", {}).get("hands", []) or [])
-        initial = 2 * (hands + 1)  # two cards each, the banker too, before any decision
-        miss_at = self.rng.randint(0, max(0, initial - 1)) if mistake == "missed_scan" else None
         stray = mistake == "card_not_owed"
         idle_since = time.monotonic()
         while True:
@@ -471,11 +467,6 @@ class XiDachDemo:
                 idle_since = time.monotonic()
                 continue
             if nxt.get("kind") == "card":
-                index = len(rnd["cards"])
-                if miss_at is not None and index >= miss_at:
-                    miss_at = None
-                    await self.dealer.missed_scan(round_id, index, initial)
-                    continue
                 await self.dealer.pull()  # out of the virtual shoe, read by the reader
                 self.report.cards_pulled += 1
                 idle_since = time.monotonic()
