@@ -333,7 +333,12 @@ class SupervisorBot:
         rnd = view.round
         if rnd is None or rnd["phase"] not in ("betting", "dealing", "result"):
             return False
-        await self.void(reason)
+        try:
+            await self.void(reason)
+        except ApiError as exc:
+            if exc.code != "wrong_phase":
+                raise
+            return False  # it ended meanwhile: an incident's procedure voided it, or it settled
         return True
 
     async def recover(self) -> None:
