@@ -142,7 +142,7 @@ def house_banked(service: Any) -> bool:
     if config is None:
         return False
     try:
-        return config.game_impl.house_banker(config.rules)
+        return bool(config.game_impl.house_banker(config.rules))
     except Exception:  # a table whose rules cannot load has no house banker to play
         return False
 
