@@ -525,6 +525,15 @@ def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) ->
             auto_resolution="rule 3: set aside as the first card of the next round",
         )
         return
+    if any(
+        i.kind == "possible_duplicate" and i.details.get("card") == card
+        for i in d.state.incidents.values()
+    ):
+        # The card the shoe may have sent again, after the round it was read in: whether it
+        # was read twice or is a real copy, no hand holds it; set aside (counted, so a copy
+        # too many is still caught) under the reader incident, never the error rule.
+        d.emit("card_set_aside", {"card": card, "reason": "possible_duplicate"})
+        return
     d.emit("card_set_aside", {"card": card, "reason": "not_owed"})
     _incident(
         d,

@@ -568,6 +568,26 @@ def test_a_card_read_twice_on_a_position_owed_leaves_that_position_to_the_next_c
     assert h.replayed() == h.state
 
 
+def test_a_card_sent_again_after_its_round_settled_ends_nothing() -> None:
+    h = blackjack(1)
+    h.seat_bet("p1", "main", 1000, 1)
+    h.run(c.CloseBetting())
+    h.deal("TS", "6D", "9C")  # seat 1: 19
+    h.act("seat:1", "stand", "p1")
+    h.deal("TD")  # dealer 16 draws
+    for cmd in _shoe_resends("2H"):  # dealer 18: settled; the cable goes, 2H comes again
+        h.run(cmd)
+    assert h.state.round is not None and h.state.round.phase == "settled"
+    kinds = [e["kind"] for e in h.events("incident_raised")]
+    assert kinds == ["reader_offline", "possible_duplicate"]  # not blackjack's error rule
+    assert h.state.shoe is not None and not h.events("shoe_ended")
+    assert h.events("card_set_aside")[-1]["reason"] == "possible_duplicate"
+    _resolve_reader(h, "reader_offline", "cable plugged back")
+    _resolve_reader(h, "possible_duplicate", "one 2H, read twice")
+    h.run(c.OpenBetting())  # the shoe goes on
+    assert h.state.round.phase == "betting"
+
+
 def test_a_real_copy_no_position_is_owed_is_still_the_error_rule() -> None:
     h = blackjack(1)
     h.seat_bet("p1", "main", 1000, 1)
