@@ -123,6 +123,14 @@ class _Seen:
 
     event: ReaderEvent
     at: float
+    shown_again: int = 0  # times the camera saw this shoe card but could not read it
+    why: str = ""  # and the camera's reason, the last time
+
+
+SHOW_AGAIN_TRIES = 2
+"""Times a shoe card waits for the camera to see it shown again, after a pass the camera
+saw but could not read (blurred, covered, outside the region), before it is a disagreement
+(as the table asks the dealer, ``table.decide.SHOW_AGAIN``)."""
 
 
 @dataclass
@@ -148,9 +156,13 @@ async def cross_check(
 
     Agreeing pairs yield the shoe's event. The cut card has no face: the shoe's report
     passes, and a camera's unreadable card within the window of it is the cut card
-    seen. Every event of the shoe that is not a card (online, offline, alarms…) passes
-    straight through; the camera's going offline or online passes too (its reader id
-    tells which).
+    seen. A shoe card the camera saw but could not read for a cause showing it again
+    may cure (:attr:`UnreadableCard.show_again`) yields the camera's unreadable card
+    (the table asks the dealer to show the card again) and waits, from then, a window
+    either way for the camera's next card, up to ``SHOW_AGAIN_TRIES`` times and while
+    the shoe deals no other card; then it is a disagreement as any other. Every event
+    of the shoe that is not a card (online, offline, alarms…) passes straight through;
+    the camera's going offline or online passes too (its reader id tells which).
 
     The camera is paired on when its frames were grabbed (``captured`` on its cards),
     not on when its reports arrive: recognition runs behind real time under load, and
@@ -194,6 +206,13 @@ async def cross_check(
         final = len(ended) == 2
         upto = math.inf if final or "camera" in ended else now if offline else done
         while shoe or seen:
+            if len(shoe) > 1 and shoe[0].shown_again:
+                # The shoe dealt on before the card the camera could not read was shown
+                # to it again: that card's verdict is given, as without a second look.
+                s = shoe.popleft()
+                if isinstance(s.event, _SERIAL_CARDS):
+                    yield _disagreement(reader_id, s.event.card, None, s.why)
+                continue
             if shoe and seen:
                 s, k = shoe[0], seen[0]
                 if k.at < s.at - window:
@@ -210,6 +229,20 @@ async def cross_check(
                             seen.popleft()  # the cut card slid past the camera
                         continue
                     seen.popleft()
+                    if (
+                        isinstance(k.event, UnreadableCard)
+                        and k.event.show_again
+                        and s.shown_again < SHOW_AGAIN_TRIES
+                    ):
+                        # The camera saw the card and could not read it: the table asks
+                        # the dealer to show it again, and the shoe's card waits a window
+                        # from now for the camera's read of it.
+                        s.shown_again += 1
+                        s.why = k.event.reason or "unreadable"
+                        s.at = max(now, k.at) + window
+                        shoe.appendleft(s)
+                        yield k.event
+                        continue
                     yield _pair(reader_id, s.event, k.event)
             elif shoe:
                 s = shoe[0]

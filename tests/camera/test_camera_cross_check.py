@@ -195,6 +195,55 @@ async def test_a_different_card_is_one_disagreement_with_both_readings() -> None
     assert await check.finish() == []
 
 
+async def test_a_card_the_camera_could_not_read_waits_for_it_to_be_shown_again() -> None:
+    """The camera saw the shoe's card covered: its unreadable card goes to the table (which
+    asks the dealer to show the card again) and the shoe's card waits for the camera's next
+    read of it, then passes if the two agree; twice, then it is a disagreement, and at once
+    if the shoe deals another card first."""
+    window = 0.3
+    check = Check(window)
+    t = time.monotonic()
+    dealt = shoe_card("7D", t)
+    check.serial.put(dealt)
+    covered = UnreadableCard(reader_id="cam", reason="hand", captured=t + 0.02, cause="covered")
+    check.camera.put(covered)
+    assert await check.next() is covered
+    await check.nothing_for(window / 3)
+    shown = time.monotonic()
+    check.camera.put(camera_card("7D", shown), progress(shown + 0.05))
+    assert await check.next() is dealt
+    again = shoe_card("QS", shown + 0.1, seq=2)
+    check.serial.put(again)
+    for _shown in range(2):
+        blurred = UnreadableCard(
+            reader_id="cam", reason="fast", captured=time.monotonic(), cause="blurred"
+        )
+        check.camera.put(blurred)
+        assert await check.next() is blurred
+    third = UnreadableCard(
+        reader_id="cam", reason="fast", captured=time.monotonic(), cause="blurred"
+    )
+    check.camera.put(third, progress(time.monotonic() + 1.0))
+    given = disagreement(await check.next())
+    assert (given.serial, given.camera, given.detail) == ("QS", None, "fast")
+    assert await check.finish() == []
+    # The shoe deals on instead: the card not shown again gets its verdict at once.
+    check = Check(window)
+    later = time.monotonic()
+    first, second = shoe_card("2H", later, seq=3), shoe_card("3H", later + 0.05, seq=4)
+    check.serial.put(first)
+    check.camera.put(
+        UnreadableCard(reader_id="cam", reason="hand", captured=later, cause="covered")
+    )
+    assert isinstance(await check.next(), UnreadableCard)
+    check.serial.put(second)
+    dealt_on = disagreement(await check.next())
+    assert (dealt_on.serial, dealt_on.camera, dealt_on.detail) == ("2H", None, "hand")
+    check.camera.put(camera_card("3H", time.monotonic()))
+    assert await check.next() is second
+    assert await check.finish() == []
+
+
 async def test_a_card_the_shoe_did_not_report_is_a_disagreement_after_the_window() -> None:
     window = 0.2
     check = Check(window)
