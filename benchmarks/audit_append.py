@@ -16,8 +16,8 @@ from pathlib import Path
 from sqlalchemy import create_engine, text
 
 from audit.store import NewEvent
-from shoe_reader.logs import configure_logging
 from table_service.config import Settings
+from table_service.logs import configure_logging
 from table_service.runtime import Runtime
 
 

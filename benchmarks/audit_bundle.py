@@ -22,7 +22,7 @@ from pathlib import Path
 from scratch import scratch_runtime
 
 from audit.store import NewEvent
-from shoe_reader.logs import configure_logging
+from table_service.logs import configure_logging
 from table_service.regulator.bundle import verify_bundle, write_bundle
 from table_service.rules.baccarat.paytable import default_paytable
 from table_service.rules.baccarat.settle_command import settle_request

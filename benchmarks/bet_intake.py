@@ -26,8 +26,8 @@ import uvicorn
 from rowfloor import placed_rows, write_floor
 from scratch import scratch_runtime
 
-from shoe_reader.logs import configure_logging
 from table_service.app import build_app
+from table_service.logs import configure_logging
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
 from table_service.table import commands as c

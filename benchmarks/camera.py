@@ -47,7 +47,7 @@ from shoe_reader.camera.calibration import Calibration, CalibrationError, calibr
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.voting import Voter
 from shoe_reader.events import CardSeen, UnreadableCard
-from shoe_reader.logs import configure_logging
+from table_service.logs import configure_logging
 
 MIN_CONFIDENCE = 0.5
 TABLES = ("felt", "dark", "wood", "light", "grey")

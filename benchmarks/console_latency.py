@@ -34,9 +34,9 @@ import uvicorn
 import websockets
 
 from hardware_sim.virtual_shoe import VirtualShoe
-from shoe_reader.logs import configure_logging
 from table_service.app import build_app
 from table_service.config import Settings
+from table_service.logs import configure_logging
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
 from table_service.table.config import ShoeConfig, TableConfig

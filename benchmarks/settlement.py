@@ -19,7 +19,7 @@ import uuid
 from scratch import scratch_runtime
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, insert
 
-from shoe_reader.logs import configure_logging
+from table_service.logs import configure_logging
 from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import StakeLimits, TableConfig

@@ -256,7 +256,7 @@ def main() -> None:
     args = parser.parse_args()
     from scratch import scratch_runtime
 
-    from shoe_reader.logs import configure_logging
+    from table_service.logs import configure_logging
 
     configure_logging(level="WARNING")
     with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:

@@ -65,7 +65,7 @@ from sqlalchemy import Table as SqlTable
 
 from audit.store import EventStore
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
-from shoe_reader.logs import configure_logging
+from table_service.logs import configure_logging
 from table_service.models import Account, BetRow, LedgerEntry
 from table_service.principals import add_principal
 from table_service.runtime import Runtime

@@ -27,7 +27,7 @@ from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, insert
 
 from audit.store import StoredEvent
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
-from shoe_reader.logs import configure_logging
+from table_service.logs import configure_logging
 from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import ShoeConfig, TableConfig

@@ -7,20 +7,67 @@ needs no configuration at all: SQLite in ``./livetable-data``.
 
 from __future__ import annotations
 
+import os
+import tomllib
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
-from shoe_reader.settings import BaseSettings
+
+class SettingsFileError(ValueError):
+    """The configuration file cannot be read, is not UTF-8 text, or is not TOML."""
+
+
+def _toml_file() -> Path | None:
+    named = os.environ.get("LIVETABLE_CONFIG")
+    if named:
+        return Path(named)
+    local = Path("livetable.toml")
+    return local if local.exists() else None
+
+
+def check_config_file() -> Path | None:
+    """The configuration file in force, read and parsed; :class:`SettingsFileError` says in
+    one line, naming the file, why it cannot be used (every command checks it first)."""
+    path = _toml_file()
+    if path is None:
+        return None
+    where = "LIVETABLE_CONFIG " if os.environ.get("LIVETABLE_CONFIG") else ""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SettingsFileError(
+            f"configuration file {where}{path}: cannot read: {exc.strerror or exc}"
+        ) from exc
+    try:
+        tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SettingsFileError(
+            f"configuration file {where}{path}: not UTF-8 text "
+            f"(byte 0x{raw[exc.start]:02x} at offset {exc.start}); it is TOML"
+        ) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsFileError(f"configuration file {where}{path}: not valid TOML: {exc}") from exc
+    return path
 
 
 class Settings(BaseSettings):
-    """Everything a table-service command may be told (the log's format and level come
-    from :class:`shoe_reader.settings.BaseSettings`, which the drivers' commands read)."""
+    model_config = SettingsConfigDict(env_prefix="LIVETABLE_", extra="ignore")
 
     data_dir: Path = Field(Path("livetable-data"), description="Folder for SQLite and the key")
     database_url: str | None = Field(
         None, description="SQLAlchemy URL; default SQLite <data_dir>/livetable.db"
+    )
+    log_format: Literal["console", "json"] = "console"
+    log_level: str | None = Field(
+        None, description="Log level; default: the command's own (INFO, WARNING for data commands)"
     )
     checkpoint_every: int = Field(1000, ge=1, description="Sign a checkpoint every N events")
     log_origin: str = Field(
@@ -109,6 +156,21 @@ class Settings(BaseSettings):
             return check_key_name(value, what="log origin")
         except NoteError as exc:
             raise ValueError(str(exc)) from exc
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        toml = check_config_file()
+        if toml is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
+        return tuple(sources)
 
     @property
     def resolved_database_url(self) -> str:

@@ -15,7 +15,7 @@ import structlog
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from shoe_reader.logs import bind_context
+from table_service.logs import bind_context
 from table_service.principals import Identity, authenticate
 from table_service.runtime import Runtime
 from table_service.table import policy

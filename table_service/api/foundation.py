@@ -17,7 +17,6 @@ from starlette.datastructures import Headers, MutableHeaders
 
 from audit.models import AuditCheckpoint
 from audit.store import EventStore
-from shoe_reader.logs import bind_context
 from table_service.api.auth import allowed, get_runtime
 from table_service.api.problems import (
     AUTH,
@@ -25,6 +24,7 @@ from table_service.api.problems import (
     errors,
 )
 from table_service.api.types import IDENT_PATTERN, SEQ_MAX, PrincipalName
+from table_service.logs import bind_context
 from table_service.principals import (
     Identity,
     Role,

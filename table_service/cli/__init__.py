@@ -53,8 +53,8 @@ def _root(
     ),
 ) -> None:
     """Live-dealer table back-office."""
-    from shoe_reader.logs import configure_for_command
-    from shoe_reader.settings import SettingsFileError, check_config_file
+    from table_service.config import SettingsFileError, check_config_file
+    from table_service.logs import configure_for_command
 
     try:  # every command reads it (its log level at least): a broken one stops them all
         check_config_file()
@@ -73,7 +73,7 @@ def main() -> None:
     (``settle``, ``shoe read``, ``camera read``) never mix a log line into it. Each command
     may then configure logging again from its own ``--log-level``. A broken file or
     database that escapes a command ends in one line and exit 2 (``errors``)."""
-    from shoe_reader.logs import LogLevelError, configure_logging
+    from table_service.logs import LogLevelError, configure_logging
 
     try:
         configure_logging()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from shoe_reader.logs import configure_logging
+from table_service.logs import configure_logging
 
 # The recognizer (OpenCV, and the locator's compiled kernels) is imported by the
 # commands that use it: every other `livetable` command starts without it.

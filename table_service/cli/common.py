@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from shoe_reader.logs import configure_for_command
 from table_service.config import Settings
+from table_service.logs import configure_for_command
 from table_service.terminal import make_console
 
 # SQLAlchemy, Alembic, the audit log, the runtime and the API are imported by the commands

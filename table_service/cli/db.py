@@ -8,7 +8,6 @@ from typing import Any
 
 import typer
 
-from shoe_reader.logs import configure_for_command
 from table_service.cli.common import (
     DATA_DIR_HELP,
     NoLog,
@@ -20,6 +19,7 @@ from table_service.cli.common import (
     own_public_key,
     settings_or_exit,
 )
+from table_service.logs import configure_for_command
 
 db_app = typer.Typer(help="Database schema (Alembic migrations).", no_args_is_help=True)
 

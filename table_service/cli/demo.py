@@ -11,8 +11,8 @@ import typer
 from rich.rule import Rule
 from rich.text import Text
 
-from shoe_reader.logs import configure_for_command
 from table_service.config import Settings
+from table_service.logs import configure_for_command
 from table_service.terminal import make_console, rule_width
 
 # The demo itself (the table service, its API, the bots, the virtual shoe) is imported when

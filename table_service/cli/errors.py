@@ -119,7 +119,7 @@ def describe(exc: BaseException) -> list[str] | None:
     from pydantic import ValidationError
 
     from audit.signing import SigningKeyError
-    from shoe_reader.settings import SettingsFileError
+    from table_service.config import SettingsFileError
     from table_service.table.config import ConfigError
 
     if isinstance(exc, SettingsFileError):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from shoe_reader.logs import configure_for_command
+from table_service.logs import configure_for_command
 
 # The virtual shoe and the serial reader (pyserial) are imported by the command that uses
 # each: every other `livetable` command starts without them.

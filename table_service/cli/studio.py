@@ -134,7 +134,7 @@ def _webhook(
 ) -> None:
     import os
 
-    from shoe_reader.logs import configure_for_command
+    from table_service.logs import configure_for_command
     from table_service.studio.operator_feed import FeedState
     from table_service.studio.webhook import DeadLetters, run_webhook
     from table_service.table.nats_stream import subject_token

@@ -25,9 +25,9 @@ import structlog
 from sqlalchemy.orm import Session
 
 from audit.store import EventStore, NewEvent, StoredEvent
-from shoe_reader.logs import bind_context
 from table_service import metrics
 from table_service.errors import Refused
+from table_service.logs import bind_context
 from table_service.principals import Internal, Principal
 from table_service.rules.game import Turn
 from table_service.runtime import Runtime

@@ -8,9 +8,6 @@ CLI configures logging once at start-up from the settings and again when a comma
 its own ``--log-level``: ``configure_logging`` may be called any number of times and the
 last call wins.
 
-It lives with the drivers, the lowest layer that has commands, so that a shoe or camera
-command logs as the table service does without importing it.
-
 Context (table, round and request ids) is bound with ``structlog.contextvars`` so every
 line logged while handling a command carries it without passing loggers around.
 """
@@ -80,10 +77,10 @@ def _renderer(fmt: str, *, colors: bool) -> structlog.typing.Processor:
 
 def _from_settings() -> tuple[str, str | None]:
     """``LIVETABLE_LOG_FORMAT`` and ``LIVETABLE_LOG_LEVEL`` (or the config file's)."""
-    from shoe_reader.settings import BaseSettings
+    from table_service.config import Settings
 
     try:
-        settings = BaseSettings()
+        settings = Settings()
     except ValueError:
         return "console", None
     return settings.log_format, settings.log_level
