@@ -22,6 +22,12 @@ from hardware_sim.camera.decks import Deck
 from hardware_sim.camera.video import ROI, ShoeCamera
 from shoe_reader.camera.named import SOURCES
 
+IDLE_FRAMES = 12
+"""Frames of the empty table rendered, then shown again in turn: rendering a 1280x720
+frame costs the simulator about six times what reading it costs the reader, and between
+cards a live table is mostly idle (a camera at 50 fps kept half a core busy drawing the
+same felt). Cards are always rendered as they pass."""
+
 REGISTRY = SOURCES
 """Cameras by name, so a table configured with ``source = "sim:NAME"`` finds the simulator's
 (the reader's own table of named sources: the reader knows nothing of the simulator)."""
@@ -50,6 +56,8 @@ class SyntheticCamera:
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self.shown: list[str | None] = []
+        self._idle: list[np.ndarray] = []
+        self._idle_next = 0
         REGISTRY[name] = self
 
     # -- what the shoe and a test tell it ----------------------------------------------------
@@ -68,6 +76,14 @@ class SyntheticCamera:
         with self._lock:
             self._overrides.append(None)
 
+    def _empty_frame(self) -> np.ndarray:
+        """The empty table: rendered the first ``IDLE_FRAMES`` times, then those again."""
+        if len(self._idle) < IDLE_FRAMES:
+            self._idle.append(self._camera.empty_frame())
+            return self._idle[-1].copy()
+        self._idle_next = (self._idle_next + 1) % IDLE_FRAMES
+        return self._idle[self._idle_next].copy()
+
     # -- FrameSource ------------------------------------------------------------------------
     def frames(self) -> Iterator[tuple[int, np.ndarray]]:
         index = 0
@@ -83,11 +99,11 @@ class SyntheticCamera:
             # Rendered one frame at a time, as each is grabbed (see ShoeCamera.card_frames).
             batch: Iterator[np.ndarray]
             if card is None:
-                batch = iter((self._camera.empty_frame(),))
+                batch = iter((self._empty_frame(),))
             else:
                 self.shown.append(seen)
                 passing = self._camera.card_frames(seen) if seen and seen != "CUT" else iter(())
-                empty = (self._camera.empty_frame() for _ in range(4))
+                empty = (self._empty_frame() for _ in range(4))
                 batch = itertools.chain(passing, empty)
             for frame in batch:
                 if period:
