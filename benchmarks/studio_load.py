@@ -21,7 +21,9 @@ the subscribers' processes) and the servers' are printed beside it.
 
 It prints figures as it goes and, last, one JSON line: ``tables``, ``processes``,
 ``rounds``, ``bets``, ``events``, ``subscribers``, ``lost_events``, ``duplicate_events``
-(each subscriber's events against the log), ``ledger_mismatches`` (balances against the
+(each subscriber's events against the log: lost is a gap below the last event it holds),
+``behind_at_end`` (the tail a subscriber had not reached when the drain ended: it waits
+while messages keep arriving, up to five minutes), ``ledger_mismatches`` (balances against the
 ledger and against the log), ``scan_to_subscriber_p50_ms`` / ``_p99_ms`` (shoe deal to a
 subscriber holding the card), ``scan_to_send_p50_ms`` / ``_p99_ms`` (shoe deal to the
 service sending it: the service's share), ``commit_to_send_p50_ms`` / ``_p99_ms``,
@@ -54,6 +56,7 @@ import threading
 import time
 import uuid
 from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -342,6 +345,36 @@ class Directory:
         return self.owner.get(table_id) or self.bases[0]
 
 
+DRAIN_STALL = 30.0  # seconds without a new message before the drain gives up
+DRAIN_MAX = 300.0
+
+
+async def drain(received: Callable[[], int], still_behind: Callable[[], bool]) -> None:
+    """Wait for the subscribers to reach the log's head: as long as messages keep
+    arriving (an overloaded machine can leave a crowd a minute behind, which is late, not
+    lost), up to :data:`DRAIN_MAX`; :data:`DRAIN_STALL` seconds with none ends it."""
+    start = last_move = time.monotonic()
+    seen = received()
+    while still_behind():
+        now = time.monotonic()
+        if now - last_move > DRAIN_STALL or now - start > DRAIN_MAX:
+            return
+        await asyncio.sleep(0.2)
+        if received() != seen:
+            seen, last_move = received(), time.monotonic()
+
+
+def missing(wanted: Iterable[int], seqs: list[int]) -> tuple[int, int]:
+    """Events a subscriber did not get: (lost, behind). Lost: a gap below the last event
+    it holds (a stream promises none); behind: the tail it had not reached when the drain
+    ended (the crowd still catching up on an overloaded machine)."""
+    held = set(seqs)
+    last = max(held, default=0)
+    absent = [seq for seq in wanted if seq not in held]
+    lost = sum(1 for seq in absent if seq < last)
+    return lost, len(absent) - lost
+
+
 def subscriber_process(bases: list[str], token: str, tables: list[str], pipe: Any) -> None:
     """Public subscribers (one per entry of ``tables``) in a process of their own; told
     when to drain and stop, they send back what each held and its CPU time."""
@@ -352,12 +385,10 @@ def subscriber_process(bases: list[str], token: str, tables: list[str], pipe: An
         subscribers = [Subscriber(directory, t, timing=True) for t in tables]
         tasks = [asyncio.create_task(s.run(stop)) for s in subscribers]
         targets: dict[str, int] = await asyncio.to_thread(pipe.recv)  # the log's last seqs
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            behind = [s for s in subscribers if (s.seqs[-1] if s.seqs else 0) < targets[s.table_id]]
-            if not behind:
-                break
-            await asyncio.sleep(0.2)
+        await drain(
+            lambda: sum(len(s.seqs) for s in subscribers),
+            lambda: any((s.seqs[-1] if s.seqs else 0) < targets[s.table_id] for s in subscribers),
+        )
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
         await directory.http.aclose()
@@ -778,12 +809,10 @@ async def run_load(
             every = {t: [e.seq for e in EventStore.read(session, table_id=t)] for t in table_ids}
         for pipe in pipes:
             pipe.send({t: (seqs or [0])[-1] for t, seqs in public.items()})
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            behind = [f for f in followers if len(set(f.seqs)) < len(every[f.table_id])]
-            if not behind:
-                break
-            await asyncio.sleep(0.2)
+        await drain(
+            lambda: sum(len(f.seqs) for f in followers),
+            lambda: any(len(set(f.seqs)) < len(every[f.table_id]) for f in followers),
+        )
         crowd: list[dict[str, Any]] = []
         crowd_cpu = 0.0
         for pipe in pipes:
@@ -803,15 +832,14 @@ async def run_load(
             shoe.stop()
         for proc in procs:
             proc.join(30)
-    lost = duplicates = 0
-    for held in crowd:
-        want = set(public[held["table"]])
-        lost += len(want - set(held["seqs"]))
-        duplicates += len(held["seqs"]) - len(set(held["seqs"]))
-    for f in followers:
-        want = set(every[f.table_id])
-        lost += len(want - set(f.seqs))
-        duplicates += len(f.seqs) - len(set(f.seqs))
+    lost = behind = duplicates = 0
+    for wanted, seqs in [(public[h["table"]], h["seqs"]) for h in crowd] + [
+        (every[f.table_id], f.seqs) for f in followers
+    ]:
+        gaps, tail = missing(wanted, seqs)
+        lost += gaps
+        behind += tail
+        duplicates += len(seqs) - len(set(seqs))
     mismatches, bets, rounds = ledger_mismatches(runtime)
     dealt = {key: at for d in dealers.values() for key, at in d.dealt.items()}
     split: dict[str, list[float]] = defaultdict(list)
@@ -843,6 +871,7 @@ async def run_load(
         "events": sum(len(v) for v in every.values()),
         "subscribers": len(crowd) + len(followers),  # the audience (not the dealers' consoles)
         "lost_events": lost,
+        "behind_at_end": behind,
         "duplicate_events": duplicates,
         "ledger_mismatches": mismatches,
         "cards_replayed": len(split.get("replayed", [])),

@@ -47,6 +47,7 @@ def test_short_studio_load_loses_and_doubles_nothing(pg_database: str, nats_url:
     result = json.loads(run.stdout.strip().splitlines()[-1])
     assert (result["tables"], result["processes"]) == (3, 2)
     assert result["lost_events"] == 0, run.stdout
+    assert result["behind_at_end"] == 0, run.stdout  # every subscriber reached the head
     assert result["duplicate_events"] == 0, run.stdout
     assert result["ledger_mismatches"] == 0, run.stdout
     assert result["takeover_seconds"] is not None and result["takeover_seconds"] <= 3 + 10
