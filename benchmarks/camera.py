@@ -56,16 +56,19 @@ PASS_LEVELS = frozenset({"studio"})
 others each frame of a pass is a fresh photograph of the card."""
 
 
-def _calibrate(deck: str, seed: int) -> tuple[Calibration | None, float, str]:
+def _calibrate(deck: str, seed: int) -> tuple[Calibration | None, float, float, str]:
+    """The deck's calibration (``None``: refused), its wall-clock and CPU seconds, and why
+    it was refused."""
     with tempfile.TemporaryDirectory() as tmp:
         write_calibration_set(deck, Path(tmp), seed=seed, backdrop="grey")
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         try:
             cal, _problems = calibrate(Path(tmp))
         except CalibrationError as exc:
             names = ", ".join(f"{p.card} ({p.reason})" for p in exc.problems[:4])
-            return None, time.perf_counter() - t, f"refused: {exc.reason}: {names}"
-        return cal, time.perf_counter() - t, ""
+            why = f"refused: {exc.reason}: {names}"
+            return None, time.perf_counter() - t, time.thread_time() - c, why
+        return cal, time.perf_counter() - t, time.thread_time() - c, ""
 
 
 def _floor_ms(frame: np.ndarray) -> tuple[float, float]:
@@ -175,7 +178,7 @@ def main() -> None:
         # Seeded by the deck's place among all decks: a deck run alone (or in
         # a share of the decks on another core) gets the frames of a full run.
         i = every.index(deck)
-        cal, seconds, why = _calibrate(deck, args.seed + i)
+        cal, seconds, cpu_seconds, why = _calibrate(deck, args.seed + i)
         cal_times.append(seconds)
         if cal is None:
             print(f"{deck:<18} calibration {why} ({seconds:.1f} s)")
@@ -197,7 +200,9 @@ def main() -> None:
             )
             for line in missed or []:
                 print(f"{'':<18}   {line}")
-        print(f"{'':<18} calibration of 52 photographs: {seconds:.1f} s")
+        print(
+            f"{'':<18} calibration of 52 photographs: {seconds:.1f} s ({cpu_seconds:.1f} s of CPU)"
+        )
     print()
     for level, (n, ok, wrong) in totals.items():
         if n:
