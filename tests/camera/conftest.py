@@ -41,3 +41,22 @@ def heldout_calibration_file(
 @pytest.fixture(scope="session")
 def heldout_calibration(heldout_calibration_file: Path) -> Calibration:
     return Calibration.load(heldout_calibration_file)
+
+
+@pytest.fixture(scope="session")
+def published_calibration_file(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """A published deck's calibration from its studio photographs on a grey mat (seed 5),
+    made once a session and shared: ``published_calibration_file(name)`` is its file."""
+    made: dict[str, Path] = {}
+
+    def calibration_file(name: str) -> Path:
+        if name not in made:
+            photos = tmp_path_factory.mktemp(f"{name}-photos")
+            write_calibration_set(name, photos, seed=5, backdrop="grey")
+            cal, problems = calibrate(photos)
+            assert problems == []
+            made[name] = photos.parent / f"{name}.npz"
+            cal.save(made[name])
+        return made[name]
+
+    return calibration_file

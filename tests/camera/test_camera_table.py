@@ -18,10 +18,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from hardware_sim.camera.live import SyntheticCamera
-from hardware_sim.camera.synth import write_calibration_set
 from hardware_sim.camera.video import ROI
 from hardware_sim.virtual_shoe import VirtualShoe
-from shoe_reader.camera.calibration import calibrate
 from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.table.config import CameraConfig, ShoeConfig, TableConfig
@@ -79,14 +77,10 @@ async def test_the_demo_plays_rounds_with_both_readers_and_real_recognition(
 
 
 @pytest.fixture(scope="module")
-def deck_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    photos = tmp_path_factory.mktemp("plastic-photos")
-    write_calibration_set(DECK, photos, seed=5, backdrop="grey")
-    cal, problems = calibrate(photos)
-    assert problems == []
-    path = photos.parent / "plastic.npz"
-    cal.save(path)
-    return path
+def deck_file(published_calibration_file) -> Path:  # type: ignore[no-untyped-def]
+    """The plastic deck calibrated from its photographs (seed 5, grey; made once a session:
+    test_camera_published reads the same deck)."""
+    return published_calibration_file(DECK)  # type: ignore[no-any-return]
 
 
 def _rig(make_runtime, config: TableConfig) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
