@@ -43,7 +43,8 @@ from hardware_sim.camera.faces import all_codes
 from hardware_sim.camera.published import CHECK_DECKS, DECKS
 from hardware_sim.camera.scene import LEVELS, card_pass, photograph
 from hardware_sim.camera.synth import write_calibration_set
-from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
+from shoe_reader.camera.calibration import Calibration, CalibrationError
+from shoe_reader.camera.learn import calibrate
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.voting import Voter
 from shoe_reader.events import CardSeen, UnreadableCard

@@ -45,7 +45,8 @@ def calibrate_command(
     ),
 ) -> None:
     """Learn the studio's deck from one photograph of each of its 52 faces."""
-    from shoe_reader.camera.calibration import CalibrationError, calibrate
+    from shoe_reader.camera.calibration import CalibrationError
+    from shoe_reader.camera.learn import calibrate
 
     configure_logging()
     try:

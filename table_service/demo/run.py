@@ -373,7 +373,8 @@ def demo_camera(
     from hardware_sim.camera.live import SyntheticCamera
     from hardware_sim.camera.synth import write_calibration_set
     from hardware_sim.camera.video import ROI
-    from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
+    from shoe_reader.camera.calibration import Calibration, CalibrationError
+    from shoe_reader.camera.learn import calibrate
 
     folder = settings.data_dir / "camera" / deck
     path = folder.parent / f"{deck}.npz"

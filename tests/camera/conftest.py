@@ -15,7 +15,8 @@ import pytest
 
 from hardware_sim.camera.faces import TEST_ONLY_DESIGNS
 from hardware_sim.camera.synth import write_calibration_set
-from shoe_reader.camera.calibration import Calibration, calibrate
+from shoe_reader.camera.calibration import Calibration
+from shoe_reader.camera.learn import calibrate
 
 HELDOUT = TEST_ONLY_DESIGNS["heldout"]
 

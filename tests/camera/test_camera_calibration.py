@@ -12,8 +12,9 @@ import pytest
 
 from hardware_sim.camera.faces import render_blank
 from hardware_sim.camera.scene import LEVELS, photograph
-from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
+from shoe_reader.camera.calibration import Calibration, CalibrationError
 from shoe_reader.camera.index import FEAT_H, FEAT_W
+from shoe_reader.camera.learn import calibrate
 from table_service.rules.cards import RANKS, SUITS
 from tests.support.crash_harness import run_cli
 

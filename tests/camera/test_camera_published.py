@@ -38,7 +38,8 @@ from hardware_sim.camera.scene import (
 )
 from hardware_sim.camera.synth import shots, write_calibration_set
 from hardware_sim.camera.video import sliding_cards
-from shoe_reader.camera.calibration import Calibration, CalibrationError, calibrate
+from shoe_reader.camera.calibration import Calibration, CalibrationError
+from shoe_reader.camera.learn import calibrate
 from shoe_reader.camera.locate import (
     _DST,
     CARD_H,

@@ -13,8 +13,9 @@ import pytest
 from hardware_sim.camera.faces import DESIGNS, all_codes, render_blank, render_face, render_joker
 from hardware_sim.camera.scene import LEVELS, photograph
 from hardware_sim.camera.synth import shots
-from shoe_reader.camera.calibration import Calibration, calibrate
+from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.index import corners_of
+from shoe_reader.camera.learn import calibrate
 from shoe_reader.camera.locate import CARD_H, CARD_W, straighten, straighten_corner
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.roi import RoiError, parse_roi
