@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
+
+from tests.support.crash_harness import livetable_command
 
 
 def _free_port() -> int:
@@ -23,7 +24,7 @@ def test_serve_migrates_and_answers_health(tmp_path: Path) -> None:
     env = {**os.environ, "LIVETABLE_DATA_DIR": str(tmp_path / "data"), "LIVETABLE_PORT": str(port)}
     env.pop("LIVETABLE_DATABASE_URL", None)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "table_service.cli", "serve"],
+        [livetable_command(), "serve"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -24,6 +23,7 @@ import pytest
 from audit.store import EventStore
 from tests.operations.ops_helpers import Endpoint, ShoeStudio, money_after, scrape, value, wait_for
 from tests.studio.nats_helpers import NatsServer
+from tests.support.crash_harness import livetable_command
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -79,7 +79,7 @@ def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
         studio.server.start()
         feed = subprocess.Popen(
             [
-                sys.executable, "-m", "table_service.cli", "operator-feed",
+                livetable_command(), "operator-feed",
                 "--operator", "ops-operator", "--nats", nats.url, "--stream", stream,
                 "--webhook", endpoint.url, "--secret-file", str(secret),
                 "--state", str(tmp_path / "feed-state.json"), "--max-backoff", "1",

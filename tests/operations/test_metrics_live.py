@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -29,7 +28,7 @@ from websockets.sync.client import connect
 
 from tests.operations.ops_helpers import Endpoint, ShoeStudio, scrape, value, wait_for
 from tests.studio.nats_helpers import NatsServer
-from tests.support.crash_harness import free_port
+from tests.support.crash_harness import free_port, livetable_command
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -186,7 +185,7 @@ def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary:
         feed_log = tmp_path / "feed.log"
         feed = subprocess.Popen(
             [
-                sys.executable, "-m", "table_service.cli", "operator-feed",
+                livetable_command(), "operator-feed",
                 "--operator", "ops-operator", "--nats", nats.url, "--stream", stream,
                 "--webhook", endpoint.url, "--secret-file", str(secret),
                 "--max-backoff", "0.2", "--dead-letters", str(tmp_path / "dead.jsonl"),

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 import pytest
 
 from shoe_reader.events import EVENT_TYPES
+from tests.support.crash_harness import livetable_command
 
 pytestmark = pytest.mark.timeout(60)
 
-LIVETABLE = [sys.executable, "-m", "table_service.cli", "shoe"]
 SHOE = [sys.executable, "-c", "from table_service.cli.shoe import app; app()"]  # faster start-up
 
 
@@ -52,7 +52,8 @@ def sim_factory() -> Iterator:  # type: ignore[type-arg]
 
 def read_events(path: str, *args: str) -> list[dict]:  # type: ignore[type-arg]
     out = subprocess.run(
-        [*LIVETABLE, "read", "--port", path, "--duration", "20", *args],  # the real entry point
+        # the real entry point (the installed script's, forked from the tests' zygote)
+        [livetable_command(), "shoe", "read", "--port", path, "--duration", "20", *args],
         capture_output=True,
         text=True,
         timeout=40,

@@ -23,6 +23,7 @@ from table_service.table.config import TableConfig
 from table_service.table.nats_stream import JetStreamPublisher, subject_token
 from table_service.table.service import TableService
 from table_service.table.wallet import Transfer, transfer
+from tests.support.crash_harness import livetable_command
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -167,7 +168,6 @@ async def test_operator_feed_command_resumes_after_it_was_stopped(
     make_runtime, tmp_path, nats_binary: str
 ) -> None:  # type: ignore[no-untyped-def]
     import os
-    import sys
 
     runtime = make_runtime()
     server = NatsServer(nats_binary, tmp_path / "nats")
@@ -176,7 +176,7 @@ async def test_operator_feed_command_resumes_after_it_was_stopped(
     publisher = JetStreamPublisher(runtime, server.url, stream="CLIFEED")
     state = tmp_path / "op-c.json"
     command = [
-        sys.executable, "-m", "table_service.cli", "operator-feed", "--operator", "op-c",
+        livetable_command(), "operator-feed", "--operator", "op-c",
         "--nats", server.url, "--stream", "CLIFEED", "--state", str(state),
     ]  # fmt: skip
     env = {**os.environ, "LIVETABLE_LOG_LEVEL": "WARNING"}

@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import signal
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,6 +30,7 @@ from table_service.table.config import TableConfig
 from table_service.table.nats_stream import JetStreamPublisher
 from table_service.table.service import TableService
 from table_service.table.wallet import Transfer, transfer
+from tests.support.crash_harness import livetable_command
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -152,7 +152,7 @@ async def test_webhook_delivers_in_order_through_outages_restarts_and_a_refusal(
     secret_file.write_bytes(SECRET + b"\n")
     letters = tmp_path / "dead.jsonl"
     command = [
-        sys.executable, "-m", "table_service.cli", "operator-feed", "--operator", "op-w",
+        livetable_command(), "operator-feed", "--operator", "op-w",
         "--nats", server.url, "--stream", "HOOKS", "--webhook", endpoint.url,
         "--secret-file", str(secret_file), "--state", str(tmp_path / "op-w.json"),
         "--dead-letters", str(letters), "--max-backoff", "0.4", "--ack-wait", "3",
