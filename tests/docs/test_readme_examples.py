@@ -140,6 +140,7 @@ CLAIMS: dict[str, Callable[[Block], bool]] = {
     "camera calibrate": _starts("$ livetable camera calibrate"),
     "camera read": _starts("$ livetable camera read"),
     "camera synth": _starts("$ livetable camera synth calibration"),
+    "camera unreadable": _starts('{"event": "unreadable"'),
     "layout": _starts("shoe_reader/    "),
 }
 
@@ -656,6 +657,18 @@ def test_camera_synth_calibrate_read(tmp_path: Path) -> None:
                     _same_fields(shown, json.loads(actual), DYNAMIC)
                 else:
                     assert actual == shown, step.command
+
+
+def test_camera_unreadable_line() -> None:
+    """The manual's unreadable line (a studio frame of the camera benchmark) has the fields
+    the reader writes, and a cause from the reader's catalogue."""
+    from shoe_reader.events import SHOW_AGAIN, UNKNOWN, UnreadableCard
+
+    block = _one("camera unreadable")
+    shown = json.loads(block.text.strip().replace(", ...,", ","))
+    assert shown["cause"] in SHOW_AGAIN | {UNKNOWN}, shown
+    fields = {k: shown[k] for k in ("reader_id", "reason", "confidence", "frame", "cause")}
+    _same_fields(block.text.strip(), UnreadableCard(**fields).to_json(), DYNAMIC)
 
 
 def test_layout() -> None:
