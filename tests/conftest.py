@@ -17,6 +17,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Every field that leaves the service declares who may see it: in the suite (and in the
+# servers it starts) an undeclared one is an error, not a field silently left out.
+os.environ.setdefault("LIVETABLE_STRICT_VIEW", "1")
+
 pytest_plugins = [
     "tests.support.cpu_durations",  # --cpu-durations=N
     "tests.support.longest_first",  # under xdist, each worker starts with its long tests

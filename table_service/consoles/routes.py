@@ -42,6 +42,7 @@ from table_service.errors import InvalidRequest
 from table_service.models import IncidentRow, RoundRow
 from table_service.principals import Identity
 from table_service.rules.games import DEFAULT_GAME
+from table_service.table.view import DEALER_VIEWER, PUBLIC_VIEWER, table_view
 
 log = structlog.get_logger(__name__)
 
@@ -94,8 +95,9 @@ def _now() -> str:
 def _view(request: Request, table_id: str, audience: str) -> dict[str, Any]:
     service = service_of(request, table_id)
     state = service.state
+    viewer = DEALER_VIEWER if audience == "dealer" else PUBLIC_VIEWER
     view = console_view(
-        state.public_summary(),
+        table_view(state, viewer),
         state.config,
         audience=audience,
         game_view=_game_view(state, audience),

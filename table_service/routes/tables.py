@@ -44,7 +44,7 @@ from table_service.studio.api import studio_responses
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import commands as c
 from table_service.table import policy
-from table_service.table.recall import round_record
+from table_service.table.recall import rebuild_round, record_of
 from table_service.table.service import Tables, TableService, new_bet_id
 from table_service.table.stream import (
     BURST_SEND_TIMEOUT,
@@ -54,6 +54,7 @@ from table_service.table.stream import (
     CLOSE_TOO_FAR_BEHIND,
     CLOSE_TOO_MANY,
     CLOSE_UNAUTHORIZED,
+    MISSING,
     REPLAY_PAGE,
     SEND_BURST,
     StreamHub,
@@ -62,6 +63,16 @@ from table_service.table.stream import (
     public_view,
     render,
     with_timing,
+)
+from table_service.table.view import (
+    Audience,
+    Context,
+    ReadModel,
+    Viewer,
+    hidden_cards,
+    table_view,
+    view,
+    viewer_of,
 )
 from table_service.table.wallet import Transfer, account_view, owns, transfer
 
@@ -293,8 +304,9 @@ def table_router() -> APIRouter:
         responses=errors(*AUTH),
     )
     def tables(request: Request, who: Identity = Depends(allowed("tables.list"))) -> list[dict]:
+        viewer = _viewer(request, who)
         return [
-            t.state.public_summary()
+            table_view(t.state, viewer)
             for t in _manager(request).tables.values()
             if visible_table(who, t.table_id)
         ]
@@ -308,16 +320,18 @@ def table_router() -> APIRouter:
     def table(
         table_id: TableId, request: Request, who: Identity = Depends(allowed("table.read"))
     ) -> dict[str, Any]:
-        return _table(table_id, request).state.public_summary()
+        return table_view(_table(table_id, request).state, _viewer(request, who))
 
     async def run(table_id: str, request: Request, who: Identity, command: c.Command) -> dict:
         service = _table(table_id, request)
         outcome = await service.execute(command, actor=who)  # the policy decides, there
-        return {
-            **outcome.answer,
-            "seq": service.state.last_seq,
-            "table": service.state.public_summary(),
-        }
+        state = service.state
+        viewer = _viewer(request, who)
+        if viewer.role is Audience.OWNER:  # its owner lookups read the database: not here
+            summary = await asyncio.to_thread(table_view, state, viewer)
+        else:
+            summary = table_view(state, viewer)
+        return {**outcome.answer, "seq": state.last_seq, "table": summary}
 
     answer: dict[str, Any] = {
         "response_model": CommandAnswer,
@@ -484,7 +498,12 @@ def table_router() -> APIRouter:
             if before_seq is not None:
                 query = query.where(RoundRow.opened_seq < before_seq)
             rows = session.scalars(query.order_by(RoundRow.opened_seq.desc()).limit(limit))
-            return [_round_json(r) for r in rows]
+            viewer = _viewer(request, who)
+            out = []
+            for r in rows:
+                hidden = () if viewer.staff else _hidden(request, session, r)
+                out.append(view(ReadModel("round", _round_json(r), Context(hidden)), viewer))
+            return out
 
     @router.get("/rounds/{round_id}", response_model=RoundDetail, responses=errors(*AUTH, 404, 422))
     def round_detail(
@@ -516,9 +535,12 @@ def table_router() -> APIRouter:
                 if bets
                 else {}
             )
-            return {
+            rnd = rebuild_round(session, row.table_id, round_id)
+            viewer = _viewer(request, who)
+            hidden = () if viewer.staff else _hidden(request, session, row, rnd)
+            detail = {
                 **_round_json(row),
-                **round_record(session, row.table_id, round_id),
+                **record_of(rnd),
                 "bets": [
                     {
                         "bet_id": b.bet_id,
@@ -534,6 +556,8 @@ def table_router() -> APIRouter:
                     for b in bets
                 ],
             }
+            owned = {b.bet_id for b in bets} if viewer.role is Audience.OWNER else ()
+            return view(ReadModel("round_detail", detail, Context(hidden, owned)), viewer)
 
     @router.get("/incidents", response_model=list[IncidentOut], responses=errors(*AUTH, 422))
     def incidents(
@@ -634,13 +658,14 @@ def table_router() -> APIRouter:
         if isinstance(verdict, policy.Refusal):
             await websocket.close(CLOSE_FORBIDDEN, verdict.reason[:120])
             return
-        view: Callable[[StoredEvent], dict[str, Any] | None] = internal_view
+        project: Callable[[StoredEvent], dict[str, Any] | None] = internal_view
         view_key = "internal"
         if identity.operator_id is not None:
             owned = _ownership(runtime, identity.operator_id)
-            view, view_key = operator_view(owned), identity.operator_id
+            project = operator_view(owned, identity.operator_id)
+            view_key = identity.operator_id
         await _serve_stream(
-            websocket, table_id, after_seq, view, view_key, address=None, timing=_timing(params)
+            websocket, table_id, after_seq, project, view_key, address=None, timing=_timing(params)
         )
 
     @router.websocket("/public/tables/{table_id}/stream")
@@ -698,6 +723,29 @@ def _ownership(runtime: Runtime, actor: str) -> Callable[[str], bool]:
         return known[account]
 
     return owned
+
+
+def _viewer(request: Request, who: Identity) -> Viewer:
+    """Who reads, for the projection: an operator with its accounts (memoised lookups)."""
+    if who.operator_id is None:
+        return viewer_of(who)
+    return viewer_of(who, _ownership(get_runtime(request), who.operator_id))
+
+
+def _hidden(request: Request, session: Any, row: Any, rnd: Any = None) -> frozenset[int]:
+    """The cards of a round still face down: none once it is settled (the game turns them
+    all); the live table's state for its round in play; else the round rebuilt from its
+    events (a voided round's face-down cards stay face down)."""
+    if row.phase == "settled":
+        return frozenset()
+    service = _manager(request).tables.get(row.table_id)
+    state = getattr(service, "state", None)
+    live = getattr(state, "round", None)
+    if live is not None and live.round_id == row.round_id:
+        return hidden_cards(live)
+    if rnd is None:
+        rnd = rebuild_round(session, row.table_id, row.round_id)
+    return hidden_cards(rnd)
 
 
 def _details(text: str) -> dict[str, Any]:
@@ -800,12 +848,16 @@ async def _serve_stream(
                 return
             if event.seq <= last:
                 continue
+            # rendered once per event per class of viewer (public, staff, each operator)
             if view_key == "public" or view_key == "internal":
                 text = hub.rendered(view_key, view, event)
-            else:  # an operator's view may look up an account's owner
-                text = await asyncio.get_running_loop().run_in_executor(
-                    hub.replay_pool, render, view, event
-                )
+            else:  # an operator's view may look up an account's owner: off the loop
+                text = hub.kept(view_key, event.seq)
+                if text is MISSING:
+                    text = await asyncio.get_running_loop().run_in_executor(
+                        hub.replay_pool, render, view, event
+                    )
+                    hub.keep(view_key, event.seq, text)
             if text is not None:
                 if timing:
                     text = with_timing(text, metrics.COMMITS.get(table_id, event.seq))

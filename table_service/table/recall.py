@@ -51,7 +51,11 @@ def rebuild_round(session: Session, table_id: str, round_id: str) -> TableRound 
 
 def round_record(session: Session, table_id: str, round_id: str) -> dict[str, Any]:
     """``game`` and ``settle_input`` of a round (None for a round voided before dealing)."""
-    rnd = rebuild_round(session, table_id, round_id)
+    return record_of(rebuild_round(session, table_id, round_id))
+
+
+def record_of(rnd: TableRound | None) -> dict[str, Any]:
+    """``game`` and ``settle_input`` of a rebuilt round."""
     if rnd is None or rnd.game is None:
         return {"game": None, "settle_input": None}
     return {"game": rnd.game.name, "settle_input": settle_input_of(rnd)}

@@ -46,6 +46,7 @@ from typing import Any
 import structlog
 
 from audit.store import StoredEvent
+from table_service.table.view import PUBLIC_VIEWER, STAFF_VIEWER, Audience, Viewer, view
 
 log = structlog.get_logger(__name__)
 
@@ -59,6 +60,7 @@ LIVE_RENDERED = 4096  # live events kept rendered per view, so N subscribers ren
 PAGE_CACHE = 512  # full pages kept (each at most REPLAY_PAGE rendered events)
 TAIL_CACHE = 256  # last (partial) pages kept while their table's head stays
 TAIL_SECONDS = 5.0  # and at most this long
+MISSING: Any = object()  # nothing rendered yet (None: rendered, and nothing to send)
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 # Close codes of the stream (4000–4999 are the application's own).
@@ -70,99 +72,29 @@ CLOSE_TOO_FAR_BEHIND = 4408
 CLOSE_TOO_MANY = 4429
 CLOSE_UNAVAILABLE = 4503
 
-# What the public (players' clients, on-screen graphics) may see of each event type.
-PUBLIC_FIELDS: dict[str, tuple[str, ...]] = {
-    "table_opened": (),
-    "shoe_inserted": ("shoe_no", "decks"),
-    "betting_opened": ("round_id", "game_number", "closes_at"),
-    "betting_closed": ("round_id",),
-    "card_dealt": ("round_id", "card", "position", "index", "seat", "hand"),
-    "cards_rearranged": ("round_id", "cards"),
-    "cards_revealed": ("round_id", "cards"),  # face-down cards turned (Xì Dách)
-    "round_result": ("round_id", "outcome"),
-    "round_settled": ("round_id",),
-    "round_voided": ("round_id", "reason"),
-    "room_closed": ("reason", "needs"),  # a seated bank nobody qualifies to take (Xì Dách)
-    "room_reopened": ("seat",),
-    "cut_card_drawn": ("shoe_no",),
-    "shoe_ended": ("shoe_no", "reason"),
-    "incident_raised": ("kind", "blocking"),
-    "incident_resolved": (),
-    # seat games: whose turn, until when, and what was decided (seats, never accounts)
-    "decision_awaited": ("round_id", "clock", "actors", "ms", "deadline"),
-    "action_taken": ("round_id", "actor", "action", "hand", "auto"),
-    "seat_taken": ("seat", "pending"),
-    "seat_released": ("seat",),
-    "player_disconnected": ("seat",),
-}
-
 
 def public_view(event: StoredEvent) -> dict[str, Any] | None:
-    """The public form of an event, or None if the public sees nothing of it.
-
-    Left out: accounts, stakes and payouts, actors, reader details, hashes, incident
-    details; burn cards face down (only the shown indicator card is public).
-    """
-    if event.type == "card_burnt":
-        if not event.payload.get("indicator"):
-            return None
-        data = {"card": event.payload.get("card")}
-    elif event.type in PUBLIC_FIELDS:
-        data = {k: event.payload.get(k) for k in PUBLIC_FIELDS[event.type]}
-        if event.type == "card_dealt" and event.payload.get("face_up") is False:
-            data["card"] = None  # dealt face down: the public sees it when it is turned
-        if event.type == "cards_rearranged" and event.payload.get("face_down"):
-            down = set(event.payload["face_down"])
-            data["cards"] = [None if i in down else c for i, c in enumerate(data["cards"])]
-        if event.type == "action_taken" and str(data.get("actor", "")).startswith("behind:"):
-            data["actor"] = "behind"  # a bet-behind answer: the bet id stays private
-        if event.type == "decision_awaited":
-            data["actors"] = [
-                "behind" if str(a).startswith("behind:") else a for a in data["actors"] or ()
-            ]
-    else:
-        return None
-    return {
-        "seq": event.seq,
-        "table_id": event.table_id,
-        "round_id": event.round_id,
-        "type": event.type,
-        "ts": event.ts,
-        "data": data,
-    }
+    """The public form of an event, or None if the public sees nothing of it (the
+    audiences :mod:`table_service.table.view` declares for each event field)."""
+    return view(event, PUBLIC_VIEWER)
 
 
-def internal_view(event: StoredEvent) -> dict[str, Any]:
-    return event.to_json()
-
-
-# Events that carry accounts and money, and the list in each that names the accounts.
-MONEY_LISTS = {"bets_placed": "bets", "bets_settled": "results", "bets_refunded": "refunds"}
+def internal_view(event: StoredEvent) -> dict[str, Any] | None:
+    """The staff's form of an event: the stored record, every declared field."""
+    return view(event, STAFF_VIEWER)
 
 
 def operator_view(
-    owned: Callable[[str], bool],
+    owned: Callable[[str], bool], operator: str = "operator"
 ) -> Callable[[StoredEvent], dict[str, Any] | None]:
     """An operator sees the public stream plus the bets of its own accounts — never
     another operator's accounts or stakes (``owned`` says which accounts are its own)."""
+    viewer = Viewer(Audience.OWNER, operator, owned)
 
-    def view(event: StoredEvent) -> dict[str, Any] | None:
-        field = MONEY_LISTS.get(event.type)
-        if field is None:
-            return public_view(event)
-        mine = [b for b in event.payload.get(field, ()) if owned(str(b.get("account")))]
-        if not mine:
-            return None
-        return {
-            "seq": event.seq,
-            "table_id": event.table_id,
-            "round_id": event.round_id,
-            "type": event.type,
-            "ts": event.ts,
-            "data": {"round_id": event.payload.get("round_id"), field: mine},
-        }
+    def operator_event(event: StoredEvent) -> dict[str, Any] | None:
+        return view(event, viewer)
 
-    return view
+    return operator_event
 
 
 def render(view: Callable[[StoredEvent], dict[str, Any] | None], event: StoredEvent) -> str | None:
@@ -326,6 +258,16 @@ class StreamHub:
         while len(self._live) > LIVE_RENDERED:
             self._live.popitem(last=False)
         return text
+
+    def kept(self, view_key: str, seq: int) -> str | None:
+        """A live event already rendered for ``view_key`` (:data:`MISSING` if not)."""
+        return self._live.get((view_key, seq), MISSING)
+
+    def keep(self, view_key: str, seq: int, text: str | None) -> None:
+        """Keep a live event rendered for ``view_key`` for that view's other subscribers."""
+        self._live[(view_key, seq)] = text
+        while len(self._live) > LIVE_RENDERED:
+            self._live.popitem(last=False)
 
     # -- admission -------------------------------------------------------------------------
     def admit(self, table_id: str, address: str | None) -> Ticket | str:

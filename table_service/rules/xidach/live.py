@@ -616,6 +616,11 @@ class XiDachGame(GameBase):
         except e.XiDachError as exc:
             raise refusal(exc) from exc
 
+    def face_down(self, state: XiDachRound) -> tuple[int, ...]:
+        """Indexes (in the round) of the cards dealt face down: the public sees them when
+        a ``cards_revealed`` event turns them (see :meth:`revealed`)."""
+        return tuple(i for i, (_, _, face_up) in enumerate(state.dealt_to) if not face_up)
+
     def revealed(self, state: XiDachRound) -> tuple[tuple[int, str], ...]:
         """Cards dealt face down that the public may see now (index in the round, code):
         the banker's once it reveals, a hidden seat's once that hand is settled."""
