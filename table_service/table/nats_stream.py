@@ -35,6 +35,7 @@ import structlog
 from audit.store import EventStore, StoredEvent
 from table_service import metrics
 from table_service.runtime import Runtime
+from table_service.table.view import STAFF_VIEWER, owner_fields, view
 
 log = structlog.get_logger(__name__)
 
@@ -310,10 +311,12 @@ class _Outbox:
             ):
                 await self._publish_operators(event)
             if event.seq > self.last_table:
-                body = json.dumps(event.to_json(), separators=(",", ":")).encode()
-                await self._send(
-                    self.p.subject(event), body, event.seq, str(event.seq), event.table_id
-                )
+                record = view(event, STAFF_VIEWER)  # the table subjects: the staff's view
+                if record is not None:
+                    body = json.dumps(record, separators=(",", ":")).encode()
+                    await self._send(
+                        self.p.subject(event), body, event.seq, str(event.seq), event.table_id
+                    )
                 self.last_table = event.seq
 
     async def _publish_operators(self, event: StoredEvent) -> None:
@@ -345,7 +348,7 @@ class _Outbox:
                 "ts": event.ts,
                 "operator": operator,
                 "bets": bets,
-                **{k: v for k, v in event.payload.items() if k not in (field, "round_id")},
+                **owner_fields(event),  # what the owner of these bets sees besides them
             }
             data = json.dumps(body, separators=(",", ":")).encode()
             msg_id = f"{event.seq}.{subject_token(operator)}"

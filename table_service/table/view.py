@@ -154,11 +154,13 @@ def _spec(
     *,
     shown: Callable[[Mapping[str, Any]], bool] | bool | None = None,
     owned: str | None = None,
+    owner: tuple[str, ...] = (),
     mask: Mask | None = None,
 ) -> EventSpec:
     fields: dict[str, Audiences] = {k: PUBLIC for k in public}
     if owned is not None:
         fields[owned] = OWNED
+    fields.update({k: OWNED for k in owner})
     fields.update({k: STAFF for k in staff})
     return EventSpec(fields, bool(public) if shown is None else shown, owned, mask)
 
@@ -208,8 +210,8 @@ EVENTS: Final[Mapping[str, EventSpec]] = {
         shown=False,
     ),
     "round_result": _spec(("round_id", "outcome")),
-    "bets_settled": _spec(("round_id",), ("early",), owned="results"),
-    "bets_refunded": _spec(("round_id",), ("reason",), owned="refunds"),
+    "bets_settled": _spec(("round_id",), owned="results", owner=("early",)),
+    "bets_refunded": _spec(("round_id",), owned="refunds", owner=("reason",)),
     "commission_credited": _spec((), ("round_id", "account", "amount", "lines"), shown=False),
     "round_settled": _spec(
         ("round_id",), ("bets", "staked", "returned", "commission", "house_net", "refunded")
@@ -294,6 +296,7 @@ def _event_view(event: StoredEvent, viewer: Viewer) -> dict[str, Any] | None:
         if not mine:
             return None
         data = {k: payload.get(k) for k, aud in spec.fields.items() if aud is PUBLIC}
+        data.update(owner_fields(event))
         data[spec.owned] = mine
         return _envelope(event, data)
     shown = spec.public(payload) if callable(spec.public) else spec.public
@@ -303,6 +306,17 @@ def _event_view(event: StoredEvent, viewer: Viewer) -> dict[str, Any] | None:
     if spec.mask is not None:
         spec.mask(data, payload)
     return _envelope(event, data)
+
+
+def owner_fields(event: StoredEvent) -> dict[str, Any]:
+    """The fields of an event with owned items (bets, results, refunds) that the owner of
+    those items sees besides them and the public fields (a refund's reason, an early
+    settlement's flag): for the operator stream and the operator feeds on NATS."""
+    spec = event_spec(event.type)
+    if spec is None or spec.owned is None:
+        return {}
+    _undeclared(spec, event.payload, event.type)
+    return {k: v for k, v in event.payload.items() if k != spec.owned and spec.fields[k] is OWNED}
 
 
 # -- read models --------------------------------------------------------------------------------

@@ -1,0 +1,398 @@
+"""Who may see, as a property (issue 30): random rounds of every game and profile, read after
+every event through every read path as every kind of principal.
+
+The table runs in process (decide/apply, a controlled clock: no server per example).
+Operator A owns accounts ``a1`` and ``a2``, operator B owns ``b1`` and ``b9`` (B's seated
+banker in the ``room`` profile). Play is random and legal (the rules' own legal actions),
+with timeouts, a reader's unreadable card and missed-card incidents, voids, and a seated
+bank that passes. After every command, each new event and the table are read
+
+- through the stream's views (public, each operator's, the staff's: also what the NATS
+  table subjects carry) and the operator feeds' fields;
+- as the table summary (``GET /tables``, ``GET /tables/{t}``, every command's answer);
+- as the round list row and the round detail with its ``settle_input`` (``GET /rounds``);
+- as the consoles' public and dealer views,
+
+by the public, operator A, operator B, the dealer, a supervisor and a regulator, and each
+reading must show no card still face down (the log says which: dealt face down, not yet
+revealed), no account, stake or bet id of another operator, and equal ``view`` of the table
+rebuilt from the log.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from audit.store import StoredEvent
+from table_service.consoles.views import console_view
+from table_service.errors import Refused
+from table_service.rules.cards import standard_deck
+from table_service.table import commands as c
+from table_service.table.config import TableConfig
+from table_service.table.recall import record_of
+from table_service.table.state import TableState, fold
+from table_service.table.stream import internal_view, operator_view, public_view
+from table_service.table.view import (
+    DEALER_VIEWER,
+    PUBLIC_VIEWER,
+    Audience,
+    Context,
+    ReadModel,
+    Viewer,
+    hidden_cards,
+    owner_fields,
+    table_view,
+    view,
+)
+from tests.table.table_helpers import RICH, Harness
+
+OWNERS = {"a1": "A", "a2": "A", "b1": "B", "b9": "B"}
+VIEWERS: dict[str, Viewer] = {
+    "public": PUBLIC_VIEWER,
+    "A": Viewer(Audience.OWNER, "operator:A", lambda a: OWNERS.get(a) == "A"),
+    "B": Viewer(Audience.OWNER, "operator:B", lambda a: OWNERS.get(a) == "B"),
+    "dealer": DEALER_VIEWER,
+    "supervisor": Viewer(Audience.SUPERVISOR),
+    "regulator": Viewer(Audience.REGULATOR),
+}
+STREAMS: dict[str, Callable[[StoredEvent], dict[str, Any] | None]] = {
+    "public": public_view,
+    "A": operator_view(VIEWERS["A"].owns, "operator:A"),
+    "B": operator_view(VIEWERS["B"].owns, "operator:B"),
+    "dealer": internal_view,
+    "supervisor": internal_view,
+    "regulator": internal_view,
+}
+READ_PATHS = ("stream", "feed", "summary", "round_row", "round_detail", "console")
+GAMES = [
+    ("baccarat", None, {}),
+    ("blackjack", None, {}),
+    ("xidach", "classic", {}),
+    ("xidach", "forced-draw", {}),
+    ("xidach", "room", {}),
+    ("xidach", "room", {"banker": "seated"}),
+]
+SEATS = {1: "a1", 2: "b1", 3: "a2"}
+
+
+@dataclass
+class Counts:
+    rounds: int = 0
+    readings: int = 0
+    events: int = 0
+    seen: set[str] = field(default_factory=set)
+
+
+COUNTS = Counts()
+
+
+def _config(game: str, profile: str | None, rules: dict[str, Any]) -> TableConfig:
+    if game == "xidach":
+        return TableConfig(
+            table_id="t1",
+            game="xidach",
+            profile=profile,
+            game_rules={"banker": "house", **rules},
+            limits={"min_stake": 100, "max_stake": 2000},
+            bet_limits={"bank": {"min_stake": 100, "max_stake": 10**9}},
+        )
+    if game == "blackjack":
+        return TableConfig(table_id="t1", game="blackjack", betting_seconds=60)
+    return TableConfig(table_id="t1", betting_seconds=60)
+
+
+class Table(Harness):
+    """The harness with a log of stored events (what the stream and the feeds read)."""
+
+    stored: list[StoredEvent]
+    hidden: set[str]  # the oracle: card codes dealt face down and not revealed (the log)
+
+    def run(self, command: c.Command, actor: str = "test") -> Any:
+        decision = super().run(command, actor)
+        for draft in decision.drafts:
+            seq = len(self.stored) + 1
+            event = StoredEvent(
+                seq, "t1", draft.round_id, draft.type, actor, f"ts{seq}", draft.payload, "", ""
+            )
+            self.stored.append(event)
+            _follow(self.hidden, event)
+            check_event(self, event)
+        return decision
+
+
+def _follow(hidden: set[str], event: StoredEvent) -> None:
+    """Which cards are face down now, from the log alone (one deck per round in Xì Dách:
+    codes are unique in a round; the other games deal nothing face down)."""
+    p = event.payload
+    if event.type == "betting_opened":
+        hidden.clear()
+    elif event.type == "card_dealt" and p.get("face_up") is False:
+        hidden.add(p["card"])
+    elif event.type == "cards_rearranged":
+        for i in p.get("face_down") or ():
+            hidden.add(p["cards"][i])
+    elif event.type == "cards_revealed":
+        hidden.difference_update(x["card"] for x in p["cards"])
+
+
+def _bad(text: str, who: str, hidden: set[str]) -> list[str]:
+    """What ``who`` must not see in ``text``."""
+    wrong = []
+    if who in ("dealer", "supervisor", "regulator"):
+        return wrong
+    wrong += [f"face-down {code}" for code in hidden if f'"{code}"' in text]
+    foreign = [a for a, o in OWNERS.items() if o != who]
+    wrong += [f"account {a}" for a in foreign if f'"{a}"' in text]
+    for owner in ("A", "B"):
+        if owner != who and f"bet{owner}-" in text:
+            wrong.append(f"bet id of {owner}")
+    return wrong
+
+
+def _stakes_ok(value: Any, who: str) -> bool:
+    """No money (stake, balance, returned) beside anything but one's own bet or account."""
+    if isinstance(value, list):
+        return all(_stakes_ok(v, who) for v in value)
+    if not isinstance(value, dict):
+        return True
+    money = [k for k in ("stake", "balance", "returned") if value.get(k) is not None]
+    if money and who not in ("dealer", "supervisor", "regulator"):
+        named = [str(value.get(k)) for k in ("id", "bet_id", "account") if value.get(k)]
+        mine = [n for n in named if n.startswith(f"bet{who}-") or OWNERS.get(n) == who]
+        if not mine:
+            return False
+    return all(_stakes_ok(v, who) for v in value.values())
+
+
+def _reading(h: Table, who: str, path: str, data: Any) -> None:
+    COUNTS.readings += 1
+    COUNTS.seen.add(path)
+    if who in ("dealer", "supervisor", "regulator"):
+        return  # the staff see everything: what they see is checked against the log below
+    text = json.dumps(data)
+    wrong = _bad(text, who, h.hidden)
+    assert not wrong, (who, path, wrong, text)
+    assert _stakes_ok(data, who), (who, path, text)
+
+
+def check_event(h: Table, event: StoredEvent) -> None:
+    COUNTS.events += 1
+    for who, viewer in VIEWERS.items():
+        frame = STREAMS[who](event)
+        assert frame == view(event, viewer)
+        if frame is not None:
+            _reading(h, who, "stream", frame)
+        if viewer.role is Audience.OWNER:
+            _reading(h, who, "feed", owner_fields(event))
+    assert internal_view(event) == event.to_json()  # the staff (and NATS) see the record
+
+
+def check_table(h: Table) -> None:
+    state = h.state
+    rnd = state.round
+    bets = [e.payload for e in h.stored if e.type == "bets_placed" and rnd is not None]
+    placed = [
+        b for p in bets if p["round_id"] == (rnd.round_id if rnd else None) for b in p["bets"]
+    ]
+    for who, viewer in VIEWERS.items():
+        summary = table_view(state, viewer)
+        _reading(h, who, "summary", summary)
+        if who in ("public", "dealer"):
+            audience = "dealer" if who == "dealer" else "public"
+            console = console_view(summary, state.config, audience=audience)
+            _reading(h, who, "console", console)
+        if rnd is None:
+            continue
+        hidden = () if viewer.staff else hidden_cards(rnd)
+        row = {
+            "round_id": rnd.round_id,
+            "table_id": "t1",
+            "shoe_no": rnd.shoe_no,
+            "game_number": rnd.game_number,
+            "phase": rnd.phase,
+            "cards": list(rnd.cards),
+            "outcome": dict(rnd.outcome) if rnd.outcome else None,
+            "void_reason": None,
+            "opened_seq": 1,
+            "closed_seq": None,
+        }
+        _reading(h, who, "round_row", view(ReadModel("round", row, Context(hidden)), viewer))
+        own = [b for b in placed if viewer.staff or viewer.owns(b["account"])]
+        lines = [
+            {
+                "bet_id": b["bet_id"],
+                "key": b["key"],
+                "account": b["account"],
+                "type": b["type"],
+                "stake": b["stake"],
+                "status": "open",
+                "result": None,
+                "returned": None,
+                "commission": 0,
+            }
+            for b in own
+        ]
+        detail = {**row, **record_of(rnd), "bets": lines}
+        ids = {b["bet_id"] for b in own} if viewer.role is Audience.OWNER else ()
+        _reading(
+            h,
+            who,
+            "round_detail",
+            view(ReadModel("round_detail", detail, Context(hidden, ids)), viewer),
+        )
+
+
+def _account(h: Table, actor: str) -> str | None:
+    rnd = h.state.round
+    kind, _, rest = actor.partition(":")
+    if kind == "seat":
+        holder = h.state.seats.get(int(rest))
+        return holder.account if holder else None
+    if kind == "behind" and rnd is not None:
+        bet = rnd.bets.get(rest)
+        return bet.account if bet else None
+    if actor == "banker" and rnd is not None:
+        bank = next((b for b in rnd.bets.values() if b.bet_type == "bank"), None)
+        return bank.account if bank else None
+    return None
+
+
+def _bet(h: Table, rng: random.Random, seat: int | None, account: str, kind: str, stake: int):
+    owner = OWNERS[account]
+    h.bet_no += 1
+    bet_id = f"bet{owner}-{h.bet_no}"
+    request = c.BetRequest(bet_id, f"k{h.bet_no}", account, kind, stake, seat)
+    h.run(c.PlaceBets((request,), {account: RICH}))
+
+
+def _place(h: Table, rng: random.Random, game: str, seated_bank: bool) -> None:
+    if game == "baccarat":
+        for account in ("a1", "b1"):
+            kind = rng.choice(("player", "banker", "tie"))
+            _bet(h, rng, None, account, kind, rng.choice((100, 500)))
+        return
+    if game == "blackjack":
+        for seat, account in SEATS.items():
+            _bet(h, rng, seat, account, "main", rng.choice((100, 500)))
+        return
+    if seated_bank:
+        _bet(h, rng, 9, "b9", "bank", 50_000)
+    kinds = ("main", "hidden") if h.config.rules.profile.name == "forced-draw" else ("main",)
+    for seat, account in SEATS.items():
+        if h.state.round is not None and h.state.round.phase == "betting":
+            _bet(h, rng, seat, account, rng.choice(kinds), rng.choice((100, 500, 1000)))
+
+
+def _decide(h: Table, rng: random.Random, turn: dict[str, Any]) -> None:
+    if rng.random() < 0.15:  # nobody answers: the clock runs out
+        h.tick(turn["seconds"] + 1)
+        h.run(c.TurnTimeout(turn["clock"]))
+        return
+    actor = rng.choice(turn["actors"])
+    moves = turn["legal_actions"].get(actor) or []
+    if not moves:
+        h.tick(turn["seconds"] + 1)
+        h.run(c.TurnTimeout(turn["clock"]))
+        return
+    move = rng.choice(moves)
+    h.run(
+        c.Act(
+            move["actor"],
+            move["action"],
+            _account(h, move["actor"]),
+            move.get("hand"),
+            move.get("target"),
+            balances=dict.fromkeys(OWNERS, RICH),
+        ),
+        actor="operator" if move["actor"] != "banker" else "dealer",
+    )
+
+
+def play_round(h: Table, rng: random.Random, game: str, seated_bank: bool, shoe: list[str]) -> None:
+    """One round, from a ready shoe to its end (settled or voided)."""
+    h.run(c.OpenBetting(dict.fromkeys(OWNERS, RICH)))
+    _place(h, rng, game, seated_bank)
+    rnd = h.state.round
+    if rnd is not None and rnd.phase == "betting":
+        h.run(c.CloseBetting())
+    check_table(h)
+    for _ in range(80):
+        rnd = h.state.round
+        if rnd is None or not rnd.active:
+            break
+        if h.state.incidents:
+            incident = next(iter(h.state.incidents))
+            h.run(c.ResolveIncident(incident, "checked"), actor="supervisor")
+        elif rng.random() < 0.02:
+            h.run(c.VoidRound("test void", change_shoe=False), actor="supervisor")
+        else:
+            summary = h.state.public_summary()["round"]
+            nxt = summary["next"] or {}
+            if nxt.get("kind") == "card":
+                roll = rng.random()
+                if roll < 0.03:
+                    h.run(c.ReaderFault("unreadable", {"cause": "glare"}), actor="reader")
+                elif roll < 0.05:
+                    h.run(c.ReaderFault("missed_card_suspected", {}), actor="reader")
+                else:
+                    h.run(c.CardScanned(shoe.pop()), actor="reader")
+            elif summary["turn"]:
+                _decide(h, rng, summary["turn"])
+            else:
+                h.run(c.VoidRound("stuck", change_shoe=False), actor="supervisor")
+        check_table(h)
+    COUNTS.rounds += 1
+
+
+def _ready(h: Table, game: str, shoe: list[str]) -> None:
+    if h.state.shoe is None:
+        h.run(c.InsertShoe())
+    while h.state.shoe is not None and not h.state.shoe.ready:
+        h.run(c.CardScanned(shoe.pop()), actor="reader")
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(st.sampled_from(GAMES), st.integers(0, 2**32 - 1), st.integers(1, 3))
+def test_no_read_path_shows_anyone_a_face_down_card_or_another_operators_money(
+    game_profile: tuple[str, str | None, dict[str, Any]], seed: int, rounds: int
+) -> None:
+    game, profile, rules = game_profile
+    rng = random.Random(seed)
+    h = Table.__new__(Table)
+    h.stored, h.hidden = [], set()
+    Harness.__init__(h, _config(game, profile, rules))
+    seated_bank = rules.get("banker") == "seated"
+    if game != "baccarat":
+        for seat, account in SEATS.items():
+            h.run(c.TakeSeat(seat, account), actor="operator")
+        if seated_bank:
+            h.run(c.TakeSeat(9, "b9"), actor="operator")
+    for _ in range(rounds):
+        if h.state.room_closed is not None:
+            break
+        shoe = [card.code for card in standard_deck()] * h.config.decks
+        rng.shuffle(shoe)
+        if h.state.shoe is not None and (h.state.shoe.cut_card_drawn or game == "xidach"):
+            h.run(c.ChangeShoe("fresh deck"), actor="supervisor")
+        try:
+            _ready(h, game, shoe)
+            play_round(h, rng, game, seated_bank, shoe)
+            if game == "xidach":
+                balances = {a: rng.choice((0, RICH)) for a in OWNERS}
+                h.run(c.ReviewRoom(balances))  # a seated bank may pass, the room close
+        except Refused:
+            pass  # a command the table refused changed nothing: keep reading
+        h.tick(3600)
+        check_table(h)
+    # what each principal reads equals the view of the table rebuilt from the log
+    replayed = fold(TableState("t1"), ((e.type, e.payload, 0) for e in h.stored))
+    for viewer in VIEWERS.values():
+        assert table_view(replayed, viewer) == table_view(h.state, viewer)
+    assert set(READ_PATHS) >= COUNTS.seen
