@@ -29,6 +29,7 @@ from table_service.rules.game import (
     Turn,
 )
 from table_service.table import commands as c
+from table_service.table import events as ev
 from table_service.table.config import TableConfig, config_from_snapshot
 from table_service.table.errors import (
     BadCard,
@@ -69,7 +70,20 @@ class Decision:
     answer: dict[str, Any] = field(default_factory=dict)
     now: datetime | None = None
 
-    def emit(self, event_type: str, payload: dict[str, Any], round_id: str | None = None) -> None:
+    def emit(
+        self,
+        event: ev.TableEvent | str,
+        payload: dict[str, Any] | None = None,
+        round_id: str | None = None,
+    ) -> None:
+        """Record one event: a typed event (its class writes the payload the log stores), or
+        a stored type name and its payload (read through its class as it is applied: an
+        unknown type or field is refused here, before anything is written)."""
+        if isinstance(event, ev.TableEvent):
+            event_type, payload = event.TYPE, event.to_payload()
+        else:
+            event_type = event
+        assert payload is not None, event_type
         self.state = apply(self.state, event_type, payload)
         self.drafts.append(Draft(event_type, payload, round_id))
 
@@ -194,7 +208,7 @@ def _change_shoe(d: Decision, cmd: c.ChangeShoe, now: datetime, actor: str) -> N
     rnd = d.state.round
     if rnd is not None and rnd.active:
         raise WrongPhase("a round is in progress; finish or void it first")
-    d.emit("shoe_ended", {"shoe_no": d.state.shoe.shoe_no, "reason": cmd.reason})
+    d.emit(ev.ShoeEnded(shoe_no=d.state.shoe.shoe_no, reason=cmd.reason))
 
 
 # -- betting ---------------------------------------------------------------------------------
@@ -217,16 +231,10 @@ def _open_betting(d: Decision, cmd: c.OpenBetting, now: datetime, actor: str) ->
     game = shoe.games + 1
     round_id = f"{d.state.table_id}-s{shoe.shoe_no}-g{game}"
     closes_at = utc_timestamp(now + timedelta(seconds=config.betting_seconds))
-    d.emit(
-        "betting_opened",
-        {
-            "round_id": round_id,
-            "game_number": game,
-            "closes_at": closes_at,
-            "shoe_no": shoe.shoe_no,
-        },
-        round_id,
+    opened = ev.BettingOpened(
+        round_id=round_id, game_number=game, closes_at=closes_at, shoe_no=shoe.shoe_no
     )
+    d.emit(opened, round_id=round_id)
     d.answer = {"round_id": round_id, "game_number": game, "closes_at": closes_at}
 
 
@@ -390,7 +398,7 @@ def _close_betting(d: Decision, cmd: c.CloseBetting, now: datetime, actor: str) 
     rnd = d.state.round
     if rnd is None or rnd.phase != "betting":
         raise WrongPhase("no round is open for betting")
-    d.emit("betting_closed", {"round_id": rnd.round_id, "reason": cmd.reason}, rnd.round_id)
+    d.emit(ev.BettingClosed(round_id=rnd.round_id, reason=cmd.reason), round_id=rnd.round_id)
     for card in d.state.carried:
         _deal(d, card, source="carried", reader_seq=None)
     _progress(d)
@@ -410,19 +418,19 @@ def _deal(d: Decision, card: str, *, source: str, reader_seq: int | None) -> Non
     rnd = d.state.round
     assert rnd is not None
     position = rnd.next_position()
-    payload: dict[str, Any] = {
-        "round_id": rnd.round_id,
-        "card": card,
-        "index": len(rnd.cards),
-        "position": position.code if position else None,
-        "source": source,
-        "reader_seq": reader_seq,
-    }
-    if position is not None and position.seat is not None:
-        payload["seat"], payload["hand"] = position.seat, position.hand
-    if position is not None and not position.face_up:
-        payload["face_up"] = False
-    d.emit("card_dealt", payload, rnd.round_id)
+    seated = position is not None and position.seat is not None
+    dealt = ev.CardDealt(
+        round_id=rnd.round_id,
+        card=card,
+        index=len(rnd.cards),
+        position=position.code if position else None,
+        source=source,
+        reader_seq=reader_seq,
+        seat=position.seat if position is not None and seated else ev.ABSENT,
+        hand=position.hand if position is not None and seated else ev.ABSENT,
+        face_up=False if position is not None and not position.face_up else ev.ABSENT,
+    )
+    d.emit(dealt, round_id=rnd.round_id)
 
 
 def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) -> None:
@@ -559,10 +567,10 @@ def _cut_card(d: Decision, cmd: c.CutCard, now: datetime, actor: str) -> None:
         return
     if shoe.cut_card_drawn:
         return
-    d.emit("cut_card_drawn", {"shoe_no": shoe.shoe_no})
+    d.emit(ev.CutCardDrawn(shoe_no=shoe.shoe_no))
     rnd = d.state.round
     if rnd is None or not rnd.active:
-        d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": "cut card"})
+        d.emit(ev.ShoeEnded(shoe_no=shoe.shoe_no, reason="cut card"))
 
 
 SHOW_AGAIN = 2
@@ -576,7 +584,7 @@ def _reader_fault(d: Decision, cmd: c.ReaderFault, now: datetime, actor: str) ->
     shoe = d.state.shoe
     rnd = d.state.round
     if cmd.kind == "offline":
-        d.emit("reader_status", {"online": False, "detail": details.get("reason", "")})
+        d.emit(ev.ReaderStatus(online=False, detail=details.get("reason", "")))
     if cmd.kind == "unreadable" and shoe is not None and not shoe.ready:
         # A burn card need not be read; an unreadable indicator is burnt too and the next
         # card is shown as the indicator instead.
@@ -626,7 +634,7 @@ def _reader_fault(d: Decision, cmd: c.ReaderFault, now: datetime, actor: str) ->
 
 def _reader_online(d: Decision, cmd: c.ReaderOnline, now: datetime, actor: str) -> None:
     if not d.state.reader_online:
-        d.emit("reader_status", {"online": True, "detail": cmd.info})
+        d.emit(ev.ReaderStatus(online=True, detail=cmd.info))
 
 
 # -- incidents ---------------------------------------------------------------------------------
@@ -731,7 +739,7 @@ def _confirm_error(d: Decision, name: str) -> None:
     if rnd is not None and rnd.active:
         _void(d, reason, change_shoe=True)
     elif d.state.shoe is not None:
-        d.emit("shoe_ended", {"shoe_no": d.state.shoe.shoe_no, "reason": reason})
+        d.emit(ev.ShoeEnded(shoe_no=d.state.shoe.shoe_no, reason=reason))
 
 
 def _refund(d: Decision, reason: str, bet_types: Container[str] | None = None) -> int:
@@ -1042,7 +1050,7 @@ def _reveal(d: Decision) -> None:
     new = [(i, card) for i, card in revealed if i not in rnd.revealed]
     if new:
         cards = [{"index": i, "card": card} for i, card in new]
-        d.emit("cards_revealed", {"round_id": rnd.round_id, "cards": cards}, rnd.round_id)
+        d.emit(ev.CardsRevealed(round_id=rnd.round_id, cards=cards), round_id=rnd.round_id)
 
 
 def _settle_early(d: Decision) -> None:
@@ -1076,16 +1084,13 @@ def _credit_commission(d: Decision, results: list[dict[str, Any]]) -> None:
         return
     rnd = d.state.round
     assert rnd is not None
-    d.emit(
-        "commission_credited",
-        {
-            "round_id": rnd.round_id,
-            "account": house_account(d.state.table_id),
-            "amount": sum(k["commission"] for k in kept),
-            "lines": kept,
-        },
-        rnd.round_id,
+    commission = ev.CommissionCredited(
+        round_id=rnd.round_id,
+        account=house_account(d.state.table_id),
+        amount=sum(k["commission"] for k in kept),
+        lines=kept,
     )
+    d.emit(commission, round_id=rnd.round_id)
 
 
 def _progress(d: Decision, *, resumed: bool = False) -> None:
@@ -1322,10 +1327,10 @@ def _settle(d: Decision) -> None:
             )
     shoe = d.state.shoe
     if shoe is not None and shoe.cut_card_drawn:
-        d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": "cut card"})
+        d.emit(ev.ShoeEnded(shoe_no=shoe.shoe_no, reason="cut card"))
     elif shoe is not None and game.fresh_deck_each_round(game_of(d.state)[1]):
         reason = "one deck: a fresh deck each round"
-        d.emit("shoe_ended", {"shoe_no": shoe.shoe_no, "reason": reason})
+        d.emit(ev.ShoeEnded(shoe_no=shoe.shoe_no, reason=reason))
 
 
 # -- seats and decisions -----------------------------------------------------------------------
@@ -1352,7 +1357,7 @@ def _take_seat(d: Decision, cmd: c.TakeSeat, now: datetime, actor: str) -> None:
         placed = [Bet(b.bet_id, b.account, b.bet_type, b.stake, b.seat) for b in rnd.bets.values()]
         config.game_impl.check_seat(config.rules, cmd.account, placed)  # blackjack: no behind
     pending = rnd is not None and rnd.phase in ("dealing", "result")
-    d.emit("seat_taken", {"seat": cmd.seat, "account": cmd.account, "pending": pending})
+    d.emit(ev.SeatTaken(seat=cmd.seat, account=cmd.account, pending=pending))
     d.answer = {"seat": cmd.seat, "plays_from": "next round" if pending else "this round"}
 
 
@@ -1372,7 +1377,7 @@ def _leave_seat(d: Decision, cmd: c.LeaveSeat, now: datetime, actor: str) -> Non
         raise SeatRefused(f"seat {cmd.seat} is free", seat=cmd.seat)
     if _in_round(d.state, cmd.seat):
         raise WrongPhase(f"seat {cmd.seat} has bets in the round: it leaves after the round")
-    d.emit("seat_released", {"seat": cmd.seat, "account": holder.account, "reason": cmd.reason})
+    d.emit(ev.SeatReleased(seat=cmd.seat, account=holder.account, reason=cmd.reason))
 
 
 def _player_disconnected(d: Decision, cmd: c.PlayerDisconnected, now: datetime, actor: str) -> None:
@@ -1381,11 +1386,8 @@ def _player_disconnected(d: Decision, cmd: c.PlayerDisconnected, now: datetime, 
     if holder is None:
         raise SeatRefused(f"seat {cmd.seat} is free", seat=cmd.seat)
     rnd = d.state.round
-    d.emit(
-        "player_disconnected",
-        {"seat": cmd.seat, "round_id": rnd.round_id if rnd is not None else None},
-        rnd.round_id if rnd is not None else None,
-    )
+    round_id = rnd.round_id if rnd is not None else None
+    d.emit(ev.PlayerDisconnected(seat=cmd.seat, round_id=round_id), round_id=round_id)
     _progress(d)
     d.answer = {"seat": cmd.seat, "auto_play": "the rules play the seat's decisions"}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from table_service.rules.cards import parse_card
 from table_service.rules.game import (
@@ -24,6 +24,8 @@ from table_service.rules.game import (
     drive,
 )
 from table_service.rules.games import DEFAULT_GAME
+from table_service.table import events as ev
+from table_service.table.events import event_class
 
 Phase = Literal["betting", "dealing", "result", "settled", "voided"]
 ACTIVE_PHASES = ("betting", "dealing", "result")
@@ -335,9 +337,14 @@ def _round(state: TableState, payload: Mapping[str, Any]) -> TableRound:
 def apply(
     state: TableState, event_type: str, payload: Mapping[str, Any], seq: int = 0
 ) -> TableState:
-    """The state after one event. Unknown types leave the state as it was (forward compat)."""
+    """The state after one event, read through its typed class: a type the registry does
+    not know, or a payload that does not read as its type, is an
+    :class:`~table_service.table.events.EventError` (never a silent no-op). Types that
+    change nothing of the table (the consoles' records) leave the state as it was."""
+    cls = event_class(event_type)
+    cls.from_payload(payload)  # every field known, every required one there
     state = replace(state, last_seq=max(state.last_seq, seq))
-    handler = _HANDLERS.get(event_type)
+    handler = _HANDLERS.get(cls)
     return handler(state, payload) if handler else state
 
 
@@ -658,33 +665,38 @@ def _player_disconnected(s: TableState, p: Mapping[str, Any]) -> TableState:
     return _seats(s, int(p["seat"]), replace(holder, disconnected=True))
 
 
-_HANDLERS = {
-    "table_opened": _table_opened,
-    "shoe_inserted": _shoe_inserted,
-    "card_burnt": _card_burnt,
-    "betting_opened": _betting_opened,
-    "bets_placed": _bets_placed,
-    "betting_closed": _betting_closed,
-    "card_dealt": _card_dealt,
-    "card_show_again": _card_show_again,
-    "cards_rearranged": _cards_rearranged,
-    "cards_revealed": _cards_revealed,
-    "card_set_aside": _card_set_aside,
-    "round_result": _round_result,
-    "bets_settled": lambda s, p: _close_bets(s, p, "results"),
-    "bets_refunded": lambda s, p: _close_bets(s, p, "refunds"),
-    "round_settled": _round_settled,
-    "room_closed": _room_closed,
-    "room_reopened": _room_reopened,
-    "round_voided": _round_voided,
-    "incident_raised": _incident_raised,
-    "incident_resolved": _incident_resolved,
-    "cut_card_drawn": _cut_card_drawn,
-    "shoe_ended": _shoe_ended,
-    "reader_status": _reader_status,
-    "decision_awaited": _decision_awaited,
-    "action_taken": _action_taken,
-    "seat_taken": _seat_taken,
-    "seat_released": _seat_released,
-    "player_disconnected": _player_disconnected,
+_HANDLERS: dict[type[ev.TableEvent], Any] = {
+    ev.TableOpened: _table_opened,
+    ev.ShoeInserted: _shoe_inserted,
+    ev.CardBurnt: _card_burnt,
+    ev.BettingOpened: _betting_opened,
+    ev.BetsPlaced: _bets_placed,
+    ev.BettingClosed: _betting_closed,
+    ev.CardDealt: _card_dealt,
+    ev.CardShowAgain: _card_show_again,
+    ev.CardsRearranged: _cards_rearranged,
+    ev.CardsRevealed: _cards_revealed,
+    ev.CardSetAside: _card_set_aside,
+    ev.RoundResult: _round_result,
+    ev.BetsSettled: lambda s, p: _close_bets(s, p, "results"),
+    ev.BetsRefunded: lambda s, p: _close_bets(s, p, "refunds"),
+    ev.RoundSettled: _round_settled,
+    ev.RoomClosed: _room_closed,
+    ev.RoomReopened: _room_reopened,
+    ev.RoundVoided: _round_voided,
+    ev.IncidentRaised: _incident_raised,
+    ev.IncidentResolved: _incident_resolved,
+    ev.CutCardDrawn: _cut_card_drawn,
+    ev.ShoeEnded: _shoe_ended,
+    ev.ReaderStatus: _reader_status,
+    ev.DecisionAwaited: _decision_awaited,
+    ev.ActionTaken: _action_taken,
+    ev.SeatTaken: _seat_taken,
+    ev.SeatReleased: _seat_released,
+    ev.PlayerDisconnected: _player_disconnected,
 }
+# Registered types that change nothing of the table's state: the consoles' records and the
+# commission line (the ledger's business). Every other registered type has a handler.
+NO_STATE: Final = frozenset(
+    {ev.CommissionCredited, ev.VoidRequested, ev.VoidApproved, ev.DealerSignedIn}
+)

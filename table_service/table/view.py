@@ -1,9 +1,10 @@
 """Who may see what: audiences declared with the data, and the one projection that applies them.
 
-Every field of every table event, and every field of every read model a route returns (the
-table's summary, a round, a round's detail and its ``settle_input``), is declared here with
-its audience: ``public``; ``owner`` (the operator owning the account the record names); the
-table's ``dealer``; ``supervisor``; ``regulator``; ``admin``. :func:`view` is the only way
+Every field of every table event (on its typed class, :mod:`table_service.table.events`),
+and every field of every read model a route returns (the table's summary, a round, a
+round's detail and its ``settle_input``, here) is declared with its audience: ``public``;
+``owner`` (the operator owning the account the record names); the table's ``dealer``;
+``supervisor``; ``regulator``; ``admin``. :func:`view` is the only way
 such data leaves the service: the REST reads, the command answers, the staff, operator and
 public streams, the NATS subjects, the consoles. A field nobody declared is left out (so a
 new field is private until someone says who may see it), and with ``LIVETABLE_STRICT_VIEW=1``
@@ -24,28 +25,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, Final
 
 from audit.store import StoredEvent
-
-
-class Audience(StrEnum):
-    PUBLIC = "public"
-    OWNER = "owner"
-    DEALER = "dealer"
-    SUPERVISOR = "supervisor"
-    REGULATOR = "regulator"
-    ADMIN = "admin"
-
-
-Audiences = frozenset[Audience]
-STAFF: Final[Audiences] = frozenset(
-    {Audience.DEALER, Audience.SUPERVISOR, Audience.REGULATOR, Audience.ADMIN}
+from table_service.table.audience import (
+    OWNED,
+    PUBLIC,
+    STAFF,
+    Audience,
+    Audiences,
+    EventSpec,
 )
-PUBLIC: Final[Audiences] = frozenset(Audience)  # everyone
-OWNED: Final[Audiences] = STAFF | {Audience.OWNER}  # the owning operator and the staff
-EVENT_CLASSES: Final = (frozenset({Audience.PUBLIC}), frozenset({Audience.OWNER}), STAFF)
+from table_service.table.events import REGISTRY, spec_of
 
 
 class UndeclaredField(LookupError):
@@ -109,145 +100,8 @@ def viewer_of(who: Any, owns: Callable[[str], bool] | None = None) -> Viewer:
 
 
 # -- events ----------------------------------------------------------------------------------
-Mask = Callable[[dict[str, Any], Mapping[str, Any]], None]
-
-
-@dataclass(frozen=True)
-class EventSpec:
-    """One event type's fields and who sees each. ``public``: whether the public (and an
-    operator, outside its own bets) gets the event at all, given its payload; ``owned``:
-    the list field whose items each name an account (``account``) and go to its owner;
-    ``mask``: what the public view hides of a public field (face-down cards, bet ids)."""
-
-    fields: Mapping[str, Audiences]
-    public: Callable[[Mapping[str, Any]], bool] | bool = False
-    owned: str | None = None
-    mask: Mask | None = None
-
-
-def _face_down_card(data: dict[str, Any], payload: Mapping[str, Any]) -> None:
-    if payload.get("face_up") is False:
-        data["card"] = None  # dealt face down: the public sees it when it is turned
-
-
-def _face_down_cards(data: dict[str, Any], payload: Mapping[str, Any]) -> None:
-    down = set(payload.get("face_down") or ())
-    if down and data.get("cards") is not None:
-        data["cards"] = [None if i in down else c for i, c in enumerate(data["cards"])]
-
-
-def _behind(actor: Any) -> Any:
-    return "behind" if str(actor).startswith("behind:") else actor
-
-
-def _mask_actor(data: dict[str, Any], payload: Mapping[str, Any]) -> None:
-    data["actor"] = _behind(data.get("actor"))  # a bet-behind answer: the bet id is private
-
-
-def _mask_actors(data: dict[str, Any], payload: Mapping[str, Any]) -> None:
-    data["actors"] = [_behind(a) for a in data.get("actors") or ()]
-
-
-def _spec(
-    public: tuple[str, ...] = (),
-    staff: tuple[str, ...] = (),
-    *,
-    shown: Callable[[Mapping[str, Any]], bool] | bool | None = None,
-    owned: str | None = None,
-    owner: tuple[str, ...] = (),
-    mask: Mask | None = None,
-) -> EventSpec:
-    fields: dict[str, Audiences] = {k: PUBLIC for k in public}
-    if owned is not None:
-        fields[owned] = OWNED
-    fields.update({k: OWNED for k in owner})
-    fields.update({k: STAFF for k in staff})
-    return EventSpec(fields, bool(public) if shown is None else shown, owned, mask)
-
-
-# Every table event type, every payload field. ``public``: the public (players' clients,
-# on-screen graphics) sees it; ``staff``: the table's dealer, supervisors, regulators and
-# admins; ``owned``: each item to the operator owning its account (and the staff).
-EVENTS: Final[Mapping[str, EventSpec]] = {
-    "table_opened": _spec((), ("config", "terms"), shown=True),
-    "shoe_inserted": _spec(("shoe_no", "decks"), ("cut_card_depth", "burn")),
-    "card_burnt": EventSpec(
-        {
-            "card": PUBLIC,  # only the shown indicator card is public: the burn is face down
-            **{k: STAFF for k in ("indicator", "shoe_no", "burn_count", "unreadable")},
-        },
-        public=lambda p: bool(p.get("indicator")),
-    ),
-    "betting_opened": _spec(("round_id", "game_number", "closes_at"), ("shoe_no",)),
-    "bets_placed": _spec(("round_id",), owned="bets"),
-    "betting_closed": _spec(("round_id",), ("reason",)),
-    "card_dealt": _spec(
-        ("round_id", "card", "position", "index", "seat", "hand"),
-        ("source", "reader_seq", "face_up"),
-        mask=_face_down_card,
-    ),
-    "card_show_again": _spec((), ("round_id", "index", "cause", "reason", "times"), shown=False),
-    "cards_rearranged": _spec(
-        ("round_id", "cards"),
-        ("entered", "incident_id", "entered_at", "face_down", "positions", "read_twice"),
-        mask=_face_down_cards,
-    ),
-    "cards_revealed": _spec(("round_id", "cards")),  # face-down cards turned (Xì Dách)
-    "card_set_aside": _spec(
-        (),
-        (
-            "card",
-            "reason",
-            "counted",
-            "exposed",
-            "round_id",
-            "carry",
-            "from_round",
-            "round_cards",
-            "index",
-            "incident_id",
-        ),
-        shown=False,
-    ),
-    "round_result": _spec(("round_id", "outcome")),
-    "bets_settled": _spec(("round_id",), owned="results", owner=("early",)),
-    "bets_refunded": _spec(("round_id",), owned="refunds", owner=("reason",)),
-    "commission_credited": _spec((), ("round_id", "account", "amount", "lines"), shown=False),
-    "round_settled": _spec(
-        ("round_id",), ("bets", "staked", "returned", "commission", "house_net", "refunded")
-    ),
-    "round_voided": _spec(("round_id", "reason"), ("refunded", "change_shoe", "refunds")),
-    # a seated bank nobody qualifies to take (Xì Dách)
-    "room_closed": _spec(("reason", "needs"), ("passes_from", "round_id")),
-    "room_reopened": _spec(("seat",), ("passes_from",)),
-    "cut_card_drawn": _spec(("shoe_no",)),
-    "shoe_ended": _spec(("shoe_no", "reason")),
-    "incident_raised": _spec(
-        ("kind", "blocking"), ("incident_id", "round_id", "details", "raised_by", "procedure")
-    ),
-    "incident_resolved": _spec((), ("incident_id", "resolution", "resolved_by"), shown=True),
-    "reader_status": _spec((), ("online", "detail"), shown=False),
-    # seat games: whose turn, until when, and what was decided (seats, never accounts)
-    "decision_awaited": _spec(("round_id", "clock", "actors", "ms", "deadline"), mask=_mask_actors),
-    "action_taken": _spec(
-        ("round_id", "actor", "action", "hand", "auto"),
-        ("target", "account", "by"),
-        mask=_mask_actor,
-    ),
-    "seat_taken": _spec(("seat", "pending"), ("account",)),
-    "seat_released": _spec(("seat",), ("account", "reason")),
-    "player_disconnected": _spec(("seat",), ("round_id",)),
-    # the consoles' own records on a table's log: staff only
-    "void_requested": _spec(
-        (),
-        ("request_id", "round_id", "reason", "change_shoe", "stake", "threshold", "requested_by"),
-        shown=False,
-    ),
-    "void_approved": _spec(
-        (), ("request_id", "round_id", "requested_by", "approved_by"), shown=False
-    ),
-    "dealer_signed_in": _spec((), ("dealer",), shown=False),
-}
+# Every table event type, every payload field, as the typed events declare them.
+EVENTS: Final[Mapping[str, EventSpec]] = {t: spec_of(cls) for t, cls in REGISTRY.items()}
 
 
 def event_spec(event_type: str) -> EventSpec | None:
