@@ -70,8 +70,8 @@ from table_service.table.view import (
     ReadModel,
     Viewer,
     hidden_cards,
+    model_view,
     table_view,
-    view,
     viewer_of,
 )
 from table_service.table.wallet import Transfer, account_view, owns, transfer
@@ -499,10 +499,11 @@ def table_router() -> APIRouter:
                 query = query.where(RoundRow.opened_seq < before_seq)
             rows = session.scalars(query.order_by(RoundRow.opened_seq.desc()).limit(limit))
             viewer = _viewer(request, who)
-            out = []
+            out: list[dict[str, Any]] = []
             for r in rows:
                 hidden = () if viewer.staff else _hidden(request, session, r)
-                out.append(view(ReadModel("round", _round_json(r), Context(hidden)), viewer))
+                row = ReadModel("round", _round_json(r), Context(hidden))
+                out.append(model_view(row, viewer))
             return out
 
     @router.get("/rounds/{round_id}", response_model=RoundDetail, responses=errors(*AUTH, 404, 422))
@@ -557,7 +558,7 @@ def table_router() -> APIRouter:
                 ],
             }
             owned = {b.bet_id for b in bets} if viewer.role is Audience.OWNER else ()
-            return view(ReadModel("round_detail", detail, Context(hidden, owned)), viewer)
+            return model_view(ReadModel("round_detail", detail, Context(hidden, owned)), viewer)
 
     @router.get("/incidents", response_model=list[IncidentOut], responses=errors(*AUTH, 422))
     def incidents(
@@ -849,19 +850,20 @@ async def _serve_stream(
             if event.seq <= last:
                 continue
             # rendered once per event per class of viewer (public, staff, each operator)
+            frame: str | None
             if view_key == "public" or view_key == "internal":
-                text = hub.rendered(view_key, view, event)
+                frame = hub.rendered(view_key, view, event)
             else:  # an operator's view may look up an account's owner: off the loop
-                text = hub.kept(view_key, event.seq)
-                if text is MISSING:
-                    text = await asyncio.get_running_loop().run_in_executor(
+                frame = hub.kept(view_key, event.seq)
+                if frame is MISSING:
+                    frame = await asyncio.get_running_loop().run_in_executor(
                         hub.replay_pool, render, view, event
                     )
-                    hub.keep(view_key, event.seq, text)
-            if text is not None:
+                    hub.keep(view_key, event.seq, frame)
+            if frame is not None:
                 if timing:
-                    text = with_timing(text, metrics.COMMITS.get(table_id, event.seq))
-                await websocket.send_text(text)
+                    frame = with_timing(frame, metrics.COMMITS.get(table_id, event.seq))
+                await websocket.send_text(frame)
                 metrics.delivered(table_id, event.seq)
             last = event.seq
     except (WebSocketDisconnect, RuntimeError):

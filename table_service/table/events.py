@@ -22,9 +22,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
 
-from table_service.table.audience import OWNED, PUBLIC, STAFF, Audiences, EventSpec, Mask
+from table_service.table.audience import OWNED, PUBLIC, STAFF, Audiences, EventSpec
 
 
 class _Absent:
@@ -77,6 +77,11 @@ def owned(*, required: bool = False) -> Any:
     return _field(OWNED, required=required)
 
 
+if TYPE_CHECKING:  # staticmethods: a plain callable class attribute is bound as a method
+    Shown = bool | staticmethod[[Mapping[str, Any]], bool] | None
+    MaskRule = staticmethod[[dict[str, Any], Mapping[str, Any]], None]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TableEvent:
     """One table event. ``TYPE``: the stored type name; ``VERSION``: its schema version;
@@ -86,9 +91,9 @@ class TableEvent:
 
     TYPE: ClassVar[str]
     VERSION: ClassVar[int] = 1
-    SHOWN: ClassVar[bool | Callable[[Mapping[str, Any]], bool] | None] = None
+    SHOWN: ClassVar[Shown] = None
     OWNED: ClassVar[str | None] = None
-    MASK: ClassVar[Mask | None] = None
+    MASK: ClassVar[MaskRule | None] = None
 
     @classmethod
     def from_payload(cls: type[E], payload: Mapping[str, Any], version: int | None = None) -> E:

@@ -46,7 +46,8 @@ from typing import Any
 import structlog
 
 from audit.store import StoredEvent
-from table_service.table.view import PUBLIC_VIEWER, STAFF_VIEWER, Audience, Viewer, view
+from table_service.table.audience import Audience
+from table_service.table.view import PUBLIC_VIEWER, STAFF_VIEWER, Viewer, view
 
 log = structlog.get_logger(__name__)
 

@@ -414,8 +414,12 @@ def view(record: StoredEvent | ReadModel | Any, viewer: Viewer) -> dict[str, Any
         return _event_view(record, viewer)
     if not isinstance(record, ReadModel):
         record = table_model(record, viewer)
-    shape = READ_MODELS[record.kind]
-    out = _project(record.data, shape, viewer, record.context, False, record.kind)
+    return model_view(record, viewer)
+
+
+def model_view(model: ReadModel, viewer: Viewer) -> dict[str, Any]:
+    """What ``viewer`` may see of a read model (always something: its public fields)."""
+    out = _project(model.data, READ_MODELS[model.kind], viewer, model.context, False, model.kind)
     assert isinstance(out, dict)
     return out
 
@@ -442,6 +446,5 @@ def table_model(state: Any, viewer: Viewer) -> ReadModel:
 
 
 def table_view(state: Any, viewer: Viewer) -> dict[str, Any]:
-    out = view(table_model(state, viewer), viewer)
-    assert out is not None
-    return out
+    """What ``viewer`` may see of a table's state (its summary)."""
+    return model_view(table_model(state, viewer), viewer)
