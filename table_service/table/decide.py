@@ -418,7 +418,10 @@ def _deal(d: Decision, card: str, *, source: str, reader_seq: int | None) -> Non
     rnd = d.state.round
     assert rnd is not None
     position = rnd.next_position()
-    seated = position is not None and position.seat is not None
+    seat: int | ev.Absent = ev.ABSENT
+    hand: int | ev.Absent | None = ev.ABSENT
+    if position is not None and position.seat is not None:
+        seat, hand = position.seat, position.hand  # seat games: whose card
     dealt = ev.CardDealt(
         round_id=rnd.round_id,
         card=card,
@@ -426,8 +429,8 @@ def _deal(d: Decision, card: str, *, source: str, reader_seq: int | None) -> Non
         position=position.code if position else None,
         source=source,
         reader_seq=reader_seq,
-        seat=position.seat if position is not None and seated else ev.ABSENT,
-        hand=position.hand if position is not None and seated else ev.ABSENT,
+        seat=seat,
+        hand=hand,
         face_up=False if position is not None and not position.face_up else ev.ABSENT,
     )
     d.emit(dealt, round_id=rnd.round_id)

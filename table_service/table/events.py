@@ -1,3 +1,4 @@
+# ruff: noqa: RUF009 - public()/staff()/owned() return dataclasses.field(...) with metadata
 """The table's events, typed: one frozen dataclass per stored event type, in one registry.
 
 Each class names the type the log stores (``TYPE``) and its schema version (``VERSION``);
@@ -45,6 +46,7 @@ class _Absent:
 
 
 ABSENT: Final = _Absent()
+Absent = _Absent  # the type of an optional field that may be absent
 
 
 class EventError(ValueError):
@@ -177,7 +179,7 @@ class TableOpened(TableEvent):
     TYPE = "table_opened"
     SHOWN = True
     config: Mapping[str, Any] = staff(required=True)
-    terms: Mapping[str, Any] = staff()
+    terms: Mapping[str, Any] | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,8 +187,8 @@ class ShoeInserted(TableEvent):
     TYPE = "shoe_inserted"
     shoe_no: int = public(required=True)
     decks: int = public(required=True)
-    cut_card_depth: object = staff()
-    burn: bool = staff()
+    cut_card_depth: object | Absent = staff()
+    burn: bool | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -194,10 +196,10 @@ class CardBurnt(TableEvent):
     TYPE = "card_burnt"
     SHOWN = staticmethod(lambda p: bool(p.get("indicator")))  # only the shown indicator
     card: str | None = public(required=True)
-    indicator: bool = staff()
-    shoe_no: int = staff()
-    burn_count: int = staff()
-    unreadable: bool = staff()
+    indicator: bool | Absent = staff()
+    shoe_no: int | Absent = staff()
+    burn_count: int | Absent = staff()
+    unreadable: bool | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -210,7 +212,7 @@ class CutCardDrawn(TableEvent):
 class ShoeEnded(TableEvent):
     TYPE = "shoe_ended"
     shoe_no: int = public(required=True)
-    reason: str = public()
+    reason: str | Absent = public()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -218,7 +220,7 @@ class ReaderStatus(TableEvent):
     TYPE = "reader_status"
     SHOWN = False
     online: bool = staff(required=True)
-    detail: str = staff()
+    detail: str | Absent = staff()
 
 
 # -- betting ----------------------------------------------------------------------------------
@@ -228,7 +230,7 @@ class BettingOpened(TableEvent):
     round_id: str = public(required=True)
     game_number: int = public(required=True)
     closes_at: str = public(required=True)
-    shoe_no: int = staff()
+    shoe_no: int | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -243,7 +245,7 @@ class BetsPlaced(TableEvent):
 class BettingClosed(TableEvent):
     TYPE = "betting_closed"
     round_id: str = public(required=True)
-    reason: str = staff()
+    reason: str | Absent = staff()
 
 
 # -- cards ----------------------------------------------------------------------------------------
@@ -253,13 +255,13 @@ class CardDealt(TableEvent):
     MASK = staticmethod(_face_down_card)
     round_id: str = public(required=True)
     card: str = public(required=True)
-    position: str | None = public()
-    index: int = public()
-    seat: int = public()
-    hand: int = public()
-    source: str = staff()
-    reader_seq: int | None = staff()
-    face_up: bool = staff()
+    position: str | Absent | None = public()
+    index: int | Absent = public()
+    seat: int | Absent = public()
+    hand: int | Absent | None = public()
+    source: str | Absent = staff()
+    reader_seq: int | Absent | None = staff()
+    face_up: bool | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -267,10 +269,10 @@ class CardShowAgain(TableEvent):
     TYPE = "card_show_again"
     SHOWN = False
     round_id: str = staff(required=True)
-    index: int = staff()
-    cause: str = staff()
-    reason: str = staff()
-    times: int = staff()
+    index: int | Absent = staff()
+    cause: str | Absent = staff()
+    reason: str | Absent = staff()
+    times: int | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -279,12 +281,12 @@ class CardsRearranged(TableEvent):
     MASK = staticmethod(_face_down_cards)
     round_id: str = public(required=True)
     cards: Sequence[str] = public(required=True)
-    entered: Sequence[str] = staff()
-    incident_id: str = staff()
-    entered_at: Sequence[int] = staff()
-    face_down: Sequence[int] = staff()
-    positions: Sequence[str] = staff()
-    read_twice: object = staff()
+    entered: Sequence[str] | Absent = staff()
+    incident_id: str | Absent = staff()
+    entered_at: Sequence[int] | Absent = staff()
+    face_down: Sequence[int] | Absent = staff()
+    positions: Sequence[str] | Absent = staff()
+    read_twice: object | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -301,15 +303,15 @@ class CardSetAside(TableEvent):
     TYPE = "card_set_aside"
     SHOWN = False
     card: str = staff(required=True)
-    reason: str = staff()
-    counted: bool = staff()
-    exposed: bool = staff()
-    round_id: str = staff()
-    carry: bool = staff()
-    from_round: str = staff()
-    round_cards: Sequence[str] = staff()
-    index: int = staff()
-    incident_id: str = staff()
+    reason: str | Absent = staff()
+    counted: bool | Absent = staff()
+    exposed: bool | Absent = staff()
+    round_id: str | Absent = staff()
+    carry: bool | Absent = staff()
+    from_round: str | Absent = staff()
+    round_cards: Sequence[str] | Absent = staff()
+    index: int | Absent = staff()
+    incident_id: str | Absent = staff()
 
 
 # -- results and money ------------------------------------------------------------------------
@@ -326,7 +328,7 @@ class BetsSettled(TableEvent):
     OWNED = "results"
     round_id: str = public(required=True)
     results: Sequence[dict[str, Any]] = owned(required=True)
-    early: bool = owned()
+    early: bool | Absent = owned()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -335,7 +337,7 @@ class BetsRefunded(TableEvent):
     OWNED = "refunds"
     round_id: str = public(required=True)
     refunds: Sequence[dict[str, Any]] = owned(required=True)
-    reason: str = owned()
+    reason: str | Absent = owned()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -343,33 +345,33 @@ class CommissionCredited(TableEvent):
     TYPE = "commission_credited"
     SHOWN = False
     round_id: str = staff(required=True)
-    account: str = staff()
-    amount: int = staff()
-    lines: Sequence[dict[str, Any]] = staff()
+    account: str | Absent = staff()
+    amount: int | Absent = staff()
+    lines: Sequence[dict[str, Any]] | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoundSettled(TableEvent):
     TYPE = "round_settled"
     round_id: str = public(required=True)
-    bets: int = staff()
-    staked: int = staff()
-    returned: int = staff()
-    commission: int = staff()
-    house_net: int = staff()
-    refunded: int = staff()
-    settled_early: int = staff()  # stakes a check (Xì Dách) settled during the round
+    bets: int | Absent = staff()
+    staked: int | Absent = staff()
+    returned: int | Absent = staff()
+    commission: int | Absent = staff()
+    house_net: int | Absent = staff()
+    refunded: int | Absent = staff()
+    settled_early: int | Absent = staff()  # stakes a check (Xì Dách) settled during the round
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoundVoided(TableEvent):
     TYPE = "round_voided"
     round_id: str = public(required=True)
-    reason: str = public()
-    refunded: object = staff()
-    change_shoe: bool = staff()
-    refunds: object = staff()
-    stood: Sequence[str] = staff()  # stakes a check settled before the void: they stand
+    reason: str | Absent = public()
+    refunded: object | Absent = staff()
+    change_shoe: bool | Absent = staff()
+    refunds: object | Absent = staff()
+    stood: Sequence[str] | Absent = staff()  # stakes a check settled before the void: they stand
 
 
 # -- the seated bank (Xì Dách room) -------------------------------------------------------------
@@ -378,17 +380,17 @@ class RoomClosed(TableEvent):
     """A seated bank nobody qualifies to take: the room is closed until one does."""
 
     TYPE = "room_closed"
-    reason: str = public()
-    needs: int = public()
-    passes_from: int = staff()
-    round_id: str = staff()
+    reason: str | Absent = public()
+    needs: int | Absent = public()
+    passes_from: int | Absent = staff()
+    round_id: str | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoomReopened(TableEvent):
     TYPE = "room_reopened"
-    seat: int = public()
-    passes_from: int | None = staff()
+    seat: int | Absent = public()
+    passes_from: int | Absent | None = staff()
 
 
 # -- incidents ----------------------------------------------------------------------------------
@@ -398,10 +400,10 @@ class IncidentRaised(TableEvent):
     kind: str = public(required=True)
     blocking: bool = public(required=True)
     incident_id: str = staff(required=True)
-    round_id: str | None = staff()
-    details: Mapping[str, Any] = staff()
-    raised_by: str = staff()
-    procedure: str = staff()
+    round_id: str | Absent | None = staff()
+    details: Mapping[str, Any] | Absent = staff()
+    raised_by: str | Absent = staff()
+    procedure: str | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -409,8 +411,8 @@ class IncidentResolved(TableEvent):
     TYPE = "incident_resolved"
     SHOWN = True
     incident_id: str = staff(required=True)
-    resolution: str = staff()
-    resolved_by: str = staff()
+    resolution: str | Absent = staff()
+    resolved_by: str | Absent = staff()
 
 
 # -- seats and decisions ------------------------------------------------------------------------
@@ -423,7 +425,7 @@ class DecisionAwaited(TableEvent):
     round_id: str = public(required=True)
     clock: str = public(required=True)
     actors: Sequence[str] = public(required=True)
-    ms: int = public()
+    ms: int | Absent = public()
     deadline: str = public(required=True)
 
 
@@ -434,18 +436,18 @@ class ActionTaken(TableEvent):
     round_id: str = public(required=True)
     actor: str = public(required=True)
     action: str = public(required=True)
-    hand: int | None = public()
-    auto: bool = public()
-    target: str | None = staff()
-    account: str | None = staff()
-    by: str = staff()
+    hand: int | Absent | None = public()
+    auto: bool | Absent = public()
+    target: str | Absent | None = staff()
+    account: str | Absent | None = staff()
+    by: str | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SeatTaken(TableEvent):
     TYPE = "seat_taken"
     seat: int = public(required=True)
-    pending: bool = public()
+    pending: bool | Absent = public()
     account: str = staff(required=True)
 
 
@@ -453,15 +455,15 @@ class SeatTaken(TableEvent):
 class SeatReleased(TableEvent):
     TYPE = "seat_released"
     seat: int = public(required=True)
-    account: str = staff()
-    reason: str = staff()
+    account: str | Absent = staff()
+    reason: str | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlayerDisconnected(TableEvent):
     TYPE = "player_disconnected"
     seat: int = public(required=True)
-    round_id: str | None = staff()
+    round_id: str | Absent | None = staff()
 
 
 # -- the consoles' records on a table's log (no change to the table's state) ------------------
@@ -470,12 +472,12 @@ class VoidRequested(TableEvent):
     TYPE = "void_requested"
     SHOWN = False
     request_id: str = staff(required=True)
-    round_id: str = staff()
-    reason: str = staff()
-    change_shoe: bool = staff()
-    stake: int = staff()
-    threshold: int | None = staff()
-    requested_by: str = staff()
+    round_id: str | Absent = staff()
+    reason: str | Absent = staff()
+    change_shoe: bool | Absent = staff()
+    stake: int | Absent = staff()
+    threshold: int | Absent | None = staff()
+    requested_by: str | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -483,9 +485,9 @@ class VoidApproved(TableEvent):
     TYPE = "void_approved"
     SHOWN = False
     request_id: str = staff(required=True)
-    round_id: str = staff()
-    requested_by: str = staff()
-    approved_by: str = staff()
+    round_id: str | Absent = staff()
+    requested_by: str | Absent = staff()
+    approved_by: str | Absent = staff()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
