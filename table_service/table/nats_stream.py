@@ -35,7 +35,7 @@ import structlog
 from audit.store import EventStore, StoredEvent
 from table_service import metrics
 from table_service.runtime import Runtime
-from table_service.table.view import STAFF_VIEWER, owner_fields, view
+from table_service.table.view import owner_fields, staff_record
 
 log = structlog.get_logger(__name__)
 
@@ -311,12 +311,11 @@ class _Outbox:
             ):
                 await self._publish_operators(event)
             if event.seq > self.last_table:
-                record = view(event, STAFF_VIEWER)  # the table subjects: the staff's view
-                if record is not None:
-                    body = json.dumps(record, separators=(",", ":")).encode()
-                    await self._send(
-                        self.p.subject(event), body, event.seq, str(event.seq), event.table_id
-                    )
+                record = staff_record(event)  # the table subjects: the staff's view
+                body = json.dumps(record, separators=(",", ":")).encode()
+                await self._send(
+                    self.p.subject(event), body, event.seq, str(event.seq), event.table_id
+                )
                 self.last_table = event.seq
 
     async def _publish_operators(self, event: StoredEvent) -> None:
