@@ -22,6 +22,7 @@ from table_service.rules.xidach.hands import Kind
 from table_service.rules.xidach.profile import PUNTER_ACTIONS
 from table_service.rules.xidach.state import Result
 from table_service.table.config import TableConfig
+from table_service.table.events import CLASSES
 from table_service.table.incidents import TABLE_INCIDENTS, catalogue
 
 CONSOLES = Path(__file__).parents[2] / "table_service" / "consoles"
@@ -65,12 +66,17 @@ DYNAMIC = re.compile(r"""(?:\bt\(|\bhas\()\s*`([a-z_]+)\.\$\{|\bterm\(\s*"([a-z_
 NOT_KEYS = ("lt.", "livetable.")
 
 
+REGISTRY_BY_CLASS = {cls.__name__: cls.TYPE for cls in CLASSES}
+
+
 def emitted_event_types() -> set[str]:
     """Every event type the table writes (the steps a recall lists)."""
     found: set[str] = set()
     for path in TABLE.glob("*.py"):
         text = path.read_text(encoding="utf-8")
         found |= set(re.findall(r'\bemit(?:_chunks)?\(\s*"([a-z_]+)"', text))
+        # a typed event (ev.CardDealt(...)) writes its class's stored type
+        found |= {REGISTRY_BY_CLASS[n] for n in re.findall(r"\bev\.([A-Z]\w+)\(", text)}
     assert {"card_dealt", "bets_placed", "round_voided"} <= found
     return found | {DUTY_EVENT, approvals.REQUESTED, approvals.APPROVED}
 
