@@ -138,24 +138,20 @@ def _incident(
     rnd = d.state.round
     round_id = rnd.round_id if rnd is not None and rnd.active else None
     incident_id = f"{d.state.table_id}-i{d.state.incidents_raised + 1}"
-    d.emit(
-        "incident_raised",
-        {
-            "incident_id": incident_id,
-            "kind": kind,
-            "blocking": blocking,
-            "round_id": round_id,
-            "details": dict(details),
-            "raised_by": actor,
-        },
-        round_id,
+    raised = ev.IncidentRaised(
+        incident_id=incident_id,
+        kind=kind,
+        blocking=blocking,
+        round_id=round_id,
+        details=dict(details),
+        raised_by=actor,
     )
+    d.emit(raised, round_id=round_id)
     if auto_resolution is not None:
-        d.emit(
-            "incident_resolved",
-            {"incident_id": incident_id, "resolution": auto_resolution, "resolved_by": SYSTEM},
-            round_id,
+        resolved = ev.IncidentResolved(
+            incident_id=incident_id, resolution=auto_resolution, resolved_by=SYSTEM
         )
+        d.emit(resolved, round_id=round_id)
     return incident_id
 
 
@@ -864,11 +860,10 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
         if rnd.moves:
             payload["entered_at"] = sorted(e.index for e in cmd.entered)
         _rearranged(d, payload)
-    d.emit(
-        "incident_resolved",
-        {"incident_id": cmd.incident_id, "resolution": cmd.note, "resolved_by": actor},
-        incident.round_id,
+    resolved = ev.IncidentResolved(
+        incident_id=cmd.incident_id, resolution=cmd.note, resolved_by=actor
     )
+    d.emit(resolved, round_id=incident.round_id)
     if confirms:
         _confirm_error(d, incident.kind)
         d.answer = {"incident_id": cmd.incident_id, "voided": True, "next_position": None}
@@ -957,15 +952,12 @@ def _void(d: Decision, reason: str, *, change_shoe: bool) -> None:
     d.emit("round_voided", voided, rnd.round_id)
     for incident in list(d.state.incidents.values()):
         if incident.round_id == rnd.round_id:
-            d.emit(
-                "incident_resolved",
-                {
-                    "incident_id": incident.incident_id,
-                    "resolution": f"round voided: {reason}",
-                    "resolved_by": SYSTEM,
-                },
-                rnd.round_id,
+            resolved = ev.IncidentResolved(
+                incident_id=incident.incident_id,
+                resolution=f"round voided: {reason}",
+                resolved_by=SYSTEM,
             )
+            d.emit(resolved, round_id=rnd.round_id)
     shoe = d.state.shoe
     if shoe is not None and (change_shoe or shoe.cut_card_drawn):
         d.emit(
@@ -1283,8 +1275,8 @@ def _settle(d: Decision) -> None:
     assert rnd is not None and rnd.play is not None
     game = game_of_round(rnd)
     settlement = game.settle(rnd.play.state)
-    result = {"round_id": rnd.round_id, "outcome": dict(settlement.outcome)}
-    d.emit("round_result", result, rnd.round_id)
+    result = ev.RoundResult(round_id=rnd.round_id, outcome=dict(settlement.outcome))
+    d.emit(result, round_id=rnd.round_id)
     open_bets = dict(rnd.bets)
     results = []
     # The round's totals count every stake it settled once: those a check (xét) paid
@@ -1319,15 +1311,12 @@ def _settle(d: Decision) -> None:
     for seat in settlement.released_seats:
         holder = d.state.seats.get(seat)
         if holder is not None:
-            d.emit(
-                "seat_released",
-                {
-                    "seat": seat,
-                    "account": holder.account,
-                    "reason": "the player took no action during the round",
-                },
-                rnd.round_id,
+            released = ev.SeatReleased(
+                seat=seat,
+                account=holder.account,
+                reason="the player took no action during the round",
             )
+            d.emit(released, round_id=rnd.round_id)
     shoe = d.state.shoe
     if shoe is not None and shoe.cut_card_drawn:
         d.emit(ev.ShoeEnded(shoe_no=shoe.shoe_no, reason="cut card"))
