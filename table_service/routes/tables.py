@@ -44,6 +44,7 @@ from table_service.studio.api import studio_responses
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import commands as c
 from table_service.table import policy
+from table_service.table.audience import Audience
 from table_service.table.recall import rebuild_round, record_of
 from table_service.table.service import Tables, TableService, new_bet_id
 from table_service.table.stream import (
@@ -65,7 +66,6 @@ from table_service.table.stream import (
     with_timing,
 )
 from table_service.table.view import (
-    Audience,
     Context,
     ReadModel,
     Viewer,
@@ -303,7 +303,9 @@ def table_router() -> APIRouter:
         response_model_exclude_unset=True,
         responses=errors(*AUTH),
     )
-    def tables(request: Request, who: Identity = Depends(allowed("tables.list"))) -> list[dict]:
+    def tables(
+        request: Request, who: Identity = Depends(allowed("tables.list"))
+    ) -> list[dict[str, Any]]:
         viewer = _viewer(request, who)
         return [
             table_view(t.state, viewer)
@@ -322,7 +324,9 @@ def table_router() -> APIRouter:
     ) -> dict[str, Any]:
         return table_view(_table(table_id, request).state, _viewer(request, who))
 
-    async def run(table_id: str, request: Request, who: Identity, command: c.Command) -> dict:
+    async def run(
+        table_id: str, request: Request, who: Identity, command: c.Command
+    ) -> dict[str, Any]:
         service = _table(table_id, request)
         outcome = await service.execute(command, actor=who)  # the policy decides, there
         state = service.state
