@@ -243,7 +243,10 @@ def main() -> None:
                 request = json.loads(line)
                 pid = os.fork()
                 if pid == 0:
-                    _child(request, [requests_fd, answers_fd, wake_r, wake_w])
+                    inherited = [c.fileno() for c in shims.values()]
+                    if listening is not None:
+                        inherited.append(listening.fileno())
+                    _child(request, [requests_fd, answers_fd, wake_r, wake_w, *inherited])
                 answer({"pid": pid, "id": request["id"]})
 
 
