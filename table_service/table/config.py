@@ -241,7 +241,12 @@ class TableConfig(BaseModel):
 
 def _game_rules(data: dict[str, Any]) -> dict[str, Any]:
     """The game's rule keys, with a top-level ``profile`` folded in."""
-    rules = dict(data.get("game_rules") or {})
+    given = data.get("game_rules")
+    if given is not None and not isinstance(given, Mapping):
+        # read before the field's own validation (a game's defaults come from it): a
+        # scalar here is the same one-line refusal, never a TypeError
+        raise KeyedError("game_rules", "must be a table of the game's rule keys")
+    rules = dict(given or {})
     if data.get("profile") is not None:
         if rules.get("profile", data["profile"]) != data["profile"]:
             raise KeyedError("profile", "give the profile once: profile or game_rules.profile")
