@@ -346,7 +346,16 @@ class XiDachDemo:
         summary = await self.summary()
         await self._bank_holder(summary)
         try:
-            opened = await self.dealer_api.post(f"/tables/{self.table}/betting/open")
+            try:
+                opened = await self.dealer_api.post(f"/tables/{self.table}/betting/open")
+            except ApiError as exc:
+                if exc.code != "table_paused":
+                    raise
+                # paused again between the look and the call (an incident just raised)
+                await self.dealer._until(
+                    lambda v: not v.paused, timeout=self.dealer.supervisor.patience
+                )
+                opened = await self.dealer_api.post(f"/tables/{self.table}/betting/open")
         except ApiError as exc:
             if exc.code != "room_closed":
                 raise
@@ -436,6 +445,11 @@ class XiDachDemo:
         except ApiError as exc:
             if exc.code in ("wrong_phase", "betting_closed", "no_round"):
                 self.note("players", f"{bet['account']}: too late, betting has closed")
+                return False
+            if exc.code == "table_paused":
+                # a dealer's mistake during betting (cards exposed) paused the table until
+                # the supervisor confirms it: the player's bet is refused, nothing placed
+                self.note("players", f"{bet['account']}: refused, {exc.reason}")
                 return False
             raise
         result = answer["results"][0]
