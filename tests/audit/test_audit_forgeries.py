@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from audit_session import Session
 from typer.testing import CliRunner, Result
 
 from audit.chain import GENESIS_HASH, EventBody, event_hash
@@ -24,6 +23,7 @@ from audit.note import NoteSigner, checkpoint_text, sign_note
 from audit.signing import Signer
 from audit.verify import verify_database
 from table_service.cli import app
+from tests.support.table_session import Session
 
 pytestmark = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 

@@ -53,8 +53,8 @@ HEAVY: dict[str, float] = {  # -n 0 --cpu-durations, 5 December 2026 (1,503 test
     "tests/xidach/test_xidach_crash.py": 9,
     "tests/hardening/test_cli_broken_files.py": 8,
     "tests/table/test_table_api.py": 8,
-    "tests/foundation/test_cli_first_run.py": 6,
-    "tests/foundation/test_cli_principal.py": 4,
+    "tests/cli/test_cli_first_run.py": 6,
+    "tests/cli/test_cli_principal.py": 4,
 }
 PACKAGES = ("tests/browser",)
 """Packages whose tests share a package-scoped fixture: kept together, as one unit."""

@@ -7,13 +7,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from audit_session import Session
 from sqlalchemy import text
 
 from audit.store import EventStore
 from table_service.regulator.bundle import BundleError, _write_manifest, verify_bundle, write_bundle
 from table_service.regulator.records import fold_records
 from table_service.regulator.report import build_report
+from tests.support.table_session import Session
 
 
 @pytest.fixture

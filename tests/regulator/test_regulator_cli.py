@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from audit_session import Session
 from sqlalchemy import text
 from typer.testing import CliRunner
 
@@ -26,6 +25,7 @@ from table_service.config import Settings
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
 from tests.support.crash_harness import run_cli
+from tests.support.table_session import Session
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Play real baccarat rounds through the table service into a test database."""
+"""Play real baccarat and blackjack rounds through the table service into a test database
+(the audit log's forgery tests and the regulator's bundle, records and CLI tests)."""
 
 from __future__ import annotations
 

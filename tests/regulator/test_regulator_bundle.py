@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from audit_session import Session
 from sqlalchemy import text
 
 from audit.chain import EventBody, event_hash
@@ -22,6 +21,7 @@ from table_service.regulator.bundle import (
     write_bundle,
 )
 from table_service.regulator.readmodels import check_read_models
+from tests.support.table_session import Session
 
 
 def _bundle(runtime, path: Path, scope: Scope | None = None):  # type: ignore[no-untyped-def]
@@ -314,7 +314,7 @@ def test_the_serve_watchdog_seals_and_raises_a_ledger_mismatch_alarm(played) -> 
 def test_a_blackjack_session_replays_every_stake_through_its_rules(
     make_runtime, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    from audit_session import BlackjackSession
+    from tests.support.table_session import BlackjackSession
 
     runtime = make_runtime(checkpoint_every=10_000)
     BlackjackSession(runtime).play(8)
