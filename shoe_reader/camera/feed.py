@@ -62,6 +62,8 @@ def open_camera_source(spec: str) -> FrameSource:
         camera = SOURCES.get(spec[4:])
         if camera is None:
             raise LookupError(f"no synthetic camera named {spec[4:]!r} is running")
+        # named.SOURCES holds Any: the simulator's camera has FrameSource's shape without
+        # subclassing it (FrameSource is a base class, not a Protocol).
         return camera  # type: ignore[no-any-return]
     return open_source(spec)
 
@@ -243,7 +245,8 @@ async def cross_check(
                         shoe.appendleft(s)
                         yield k.event
                         continue
-                    yield _pair(reader_id, s.event, k.event)
+                    if isinstance(s.event, _SERIAL_CARDS):  # the cut card went on above
+                        yield _pair(reader_id, s.event, k.event)
             elif shoe:
                 s = shoe[0]
                 if upto > s.at + window:
@@ -335,8 +338,8 @@ async def cross_check(
                 await task
 
 
-def _pair(reader_id: str, s: ReaderEvent, k: ReaderEvent) -> ReaderEvent:
-    card = s.card  # type: ignore[attr-defined]
+def _pair(reader_id: str, s: CardSeen | BurnCard, k: ReaderEvent) -> ReaderEvent:
+    card = s.card
     if isinstance(k, CardSeen) and k.card == card:
         return s
     got = k.card if isinstance(k, CardSeen) else None

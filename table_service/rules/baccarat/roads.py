@@ -67,8 +67,7 @@ class RoadResult:
     natural: bool = False
 
     def __post_init__(self) -> None:
-        if self.winner not in (BANKER, PLAYER, TIE):
-            raise RoadError(f"unknown winner {self.winner!r}")
+        _winner(self.winner)
 
     @classmethod
     def from_outcome(cls, outcome: Mapping[str, Any]) -> RoadResult:
@@ -77,11 +76,24 @@ class RoadResult:
         if natural is None:
             natural = bool(outcome.get("player_natural") or outcome.get("banker_natural"))
         return cls(
-            winner=outcome.get("winner"),  # type: ignore[arg-type]
+            winner=_winner(outcome.get("winner")),
             player_pair=bool(outcome.get("player_pair")),
             banker_pair=bool(outcome.get("banker_pair")),
             natural=bool(natural),
         )
+
+
+_WINNERS: Mapping[object, Winner] = {BANKER: BANKER, PLAYER: PLAYER, TIE: TIE}
+_SIDE_WON: Mapping[Winner, Side] = {BANKER: "banker", PLAYER: "player"}  # who won, not a tie
+
+
+def _winner(value: object) -> Winner:
+    """A winner the roads record, or :class:`RoadError` (a result read from a log may
+    carry anything)."""
+    winner = _WINNERS.get(value)
+    if winner is None:
+        raise RoadError(f"unknown winner {value!r}")
+    return winner
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +243,7 @@ def big_road(results: Sequence[RoadResult]) -> tuple[BigRoadCell, ...]:
                     row,
                     logical_col,
                     logical_row,
-                    r.winner,  # type: ignore[arg-type]
+                    _SIDE_WON[r.winner],  # never a tie: streaks hold the wins only
                     ties_after[i],
                     r.player_pair,
                     r.banker_pair,

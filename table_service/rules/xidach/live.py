@@ -20,7 +20,7 @@ it adds is the table's vocabulary:
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Literal
@@ -48,6 +48,7 @@ from table_service.rules.xidach import errors as e
 from table_service.rules.xidach.actions import (
     BANKER,
     Action,
+    Actor,
     Check,
     Deal,
     Double,
@@ -88,7 +89,7 @@ from table_service.rules.xidach.timers import clock
 from table_service.rules.xidach.view import view as round_view
 
 BET_TYPES = ("main", "hidden", "bank")
-PUNTER_WORDS: Mapping[str, type] = MappingProxyType(
+PUNTER_WORDS: Mapping[str, Callable[[HandRef], Action]] = MappingProxyType(
     {
         "hit": Hit,
         "stand": Stand,
@@ -246,8 +247,8 @@ def rules_from_settings(settings: Mapping[str, Any]) -> XiDachRules:
     return XiDachRules(profile, TableLimits(min_bet, max_bet), banker)
 
 
-def actor_name(actor: HandRef | str) -> str:
-    return BANKER if actor == BANKER else f"seat:{actor.seat}"  # type: ignore[union-attr]
+def actor_name(actor: Actor) -> str:
+    return f"seat:{actor.seat}" if isinstance(actor, HandRef) else BANKER
 
 
 def spot_code(seat: int | None, hand: int) -> str:
@@ -555,7 +556,8 @@ class XiDachGame(GameBase):
             case Hit(who) | Stand(who) if who == BANKER:
                 return Move(BANKER, type(action).__name__.lower())
             case Hit(who) | Stand(who) | Double(who) | Split(who) | Surrender(who):
-                return Move(actor, type(action).__name__.lower(), who.hand)  # type: ignore[union-attr]
+                assert isinstance(who, HandRef)  # the banker's hit and stand are the case above
+                return Move(actor, type(action).__name__.lower(), who.hand)
         return None
 
     def _action(self, state: XiDachRound, move: Move) -> Action:
@@ -587,7 +589,7 @@ class XiDachGame(GameBase):
         if kind is None:
             raise RulesRefusal(f"unknown decision {word!r}", code="illegal_decision")
         hand = move.hand if move.hand is not None else self._current_hand(state, seat)
-        return kind(HandRef(seat, hand))  # type: ignore[no-any-return]
+        return kind(HandRef(seat, hand))
 
     @staticmethod
     def _current_hand(state: XiDachRound, seat: int) -> int:
@@ -673,7 +675,9 @@ class XiDachGame(GameBase):
     # -- settlement --------------------------------------------------------------------------
     def _hand_lines(self, state: XiDachRound, h: HandSettlement) -> list[Line]:
         bet = next(b for b in state.setup.bets if b.bet_id == h.bet_id)
-        seat = next(s for s in state.engine.seats if s.seat == h.seat)  # type: ignore[union-attr]
+        engine = state.engine
+        assert engine is not None  # a settled hand is the engine's: the round has one
+        seat = next(s for s in engine.seats if s.seat == h.seat)
         return _split_hand(h, _hand_stakes(bet, h.hand, seat.stake, h.stake, h.hand == 2))
 
     def settled_early(self, state: XiDachRound) -> tuple[Line, ...]:

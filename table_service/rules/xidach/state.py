@@ -31,6 +31,7 @@ def evolve(obj: _T, **changes: Any) -> _T:
     """
     cls = type(obj)
     new = _new(cls)
+    # Every class evolved is a slots dataclass; typeshed's ``type`` has no ``__slots__``.
     for name in cls.__slots__:  # type: ignore[attr-defined]
         _set(new, name, getattr(obj, name))
     for name, value in changes.items():  # slots only: an unknown name raises AttributeError
