@@ -60,19 +60,6 @@ def write_export(session: Session, signer: Signer, origin: str, out: IO[str]) ->
 
 
 @dataclass(frozen=True)
-class _Row:
-    seq: int
-    table_id: str
-    round_id: str | None
-    type: str
-    actor: str
-    ts: str
-    payload: Any
-    prev_hash: str
-    hash: str
-
-
-@dataclass(frozen=True)
 class _Checkpoint:
     size: int
     origin: str
@@ -115,10 +102,10 @@ def check_field_types(item: dict[str, Any], types: dict[str, tuple[type, ...]]) 
             raise ExportError(f"{key} must be 64 lower-case hex digits")
 
 
-def read_export(path: Path) -> tuple[dict[str, Any], list[_Row], list[_Checkpoint]]:
+def read_export(path: Path) -> tuple[dict[str, Any], list[StoredEvent], list[_Checkpoint]]:
     """The header, events and checkpoints of an export; :class:`ExportError` names the
     first line that is not what :func:`write_export` writes (text that is not UTF-8 too)."""
-    rows: list[_Row] = []
+    rows: list[StoredEvent] = []
     checkpoints: list[_Checkpoint] = []
     try:
         with path.open(encoding="utf-8") as handle:
@@ -137,7 +124,7 @@ def read_export(path: Path) -> tuple[dict[str, Any], list[_Row], list[_Checkpoin
                     kind = item.pop("kind")
                     if kind == "event":
                         check_field_types(item, ROW_TYPES)
-                        rows.append(_Row(**item))
+                        rows.append(StoredEvent(**item))  # the line as written: the chain checks it
                     elif kind == "checkpoint":
                         item.pop("created_at", None)
                         check_field_types(item, _CHECKPOINT_TYPES)

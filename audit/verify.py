@@ -39,8 +39,11 @@ from audit.proof import ProofError, Subtree, consistency_proof, verify_consisten
 from audit.signing import verify_signature
 
 
-class EventRow(Protocol):
-    """An event as any source holds it (a database row, an export or bundle line)."""
+class EventRecord(Protocol):
+    """What a reader of the log reads of an event, wherever it is held (a database row, an
+    export's or a bundle's line): the regulator's folds (replay, records, report) read no
+    more. The payload is a JSON object, as its text (a row) or parsed (a file's line):
+    :func:`event_payload` reads either."""
 
     @property
     def seq(self) -> int: ...
@@ -51,15 +54,27 @@ class EventRow(Protocol):
     @property
     def type(self) -> str: ...
     @property
-    def actor(self) -> str: ...
-    @property
     def ts(self) -> str: ...
+    @property
+    def payload(self) -> Any: ...
+
+
+class EventRow(EventRecord, Protocol):
+    """An event as the chain verifies it: its record, who wrote it and its hashes."""
+
+    @property
+    def actor(self) -> str: ...
     @property
     def prev_hash(self) -> str: ...
     @property
     def hash(self) -> str: ...
-    @property
-    def payload(self) -> Any: ...
+
+
+def event_payload(event: EventRecord) -> dict[str, Any]:
+    """The payload as hashed: stored as its JSON text in the database, parsed in files."""
+    raw = event.payload
+    payload: dict[str, Any] = json.loads(raw) if isinstance(raw, str) else raw
+    return payload
 
 
 class CheckpointRow(Protocol):
@@ -152,12 +167,6 @@ class VerifyReport:
         return max(0, self.events - self.sealed_size)
 
 
-def _payload(row: EventRow) -> Any:
-    """The payload as hashed: stored as its JSON text in the database, parsed in files."""
-    raw = row.payload
-    return json.loads(raw) if isinstance(raw, str) else raw
-
-
 def verify_log(
     rows: Iterable[EventRow],
     checkpoints: Iterable[CheckpointRow],
@@ -195,7 +204,7 @@ def verify_log(
         if not getattr(row, "redacted", False):  # a bundle's out-of-scope event: links only
             try:
                 body = EventBody(
-                    row.table_id, row.round_id, row.type, row.actor, row.ts, _payload(row)
+                    row.table_id, row.round_id, row.type, row.actor, row.ts, event_payload(row)
                 ).canonical()
             except (ValueError, NonCanonicalValue) as exc:
                 return fail(row.seq, "unreadable", str(exc))

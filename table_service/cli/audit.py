@@ -29,8 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from audit.note import VerifierKey
-    from audit.verify import VerifyReport
-    from table_service.regulator.replay import Event
+    from audit.verify import EventRecord, VerifyReport
 
 audit_app = typer.Typer(help="The hash-chained audit log.", no_args_is_help=True)
 
@@ -384,7 +383,7 @@ def report(
     if by not in ("table", "dealer", "day"):
         err.print("[red]--by is table, dealer or day[/red]")
         raise typer.Exit(2)
-    events: Sequence[Event]  # a bundle's lines or the log's rows: what the report folds
+    events: Sequence[EventRecord]  # a bundle's lines or the log's rows: what the report folds
     if bundle is not None:
         from table_service.regulator.bundle import BundleError, check_manifest, read_bundle_events
 

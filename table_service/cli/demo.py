@@ -290,6 +290,18 @@ def _summary(console: Console, report: DemoReport) -> None:
         f"bets: {report.bets_placed} placed, {report.bets_refused} refused · staked "
         f"{totals.staked:,}, returned {totals.returned:,} on settled rounds"
     )
+    _incidents_and_mistakes(console, report)
+    verify = "livetable audit verify"
+    if report.data_dir.resolve() != Settings.model_fields["data_dir"].default.resolve():
+        verify += f" --data-dir {report.data_dir}"
+    console.print(f"seed {report.seed} · data in {report.data_dir} · check the log with", end=" ")
+    console.print(verify, style="bold", soft_wrap=True)
+
+
+def _incidents_and_mistakes(console: Console, report: DemoReport | XiDachReport) -> None:
+    """The lines every game's summary ends with: incidents by kind, the dealer's mistakes,
+    the round Ctrl-C voided."""
+    totals = report.totals
     kinds: dict[str, int] = {}
     for kind in totals.incidents.values():
         kinds[kind] = kinds.get(kind, 0) + 1
@@ -304,11 +316,6 @@ def _summary(console: Console, report: DemoReport) -> None:
         console.print(mistakes_line(report.mistakes))
     if report.interrupted_round_voided:
         console.print("the round in progress at Ctrl-C was voided and its stakes refunded")
-    verify = "livetable audit verify"
-    if report.data_dir.resolve() != Settings.model_fields["data_dir"].default.resolve():
-        verify += f" --data-dir {report.data_dir}"
-    console.print(f"seed {report.seed} · data in {report.data_dir} · check the log with", end=" ")
-    console.print(verify, style="bold", soft_wrap=True)
 
 
 def _xidach(options: XiDachDemoOptions) -> None:
@@ -337,7 +344,6 @@ def _xidach(options: XiDachDemoOptions) -> None:
 def _xidach_summary(console: Console, report: XiDachReport, options: XiDachDemoOptions) -> None:
     """The same summary as the other games', with what only Xì Dách has: the bank."""
     console.print(Rule(Text("demo finished", style="bold")), width=rule_width(console))
-    totals = report.totals
     rounds = report.rounds_settled + report.rounds_voided
     console.print(
         f"{_plural(rounds, 'round')}: {report.rounds_settled} settled, "
@@ -360,20 +366,7 @@ def _xidach_summary(console: Console, report: XiDachReport, options: XiDachDemoO
         )
     else:
         console.print(f"the house: {house:+,}")
-    kinds: dict[str, int] = {}
-    for kind in totals.incidents.values():
-        kinds[kind] = kinds.get(kind, 0) + 1
-    open_ids = sorted(set(totals.incidents) - set(totals.resolved))
-    detail = ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
-    console.print(
-        f"incidents: {len(totals.incidents)} raised"
-        + (f" ({detail})" if detail else "")
-        + f", {len(open_ids)} left open"
-    )
-    if report.mistakes:
-        console.print(mistakes_line(report.mistakes))
-    if report.interrupted_round_voided:
-        console.print("the round in progress at Ctrl-C was voided and its stakes refunded")
+    _incidents_and_mistakes(console, report)
     console.print(
         f"settlement checked against `livetable settle xidach`: "
         f"{report.settle_checks_passed} passed, {report.settle_checks_failed} failed"

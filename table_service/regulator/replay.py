@@ -13,12 +13,12 @@ of the round's events gives the settle input, the game's ``recompute`` settles i
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from audit.canonical import canonical_json
+from audit.verify import EventRecord, event_payload
 
 
 class ReplayError(ValueError):
@@ -30,23 +30,6 @@ class ReplayError(ValueError):
         self.round_id = round_id
         self.bet_id = bet_id
         self.detail = detail
-
-
-class Event(Protocol):
-    """What a fold reads of an event: a stored row, a bundle's line, an export's record."""
-
-    @property
-    def seq(self) -> int: ...
-    @property
-    def table_id(self) -> str: ...
-    @property
-    def round_id(self) -> str | None: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def ts(self) -> str: ...
-    @property
-    def payload(self) -> Any: ...
 
 
 @dataclass
@@ -186,13 +169,7 @@ class Folded:
     rules: dict[str, dict[str, Any]]  # rules_ref → the table configuration in force
 
 
-def _payload(event: Event) -> dict[str, Any]:
-    raw = event.payload
-    payload: dict[str, Any] = json.loads(raw) if isinstance(raw, str) else raw
-    return payload
-
-
-def fold_rounds(events: Iterable[Event]) -> Folded:
+def fold_rounds(events: Iterable[EventRecord]) -> Folded:
     """Fold every round of the events (in sequence order) into its settle facts."""
     from table_service.rules.games import DEFAULT_GAME  # the rules, when a log is read
 
@@ -201,7 +178,7 @@ def fold_rounds(events: Iterable[Event]) -> Folded:
     in_force: dict[str, str] = {}  # table → rules_ref
     for event in events:
         kind = event.type
-        p = _payload(event)
+        p = event_payload(event)
         if kind == "table_opened":
             opened = f"{event.table_id}@{event.seq}"
             rules[opened] = p["config"]
