@@ -31,6 +31,11 @@ from audit.signing import Signer
 log = structlog.get_logger(__name__)
 
 ADVISORY_LOCK_KEY = 0x6C697665  # "live"
+# The log's write lock: one per chain, and a chain is one audit_events table. The key is
+# "live" and the table's oid, so the log of another schema on the same server (another
+# studio, a test's or a benchmark's scratch schema) never waits on this one's appends,
+# while every process writing this log takes the same lock.
+ADVISORY_LOCK_SQL = f"({ADVISORY_LOCK_KEY}::bigint << 32) | 'audit_events'::regclass::oid::bigint"
 SYSTEM_TABLE = "_system"
 _PENDING = "audit_pending_events"
 _LOCKED = "audit_locked_transaction"
@@ -238,7 +243,7 @@ class EventStore:
             # statement has its own snapshot, so what follows the lock is read under it.
             wanted = frozenset(tables)
             fence_sql = self.fence.fence_sql(wanted) if self.fence is not None else None
-            statements = [f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_KEY})", _HEAD_SQL]
+            statements = [f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_SQL})", _HEAD_SQL]
             if fence_sql is not None:
                 statements.append(fence_sql)
             raw = connection.connection.dbapi_connection

@@ -238,12 +238,12 @@ def backup_postgres(runtime: Any, out: Path) -> tuple[int, str | None, int]:
     milliseconds, never for the dump."""
     from sqlalchemy.orm import Session
 
-    from audit.store import ADVISORY_LOCK_KEY
+    from audit.store import ADVISORY_LOCK_SQL
 
     target, env = libpq(runtime.settings.resolved_database_url)
     tmp = out.with_name(f".{out.name}.partial")
     with runtime.engine.connect() as conn:
-        conn.exec_driver_sql(f"SELECT pg_advisory_lock({ADVISORY_LOCK_KEY})")
+        conn.exec_driver_sql(f"SELECT pg_advisory_lock({ADVISORY_LOCK_SQL})")
         conn.commit()
         locked = True
         try:
@@ -257,7 +257,7 @@ def backup_postgres(runtime: Any, out: Path) -> tuple[int, str | None, int]:
                 "SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1"
             ).first()
             seq, head = (int(row[0]), str(row[1])) if row else (0, None)
-            conn.exec_driver_sql(f"SELECT pg_advisory_unlock({ADVISORY_LOCK_KEY})")
+            conn.exec_driver_sql(f"SELECT pg_advisory_unlock({ADVISORY_LOCK_SQL})")
             locked = False
             done = subprocess.run(
                 [postgres_tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges",
@@ -268,7 +268,7 @@ def backup_postgres(runtime: Any, out: Path) -> tuple[int, str | None, int]:
         finally:
             if locked:
                 conn.rollback()
-                conn.exec_driver_sql(f"SELECT pg_advisory_unlock({ADVISORY_LOCK_KEY})")
+                conn.exec_driver_sql(f"SELECT pg_advisory_unlock({ADVISORY_LOCK_SQL})")
                 conn.commit()
     if done.returncode != 0:
         tmp.unlink(missing_ok=True)

@@ -162,3 +162,33 @@ def test_read_filters_by_table_and_position(runtime) -> None:  # type: ignore[no
         assert [e.seq for e in EventStore.read(session, table_id="a")] == [1, 3]
         assert [e.seq for e in EventStore.read(session, after_seq=2)] == [3, 4]
         assert [e.seq for e in EventStore.read(session, after_seq=1, limit=2)] == [2, 3]
+
+
+def test_the_log_lock_is_one_per_log_not_one_per_server(tmp_path, pg_schema) -> None:  # type: ignore[no-untyped-def]
+    """PostgreSQL: the write lock serialises the appends of one log (one schema's
+    audit_events), and a log in another schema of the same database never waits on it."""
+    from sqlalchemy.exc import OperationalError
+
+    from table_service.config import Settings
+    from table_service.runtime import Runtime
+
+    url_a, url_b = pg_schema(), pg_schema()
+    made = [
+        Runtime.from_settings(Settings(data_dir=tmp_path / n, database_url=u), upgrade=True)
+        for n, u in (("a", url_a), ("a2", url_a), ("b", url_b))
+    ]
+    a, a2, b = made
+    try:
+        with a.sessions.begin() as holder:
+            a.store.append(holder, [NewEvent("t1", "held", "test")])  # holds a's log lock
+            with b.sessions.begin() as other:  # another log: not held up
+                other.execute(text("SET LOCAL lock_timeout = '10s'"))
+                assert [e.seq for e in b.store.append(other, [NewEvent("t2", "x", "t")])] == [1]
+            with pytest.raises(OperationalError, match="lock timeout"), a2.sessions.begin() as same:
+                same.execute(text("SET LOCAL lock_timeout = '100ms'"))
+                a2.store.append(same, [NewEvent("t3", "waits", "test")])
+        with a2.sessions.begin() as same:  # released at the holder's commit
+            assert [e.seq for e in a2.store.append(same, [NewEvent("t3", "x", "t")])] == [2]
+    finally:
+        for runtime in made:
+            runtime.close()
