@@ -44,7 +44,9 @@ _MAX_INT = 2**53 - 1
 
 def _valid(value: Any) -> bool:
     """Fast validity walk (exact types first); False sends the caller to ``_check`` for a
-    message naming the offending path. Payloads of 100k bets make this a hot loop."""
+    message naming the offending path. Payloads of 100k bets make this a hot loop, so the
+    scalars inside a list or an object are checked in place, not by a call each (a
+    5,000-bet payload is 35,000 values: a third of its time was the calls)."""
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return True
@@ -53,12 +55,26 @@ def _valid(value: Any) -> bool:
         return -_MAX_INT <= number <= _MAX_INT
     if kind is dict:
         for key, item in value.items():
-            if not (type(key) is str or isinstance(key, str)) or not _valid(item):
+            if type(key) is not str and not isinstance(key, str):
+                return False
+            item_kind = type(item)
+            if item_kind is str or item_kind is bool or item is None:
+                continue
+            if item_kind is int:
+                if not -_MAX_INT <= item <= _MAX_INT:
+                    return False
+            elif not _valid(item):
                 return False
         return True
     if kind is list or kind is tuple:
-        for item in value:  # noqa: SIM110 - a plain loop is faster than all()
-            if not _valid(item):
+        for item in value:
+            item_kind = type(item)
+            if item_kind is str or item_kind is bool or item is None:
+                continue
+            if item_kind is int:
+                if not -_MAX_INT <= item <= _MAX_INT:
+                    return False
+            elif not _valid(item):
                 return False
         return True
     # str and int subclasses (enums) encode as their value; floats never do.

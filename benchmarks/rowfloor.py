@@ -53,49 +53,88 @@ def _ddl(suffix: str, postgres: bool) -> list[str]:
     ]
 
 
+class FloorTables:
+    """The floor's two scratch tables, made once; :meth:`write` stores one batch the way
+    the floor does and says how long it took. Dropped by :meth:`drop` (a context manager
+    drops them on the way out, even on an error)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.postgres = engine.dialect.name == "postgresql"
+        self.suffix = uuid.uuid4().hex[:8]
+        with engine.begin() as conn:
+            for statement in _ddl(self.suffix, self.postgres):
+                conn.exec_driver_sql(statement)
+
+    def __enter__(self) -> FloorTables:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.drop()
+
+    def drop(self) -> None:
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql(f"DROP TABLE IF EXISTS floor_bets_{self.suffix}")
+            conn.exec_driver_sql(f"DROP TABLE IF EXISTS floor_ledger_{self.suffix}")
+
+    def write(self, batch: list[tuple[Any, ...]]) -> float:
+        """Write one batch of placed-bet rows (the columns of :data:`BET_COLUMNS`) and a
+        stake line for each in one transaction; its seconds."""
+        suffix = self.suffix
+        ledger = [(r[4], -r[6], "stake", r[0], r[7]) for r in batch]
+        t0 = time.perf_counter()
+        with self.engine.begin() as conn:
+            if self.postgres:
+                raw = conn.connection.driver_connection
+                with raw.cursor() as cursor:
+                    for table, columns, rows in (
+                        (f"floor_bets_{suffix}", BET_COLUMNS, batch),
+                        (f"floor_ledger_{suffix}", LEDGER_COLUMNS, ledger),
+                    ):
+                        with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                            for row in rows:
+                                copy.write_row(row)
+            else:
+                conn.exec_driver_sql(
+                    f"INSERT INTO floor_bets_{suffix} ({BET_COLUMNS}) VALUES"
+                    " (?, ?, ?, ?, ?, ?, ?, ?)",
+                    batch,
+                )
+                conn.exec_driver_sql(
+                    f"INSERT INTO floor_ledger_{suffix} ({LEDGER_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+                    ledger,
+                )
+        return time.perf_counter() - t0
+
+
 def write_floor(engine: Any, batches: list[list[tuple[Any, ...]]]) -> Floor:
     """Write ``batches`` of placed-bet rows (the columns of :data:`BET_COLUMNS`) and a
     stake line for each, one transaction per batch; the time of it."""
-    postgres = engine.dialect.name == "postgresql"
-    suffix = uuid.uuid4().hex[:8]
-    with engine.begin() as conn:
-        for statement in _ddl(suffix, postgres):
-            conn.exec_driver_sql(statement)
-    times: list[float] = []
-    started = time.perf_counter()
-    try:
-        for batch in batches:
-            ledger = [(r[4], -r[6], "stake", r[0], r[7]) for r in batch]
-            t0 = time.perf_counter()
-            with engine.begin() as conn:
-                if postgres:
-                    raw = conn.connection.driver_connection
-                    with raw.cursor() as cursor:
-                        for table, columns, rows in (
-                            (f"floor_bets_{suffix}", BET_COLUMNS, batch),
-                            (f"floor_ledger_{suffix}", LEDGER_COLUMNS, ledger),
-                        ):
-                            with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                                for row in rows:
-                                    copy.write_row(row)
-                else:
-                    conn.exec_driver_sql(
-                        f"INSERT INTO floor_bets_{suffix} ({BET_COLUMNS}) VALUES"
-                        " (?, ?, ?, ?, ?, ?, ?, ?)",
-                        batch,
-                    )
-                    conn.exec_driver_sql(
-                        f"INSERT INTO floor_ledger_{suffix} ({LEDGER_COLUMNS}) VALUES"
-                        " (?, ?, ?, ?, ?)",
-                        ledger,
-                    )
-            times.append(time.perf_counter() - t0)
+    with FloorTables(engine) as floor:
+        started = time.perf_counter()
+        times = [floor.write(batch) for batch in batches]
         elapsed = time.perf_counter() - started
-    finally:
-        with engine.begin() as conn:
-            conn.exec_driver_sql(f"DROP TABLE floor_bets_{suffix}")
-            conn.exec_driver_sql(f"DROP TABLE floor_ledger_{suffix}")
     return Floor(sum(len(b) for b in batches), elapsed, times)
+
+
+def rows_of_keys(engine: Any, keys: list[str]) -> list[tuple[Any, ...]]:
+    """The placed-bet rows of these scoped idempotency keys, in the order of ``keys``."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            found = conn.exec_driver_sql(
+                f"SELECT {BET_COLUMNS} FROM placed_bets WHERE idempotency_key = ANY(%s)", (keys,)
+            ).all()
+        else:
+            found = []
+            for start in range(0, len(keys), 500):
+                chunk = keys[start : start + 500]
+                found += conn.exec_driver_sql(
+                    f"SELECT {BET_COLUMNS} FROM placed_bets WHERE idempotency_key IN"
+                    f" ({', '.join('?' * len(chunk))})",
+                    tuple(chunk),
+                ).all()
+    by_key = {row[1]: tuple(row) for row in found}
+    return [by_key[k] for k in keys]
 
 
 def placed_rows(engine: Any, table_id: str) -> dict[str, tuple[Any, ...]]:

@@ -711,7 +711,13 @@ def _scoped(command: c.PlaceBets, actor: str) -> list[c.BetRequest]:
 
 
 def _existing_bets(session: Session, keys: list[str]) -> dict[str, Any]:
-    """The bets already recorded under these (scoped) idempotency keys, by key."""
+    """The bets already recorded under these (scoped) idempotency keys, by key.
+
+    The keys are looked up in ``placed_bets`` alone (its unique index on the key), and the
+    ``bets`` view, whose status joins the ledger's returns, is read only for the keys found:
+    almost always none. Asked of the view, every batch paid for that join whether or not
+    any key was known (PostgreSQL hashed the ledger's returns: 26 ms of a 5,000-bet batch
+    at 100k bets, 8 ms without)."""
     existing: dict[str, Any] = {}
     if not keys:
         return existing
@@ -720,10 +726,18 @@ def _existing_bets(session: Session, keys: list[str]) -> dict[str, Any]:
     if connection.dialect.name == "postgresql":
         # One statement with an array parameter, planned for its actual values.
         custom_plans(session)
-        rows = connection.exec_driver_sql(
-            f"SELECT {columns} FROM bets WHERE idempotency_key = ANY(%s)", (keys,)
-        )
-        existing.update({r.idempotency_key: r for r in rows})
+        found = [
+            row[0]
+            for row in connection.exec_driver_sql(
+                "SELECT idempotency_key FROM placed_bets WHERE idempotency_key = ANY(%s)",
+                (keys,),
+            )
+        ]
+        if found:
+            rows = connection.exec_driver_sql(
+                f"SELECT {columns} FROM bets WHERE idempotency_key = ANY(%s)", (found,)
+            )
+            existing.update({r.idempotency_key: r for r in rows})
     else:
         for start in range(0, len(keys), 500):
             chunk = keys[start : start + 500]
