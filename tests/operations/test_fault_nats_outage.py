@@ -42,7 +42,10 @@ def _round(studio: ShoeStudio, table_id: str, n: int) -> None:
     assert studio.finish_round(table_id)["phase"] == "settled"
 
 
-async def _subject_seqs(url: str, stream: str, table_id: str) -> list[int]:
+async def _subject_seqs(url: str, stream: str, table_id: str, count: int) -> list[int]:
+    """The sequence numbers on the table's subject: read until ``count`` have come (a
+    generous bound for each: a loaded machine delivers them slower), then one more is
+    waited for a moment, so that one too many shows."""
     import nats
 
     nc = await nats.connect(url)
@@ -51,10 +54,10 @@ async def _subject_seqs(url: str, stream: str, table_id: str) -> list[int]:
         sub = await js.subscribe(
             f"livetable.tables.{table_id}.>", stream=stream, ordered_consumer=True
         )
-        seqs = []
+        seqs: list[int] = []
         while True:
             try:
-                message = await sub.next_msg(timeout=2)
+                message = await sub.next_msg(timeout=60 if len(seqs) < count else 1)
             except Exception:
                 return seqs
             seqs.append(int(message.headers["Livetable-Seq"]))
@@ -128,7 +131,7 @@ def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
         assert Counter(endpoint.accepted) == expected, "a message delivered twice or not at all"
         ordered = [seq for _, seq in endpoint.accepted]
         assert ordered == sorted(ordered), "the feed delivered out of order"
-        seqs = asyncio.run(_subject_seqs(nats.url, stream, "n-1"))
+        seqs = asyncio.run(_subject_seqs(nats.url, stream, "n-1", len(events)))
         assert seqs == [e.seq for e in events], "the table's subject is not the log, in order"
     finally:
         if feed is not None:

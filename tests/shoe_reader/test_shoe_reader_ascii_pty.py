@@ -21,7 +21,7 @@ from shoe_reader.events import (
     UnreadableCard,
 )
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(180)  # waits are bounded at 60 s each (conftest.WAIT)
 
 NOT_LINES = (UnknownMessage, ReaderOnline, ReaderOffline)
 
@@ -36,7 +36,7 @@ def assert_intact_lines_delivered_once(r) -> None:  # type: ignore[no-untyped-de
     assert delivered == expected
 
 
-async def until_lines(r, n: int, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+async def until_lines(r, n: int, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     """Wait until every transmission that reached the host has come out as an event."""
 
     def done() -> bool:

@@ -22,7 +22,19 @@ def _events(runtime, table_id: str) -> int:  # type: ignore[no-untyped-def]
         return len(EventStore.read(session, table_id=table_id))
 
 
-def _member(runtime, node: str, ttl_ms: int, fenced=("t1", "t2")) -> Leases:  # type: ignore[no-untyped-def]
+# A lease long enough that a loaded machine still does within it what a test does within
+# it (a 600 ms one ran out before the first append in a CI run), then waited out where a
+# test needs it run out: a loaded machine makes these tests slower, never red.
+TTL_MS = 2000
+
+
+def _outlive(since: float, ttl_ms: int = TTL_MS) -> None:
+    """Sleep until a lease or a heartbeat recorded before ``since`` (``time.monotonic()``
+    read after the call that recorded it returned) has run out."""
+    time.sleep(max(0.0, since + ttl_ms / 1000 + 0.1 - time.monotonic()))
+
+
+def _member(runtime, node: str, ttl_ms: int = TTL_MS, fenced=("t1", "t2")) -> Leases:  # type: ignore[no-untyped-def]
     leases = Leases(runtime.engine, node, f"http://{node}", ttl_ms)
     leases.fenced = frozenset(fenced)
     leases.install_fence(runtime.sessions)
@@ -31,8 +43,9 @@ def _member(runtime, node: str, ttl_ms: int, fenced=("t1", "t2")) -> Leases:  # 
 
 def test_one_writer_per_table_and_a_stale_token_cannot_commit(make_runtime) -> None:  # type: ignore[no-untyped-def]
     a_rt, b_rt = make_runtime(), make_runtime()
-    a, b = _member(a_rt, "a", 600), _member(b_rt, "b", 600)
+    a, b = _member(a_rt, "a"), _member(b_rt, "b")
     assert a.acquire("t1") == 1
+    taken = time.monotonic()
     assert b.acquire("t1") is None  # live and someone else's
     _append(a_rt, "t1", 2)
     with pytest.raises(LeaseLost) as refused:
@@ -42,7 +55,7 @@ def test_one_writer_per_table_and_a_stale_token_cannot_commit(make_runtime) -> N
     # Tables nobody configured nor leased (accounts, principals) are not fenced.
     _append(b_rt, "_wallet")
 
-    time.sleep(0.7)  # a stalls past its lease
+    _outlive(taken)  # a stalls past its lease
     with pytest.raises(LeaseLost):
         _append(a_rt, "t1")  # run out, even before anyone takes it
     assert b.acquire("t1") == 2  # the fencing token moves on
@@ -56,10 +69,10 @@ def test_one_writer_per_table_and_a_stale_token_cannot_commit(make_runtime) -> N
 
 def test_renew_keeps_the_lease_and_release_frees_it_at_once(make_runtime) -> None:  # type: ignore[no-untyped-def]
     a_rt, b_rt = make_runtime(), make_runtime()
-    a, b = _member(a_rt, "a", 500), _member(b_rt, "b", 500)
+    a, b = _member(a_rt, "a"), _member(b_rt, "b")
     assert a.acquire("t1") == 1 and a.acquire("t2") == 1
-    for _ in range(4):
-        time.sleep(0.2)
+    for _ in range(5):  # past the lease's first expiry, renewed every quarter of it
+        time.sleep(TTL_MS / 4000)
         assert a.renew() == set()
     _append(a_rt, "t1")
     assert b.acquire("t1") is None
@@ -69,7 +82,7 @@ def test_renew_keeps_the_lease_and_release_frees_it_at_once(make_runtime) -> Non
     assert (directory["t1"].owner, directory["t1"].live) == ("a", True)
     assert (directory["t2"].owner, directory["t2"].owner_url) == ("b", "http://b")
     # The same node restarting takes its own lease back at once, with a new token.
-    again = _member(make_runtime(), "a", 500)
+    again = _member(make_runtime(), "a")
     assert again.acquire("t1") == 2
     with pytest.raises(LeaseLost):
         _append(a_rt, "t1")  # the old incarnation's token is dead
@@ -77,10 +90,11 @@ def test_renew_keeps_the_lease_and_release_frees_it_at_once(make_runtime) -> Non
 
 def test_members_heartbeat_and_leave(make_runtime) -> None:  # type: ignore[no-untyped-def]
     a_rt, b_rt = make_runtime(), make_runtime()
-    a, b = _member(a_rt, "a", 400), _member(b_rt, "b", 400)
+    a, b = _member(a_rt, "a"), _member(b_rt, "b")
     assert [m.node_id for m in a.heartbeat()] == ["a"]
+    beat = time.monotonic()
     assert [m.node_id for m in b.heartbeat()] == ["a", "b"]
-    time.sleep(0.5)
+    _outlive(beat)
     assert [m.node_id for m in b.heartbeat()] == ["b"]  # a stopped beating
     b.leave()
     assert [m.node_id for m in a.heartbeat()] == ["a"]
@@ -96,11 +110,8 @@ def _locked_append(runtime, table_id: str) -> None:  # type: ignore[no-untyped-d
 def test_the_fence_checked_with_the_log_lock_refuses_a_stale_writer(make_runtime) -> None:  # type: ignore[no-untyped-def]
     """The fence folded into the lock's round trip (PostgreSQL) refuses exactly what the
     commit-time fence refuses, before anything is decided or written."""
-    # A lease long enough that a loaded machine still writes within it (a 600 ms one
-    # ran out before the first append in a CI run), then waited out.
-    ttl = 3000
     a_rt, b_rt = make_runtime(), make_runtime()
-    a, b = _member(a_rt, "a", ttl), _member(b_rt, "b", ttl)
+    a, b = _member(a_rt, "a"), _member(b_rt, "b")
     a.install_fence(a_rt.sessions, a_rt.store)
     b.install_fence(b_rt.sessions, b_rt.store)
     assert a.acquire("t1") == 1
@@ -108,7 +119,7 @@ def test_the_fence_checked_with_the_log_lock_refuses_a_stale_writer(make_runtime
     _locked_append(a_rt, "t1")
     with pytest.raises(LeaseLost):
         _locked_append(b_rt, "t1")  # never held
-    time.sleep(max(0.0, taken + ttl / 1000 + 0.1 - time.monotonic()))
+    _outlive(taken)
     with pytest.raises(LeaseLost):
         _locked_append(a_rt, "t1")  # run out
     assert b.acquire("t1") == 2
@@ -127,14 +138,15 @@ def test_a_takeover_waits_for_the_commit_in_flight(make_runtime) -> None:  # typ
     import threading
 
     a_rt, b_rt = make_runtime(), make_runtime()
-    a, b = _member(a_rt, "a", 600), _member(b_rt, "b", 600)
+    a, b = _member(a_rt, "a"), _member(b_rt, "b")
     a.install_fence(a_rt.sessions, a_rt.store)
     assert a.acquire("t1") == 1
+    acquired = time.monotonic()
     taken: list[tuple[float, int | None]] = []
     with a_rt.sessions.begin() as session:
         a_rt.store.lock(session, tables=("t1",))
         a_rt.store.append(session, [NewEvent("t1", "card_dealt", "test", {})])
-        time.sleep(0.7)  # the lease runs out while the transaction is open
+        _outlive(acquired)  # the lease runs out while the transaction is open
 
         def take() -> None:
             token = b.acquire("t1")
@@ -145,6 +157,6 @@ def test_a_takeover_waits_for_the_commit_in_flight(make_runtime) -> None:  # typ
         time.sleep(0.5)
         assert taken == []  # b waits on the lease row
         committed_at = time.monotonic()
-    thief.join(10)
+    thief.join(60)
     assert taken and taken[0][1] == 2 and taken[0][0] >= committed_at
     assert _events(b_rt, "t1") == 1
