@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -390,6 +390,31 @@ class PlayerStats:
     refusals: list[str] = field(default_factory=list)
 
 
+async def welcome(api: ApiClient, accounts: Iterable[str]) -> int:
+    """A welcome credit once per account (a retried reference is a no-op): what it credited."""
+    credited = 0
+    for account in accounts:
+        answer = await api.post(
+            f"/accounts/{account}/credit",
+            {"amount": WELCOME_CREDIT, "reference": f"demo-welcome-{account}"},
+        )
+        if not answer["duplicate"]:
+            credited += WELCOME_CREDIT
+    return credited
+
+
+async def top_up(api: ApiClient, account: str, round_id: str) -> int:
+    """A credit for a player running low before a round (once per round): what it credited."""
+    balance = (await api.get(f"/accounts/{account}"))["balance"]
+    if balance >= TOP_UP_BELOW:
+        return 0
+    await api.post(
+        f"/accounts/{account}/credit",
+        {"amount": WELCOME_CREDIT, "reference": f"demo-topup-{round_id}-{account}"},
+    )
+    return WELCOME_CREDIT
+
+
 class Players(Protocol):
     """The players a dealer deals to: betting players (:class:`PlayerBots`) or seated ones
     (``seatbots.SeatPlayers``)."""
@@ -412,14 +437,7 @@ class PlayerBots:
         self._weights = [w for _, w in BET_MENU]
 
     async def fund(self) -> None:
-        """A welcome credit once per account (a retried reference is a no-op)."""
-        for account in self.accounts:
-            answer = await self.api.post(
-                f"/accounts/{account}/credit",
-                {"amount": WELCOME_CREDIT, "reference": f"demo-welcome-{account}"},
-            )
-            if not answer["duplicate"]:
-                self.stats.credited += WELCOME_CREDIT
+        self.stats.credited += await welcome(self.api, self.accounts)
 
     async def prepare_round(self) -> None:
         """Nothing to do before a baccarat round: players bet on the round, not a seat."""
@@ -434,13 +452,7 @@ class PlayerBots:
     async def _bet(self, account: str, round_id: str, delay: float) -> None:
         await asyncio.sleep(delay)
         try:
-            balance = (await self.api.get(f"/accounts/{account}"))["balance"]
-            if balance < TOP_UP_BELOW:
-                await self.api.post(
-                    f"/accounts/{account}/credit",
-                    {"amount": WELCOME_CREDIT, "reference": f"demo-topup-{round_id}-{account}"},
-                )
-                self.stats.credited += WELCOME_CREDIT
+            self.stats.credited += await top_up(self.api, account, round_id)
             count = self.rng.randint(1, 3)
             types = self.rng.choices(self._types, self._weights, k=count)
             bets = [

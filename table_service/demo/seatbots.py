@@ -20,7 +20,7 @@ from typing import Any
 
 import structlog
 
-from table_service.demo.bots import STAKES, TOP_UP_BELOW, WELCOME_CREDIT, PlayerStats, Table
+from table_service.demo.bots import STAKES, PlayerStats, Table, top_up, welcome
 from table_service.demo.client import ApiClient, ApiError
 from table_service.demo.feed import Event
 from table_service.demo.strategy import basic_move, deviation, hand_value
@@ -63,13 +63,7 @@ class SeatPlayers:
         self._away: list[bool] = []
 
     async def fund(self) -> None:
-        for account in self.accounts:
-            answer = await self.api.post(
-                f"/accounts/{account}/credit",
-                {"amount": WELCOME_CREDIT, "reference": f"demo-welcome-{account}"},
-            )
-            if not answer["duplicate"]:
-                self.stats.credited += WELCOME_CREDIT
+        self.stats.credited += await welcome(self.api, self.accounts)
 
     async def prepare_round(self) -> None:
         await self.take_seats()
@@ -93,13 +87,7 @@ class SeatPlayers:
             self.table.log.note("players", f"{account} sits down at seat {seat}")
 
     async def _top_up(self, account: str, round_id: str) -> None:
-        balance = (await self.api.get(f"/accounts/{account}"))["balance"]
-        if balance < TOP_UP_BELOW:
-            await self.api.post(
-                f"/accounts/{account}/credit",
-                {"amount": WELCOME_CREDIT, "reference": f"demo-topup-{round_id}-{account}"},
-            )
-            self.stats.credited += WELCOME_CREDIT
+        self.stats.credited += await top_up(self.api, account, round_id)
 
     async def bet_round(self, round_id: str, window: float) -> None:
         """Main bets first (a pair or behind bet needs a confirmed main bet), then the rest."""
