@@ -127,6 +127,18 @@ def rss_mb(pid: int) -> float | None:
     return None
 
 
+def _slope(samples: list[tuple[float, float]]) -> float:
+    """Least-squares slope of (seconds, MiB) samples, MiB a second (0 for fewer than 3)."""
+    if len(samples) < 3:
+        return 0.0
+    mean_t = statistics.fmean(t for t, _ in samples)
+    mean_m = statistics.fmean(m for _, m in samples)
+    var = sum((t - mean_t) ** 2 for t, _ in samples)
+    if var == 0:
+        return 0.0
+    return sum((t - mean_t) * (m - mean_m) for t, m in samples) / var
+
+
 class Serve:
     """One ``livetable serve`` of the studio, its metrics on a port of its own and its
     resident memory sampled every :data:`MEMORY_EVERY` seconds while it runs."""
@@ -165,19 +177,19 @@ class Serve:
         lived = self.memory[-1][0]
         after = [(t, m) for t, m in self.memory if t >= min(warmup, lived / 2)]
         half = [(t, m) for t, m in after if t >= (after[0][0] + after[-1][0]) / 2]
-        slope = 0.0
-        if len(half) >= 3:
-            mean_t = statistics.fmean(t for t, _ in half)
-            mean_m = statistics.fmean(m for _, m in half)
-            var = sum((t - mean_t) ** 2 for t, _ in half)
-            if var > 0:
-                slope = sum((t - mean_t) * (m - mean_m) for t, m in half) / var * 3600
+        last10 = [(t, m) for t, m in after if t >= after[-1][0] - 600]
+        per_minute: list[float] = []
+        for t, m in after:
+            if not per_minute or t >= after[0][0] + 60 * len(per_minute):
+                per_minute.append(round(m, 1))
         return {
             "start_mb": round(after[0][1], 1),
             "end_mb": round(after[-1][1], 1),
             "peak_mb": round(max(m for _, m in after), 1),
-            "second_half_mb_per_hour": round(slope, 1),
+            "second_half_mb_per_hour": round(_slope(half) * 3600, 1),
+            "last_10_min_mb_per_hour": round(_slope(last10) * 3600, 1),
             "minutes": round((after[-1][0] - after[0][0]) / 60, 1),
+            "per_minute_mb": per_minute,
         }
 
     @property
@@ -688,6 +700,13 @@ async def run_load(
     servers = [
         Serve(env, table_file, tmp / f"serve-{i}.log", f"node-{i}") for i in range(args.processes)
     ]
+    if args.memory_trace:  # tracemalloc in each serve process, its samples in a file each
+        Path(args.memory_trace_dir).mkdir(parents=True, exist_ok=True)
+        for server in servers:
+            server.env["LIVETABLE_MEMORY_TRACE_SECONDS"] = str(args.memory_trace)
+            server.env["LIVETABLE_MEMORY_TRACE_FILE"] = str(
+                Path(args.memory_trace_dir) / f"{server.node}.jsonl"
+            )
     for server in servers:
         server.start()
     studio = Studio(servers, tokens)
@@ -937,6 +956,15 @@ def main() -> None:
     parser.add_argument(
         "--warmup", type=float, default=60.0, help="memory: the start sample is taken after"
     )
+    parser.add_argument(
+        "--memory-trace",
+        type=float,
+        default=0.0,
+        help="every N s, each serve process samples tracemalloc's top growth (0: off)",
+    )
+    parser.add_argument(
+        "--memory-trace-dir", default="memory-trace", help="the samples: one JSONL per process"
+    )
     known, _ = parser.parse_known_args()
     if known.preset:
         parser.set_defaults(**PRESETS[known.preset])
@@ -957,9 +985,12 @@ def main() -> None:
                 say(
                     f"memory {node}: {figures['start_mb']} MiB after warm-up -> "
                     f"{figures['end_mb']} MiB at the end (peak {figures['peak_mb']}, second "
-                    f"half {figures['second_half_mb_per_hour']:+} MiB/h over "
-                    f"{figures['minutes']} min)"
+                    f"half {figures['second_half_mb_per_hour']:+} MiB/h, last 10 minutes "
+                    f"{figures['last_10_min_mb_per_hour']:+} MiB/h, over {figures['minutes']} "
+                    f"min; each minute: {figures['per_minute_mb']})"
                 )
+        if args.memory_trace:
+            result["memory_trace"] = traced_growth(Path(args.memory_trace_dir), SERVES)
         commits += commit_cost(runtime, 200)
         if args.nats:
             asyncio.run(_drop_stream(args.nats, args.nats_stream))
@@ -997,6 +1028,34 @@ def main() -> None:
             f"{'met' if met else 'NOT met'}"
         )
     print(json.dumps(result), flush=True)
+
+
+def traced_growth(folder: Path, servers: list[Serve], top: int = 5) -> dict[str, Any]:
+    """Each serve's last tracemalloc sample: Python's memory (traced now and at its peak)
+    and the source lines whose allocations grew most since the first sample."""
+    out: dict[str, Any] = {}
+    for server in servers:
+        path = folder / f"{server.node}.jsonl"
+        lines = path.read_text().splitlines() if path.exists() else []
+        if not lines:
+            continue
+        first, last = json.loads(lines[0]), json.loads(lines[-1])
+        growth = [
+            {"kib": g["kib"], "count": g["count"], "at": g["where"][-1]}
+            for g in last["growth"][:top]
+        ]
+        out[server.node] = {
+            "traced_mib_first": first["traced_mib"],
+            "traced_mib_last": last["traced_mib"],
+            "traced_peak_mib": last["traced_peak_mib"],
+            "top_growth": growth,
+        }
+        say(
+            f"tracemalloc {server.node}: Python heap {first['traced_mib']} -> "
+            f"{last['traced_mib']} MiB (peak {last['traced_peak_mib']}); grew most: "
+            + "; ".join(f"{g['at']} {g['kib']:+} KiB" for g in growth)
+        )
+    return out
 
 
 async def _drop_stream(url: str, stream: str) -> None:

@@ -58,6 +58,9 @@ def serve(
         read_model_seconds=settings.read_model_check_seconds,
     )
     watchdog.start()
+    from table_service.memory_trace import start_from_settings
+
+    trace = start_from_settings(settings.memory_trace_seconds, settings.memory_trace_file)
     try:
         uvicorn.run(
             app,
@@ -68,6 +71,8 @@ def serve(
         )
     finally:
         watchdog.stop()
+        if trace is not None:
+            trace.stop()
         if exposer is not None:
             exposer.close()
 

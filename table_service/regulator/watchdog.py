@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import structlog
@@ -108,7 +110,7 @@ class AuditWatchdog:
             if (table_id, shoe_no) in done:
                 continue
             with self.runtime.sessions() as session:
-                shoes = fold_records(EventStore.read(session, table_id=table_id)).shoes
+                shoes = fold_records(_shoe_history(session, table_id)).shoes
             shoe = next((x for x in shoes if x["shoe_no"] == shoe_no and x["ended"]), None)
             if shoe is None:
                 continue
@@ -145,3 +147,37 @@ class AuditWatchdog:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+
+
+_MONEY = ("bets_placed", "bets_settled", "bets_refunded", "commission_credited")
+
+
+def _shoe_history(session: Any, table_id: str) -> Iterator[SimpleNamespace]:
+    """A table's events for :func:`fold_records`, a page at a time, the bets' payloads
+    left in the database (the shoes' fold needs their round and actor, not their bets).
+
+    Before, each shoe's end read the table's whole history, payloads and all, into one
+    list: a transient that grows with the table's log (a day's bets is hundreds of MiB)
+    and leaves the process's resident memory at that high-water mark."""
+    from sqlalchemy import case, literal, select
+
+    from audit.models import AuditEvent
+
+    payload = case((AuditEvent.type.in_(_MONEY), literal("{}")), else_=AuditEvent.payload)
+    rows = session.execute(
+        select(
+            AuditEvent.seq,
+            AuditEvent.table_id,
+            AuditEvent.round_id,
+            AuditEvent.type,
+            AuditEvent.actor,
+            payload,
+        )
+        .where(AuditEvent.table_id == table_id)
+        .order_by(AuditEvent.seq)
+        .execution_options(yield_per=500)
+    )
+    for seq, table, round_id, kind, actor, raw in rows:
+        yield SimpleNamespace(
+            seq=seq, table_id=table, round_id=round_id, type=kind, actor=actor, payload=raw
+        )

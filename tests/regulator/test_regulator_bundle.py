@@ -255,25 +255,24 @@ def test_a_credit_committed_while_the_check_reads_is_no_mismatch(  # type: ignor
     from table_service.table.wallet import Transfer, transfer
 
     runtime, _ = played
-    real_fold = readmodels.fold
+    real_stream = readmodels._stream
     credited: list[int] = []
 
-    def fold_then_credit(events):  # type: ignore[no-untyped-def]
-        expected = real_fold(events)
+    def stream_then_credit(session):  # type: ignore[no-untyped-def]
+        yield from real_stream(session)  # the whole log read, then a credit commits
         answer = transfer(
             runtime,
             Transfer("a2", 700, f"mid-check-{len(credited)}", "credit"),
             actor="operator:op",
         )
         credited.append(answer["balance"])
-        return expected
 
     from table_service.regulator.watchdog import AuditWatchdog
 
     dog = AuditWatchdog(runtime, seal_seconds=1, read_model_seconds=1)
-    monkeypatch.setattr(readmodels, "fold", fold_then_credit)
+    monkeypatch.setattr(readmodels, "_stream", stream_then_credit)
     assert dog.check_read_models() == []  # nor does it hold the writers back (SQLite)
-    monkeypatch.setattr(readmodels, "fold", real_fold)
+    monkeypatch.setattr(readmodels, "_stream", real_stream)
     with runtime.sessions() as session:
         assert credited and check_read_models(session) == []  # and the credit is in both
 
