@@ -136,6 +136,16 @@ FEED_LAST_DELIVERY = Gauge(
     "Unix time of the operator feed's last delivery",
     ["operator"],
 )
+FEED_NATS_CONNECTED = Gauge(
+    "livetable_feed_nats_connected",
+    "1 while the operator feed is connected to NATS, 0 while NATS is unreachable",
+    ["operator"],
+)
+FEED_NATS_FAILURES = Counter(
+    "livetable_feed_nats_connect_failures_total",
+    "The operator feed's attempts to reach NATS that failed",
+    ["operator"],
+)
 FEED_PENDING = Gauge(
     "livetable_feed_pending_messages",
     "Operator messages in the stream not yet acknowledged by this feed (JetStream consumer)",
@@ -543,6 +553,7 @@ def watch_feed(operator: str) -> None:
     FEED_RETRIES.labels(operator)
     FEED_DEAD_LETTERS.labels(operator)
     FEED_LAG.labels(operator)
+    FEED_NATS_FAILURES.labels(operator)
 
 
 def unwatch_table(table: Any) -> None:

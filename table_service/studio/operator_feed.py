@@ -77,6 +77,101 @@ class PendingGauge:
         metrics.FEED_PENDING.labels(self.operator).set(backlog)
 
 
+class NatsLink:
+    """The feed's connection to NATS, said out loud: while NATS is unreachable (at start
+    or later) a structured ``*.nats_unreachable`` warning names the URL, the attempts and
+    the last error (at once, then every :attr:`every` seconds, not a traceback per
+    attempt), ``livetable_feed_nats_connected`` reads 0 and the failures are counted; when
+    NATS answers again ``*.nats_connected`` says after how long and the gauge reads 1.
+
+    Before, a feed started while NATS was away sat in the client's connect loop: nothing
+    in its metrics, a traceback per half second from the client's own logger, and deaf
+    to SIGTERM (the stop it was given waited behind the connect)."""
+
+    def __init__(self, url: str, operator: str, kind: str, *, every: float = 30.0) -> None:
+        self.url = url
+        self.operator = operator
+        self.kind = kind  # "operator_feed" or "webhook": the log lines' prefix
+        self.every = every
+        self.failures = 0
+        self._down_since: float | None = None
+        self._last_said = 0.0
+        self._up = False
+        metrics.FEED_NATS_CONNECTED.labels(operator).set(0)
+
+    @property
+    def connected(self) -> bool:
+        return self._up
+
+    async def _error(self, exc: Exception) -> None:
+        loop_time = asyncio.get_running_loop().time()
+        self.failures += 1
+        metrics.FEED_NATS_FAILURES.labels(self.operator).inc()
+        self._mark_down(loop_time)
+        if self.failures == 1 or loop_time - self._last_said >= self.every:
+            self._last_said = loop_time
+            log.warning(
+                f"{self.kind}.nats_unreachable",
+                operator=self.operator,
+                url=self.url,
+                attempts=self.failures,
+                down_s=round(loop_time - (self._down_since or loop_time), 1),
+                error=f"{type(exc).__name__}: {exc}",
+                policy="retrying every 0.5 s; the durable consumer keeps the operator's place",
+            )
+
+    def _mark_down(self, now: float) -> None:
+        if self._down_since is None:
+            self._down_since = now
+        self._up = False
+        metrics.FEED_NATS_CONNECTED.labels(self.operator).set(0)
+
+    async def _disconnected(self) -> None:
+        if self._up:
+            log.warning(f"{self.kind}.nats_disconnected", operator=self.operator, url=self.url)
+        self._mark_down(asyncio.get_running_loop().time())
+
+    async def _connected(self) -> None:
+        now = asyncio.get_running_loop().time()
+        down = None if self._down_since is None else round(now - self._down_since, 1)
+        self._down_since, self._up, self.failures = None, True, 0
+        metrics.FEED_NATS_CONNECTED.labels(self.operator).set(1)
+        if down is not None:
+            log.warning(
+                f"{self.kind}.nats_connected", operator=self.operator, url=self.url, after_s=down
+            )
+
+    async def connect(self, name: str, stop: asyncio.Event) -> Any | None:
+        """The NATS client once connected, or None if ``stop`` was set first."""
+        import nats
+
+        connecting = asyncio.ensure_future(
+            nats.connect(
+                self.url,
+                name=name,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=0.5,
+                error_cb=self._error,
+                disconnected_cb=self._disconnected,
+                reconnected_cb=self._connected,
+            )
+        )
+        stopping = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({connecting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+        if not connecting.done():
+            connecting.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await connecting
+            log.info(f"{self.kind}.stopped_before_nats", operator=self.operator, url=self.url)
+            return None
+        nc = await connecting
+        await self._connected()
+        return nc
+
+
 async def run_feed(
     url: str,
     operator: str,
@@ -89,15 +184,16 @@ async def run_feed(
     batch: int = 100,
 ) -> None:
     """Deliver the operator's messages to ``deliver`` until ``stop`` is set."""
-    import nats
     from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
     from nats.js.errors import FetchTimeoutError
 
     state = state or FeedState(None)
     stop = stop or asyncio.Event()
-    nc = await nats.connect(
-        url, name=f"operator-feed:{operator}", max_reconnect_attempts=-1, reconnect_time_wait=0.5
-    )
+    metrics.watch_feed(operator)
+    link = NatsLink(url, operator, "operator_feed")
+    nc = await link.connect(f"operator-feed:{operator}", stop)
+    if nc is None:
+        return
     try:
         js = nc.jetstream()
         await ensure_stream(js, stream, root)
@@ -113,9 +209,12 @@ async def run_feed(
             ),
         )
         log.info("operator_feed.started", operator=operator, durable=durable_name(operator))
-        metrics.watch_feed(operator)
         pending = PendingGauge(subscription, operator)
         while not stop.is_set():
+            if not nc.is_connected:  # said by the link; the client reconnects by itself
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 0.5)
+                continue
             await pending.update()
             try:
                 messages = await subscription.fetch(batch, timeout=0.5)

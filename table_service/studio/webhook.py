@@ -54,7 +54,7 @@ from typing import Any
 import structlog
 
 from table_service import metrics
-from table_service.studio.operator_feed import FeedState, PendingGauge
+from table_service.studio.operator_feed import FeedState, NatsLink, PendingGauge
 from table_service.table.nats_stream import ensure_stream, subject_token
 
 log = structlog.get_logger(__name__)
@@ -152,7 +152,6 @@ async def run_webhook(
 ) -> None:
     """POST the operator's messages to ``endpoint`` until ``stop`` is set."""
     import httpx
-    import nats
     from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
     from nats.js.errors import FetchTimeoutError
 
@@ -161,9 +160,10 @@ async def run_webhook(
     state = state or FeedState(None)
     dead_letters = dead_letters or DeadLetters(None)
     stop = stop or asyncio.Event()
-    nc = await nats.connect(
-        nats_url, name=f"webhook:{operator}", max_reconnect_attempts=-1, reconnect_time_wait=0.5
-    )
+    metrics.watch_feed(operator)
+    nc = await NatsLink(nats_url, operator, "webhook").connect(f"webhook:{operator}", stop)
+    if nc is None:
+        return
     client = httpx.AsyncClient(timeout=timeout, follow_redirects=False)
     durable = webhook_durable(operator)
     try:
@@ -181,9 +181,11 @@ async def run_webhook(
             ),
         )
         log.info("webhook.started", operator=operator, endpoint=endpoint, durable=durable)
-        metrics.watch_feed(operator)
         pending = PendingGauge(subscription, operator)
         while not stop.is_set():
+            if not nc.is_connected:  # said by the link; the client reconnects by itself
+                await _pause(stop, 0.5)
+                continue
             await pending.update()
             try:
                 messages = await subscription.fetch(1, timeout=0.5)

@@ -322,7 +322,7 @@ def test_studio_metrics_move_and_deploy_names_exist(tmp_path: Path, nats_binary:
             )
             assert alert["labels"]["operator"] == "ops-operator"
             rules = prometheus.rules()
-            assert len(rules) == 17
+            assert len(rules) == 18
             assert all(r["health"] == "ok" and not r.get("lastError") for r in rules), rules
             quiet = {"LivetableTableUnowned", "LivetableLeaseLost", "LivetableErrorRate"}
             assert not quiet & {a["labels"]["alertname"] for a in prometheus.alerts()}
