@@ -7,11 +7,11 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
-from audit_session import Session
 from sqlalchemy import text
 
 import table_service.regulator.readmodels as readmodels
 from table_service.regulator.readmodels import check_read_models
+from tests.support.table_session import Session
 
 
 def _peak_kib(runtime) -> float:  # type: ignore[no-untyped-def]
