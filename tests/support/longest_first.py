@@ -51,7 +51,7 @@ HEAVY: dict[str, float] = {  # -n 0 --cpu-durations, 5 December 2026 (1,503 test
     "tests/rules/test_rules_contract.py": 10,
     "tests/camera/test_camera_faces.py": 9,
     "tests/xidach/test_xidach_crash.py": 9,
-    "tests/hardening/test_cli_broken_files.py": 8,
+    "tests/cli/test_cli_broken_files.py": 8,
     "tests/table/test_table_api.py": 8,
     "tests/cli/test_cli_first_run.py": 6,
     "tests/cli/test_cli_principal.py": 4,
