@@ -580,8 +580,8 @@ DYNAMIC = {"monotonic", "utc"}
 
 
 @contextmanager
-def _shoe_sim(command: str, cwd: Path) -> Iterator[str]:
-    """``livetable shoe sim ...`` running in the background; its device path (first line)."""
+def _background(command: str, cwd: Path) -> Iterator[IO[str]]:
+    """A long-running command in the background, its standard output; stopped after."""
     proc = subprocess.Popen(
         ["bash", "-c", f"exec {command}"],
         cwd=cwd,
@@ -592,10 +592,17 @@ def _shoe_sim(command: str, cwd: Path) -> Iterator[str]:
     )
     try:
         assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
+        yield proc.stdout
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+@contextmanager
+def _shoe_sim(command: str, cwd: Path) -> Iterator[str]:
+    """``livetable shoe sim ...`` running in the background; its device path (first line)."""
+    with _background(command, cwd) as out:
+        yield out.readline().strip()
 
 
 def test_shoe_sim_and_read(tmp_path: Path) -> None:
@@ -651,20 +658,11 @@ def _events_until(
     """The JSON lines a long-running command writes, read until ``done`` holds of them
     (or ``seconds`` pass, generous for a loaded machine: the caller's assertion then says
     what was missing); the command is then stopped."""
-    proc = subprocess.Popen(
-        ["bash", "-c", f"exec {command}"],
-        cwd=cwd,
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
     lines: queue.Queue[str] = queue.Queue()
-    assert proc.stdout is not None
-    threading.Thread(target=_lines_into, args=(proc.stdout, lines), daemon=True).start()
     events: list[dict[str, Any]] = []
     deadline = time.monotonic() + seconds
-    try:
+    with _background(command, cwd) as out:
+        threading.Thread(target=_lines_into, args=(out, lines), daemon=True).start()
         while not done(events) and (left := deadline - time.monotonic()) > 0:
             try:
                 line = lines.get(timeout=left)
@@ -673,9 +671,6 @@ def _events_until(
             if not line:  # the command ended
                 break
             events.append(json.loads(line))
-    finally:
-        proc.terminate()
-        proc.wait(30)
     return events
 
 
