@@ -42,12 +42,15 @@ class Client(ApiClient):
     def summary(self) -> dict:
         return self.get(f"/tables/{T}")
 
-    def wait(self, predicate: Any, seconds: float = 5.0) -> dict:
+    def wait(self, predicate: Any, seconds: float = 60.0) -> dict:
+        """The table's summary once ``predicate`` holds of it (the table's timers run on
+        their own task: a loaded machine is slower, never red); fails at the bound."""
         end = time.monotonic() + seconds
         while True:
             summary = self.summary()
-            if predicate(summary) or time.monotonic() > end:
+            if predicate(summary):
                 return summary
+            assert time.monotonic() < end, summary["round"]
             time.sleep(0.05)
 
 

@@ -112,7 +112,9 @@ def test_a_write_is_answered_while_a_crowd_replays(served: Any) -> None:
 
 
 async def test_replay_bursts_wait_for_writes_in_flight_but_not_for_stuck_ones() -> None:
-    writes = Writes(fresh=0.5)
+    # A write counts for a minute here: the burst must wait for it however long a loaded
+    # machine takes to end it (with 0.5 s, a late wake-up would let the burst go first).
+    writes = Writes(fresh=60)
     hub = StreamHub(asyncio.get_running_loop(), writes=writes, replay_share=1.0)
     try:
         order: list[str] = []
@@ -127,13 +129,14 @@ async def test_replay_bursts_wait_for_writes_in_flight_but_not_for_stuck_ones() 
         order.append("write done")
         end()
         end()  # a second end counts nothing
-        await asyncio.wait_for(task, 5)
+        await asyncio.wait_for(task, 30)
         assert order == ["write done", "burst"]
         assert writes.count == 0 and writes.idle.is_set()
         # a write still running past `fresh` (a slow body, a long settlement) stops counting
+        writes.fresh = 0.5  # read as each write begins
         stuck = writes.begin()
         assert not writes.idle.is_set()
-        await asyncio.wait_for(writes.idle.wait(), 5)
+        await asyncio.wait_for(writes.idle.wait(), 30)
         assert writes.count == 0
         other = writes.begin()
         stuck()  # ending late does not uncount the other write
