@@ -2,20 +2,87 @@
 
 SQLite in a temporary folder by default; given a PostgreSQL URL, a fresh schema on that
 server, dropped afterwards, so a measurement never touches a studio's data.
+
+A run that is killed (SIGKILL, a lost terminal) cannot drop its schema, so each run
+holds a session advisory lock named for its schema while it lives (the server lets go
+of it when the run's connection dies), and the next run drops every ``scratch_*``
+schema whose lock is free and whose log has been quiet for :data:`STALE_SECONDS` (a
+schema of another run still going is never touched). JetStream streams of killed
+``studio_load`` runs go the same way (:func:`drop_stale_streams`).
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import Connection, create_engine, text
 
 from table_service.config import Settings
 from table_service.runtime import Runtime
+
+PREFIX = "scratch_"
+STALE_SECONDS = 600.0  # a scratch schema's log or a benchmark's stream this long quiet
+_LOCK_CLASS = "livetable-scratch"  # the advisory lock's first key (two-int key space)
+
+
+def _lock(conn: Connection, schema: str, *, wait: bool) -> bool:
+    function = "pg_advisory_lock" if wait else "pg_try_advisory_lock"
+    found = conn.execute(
+        text(f"SELECT {function}(hashtext(:cls), hashtext(:schema))"),
+        {"cls": _LOCK_CLASS, "schema": schema},
+    ).scalar()
+    return wait or bool(found)
+
+
+def _quiet_for(conn: Connection, schema: str) -> float | None:
+    """Seconds since the schema's last event (None: no log, or an empty one)."""
+    has_log = conn.execute(
+        text(
+            "SELECT 1 FROM information_schema.tables"
+            " WHERE table_schema = :s AND table_name = 'audit_events'"
+        ),
+        {"s": schema},
+    ).scalar()
+    if not has_log:
+        return None
+    last = conn.execute(text(f'SELECT MAX(ts) FROM "{schema}".audit_events')).scalar()
+    if not last:
+        return None
+    when = datetime.strptime(last[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    return time.time() - when.timestamp()
+
+
+def drop_stale_schemas(conn: Connection, stale_seconds: float = STALE_SECONDS) -> list[str]:
+    """Drop the ``scratch_*`` schemas of runs that died (``conn`` in autocommit): no run
+    holds the schema's lock, and its log (if any) has been quiet ``stale_seconds``."""
+    dropped = []
+    schemas = conn.execute(
+        text("SELECT nspname FROM pg_namespace WHERE nspname LIKE :p ORDER BY nspname"),
+        {"p": PREFIX.replace("_", r"\_") + "%"},
+    ).scalars()
+    for schema in list(schemas):
+        if not _lock(conn, schema, wait=False):
+            continue  # a live run holds it
+        try:
+            quiet = _quiet_for(conn, schema)
+            if quiet is not None and quiet < stale_seconds:
+                continue  # a run without the lock (older code) still writing
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            dropped.append(schema)
+        finally:
+            conn.execute(
+                text("SELECT pg_advisory_unlock(hashtext(:cls), hashtext(:schema))"),
+                {"cls": _LOCK_CLASS, "schema": schema},
+            )
+    return dropped
 
 
 @contextmanager
@@ -30,19 +97,67 @@ def scratch_runtime(db: str | None = None) -> Iterator[Runtime]:
             finally:
                 runtime.close()
             return
-        schema = f"scratch_{uuid.uuid4().hex[:8]}"
+        schema = f"{PREFIX}{uuid.uuid4().hex[:8]}"
         admin = create_engine(db, isolation_level="AUTOCOMMIT", pool_pre_ping=True)
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-        separator = "&" if "?" in db else "?"
-        settings = Settings(
-            data_dir=Path(tmp), database_url=f"{db}{separator}options=-csearch_path%3D{schema}"
-        )
-        runtime = Runtime.from_settings(settings, upgrade=True)
+        holder = admin.connect()  # holds the schema's lock for the life of the run
         try:
-            yield runtime
+            for stale in drop_stale_schemas(holder):
+                print(f"dropped {stale}: left behind by a run that died", flush=True)
+            _lock(holder, schema, wait=True)
+            holder.execute(text(f'CREATE SCHEMA "{schema}"'))
+            separator = "&" if "?" in db else "?"
+            settings = Settings(
+                data_dir=Path(tmp),
+                database_url=f"{db}{separator}options=-csearch_path%3D{schema}",
+            )
+            runtime = Runtime.from_settings(settings, upgrade=True)
+            try:
+                yield runtime
+            finally:
+                runtime.close()
+                holder.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         finally:
-            runtime.close()
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            holder.close()
             admin.dispose()
+
+
+async def drop_stale_streams(
+    url: str, prefix: str, keep: str | None = None, stale_seconds: float = STALE_SECONDS
+) -> list[str]:
+    """Delete the JetStream streams named ``prefix*`` (not ``keep``) with no message for
+    ``stale_seconds`` (none since their creation, if empty): a killed benchmark's."""
+    import nats
+
+    nc = await nats.connect(url, connect_timeout=5, max_reconnect_attempts=1)
+    dropped = []
+    try:
+        names = await _api(nc, "$JS.API.STREAM.NAMES", None)
+        for name in names.get("streams") or []:
+            if not name.startswith(prefix) or name == keep:
+                continue
+            info = await _api(nc, f"$JS.API.STREAM.INFO.{name}", None)
+            if "error" in info:
+                continue
+            stamps = [(info.get("state") or {}).get("last_ts"), info.get("created")]
+            if min(_age(s) for s in stamps if s) < stale_seconds:
+                continue  # a message (or its creation) within the window: a live run
+            with suppress(Exception):
+                await nc.jetstream().delete_stream(name)
+                dropped.append(name)
+    finally:
+        await nc.close()
+    return dropped
+
+
+async def _api(nc: Any, subject: str, body: dict[str, Any] | None) -> dict[str, Any]:
+    answer = await nc.request(subject, json.dumps(body or {}).encode(), timeout=5)
+    parsed: dict[str, Any] = json.loads(answer.data)
+    return parsed
+
+
+def _age(stamp: str) -> float:
+    """Seconds since a JetStream time (RFC 3339, nanoseconds; the zero time is old)."""
+    if stamp.startswith("0001-"):
+        return float("inf")
+    when = datetime.strptime(stamp[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    return time.time() - when.timestamp()

@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from scratch import scratch_runtime
+from scratch import drop_stale_streams, scratch_runtime
 from serving import cpu_seconds
 from sqlalchemy import BigInteger, Column, Integer, MetaData, func, insert, select
 from sqlalchemy import Table as SqlTable
@@ -139,6 +139,15 @@ def _slope(samples: list[tuple[float, float]]) -> float:
     return sum((t - mean_t) * (m - mean_m) for t, m in samples) / var
 
 
+def _die_with_parent() -> None:
+    """In a serve child: SIGTERM when the benchmark dies, even by SIGKILL (Linux), so no
+    orphan keeps a killed run's tables, schema and stream busy."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PDEATHSIG
+
+
 class Serve:
     """One ``livetable serve`` of the studio, its metrics on a port of its own and its
     resident memory sampled every :data:`MEMORY_EVERY` seconds while it runs."""
@@ -203,6 +212,7 @@ class Serve:
                 env=self.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent,
             )
         threading.Thread(target=self._sample, args=(self.proc,), daemon=True).start()
 
@@ -697,6 +707,9 @@ async def run_load(
     if args.nats:
         env["LIVETABLE_NATS_URL"] = args.nats
         env["LIVETABLE_NATS_STREAM"] = args.nats_stream
+        # Subjects of this run's own: another run's stream on the same server (another
+        # benchmark going, or one killed) would overlap the default root's.
+        env["LIVETABLE_NATS_SUBJECT_ROOT"] = args.nats_stream.lower()
     servers = [
         Serve(env, table_file, tmp / f"serve-{i}.log", f"node-{i}") for i in range(args.processes)
     ]
@@ -761,7 +774,9 @@ async def run_load(
         for pipe in pipes:
             pipe.recv()
         followers = [
-            NatsFollower(args.nats, args.nats_stream, "livetable", table_ids[n % len(table_ids)])
+            NatsFollower(
+                args.nats, args.nats_stream, args.nats_stream.lower(), table_ids[n % len(table_ids)]
+            )
             for n in range(args.nats_consumers if args.nats else 0)
         ]
         tasks += [asyncio.create_task(s.run(stop)) for s in consoles]
@@ -784,7 +799,7 @@ async def run_load(
         takeover = None
         killed_node = None
         next_report = run_started + 5
-        while time.monotonic() - run_started < args.seconds:
+        while time.monotonic() - run_started < args.seconds and not STOP_EARLY.is_set():
             await asyncio.sleep(0.2)
             now = time.monotonic()
             if killed_node is None and args.kill and now - run_started > args.seconds / 2:
@@ -806,6 +821,7 @@ async def run_load(
                 next_report = now + 5
                 rounds = sum(d.rounds for d in dealers.values())
                 say(f"t={now - run_started:5.1f}s rounds={rounds}")
+        ran = time.monotonic() - run_started
         for task in tasks[len(consoles) + len(followers) :]:
             task.cancel()
         for spy in spies:
@@ -913,7 +929,7 @@ async def run_load(
             "load_generator_main_cpu_s": round(generator_cpu, 2),
             "subscriber_procs_cpu_s": round(crowd_cpu, 2),
             "servers_cpu_s": round(sum(servers_cpu.values()), 2),
-            "run_seconds": round(args.seconds, 1),
+            "run_seconds": round(ran, 1),
         }
     )
     return result
@@ -970,28 +986,38 @@ def main() -> None:
         parser.set_defaults(**PRESETS[known.preset])
     args = parser.parse_args()
     configure_logging(level="WARNING")
-    with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:
-        db_url = runtime.engine.url.render_as_string(hide_password=False)
-        commits = commit_cost(runtime, 200)
-        say(
-            f"backend {runtime.engine.dialect.name}; "
-            f"durable commit p50 {statistics.median(commits) * 1000:.2f} ms"
-        )
-        result = asyncio.run(run_load(args, runtime, db_url, Path(tmp)))
-        memory = {s.node: s.memory_report(args.warmup) for s in SERVES}
-        result["memory"] = memory
-        for node, figures in memory.items():
-            if figures:
-                say(
-                    f"memory {node}: {figures['start_mb']} MiB after warm-up -> "
-                    f"{figures['end_mb']} MiB at the end (peak {figures['peak_mb']}, second "
-                    f"half {figures['second_half_mb_per_hour']:+} MiB/h, last 10 minutes "
-                    f"{figures['last_10_min_mb_per_hour']:+} MiB/h, over {figures['minutes']} "
-                    f"min; each minute: {figures['per_minute_mb']})"
-                )
-        if args.memory_trace:
-            result["memory_trace"] = traced_growth(Path(args.memory_trace_dir), SERVES)
-        commits += commit_cost(runtime, 200)
+    # SIGTERM or a lost terminal ends the run early: the serve processes stopped, the
+    # scratch schema dropped, the stream deleted (SIGKILL cannot: the next run drops what
+    # a killed one left, once it is stale, by name and by its lock or its silence).
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _interrupt)
+    if args.nats:
+        for stale in asyncio.run(drop_stale_streams(args.nats, "LOAD", keep=args.nats_stream)):
+            say(f"deleted stream {stale}: left behind by a run that died")
+    try:
+        with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:
+            db_url = runtime.engine.url.render_as_string(hide_password=False)
+            commits = commit_cost(runtime, 200)
+            say(
+                f"backend {runtime.engine.dialect.name}; "
+                f"durable commit p50 {statistics.median(commits) * 1000:.2f} ms"
+            )
+            result = asyncio.run(run_load(args, runtime, db_url, Path(tmp)))
+            memory = {s.node: s.memory_report(args.warmup) for s in SERVES}
+            result["memory"] = memory
+            for node, figures in memory.items():
+                if figures:
+                    say(
+                        f"memory {node}: {figures['start_mb']} MiB after warm-up -> "
+                        f"{figures['end_mb']} MiB at the end (peak {figures['peak_mb']}, second "
+                        f"half {figures['second_half_mb_per_hour']:+} MiB/h, last 10 minutes "
+                        f"{figures['last_10_min_mb_per_hour']:+} MiB/h, over {figures['minutes']} "
+                        f"min; each minute: {figures['per_minute_mb']})"
+                    )
+            if args.memory_trace:
+                result["memory_trace"] = traced_growth(Path(args.memory_trace_dir), SERVES)
+            commits += commit_cost(runtime, 200)
+    finally:
         if args.nats:
             asyncio.run(_drop_stream(args.nats, args.nats_stream))
     commit = statistics.median(commits) * 1000
@@ -1056,6 +1082,18 @@ def traced_growth(folder: Path, servers: list[Serve], top: int = 5) -> dict[str,
             + "; ".join(f"{g['at']} {g['kib']:+} KiB" for g in growth)
         )
     return out
+
+
+STOP_EARLY = threading.Event()  # SIGTERM/SIGHUP: end the run now, report and clean up
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """The first SIGTERM or SIGHUP ends the run early the ordinary way (drain, report,
+    stop the servers, drop the schema and the stream); a second one unwinds at once."""
+    if STOP_EARLY.is_set():
+        raise KeyboardInterrupt(f"signal {signum}")
+    STOP_EARLY.set()
+    say(f"signal {signum}: ending the run now (again to abandon it)")
 
 
 async def _drop_stream(url: str, stream: str) -> None:

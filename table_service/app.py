@@ -118,6 +118,7 @@ def build_app(
                 runtime,
                 runtime.settings.nats_url,
                 stream=runtime.settings.nats_stream,
+                root=runtime.settings.nats_subject_root,
                 tables=() if studio is not None else None,
             )
             await publisher.start()

@@ -129,6 +129,12 @@ class Settings(BaseSettings):
         None, description="Also publish the stream to NATS JetStream at this URL"
     )
     nats_stream: str = Field("LIVETABLE", description="The studio's JetStream stream")
+    nats_subject_root: str = Field(
+        "livetable",
+        pattern=r"^[A-Za-z0-9_-]+$",
+        description="The first token of the studio's NATS subjects (one studio per root: "
+        "two streams on one server cannot share subjects)",
+    )
     node_id: str | None = Field(
         None, description="This serve process in the studio's leases; default host:port"
     )

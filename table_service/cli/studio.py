@@ -112,6 +112,7 @@ def operator_feed(
             operator,
             deliver,
             stream=stream or settings.nats_stream,
+            root=settings.nats_subject_root,
             state=FeedState(state),
             stop=stop,
         )
@@ -163,6 +164,7 @@ def _webhook(
             endpoint,
             secret,
             stream=stream,
+            root=settings.nats_subject_root,
             state=FeedState(state),
             dead_letters=DeadLetters(letters),
             stop=stop,

@@ -54,3 +54,115 @@ def test_short_studio_load_loses_and_doubles_nothing(pg_database: str, nats_url:
     assert result["rounds"] >= 1 and result["bets"] >= 10 and result["events"] > 0
     assert result["subscribers"] == 15
     assert result["commit_p50_ms"] > 0
+
+
+def _scratch(url: str):  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(BENCH.parent))
+    import scratch
+
+    return scratch
+
+
+def _schemas(conn) -> set[str]:  # type: ignore[no-untyped-def]
+    from sqlalchemy import text
+
+    rows = conn.execute(text(r"SELECT nspname FROM pg_namespace WHERE nspname LIKE 'scratch\_%'"))
+    return set(rows.scalars())
+
+
+def test_only_stale_scratch_schemas_and_streams_are_dropped(
+    pg_database: str, nats_url: str
+) -> None:
+    """A killed run's schema (its lock free, its log quiet) and stream (no message for the
+    window) go; a live run's schema (its lock held, or its log just written) and stream
+    stay, and names without the prefix are never looked at."""
+    import asyncio
+    import time
+    import uuid
+
+    from sqlalchemy import create_engine, text
+
+    scratch = _scratch(pg_database)
+    engine = create_engine(pg_database, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn, engine.connect() as live:
+        for name in ("scratch_dead0001", "scratch_held0001", "scratch_busy0001", "keepme_0001"):
+            conn.execute(text(f'CREATE SCHEMA "{name}"'))
+        for name, ts in (
+            ("scratch_dead0001", "2026-01-01T00:00:00.000000Z"),
+            ("scratch_busy0001", time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())),
+        ):
+            conn.execute(text(f'CREATE TABLE "{name}".audit_events (seq int, ts text)'))
+            conn.execute(text(f"INSERT INTO \"{name}\".audit_events VALUES (1, '{ts}')"))
+        scratch._lock(live, "scratch_held0001", wait=True)  # a run still going
+        assert scratch.drop_stale_schemas(conn) == ["scratch_dead0001"]
+        assert _schemas(conn) == {"scratch_held0001", "scratch_busy0001"}
+        live.invalidate()  # the run dies: its lock goes with its connection
+        assert scratch.drop_stale_schemas(conn, stale_seconds=3600) == ["scratch_held0001"]
+        for name in ("scratch_busy0001", "keepme_0001"):
+            conn.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+
+    prefix = f"LOADT{uuid.uuid4().hex[:6].upper()}"
+
+    async def streams() -> tuple[list[str], list[str]]:
+        import nats
+
+        nc = await nats.connect(nats_url)
+        js = nc.jetstream()
+        for name in (f"{prefix}OLD", f"{prefix}NEW"):
+            await js.add_stream(name=name, subjects=[f"{name.lower()}.>"])
+        await asyncio.sleep(2.5)
+        await js.publish(f"{prefix.lower()}new.x", b"1")
+        dropped = await scratch.drop_stale_streams(nats_url, prefix, stale_seconds=2)
+        left = [s.config.name for s in await js.streams_info() if s.config.name.startswith(prefix)]
+        for name in left:
+            await js.delete_stream(name)
+        await nc.close()
+        return dropped, left
+
+    assert asyncio.run(streams()) == ([f"{prefix}OLD"], [f"{prefix}NEW"])
+
+
+def test_a_terminated_run_drops_its_schema_and_stream(
+    pg_database: str, nats_url: str, tmp_path: Path
+) -> None:
+    import asyncio
+    import signal
+    import time
+    import uuid
+
+    from sqlalchemy import create_engine
+
+    stream = f"LOADSIG{uuid.uuid4().hex[:6].upper()}"
+    out = tmp_path / "bench.out"
+    command = [sys.executable, str(BENCH), "--db", pg_database, "--nats", nats_url,
+               "--nats-stream", stream, "--tables", "2", "--processes", "1",
+               "--seconds", "300", "--subscribers", "4", "--nats-consumers", "1",
+               "--subscriber-procs", "1"]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=out.open("wb"), stderr=subprocess.STDOUT)
+    engine = create_engine(pg_database, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        before = _schemas(conn)
+    try:
+        deadline = time.monotonic() + 240
+        while "rounds=" not in out.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()[-3000:]
+            time.sleep(0.2)
+        with engine.connect() as conn:
+            assert len(_schemas(conn) - before) == 1
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    with engine.connect() as conn:
+        assert _schemas(conn) == before, out.read_text()[-3000:]
+
+    async def names() -> list[str]:
+        import nats
+
+        nc = await nats.connect(nats_url)
+        found = [s.config.name for s in await nc.jetstream().streams_info()]
+        await nc.close()
+        return found
+
+    assert stream not in asyncio.run(names())
