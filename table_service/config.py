@@ -152,11 +152,11 @@ class Settings(BaseSettings):
     memory_trace_seconds: float = Field(
         0.0,
         ge=0,
-        description="serve, operator-feed: sample memory (RSS and tracemalloc's top growth) "
+        description="serve: sample memory (RSS and tracemalloc's top growth) "
         "every N s, for a soak (0: off; tracing costs CPU and memory)",
     )
     memory_trace_file: Path | None = Field(
-        None, description="serve, operator-feed: the memory samples as JSON lines"
+        None, description="serve: the memory samples as JSON lines"
     )
     takeover_seconds: float = Field(
         10.0, gt=0, le=600, description="A dead process's tables run elsewhere within this"
