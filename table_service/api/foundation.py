@@ -34,6 +34,7 @@ from table_service.principals import (
     revoke_principal,
 )
 from table_service.runtime import Runtime
+from table_service.table.view import ReadModel, model_view, viewer_of
 
 log = structlog.get_logger(__name__)
 
@@ -169,11 +170,12 @@ def admin_router() -> APIRouter:
             str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_][A-Za-z0-9._:@-]*$")
         ] = None,
         runtime: Runtime = Depends(get_runtime),
-        _: Identity = Depends(allowed("audit.events")),
+        who: Identity = Depends(allowed("audit.events")),
     ) -> list[dict[str, Any]]:
         with runtime.reads() as session:
             events = EventStore.read(session, after_seq=after_seq, table_id=table_id, limit=limit)
-        return [e.to_json() for e in events]
+        viewer = viewer_of(who)  # whole records: declared for who reads the log
+        return [model_view(ReadModel("audit_event", e.to_json()), viewer) for e in events]
 
     @router.post("/audit/checkpoint", response_model=CheckpointOut, responses=errors(*AUTH))
     def audit_checkpoint(

@@ -26,6 +26,7 @@ from audit.store import EventStore, StoredEvent
 from table_service.api.auth import allowed, get_runtime
 from table_service.api.problems import AUTH, errors
 from table_service.api.types import IDENT_PATTERN, OpenModel, TablePath
+from table_service.api.viewers import viewer_for
 from table_service.consoles.lookup import (
     dealer_on_duty,
     event_times,
@@ -40,6 +41,7 @@ from table_service.principals import Identity
 from table_service.rules.games import DEFAULT_GAME
 from table_service.table import policy
 from table_service.table.recall import round_record
+from table_service.table.view import ReadModel, model_view, viewer_of
 from table_service.table.wallet import account_owner
 
 PAGE = 500
@@ -505,18 +507,20 @@ def recall_router() -> APIRouter:
         with runtime.reads() as session:
             after_seq = first_seq_since(session, since) if since is not None else None
             before_seq = first_seq_since(session, until) if until is not None else None
-            if since is not None and after_seq is None:
-                return {"rounds": [], "more": False}  # nothing logged since then
-            found, more = search_rounds(
-                session,
-                round_id=round_id,
-                table_id=table_id,
-                after_seq=after_seq,
-                before_seq=before_seq,
-                account=account,
-                limit=limit,
-            )
-        return {"rounds": found, "more": more}
+            found: list[dict[str, Any]] = []
+            more = False
+            if since is None or after_seq is not None:  # else nothing logged since then
+                found, more = search_rounds(
+                    session,
+                    round_id=round_id,
+                    table_id=table_id,
+                    after_seq=after_seq,
+                    before_seq=before_seq,
+                    account=account,
+                    limit=limit,
+                )
+        found_rounds = ReadModel("search", {"rounds": found, "more": more})
+        return model_view(found_rounds, viewer_for(request, who))
 
     @router.get(
         "/tables/{table_id}/recall", response_model=RecallOut, responses=errors(*AUTH, 404, 422)
@@ -542,7 +546,8 @@ def recall_router() -> APIRouter:
                 )
             )
             rounds = [round_entry(request, session, table_id, row) for row in rows]
-        return {"table_id": table_id, "rounds": rounds}
+        recalled = ReadModel("recall", {"table_id": table_id, "rounds": rounds})
+        return model_view(recalled, viewer_of(who))
 
     @router.get(
         "/tables/{table_id}/recall/{round_id}",
@@ -558,7 +563,8 @@ def recall_router() -> APIRouter:
         """One round's record (as in the table's recall), found by its id."""
         service_of(request, table_id)
         with get_runtime(request).reads() as session:
-            return round_entry(request, session, table_id, _round_row(session, table_id, round_id))
+            entry = round_entry(request, session, table_id, _round_row(session, table_id, round_id))
+        return model_view(ReadModel("recall_round", entry), viewer_of(who))
 
     @router.get(
         "/tables/{table_id}/recall/{round_id}/{section}",
@@ -586,13 +592,14 @@ def recall_router() -> APIRouter:
             found, following = page(
                 _round_events(session, round_id, types, cursor), items, cursor, limit
             )
-        return {
+        listed = {
             "table_id": table_id,
             "round_id": round_id,
             "section": section,
             "items": found,
             "next": following,
         }
+        return model_view(ReadModel("recall_page", listed), viewer_of(who))
 
     return router
 

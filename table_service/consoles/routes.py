@@ -42,7 +42,14 @@ from table_service.errors import InvalidRequest
 from table_service.models import IncidentRow, RoundRow
 from table_service.principals import Identity
 from table_service.rules.games import DEFAULT_GAME
-from table_service.table.view import DEALER_VIEWER, PUBLIC_VIEWER, table_view
+from table_service.table.view import (
+    DEALER_VIEWER,
+    PUBLIC_VIEWER,
+    ReadModel,
+    model_view,
+    table_view,
+    viewer_of,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -271,7 +278,7 @@ def console_api_router() -> APIRouter:
     )
     def public_view(table_id: TablePath, request: Request) -> dict[str, Any]:
         """What the studio graphics show: no accounts, stakes, actors or incident details."""
-        return _view(request, table_id, "public")
+        return model_view(ReadModel("console", _view(request, table_id, "public")), PUBLIC_VIEWER)
 
     @router.get(
         "/console/tables/{table_id}/view",
@@ -285,7 +292,7 @@ def console_api_router() -> APIRouter:
         with get_runtime(request).reads() as session:
             view["dealer_on_duty"] = dealer_on_duty(session, table_id)
             view["last_card"] = last_card(session, table_id)
-        return view
+        return model_view(ReadModel("console_staff", view), viewer_of(who))
 
     @router.get("/console/overview", response_model=list[ConsoleView], responses=errors(*AUTH))
     def overview(
@@ -302,9 +309,13 @@ def console_api_router() -> APIRouter:
         manager = getattr(request.app.state, "tables", None)
         if manager is None:
             return []
+        viewer = viewer_of(who)
         with get_runtime(request).reads() as session:
             return [
-                _pit_view(request, session, table_id, large_above)
+                model_view(
+                    ReadModel("console_staff", _pit_view(request, session, table_id, large_above)),
+                    viewer,
+                )
                 for table_id in sorted(manager.tables)
             ]
 
@@ -322,8 +333,10 @@ def console_api_router() -> APIRouter:
             t: str((getattr(s.state, "config", None) or {}).get("game") or DEFAULT_GAME)
             for t, s in (manager.tables.items() if manager is not None else [])
         }
+        viewer = viewer_of(who)
         with get_runtime(request).reads() as session:
-            return incident_timeline(session, games, limit)
+            items = incident_timeline(session, games, limit)
+        return [model_view(ReadModel("timeline", item), viewer) for item in items]
 
     @router.post(
         "/tables/{table_id}/round/void-requests",
@@ -431,12 +444,13 @@ def console_api_router() -> APIRouter:
                 .order_by(RoundRow.opened_seq)
             )
             outcomes = [json.loads(r.outcome) for r in rows if r.outcome]
-        return {
+        roads = {
             "table_id": table_id,
             "shoe_no": shoe_no,
             "last_seq": state.last_seq,
             **(game.shoe_roads(outcomes) or {}),
         }
+        return model_view(ReadModel("roads", roads), PUBLIC_VIEWER)
 
     return router
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import structlog
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
@@ -51,6 +52,9 @@ from table_service.regulator.replay import (
     replay_round,
     rules_hash,
 )
+from table_service.table.view import bundle_files
+
+log = structlog.get_logger(__name__)
 
 FORMAT = "livetable-bundle/1"
 MANIFEST = "MANIFEST.sha256"
@@ -284,7 +288,11 @@ def _sha256(path: Path) -> str:
 
 
 def _write_manifest(root: Path) -> None:
-    lines = [f"{_sha256(root / name)}  {name}\n" for name in _files(root)]
+    names = _files(root)
+    undeclared = bundle_files([*names, MANIFEST])  # made for a regulator: declared so
+    if undeclared:
+        log.warning("bundle.undeclared_files", files=undeclared)
+    lines = [f"{_sha256(root / name)}  {name}\n" for name in names]
     (root / MANIFEST).write_text("".join(lines), encoding="utf-8")
 
 

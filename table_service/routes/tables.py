@@ -35,6 +35,7 @@ from table_service.api.types import (
     Note,
     Reason,
 )
+from table_service.api.viewers import holding, ownership, viewer_for
 from table_service.consoles.approvals import check_void_approval
 from table_service.errors import InvalidRequest, NotFound, Refused
 from table_service.models import Account, BetRow, IncidentRow, LedgerEntry, RoundRow, house_account
@@ -69,12 +70,11 @@ from table_service.table.view import (
     Context,
     ReadModel,
     Viewer,
-    hidden_cards,
+    face_down,
     model_view,
     table_view,
-    viewer_of,
 )
-from table_service.table.wallet import Transfer, account_view, owns, transfer
+from table_service.table.wallet import Transfer, account_view, transfer
 
 log = structlog.get_logger(__name__)
 
@@ -306,7 +306,7 @@ def table_router() -> APIRouter:
     def tables(
         request: Request, who: Identity = Depends(allowed("tables.list"))
     ) -> list[dict[str, Any]]:
-        viewer = _viewer(request, who)
+        viewer = viewer_for(request, who)
         return [
             table_view(t.state, viewer)
             for t in _manager(request).tables.values()
@@ -322,7 +322,7 @@ def table_router() -> APIRouter:
     def table(
         table_id: TableId, request: Request, who: Identity = Depends(allowed("table.read"))
     ) -> dict[str, Any]:
-        return table_view(_table(table_id, request).state, _viewer(request, who))
+        return table_view(_table(table_id, request).state, viewer_for(request, who))
 
     async def run(
         table_id: str, request: Request, who: Identity, command: c.Command
@@ -330,7 +330,7 @@ def table_router() -> APIRouter:
         service = _table(table_id, request)
         outcome = await service.execute(command, actor=who)  # the policy decides, there
         state = service.state
-        viewer = _viewer(request, who)
+        viewer = viewer_for(request, who)
         if viewer.role is Audience.OWNER:  # its owner lookups read the database: not here
             summary = await asyncio.to_thread(table_view, state, viewer)
         else:
@@ -502,11 +502,11 @@ def table_router() -> APIRouter:
             if before_seq is not None:
                 query = query.where(RoundRow.opened_seq < before_seq)
             rows = session.scalars(query.order_by(RoundRow.opened_seq.desc()).limit(limit))
-            viewer = _viewer(request, who)
+            viewer = viewer_for(request, who)
             out: list[dict[str, Any]] = []
             for r in rows:
-                hidden = () if viewer.staff else _hidden(request, session, r)
-                row = ReadModel("round", _round_json(r), Context(hidden))
+                hidden, shown = _face_down(request, session, r, viewer)
+                row = ReadModel("round", _round_json(r), Context(hidden, shown=shown))
                 out.append(model_view(row, viewer))
             return out
 
@@ -541,8 +541,8 @@ def table_router() -> APIRouter:
                 else {}
             )
             rnd = rebuild_round(session, row.table_id, round_id)
-            viewer = _viewer(request, who)
-            hidden = () if viewer.staff else _hidden(request, session, row, rnd)
+            viewer = viewer_for(request, who)
+            hidden, shown = _face_down(request, session, row, viewer, rnd)
             detail = {
                 **_round_json(row),
                 **record_of(rnd),
@@ -562,7 +562,8 @@ def table_router() -> APIRouter:
                 ],
             }
             owned = {b.bet_id for b in bets} if viewer.role is Audience.OWNER else ()
-            return model_view(ReadModel("round_detail", detail, Context(hidden, owned)), viewer)
+            context = Context(hidden, owned, shown)
+            return model_view(ReadModel("round_detail", detail, context), viewer)
 
     @router.get("/incidents", response_model=list[IncidentOut], responses=errors(*AUTH, 422))
     def incidents(
@@ -577,6 +578,7 @@ def table_router() -> APIRouter:
                 policy.check(policy.permit(who, "incidents.read", table_id))
             table_id = who.table_id
         runtime = get_runtime(request)
+        viewer = viewer_for(request, who)
         with runtime.reads() as session:
             query = select(IncidentRow)
             if table_id:
@@ -584,21 +586,7 @@ def table_router() -> APIRouter:
             if status:
                 query = query.where(IncidentRow.status == status)
             rows = session.scalars(query.order_by(IncidentRow.raised_seq.desc()).limit(limit))
-            return [
-                {
-                    "incident_id": r.incident_id,
-                    "table_id": r.table_id,
-                    "round_id": r.round_id,
-                    "kind": r.kind,
-                    "blocking": r.blocking,
-                    "status": r.status,
-                    "details": _details(r.details),
-                    "raised_by": r.raised_by,
-                    "resolution": r.resolution,
-                    "resolved_by": r.resolved_by,
-                }
-                for r in rows
-            ]
+            return [model_view(ReadModel("incident", _incident_json(r)), viewer) for r in rows]
 
     money_errors = errors(*AUTH, 402, 404, 409, *BODY)
 
@@ -628,7 +616,8 @@ def table_router() -> APIRouter:
         request: Request,
         who: Identity = Depends(allowed("account.read")),
     ) -> dict[str, Any]:
-        return account_view(get_runtime(request), account, owner=who.operator_id)
+        found = account_view(get_runtime(request), account, owner=who.operator_id)
+        return model_view(ReadModel("account", found), viewer_for(request, who))
 
     @router.websocket("/tables/{table_id}/stream")
     async def stream(websocket: WebSocket, table_id: str) -> None:
@@ -666,8 +655,8 @@ def table_router() -> APIRouter:
         project: Callable[[StoredEvent], dict[str, Any] | None] = internal_view
         view_key = "internal"
         if identity.operator_id is not None:
-            owned = _ownership(runtime, identity.operator_id)
-            project = operator_view(owned, identity.operator_id)
+            owned = ownership(runtime, identity.operator_id)
+            project = operator_view(owned, identity.operator_id, holding(runtime, owned))
             view_key = identity.operator_id
         await _serve_stream(
             websocket, table_id, after_seq, project, view_key, address=None, timing=_timing(params)
@@ -714,43 +703,38 @@ def _authenticate(runtime: Runtime, token: str) -> Identity | None:
         return authenticate(session, token)
 
 
-def _ownership(runtime: Runtime, actor: str) -> Callable[[str], bool]:
-    """Which accounts belong to ``actor`` (memoised: an account's owner never changes).
-
-    Called on the replay pool for replays; live events of accounts not seen before are
-    looked up too, which is one indexed primary-key read per new account.
-    """
-    known: dict[str, bool] = {}
-
-    def owned(account: str) -> bool:
-        if account not in known:
-            known[account] = owns(runtime, account, actor)
-        return known[account]
-
-    return owned
-
-
-def _viewer(request: Request, who: Identity) -> Viewer:
-    """Who reads, for the projection: an operator with its accounts (memoised lookups)."""
-    if who.operator_id is None:
-        return viewer_of(who)
-    return viewer_of(who, _ownership(get_runtime(request), who.operator_id))
-
-
-def _hidden(request: Request, session: Any, row: Any, rnd: Any = None) -> frozenset[int]:
-    """The cards of a round still face down: none once it is settled (the game turns them
-    all); the live table's state for its round in play; else the round rebuilt from its
-    events (a voided round's face-down cards stay face down)."""
-    if row.phase == "settled":
-        return frozenset()
+def _face_down(
+    request: Request, session: Any, row: Any, viewer: Viewer, rnd: Any = None
+) -> tuple[frozenset[int], frozenset[int]]:
+    """The cards of a round still face down, and those of them the viewer may see (its
+    own player's hand): none once it is settled (the game turns them all); the live
+    table's state for its round in play; else the round rebuilt from its events (a voided
+    round's face-down cards stay face down)."""
+    if viewer.staff or row.phase == "settled":
+        return frozenset(), frozenset()
     service = _manager(request).tables.get(row.table_id)
     state = getattr(service, "state", None)
     live = getattr(state, "round", None)
     if live is not None and live.round_id == row.round_id:
-        return hidden_cards(live)
+        return face_down(live, viewer)
     if rnd is None:
         rnd = rebuild_round(session, row.table_id, row.round_id)
-    return hidden_cards(rnd)
+    return face_down(rnd, viewer)
+
+
+def _incident_json(r: IncidentRow) -> dict[str, Any]:
+    return {
+        "incident_id": r.incident_id,
+        "table_id": r.table_id,
+        "round_id": r.round_id,
+        "kind": r.kind,
+        "blocking": r.blocking,
+        "status": r.status,
+        "details": _details(r.details),
+        "raised_by": r.raised_by,
+        "resolution": r.resolution,
+        "resolved_by": r.resolved_by,
+    }
 
 
 def _details(text: str) -> dict[str, Any]:

@@ -348,6 +348,13 @@ class LiveGame(Protocol):
         """Cards dealt face down that the public may see now: (index in the round, code)."""
         ...
 
+    def face_down_hands(self, state: Any) -> Mapping[int, int | None]:
+        """Each card dealt face down (index in the round) and the hand it is in: a seat, or
+        None for the banker's. A player sees its own hand (a hidden seat's punter its cards,
+        a seated banker its hole card): the table shows such a card to that player's
+        operator, and to no other, until :meth:`revealed` turns it ({}: none face down)."""
+        ...
+
     def settled_early(self, state: Any) -> tuple[Line, ...]:
         """Lines the rules settle before the round ends (a Xì Dách check): paid at once."""
         ...
@@ -416,6 +423,9 @@ class GameBase:
 
     def revealed(self, state: Any) -> tuple[tuple[int, str], ...]:
         return ()
+
+    def face_down_hands(self, state: Any) -> Mapping[int, int | None]:
+        return {}
 
     def settled_early(self, state: Any) -> tuple[Line, ...]:
         return ()

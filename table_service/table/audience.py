@@ -28,6 +28,11 @@ STAFF: Final[Audiences] = frozenset(
 )
 PUBLIC: Final[Audiences] = frozenset(Audience)  # everyone
 OWNED: Final[Audiences] = STAFF | {Audience.OWNER}  # the owning operator and the staff
+RECORDS: Final[Audiences] = frozenset({Audience.SUPERVISOR, Audience.REGULATOR, Audience.ADMIN})
+"""Who reads whole records (the audit log, the recall, the pit's money): not a dealer."""
+REGULATOR: Final[Audiences] = frozenset({Audience.REGULATOR})
+"""The regulator alone: an export bundle carries the complete log (its hashes verify only
+over every field of every event), so it is made for a regulator, never projected."""
 EVENT_CLASSES: Final = (frozenset({Audience.PUBLIC}), frozenset({Audience.OWNER}), STAFF)
 
 

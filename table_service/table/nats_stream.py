@@ -35,7 +35,7 @@ import structlog
 from audit.store import EventStore, StoredEvent
 from table_service import metrics
 from table_service.runtime import Runtime
-from table_service.table.view import owner_fields, staff_record
+from table_service.table.view import UndeclaredField, owner_fields, staff_record
 
 log = structlog.get_logger(__name__)
 
@@ -171,7 +171,12 @@ class JetStreamPublisher:
             committed = self._committed.get(o.table_id, 0)
             return not o.idle() or max(o.last_table, o.last_operator) < committed
 
-        while any(behind(o) for o in list(self._outboxes.values())):
+        while True:
+            refused = next((o.refused for o in self._outboxes.values() if o.refused), None)
+            if refused is not None:
+                raise refused  # strict mode: a field nobody declared stopped an outbox
+            if not any(behind(o) for o in list(self._outboxes.values())):
+                return
             if loop.time() > deadline:
                 raise TimeoutError("JetStream outboxes still behind")
             await asyncio.sleep(0.02)
@@ -231,6 +236,9 @@ class _Outbox:
         self._operators: dict[str, str | None] = {}  # bet_id -> operator
         self._task: asyncio.Task[None] | None = None
         self._busy = True  # until it has resumed and caught up
+        self.refused: UndeclaredField | None = None
+        """A field nobody declared, under ``LIVETABLE_STRICT_VIEW=1``: the outbox stops at
+        it (nothing after it is published), as every outward path refuses one."""
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run())
@@ -260,6 +268,10 @@ class _Outbox:
                         self._busy = self.queue.qsize() > 0
             except asyncio.CancelledError:
                 raise
+            except UndeclaredField as exc:  # strict mode only: never retried, never sent
+                self.refused = exc
+                log.error("nats.undeclared_field", table_id=self.table_id, error=str(exc))
+                return
             except Exception:
                 self._busy = True
                 log.warning("nats.outbox_retry", table_id=self.table_id, exc_info=True)

@@ -59,3 +59,23 @@ def record_of(rnd: TableRound | None) -> dict[str, Any]:
     if rnd is None or rnd.game is None:
         return {"game": None, "settle_input": None}
     return {"game": rnd.game.name, "settle_input": settle_input_of(rnd)}
+
+
+def hand_accounts(session: Session, round_id: str) -> dict[int | None, str]:
+    """Which account plays each hand of a round, from its ``bets_placed`` events: a seat's
+    own stake (not a bet behind it), and the seated bank's (key None). Betting is over
+    before a card is dealt, so the answer for a dealt card never changes."""
+    hands: dict[int | None, str] = {}
+    rows = session.scalars(
+        select(AuditEvent)
+        .where(AuditEvent.round_id == round_id, AuditEvent.type == "bets_placed")
+        .order_by(AuditEvent.seq)
+    )
+    for row in rows:
+        for bet in StoredEvent.from_row(row).payload.get("bets") or ():
+            kind, seat, account = bet.get("type"), bet.get("seat"), bet.get("account")
+            if kind == "bank":
+                hands.setdefault(None, str(account))
+            elif isinstance(seat, int) and kind != "behind":
+                hands.setdefault(seat, str(account))
+    return hands

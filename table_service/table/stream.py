@@ -47,7 +47,7 @@ import structlog
 
 from audit.store import StoredEvent
 from table_service.table.audience import Audience
-from table_service.table.view import PUBLIC_VIEWER, STAFF_VIEWER, Viewer, view
+from table_service.table.view import PUBLIC_VIEWER, STAFF_VIEWER, Viewer, no_hand, view
 
 log = structlog.get_logger(__name__)
 
@@ -86,11 +86,14 @@ def internal_view(event: StoredEvent) -> dict[str, Any] | None:
 
 
 def operator_view(
-    owned: Callable[[str], bool], operator: str = "operator"
+    owned: Callable[[str], bool],
+    operator: str = "operator",
+    holds: Callable[[str | None, int | None], bool] | None = None,
 ) -> Callable[[StoredEvent], dict[str, Any] | None]:
     """An operator sees the public stream plus the bets of its own accounts — never
-    another operator's accounts or stakes (``owned`` says which accounts are its own)."""
-    viewer = Viewer(Audience.OWNER, operator, owned)
+    another operator's accounts or stakes (``owned`` says which accounts are its own) —
+    and the face-down cards of the hands its accounts play (``holds(round, seat)``)."""
+    viewer = Viewer(Audience.OWNER, operator, owned, holds or no_hand)
 
     def operator_event(event: StoredEvent) -> dict[str, Any] | None:
         return view(event, viewer)

@@ -12,7 +12,15 @@ new field is private until someone says who may see it), and with ``LIVETABLE_ST
 
 Face-down cards: a card dealt face down (the Xì Dách banker's hole card, a hidden seat's
 cards) is shown to the table's staff (the dealer deals it, a supervisor or regulator sees
-everything) and to nobody else until the game reveals it (a ``cards_revealed`` event).
+everything) and, as the rules let a player see its own hand, to the operator of the
+account that plays that hand (a hidden seat's player; a seated banker, its hole card), and
+to nobody else until the game reveals it (a ``cards_revealed`` event). The house banker's
+hole card is nobody's hand: no operator sees it before it is turned.
+
+Whole records: the audit log (``GET /audit/events``), the recall and the pit's money are
+declared for :data:`~table_service.table.audience.RECORDS` (supervisor, regulator, admin);
+an export bundle for the regulator alone (:data:`BUNDLE`: it carries the complete log,
+whose hashes verify only over every field, so it is never projected).
 
 Events are projected for three classes of viewer only (:attr:`Viewer.key`): the public,
 each operator, and the staff; the event declarations use only ``public``, ``owner`` and the
@@ -31,12 +39,15 @@ from audit.store import StoredEvent
 from table_service.table.audience import (
     OWNED,
     PUBLIC,
+    RECORDS,
+    REGULATOR,
     STAFF,
     Audience,
     Audiences,
     EventSpec,
 )
-from table_service.table.events import REGISTRY, spec_of
+from table_service.table.events import REGISTRY, CardDealt, spec_of
+from table_service.table.policy import BANK_BET
 
 
 class UndeclaredField(LookupError):
@@ -52,15 +63,22 @@ def _nobody(_: str) -> bool:
     return False
 
 
+def no_hand(_round: str | None, _seat: int | None) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class Viewer:
     """Who reads: ``role`` is the audience the principal belongs to (``public`` for an
     anonymous client, ``owner`` for an operator, else its staff role); ``owns`` says which
-    accounts belong to an operator (memoised by the caller)."""
+    accounts belong to an operator (memoised by the caller); ``holds(round, seat)`` whether
+    an operator's account plays that hand of that round (seat None: a seated banker), for
+    the stream's face-down cards (a table's summary and a round's detail know the hands)."""
 
     role: Audience
     operator: str | None = None
     owns: Callable[[str], bool] = field(default=_nobody, compare=False)
+    holds: Callable[[str | None, int | None], bool] = field(default=no_hand, compare=False)
 
     @property
     def staff(self) -> bool:
@@ -89,11 +107,15 @@ STAFF_VIEWER: Final = Viewer(Audience.SUPERVISOR)
 DEALER_VIEWER: Final = Viewer(Audience.DEALER)
 
 
-def viewer_of(who: Any, owns: Callable[[str], bool] | None = None) -> Viewer:
+def viewer_of(
+    who: Any,
+    owns: Callable[[str], bool] | None = None,
+    holds: Callable[[str | None, int | None], bool] | None = None,
+) -> Viewer:
     """The viewer of an authenticated principal (an ``Identity``): operators own accounts."""
     role = getattr(getattr(who, "role", None), "value", None)
     if role == "operator":
-        return Viewer(Audience.OWNER, str(who.actor), owns or _nobody)
+        return Viewer(Audience.OWNER, str(who.actor), owns or _nobody, holds or no_hand)
     if role in ("dealer", "supervisor", "regulator", "admin"):
         return Viewer(Audience(role))
     return PUBLIC_VIEWER
@@ -159,19 +181,33 @@ def _event_view(event: StoredEvent, viewer: Viewer) -> dict[str, Any] | None:
     data = {k: payload.get(k) for k, aud in spec.fields.items() if viewer.sees(aud)}
     if spec.mask is not None:
         spec.mask(data, payload)
+        if data.get("card") is None and _own_face_down(event, viewer):
+            data["card"] = payload.get("card")  # its own player's hand: as the player sees it
     return _envelope(event, data)
 
 
+def _own_face_down(event: StoredEvent, viewer: Viewer) -> bool:
+    """A card dealt face down into a hand the operator's account plays (a hidden seat's
+    player sees its own cards; a seated banker its hole card): not the house's hand."""
+    p = event.payload
+    if viewer.role is not Audience.OWNER or event.type != CardDealt.TYPE:
+        return False
+    if p.get("face_up") is not False or p.get("card") is None:
+        return False
+    seat = p.get("seat")
+    return viewer.holds(event.round_id, seat if isinstance(seat, int) else None)
+
+
 def staff_record(event: StoredEvent) -> dict[str, Any]:
-    """The staff's view of a stored record for a feed that must never stop (the NATS table
-    subjects): its declared fields, an undeclared one left out even in strict mode (the
-    publisher replicates the log; the streams and the suite's property test are where an
-    undeclared field is an error)."""
-    spec = EVENTS.get(event.type)
+    """The staff's view of a stored record for the NATS table subjects: its declared
+    fields. An undeclared field (or type) is refused under ``LIVETABLE_STRICT_VIEW=1`` as on
+    every other outward path (the publisher stops on it, loudly); in production it is left
+    out, so a feed that replicates the log never stops on a field nobody declared."""
+    spec = event_spec(event.type)
     record = event.to_json()
     if spec is None:
         record["payload"] = {}
-    elif any(k not in spec.fields for k in event.payload):
+    elif _undeclared(spec, event.payload, event.type):
         record["payload"] = {k: v for k, v in event.payload.items() if k in spec.fields}
     return record
 
@@ -221,11 +257,12 @@ class Owned:
 @dataclass(frozen=True)
 class Context:
     """What a read model's projection needs besides the viewer: the indexes of cards still
-    face down, and the bets the viewer owns (by id: a stake id ``<bet>~double1`` is its
-    bet's)."""
+    face down, those of them the viewer may see (its own player's hand), and the bets the
+    viewer owns (by id: a stake id ``<bet>~double1`` is its bet's)."""
 
     hidden: Collection[int] = ()
     bets: Collection[str] = ()
+    shown: Collection[int] = ()
 
 
 def _owns_bet(ctx: Context, bet_id: Any) -> bool:
@@ -241,13 +278,17 @@ def _project(value: Any, shape: Any, viewer: Viewer, ctx: Context, owned: bool, 
     if shape is Cards:
         if viewer.staff or not ctx.hidden:
             return list(value)
-        return [None if i in ctx.hidden else c for i, c in enumerate(value)]
+        down = set(ctx.hidden) - set(ctx.shown)
+        return [None if i in down else c for i, c in enumerate(value)]
     if shape is Behind:
         return _mask_behind(value, viewer, ctx)
     if isinstance(shape, Each):
         out = []
         for item in value:
-            mine = _item_owned(item, shape.by, shape.bet, viewer, ctx)
+            # items that name no owner are the record's: its owner's if the record is
+            mine = (
+                owned if shape.by is None else _item_owned(item, shape.by, shape.bet, viewer, ctx)
+            )
             foreign = shape.by is not None and not mine and not viewer.staff
             named = isinstance(item, Mapping) and shape.by in item
             if foreign and named and not shape.keep:
@@ -403,11 +444,208 @@ ROUND_DETAIL: Final[Mapping[str, Any]] = {
     "bets": Each(BET, "account"),
 }
 
-READ_MODELS: Final[Mapping[str, Mapping[str, Any]]] = {
+# ``GET /incidents``: an incident as its row keeps it (the route is the staff's; what the
+# public may know of one is in the table's summary).
+INCIDENT_ROW: Final[Mapping[str, Any]] = {
+    **{k: P for k in ("incident_id", "table_id", "round_id", "kind", "blocking", "status")},
+    **{k: S for k in ("details", "raised_by", "resolution", "resolved_by")},
+}
+
+# ``GET /accounts/{account}``: the account's owner and the staff who read money.
+ACCOUNT: Final = Owned(
+    {
+        "account": OWN,
+        "balance": OWN,
+        "entries": Each({k: OWN for k in ("amount", "kind", "bet_id", "reference", "seq")}),
+    },
+    "account",
+)
+
+# ``GET /recall/search``: a round found, with the searched account's own bets (an operator
+# searches by an account of its own only). ``bets``/``staked`` are the round's count and
+# sum of stakes, as public as the consoles' stake totals; no other account is named.
+FOUND_ROUND: Final[Mapping[str, Any]] = {
+    **{
+        k: P
+        for k in (
+            "round_id",
+            "table_id",
+            "shoe_no",
+            "game_number",
+            "phase",
+            "opened_at",
+            "closed_at",
+            "outcome",
+            "void_reason",
+            "bets",
+            "staked",
+        )
+    },
+    "account": OWN,
+    "account_bets": Each(
+        {k: OWN for k in ("bet_id", "type", "stake", "status", "result", "returned")}
+    ),
+}
+SEARCH: Final[Mapping[str, Any]] = {"rounds": Each(FOUND_ROUND, "account", keep=True), "more": P}
+
+# The regulator's recall (``GET /tables/{t}/recall…``): whole records, every step, every
+# bet and card (face-down ones too), for the supervisor, the regulator and an admin.
+RECALL_ROUND: Final[Mapping[str, Any]] = {
+    k: RECORDS
+    for k in (
+        "round_id",
+        "table_id",
+        "game",
+        "game_number",
+        "shoe_no",
+        "phase",
+        "dealer",
+        "cards",
+        "outcome",
+        "void_reason",
+        "steps",
+        "bets",
+        "bets_total",
+        "bets_next",
+        "settlement",
+        "settlement_total",
+        "settlement_next",
+        "incidents",
+        "settle_input",
+        "table_round",
+        "opened_seq",
+        "closed_seq",
+        "opened_at",
+        "closed_at",
+    )
+}
+RECALL: Final[Mapping[str, Any]] = {"table_id": RECORDS, "rounds": Each(RECALL_ROUND)}
+RECALL_PAGE: Final[Mapping[str, Any]] = {
+    k: RECORDS for k in ("table_id", "round_id", "section", "items", "next")
+}
+
+# ``GET /audit/events``: the stored record itself (what the chain hashes).
+AUDIT_EVENT: Final[Mapping[str, Any]] = {
+    k: RECORDS
+    for k in ("seq", "table_id", "round_id", "type", "actor", "ts", "payload", "prev_hash", "hash")
+}
+
+# An export bundle's files: the complete log and what is derived from it, for a regulator.
+BUNDLE: Final[Mapping[str, Any]] = {
+    k: REGULATOR
+    for k in (
+        "bundle.json",
+        "events.jsonl",
+        "checkpoints",
+        "verifier.key",
+        "rules",
+        "shoes.jsonl",
+        "rounds.jsonl",
+        "MANIFEST.sha256",
+    )
+}
+
+
+def bundle_files(names: Collection[str]) -> list[str]:
+    """The files of an export bundle that nobody declared (by their first path segment):
+    an error under ``LIVETABLE_STRICT_VIEW=1``. A bundle is the regulator's: it carries the
+    complete log, never a projection of it, so what goes in it is declared here."""
+    extra = sorted({name.split("/", 1)[0] for name in names} - set(BUNDLE))
+    if extra and strict():
+        raise UndeclaredField(f"bundle: file(s) {extra} declare no audience")
+    return extra
+
+
+# The consoles' table data. The public console (studio graphics, ``/public/tables/{t}/view``):
+CONSOLE_ROUND: Final[Mapping[str, Any]] = {
+    k: P
+    for k in (
+        "round_id",
+        "game_number",
+        "phase",
+        "deadline",
+        "closes_at",
+        "next",
+        "turn",  # from the projected summary: a bet behind's id already masked
+        "outcome",
+        "layout",  # the game's public view: face-down cards as the game hides them
+        "stakes",  # players, bets and the sum staked: counts and a sum, no account
+        "table_round",
+    )
+}
+CONSOLE: Final[Mapping[str, Any]] = {
+    **{k: P for k in ("table_id", "game", "opened", "paused", "reader_online", "last_seq")},
+    "shoe": SHOE,
+    "round": CONSOLE_ROUND,
+    "incidents": Each({"kind": P, "blocking": P}),
+    "server_time": P,
+    "reader": {"kind": P},
+    "seats": Each({"seat": P, "pending": P}),
+}
+# The dealer console (``/console/tables/{t}/view``: every card, the incidents' details, the
+# seats' stakes) and the pit's overview (``/console/overview``: also who holds each seat,
+# the money in play, large bets by account, void approvals): the staff's, the pit's money
+# for those who read whole records (not a dealer).
+PIT = RECORDS
+CONSOLE_STAFF: Final[Mapping[str, Any]] = {
+    **{k: S for k in CONSOLE},
+    **{
+        k: S
+        for k in ("dealer_incidents", "house_banker", "bank_seat", "dealer_on_duty", "last_card")
+    },
+    **{k: PIT for k in ("money", "void_approval")},
+}
+# The pit's incident timeline (``/console/timeline``): who raised and resolved each.
+TIMELINE_ITEM: Final[Mapping[str, Any]] = {
+    **{k: P for k in ("incident_id", "table_id", "round_id", "kind", "blocking", "status")},
+    **{
+        k: S
+        for k in (
+            "procedure",
+            "procedure_key",
+            "raised_by",
+            "raised_at",
+            "resolved_by",
+            "resolved_at",
+            "resolution",
+        )
+    },
+}
+# ``/tables/{t}/roads``: the shoe's scoreboards, from settled rounds' public outcomes.
+ROADS: Final[Mapping[str, Any]] = {
+    k: P
+    for k in (
+        "table_id",
+        "shoe_no",
+        "last_seq",
+        "rows",
+        "bead_plate",
+        "big_road",
+        "big_eye_boy",
+        "small_road",
+        "cockroach_pig",
+        "counts",
+        "predictions",
+    )
+}
+
+READ_MODELS: Final[Mapping[str, Any]] = {
     "table": TABLE,
     "round": ROUND,
     "round_detail": ROUND_DETAIL,
     "settle_input": SETTLE_INPUT,
+    "incident": INCIDENT_ROW,
+    "account": ACCOUNT,
+    "search": SEARCH,
+    "recall": RECALL,
+    "recall_round": RECALL_ROUND,
+    "recall_page": RECALL_PAGE,
+    "audit_event": AUDIT_EVENT,
+    "bundle": BUNDLE,
+    "console": CONSOLE,
+    "console_staff": CONSOLE_STAFF,
+    "timeline": TIMELINE_ITEM,
+    "roads": ROADS,
 }
 
 
@@ -449,14 +687,54 @@ def hidden_cards(rnd: Any) -> frozenset[int]:
     return frozenset(down(rnd.play.state)) - frozenset(rnd.revealed)
 
 
+def hand_account(rnd: Any, seat: int | None) -> str | None:
+    """The account that plays a round's hand: the stake at ``seat`` (not a bet behind it,
+    nor a stake the round added), or for the banker's hand (None) the seated bank's."""
+    for bet in rnd.bets.values():
+        if bet.parent is not None:
+            continue
+        if seat is None and bet.bet_type == BANK_BET:
+            return str(bet.account)
+        if seat is not None and bet.seat == seat and bet.bet_type not in (BANK_BET, "behind"):
+            return str(bet.account)
+    return None  # the house's hand, or nobody's: nobody sees its face-down cards
+
+
+def own_face_down(rnd: Any, hidden: Collection[int], viewer: Viewer) -> frozenset[int]:
+    """Which of the face-down cards ``hidden`` are in a hand the operator's account plays
+    (it sees them as its player does); none for anyone else (the staff see all anyway)."""
+    if viewer.role is not Audience.OWNER or not hidden or rnd is None:
+        return frozenset()
+    if rnd.play is None or rnd.game is None:
+        return frozenset()
+    hands = rnd.game.face_down_hands(rnd.play.state)
+    mine = set()
+    for index in hidden:
+        if index in hands:
+            account = hand_account(rnd, hands[index])
+            if account is not None and viewer.owns(account):
+                mine.add(index)
+    return frozenset(mine)
+
+
+def face_down(rnd: Any, viewer: Viewer) -> tuple[frozenset[int], frozenset[int]]:
+    """A round's cards still face down, and those of them ``viewer`` may see."""
+    if viewer.staff:
+        return frozenset(), frozenset()
+    hidden = hidden_cards(rnd)
+    return hidden, own_face_down(rnd, hidden, viewer)
+
+
 def table_model(state: Any, viewer: Viewer) -> ReadModel:
-    """A table's state as the summary read model, with the cards still face down and the
-    bets ``viewer`` owns."""
+    """A table's state as the summary read model, with the cards still face down (and
+    those of them in the viewer's own player's hand) and the bets ``viewer`` owns."""
     rnd = state.round
     bets: Collection[str] = ()
     if rnd is not None and viewer.role is Audience.OWNER:
         bets = {b.bet_id for b in rnd.bets.values() if viewer.owns(b.account)}
-    return ReadModel("table", state.public_summary(), Context(hidden_cards(rnd), bets))
+    hidden = hidden_cards(rnd)
+    shown = own_face_down(rnd, hidden, viewer)
+    return ReadModel("table", state.public_summary(), Context(hidden, bets, shown))
 
 
 def table_view(state: Any, viewer: Viewer) -> dict[str, Any]:

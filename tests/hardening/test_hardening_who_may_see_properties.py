@@ -11,12 +11,17 @@ bank that passes. After every command, each new event and the table are read
   table subjects carry) and the operator feeds' fields;
 - as the table summary (``GET /tables``, ``GET /tables/{t}``, every command's answer);
 - as the round list row and the round detail with its ``settle_input`` (``GET /rounds``);
-- as the consoles' public and dealer views,
+- as the consoles' public and dealer views, and the staff consoles' data (dealer console,
+  pit overview);
+- as the incident list's rows (``GET /incidents``), every account's read
+  (``GET /accounts/{a}``), the round search by each account (``GET /recall/search``), the
+  regulator's recall record of the round and the audit log's records (``GET /audit/events``),
 
 by the public, operator A, operator B, the dealer, a supervisor and a regulator, and each
 reading must show no card still face down (the log says which: dealt face down, not yet
-revealed), no account, stake or bet id of another operator, and equal ``view`` of the table
-rebuilt from the log.
+revealed) but those of a hand the reader's own account plays (a hidden seat's punter, a
+seated banker: the rules show a player its own cards), no account, stake or bet id of
+another operator, and equal ``view`` of the table rebuilt from the log.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit.store import StoredEvent
+from table_service.consoles.recall import recall_round
 from table_service.consoles.views import console_view
 from table_service.errors import Refused
 from table_service.rules.cards import standard_deck
@@ -54,23 +60,48 @@ from table_service.table.view import (
 from tests.table.table_helpers import RICH, Harness
 
 OWNERS = {"a1": "A", "a2": "A", "b1": "B", "b9": "B"}
+HANDS: dict[str, dict[int | None, str]] = {}
+"""Round → the account playing each hand (seat; None: the seated bank), from the log."""
+
+
+def _holds(owner: str) -> Callable[[str | None, int | None], bool]:
+    def holds(round_id: str | None, seat: int | None) -> bool:
+        account = HANDS.get(round_id or "", {}).get(seat)
+        return account is not None and OWNERS.get(account) == owner
+
+    return holds
+
+
 VIEWERS: dict[str, Viewer] = {
     "public": PUBLIC_VIEWER,
-    "A": Viewer(Audience.OWNER, "operator:A", lambda a: OWNERS.get(a) == "A"),
-    "B": Viewer(Audience.OWNER, "operator:B", lambda a: OWNERS.get(a) == "B"),
+    "A": Viewer(Audience.OWNER, "operator:A", lambda a: OWNERS.get(a) == "A", _holds("A")),
+    "B": Viewer(Audience.OWNER, "operator:B", lambda a: OWNERS.get(a) == "B", _holds("B")),
     "dealer": DEALER_VIEWER,
     "supervisor": Viewer(Audience.SUPERVISOR),
     "regulator": Viewer(Audience.REGULATOR),
 }
 STREAMS: dict[str, Callable[[StoredEvent], dict[str, Any] | None]] = {
     "public": public_view,
-    "A": operator_view(VIEWERS["A"].owns, "operator:A"),
-    "B": operator_view(VIEWERS["B"].owns, "operator:B"),
+    "A": operator_view(VIEWERS["A"].owns, "operator:A", _holds("A")),
+    "B": operator_view(VIEWERS["B"].owns, "operator:B", _holds("B")),
     "dealer": internal_view,
     "supervisor": internal_view,
     "regulator": internal_view,
 }
-READ_PATHS = ("stream", "feed", "summary", "round_row", "round_detail", "console")
+READ_PATHS = (
+    "stream",
+    "feed",
+    "summary",
+    "round_row",
+    "round_detail",
+    "console",
+    "console_staff",
+    "incident",
+    "account",
+    "search",
+    "recall",
+    "audit_event",
+)
 GAMES = [
     ("baccarat", None, {}),
     ("blackjack", None, {}),
@@ -88,6 +119,7 @@ class Counts:
     readings: int = 0
     events: int = 0
     seen: set[str] = field(default_factory=set)
+    own_face_down: int = 0  # readings where an operator saw its own player's face-down card
 
 
 COUNTS = Counts()
@@ -112,7 +144,9 @@ class Table(Harness):
     """The harness with a log of stored events (what the stream and the feeds read)."""
 
     stored: list[StoredEvent]
-    hidden: set[str]  # the oracle: card codes dealt face down and not revealed (the log)
+    hidden: dict[str, str | None]
+    """The oracle: card codes dealt face down and not revealed (the log), each with the
+    operator whose account plays its hand (None: the house's, or nobody's)."""
 
     def run(self, command: c.Command, actor: str = "test") -> Any:
         decision = super().run(command, actor)
@@ -127,27 +161,41 @@ class Table(Harness):
         return decision
 
 
-def _follow(hidden: set[str], event: StoredEvent) -> None:
-    """Which cards are face down now, from the log alone (one deck per round in Xì Dách:
-    codes are unique in a round; the other games deal nothing face down)."""
+def _follow(hidden: dict[str, str | None], event: StoredEvent) -> None:
+    """Which cards are face down now and whose hand each is in, from the log alone (one
+    deck per round in Xì Dách: codes are unique in a round; the other games deal nothing
+    face down)."""
     p = event.payload
+    hands = HANDS.setdefault(event.round_id or "", {})
     if event.type == "betting_opened":
         hidden.clear()
+    elif event.type == "bets_placed":
+        for bet in p["bets"]:
+            if bet["type"] == "bank":
+                hands[None] = bet["account"]
+            elif bet.get("seat") is not None:
+                hands.setdefault(bet["seat"], bet["account"])
     elif event.type == "card_dealt" and p.get("face_up") is False:
-        hidden.add(p["card"])
+        hidden[p["card"]] = OWNERS.get(hands.get(p.get("seat"), ""))
     elif event.type == "cards_rearranged":
+        positions = p.get("positions") or []
         for i in p.get("face_down") or ():
-            hidden.add(p["cards"][i])
+            code = positions[i] if i < len(positions) else ""
+            seat = int(code[1:].split("H")[0]) if code.startswith("S") else None
+            hidden[p["cards"][i]] = OWNERS.get(hands.get(seat, ""))
     elif event.type == "cards_revealed":
-        hidden.difference_update(x["card"] for x in p["cards"])
+        for x in p["cards"]:
+            hidden.pop(x["card"], None)
 
 
-def _bad(text: str, who: str, hidden: set[str]) -> list[str]:
-    """What ``who`` must not see in ``text``."""
+def _bad(text: str, who: str, hidden: dict[str, str | None]) -> list[str]:
+    """What ``who`` must not see in ``text`` (a face-down card of its own player's hand it
+    may: the rules show a player its cards)."""
     wrong = []
     if who in ("dealer", "supervisor", "regulator"):
         return wrong
-    wrong += [f"face-down {code}" for code in hidden if f'"{code}"' in text]
+    wrong += [f"face-down {code}" for code, owner in hidden.items() if owner != who]
+    wrong = [w for w in wrong if f'"{w.split()[-1]}"' in text]
     foreign = [a for a, o in OWNERS.items() if o != who]
     wrong += [f"account {a}" for a in foreign if f'"{a}"' in text]
     for owner in ("A", "B"):
@@ -177,6 +225,8 @@ def _reading(h: Table, who: str, path: str, data: Any) -> None:
     if who in ("dealer", "supervisor", "regulator"):
         return  # the staff see everything: what they see is checked against the log below
     text = json.dumps(data)
+    if any(o == who and f'"{code}"' in text for code, o in h.hidden.items()):
+        COUNTS.own_face_down += 1
     wrong = _bad(text, who, h.hidden)
     assert not wrong, (who, path, wrong, text)
     assert _stakes_ok(data, who), (who, path, text)
@@ -191,7 +241,82 @@ def check_event(h: Table, event: StoredEvent) -> None:
             _reading(h, who, "stream", frame)
         if viewer.role is Audience.OWNER:
             _reading(h, who, "feed", owner_fields(event))
+        record = view(ReadModel("audit_event", event.to_json()), viewer)
+        assert record == (event.to_json() if who in ("supervisor", "regulator") else {})
+        _reading(h, who, "audit_event", record)
     assert internal_view(event) == event.to_json()  # the staff (and NATS) see the record
+
+
+def _incident_rows(state: TableState) -> list[dict[str, Any]]:
+    """The table's open incidents as ``GET /incidents`` answers them."""
+    return [
+        {
+            "incident_id": i.incident_id,
+            "table_id": "t1",
+            "round_id": i.round_id,
+            "kind": i.kind,
+            "blocking": i.blocking,
+            "status": "open",
+            "details": dict(i.details),
+            "raised_by": i.raised_by,
+            "resolution": None,
+            "resolved_by": None,
+        }
+        for i in state.incidents.values()
+    ]
+
+
+def _account_reads(placed: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each account as ``GET /accounts/{a}`` answers it: its stakes in the round."""
+    return {
+        account: {
+            "account": account,
+            "balance": RICH,
+            "entries": [
+                {"amount": -b["stake"], "kind": "stake", "bet_id": b["bet_id"], "reference": None}
+                | {"seq": n}
+                for n, b in enumerate(placed)
+                if b["account"] == account
+            ],
+        }
+        for account in OWNERS
+    }
+
+
+def _found(rnd: Any, placed: list[dict[str, Any]], account: str) -> dict[str, Any]:
+    """The round as ``GET /recall/search?account=…`` finds it: the round's count and sum
+    of stakes, and that account's own bets."""
+    return {
+        "rounds": [
+            {
+                "round_id": rnd.round_id,
+                "table_id": "t1",
+                "shoe_no": rnd.shoe_no,
+                "game_number": rnd.game_number,
+                "phase": rnd.phase,
+                "opened_at": "ts",
+                "closed_at": None,
+                "outcome": dict(rnd.outcome) if rnd.outcome else None,
+                "void_reason": None,
+                "bets": len(placed),
+                "staked": sum(b["stake"] for b in placed),
+                "account": account,
+                "account_bets": [
+                    {
+                        "bet_id": b["bet_id"],
+                        "type": b["type"],
+                        "stake": b["stake"],
+                        "status": "open",
+                        "result": None,
+                        "returned": None,
+                    }
+                    for b in placed
+                    if b["account"] == account
+                ],
+            }
+        ],
+        "more": False,
+    }
 
 
 def check_table(h: Table) -> None:
@@ -201,6 +326,9 @@ def check_table(h: Table) -> None:
     placed = [
         b for p in bets if p["round_id"] == (rnd.round_id if rnd else None) for b in p["bets"]
     ]
+    dealer_console = console_view(table_view(state, DEALER_VIEWER), state.config, audience="dealer")
+    incidents = _incident_rows(state)
+    accounts = _account_reads(placed)
     for who, viewer in VIEWERS.items():
         summary = table_view(state, viewer)
         _reading(h, who, "summary", summary)
@@ -208,8 +336,35 @@ def check_table(h: Table) -> None:
             audience = "dealer" if who == "dealer" else "public"
             console = console_view(summary, state.config, audience=audience)
             _reading(h, who, "console", console)
+        staff_console = view(ReadModel("console_staff", dealer_console), viewer)
+        assert bool(staff_console) is viewer.staff
+        _reading(h, who, "console_staff", staff_console)
+        for row in incidents:
+            _reading(h, who, "incident", view(ReadModel("incident", row), viewer))
+        for account, read in accounts.items():
+            seen = view(ReadModel("account", read), viewer)
+            if viewer.staff or viewer.owns(account):
+                assert seen == read
+            _reading(h, who, "account", seen)
         if rnd is None:
             continue
+        for account in OWNERS:
+            _reading(
+                h, who, "search", view(ReadModel("search", _found(rnd, placed, account)), viewer)
+            )
+        events = [e for e in h.stored if e.round_id == rnd.round_id]
+        recalled = recall_round(
+            {"round_id": rnd.round_id, "cards": list(rnd.cards), "phase": rnd.phase},
+            events,
+            None,
+            game=state.config.get("game") if state.config else None,
+            settle_input=record_of(rnd)["settle_input"],
+        )
+        recalled.update(table_id="t1", table_round=None, opened_seq=1, closed_seq=None)
+        recalled.update(opened_at=events[0].ts if events else None, closed_at=None)
+        recall = view(ReadModel("recall_round", recalled), viewer)
+        assert bool(recall) is (who in ("supervisor", "regulator")), who
+        _reading(h, who, "recall", recall)
         hidden = () if viewer.staff else hidden_cards(rnd)
         row = {
             "round_id": rnd.round_id,
@@ -366,7 +521,7 @@ def test_no_read_path_shows_anyone_a_face_down_card_or_another_operators_money(
     game, profile, rules = game_profile
     rng = random.Random(seed)
     h = Table.__new__(Table)
-    h.stored, h.hidden = [], set()
+    h.stored, h.hidden = [], {}
     Harness.__init__(h, _config(game, profile, rules))
     seated_bank = rules.get("banker") == "seated"
     if game != "baccarat":

@@ -42,7 +42,7 @@ async def test_published_in_order_once_with_catch_up(
     def append(n: int, table: str = "bac-1") -> None:
         with runtime.sessions.begin() as session:
             runtime.store.append(
-                session, [NewEvent(table, "card_dealt", "t", {"i": i}) for i in range(n)]
+                session, [NewEvent(table, "card_dealt", "t", {"index": i}) for i in range(n)]
             )
 
     append(3)  # committed before the publisher ever ran: caught up on start
@@ -111,7 +111,7 @@ async def test_a_second_writer_for_a_table_adds_nothing(
         await second.start()
         for n in range(30):
             with runtime.sessions.begin() as session:
-                runtime.store.append(session, [NewEvent("t1", "card_dealt", "t", {"n": n})])
+                runtime.store.append(session, [NewEvent("t1", "card_dealt", "t", {"index": n})])
             if n % 7 == 0:
                 await asyncio.sleep(0.02)
         await first.wait_idle()
@@ -135,3 +135,49 @@ async def test_a_second_writer_for_a_table_adds_nothing(
         await second.stop()
         await js.delete_stream(stream)
         await probe.close()
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+async def test_a_field_nobody_declared_never_reaches_a_subject(
+    make_runtime, db_url: str, nats_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30: strict mode refuses an undeclared field on the NATS table subjects as on
+    every other outward path (the outbox stops at it, and says so); in production the
+    field is left out and the event published."""
+    from table_service.table.view import UndeclaredField
+
+    probe = await _connect(nats_url)
+    js = probe.jetstream()
+    runtime = make_runtime()
+    with runtime.sessions.begin() as session:
+        runtime.store.append(
+            session,
+            [
+                NewEvent("t1", "card_dealt", "t", {"index": 0, "card": "AS"}),
+                NewEvent("t1", "card_dealt", "t", {"index": 1, "secret": "hole card"}),
+            ],
+        )
+    for strict in ("1", "0"):
+        monkeypatch.setenv("LIVETABLE_STRICT_VIEW", strict)
+        tag = uuid.uuid4().hex[:8]
+        stream, root = f"LTUND{tag}", f"ltu{tag}"
+        publisher = JetStreamPublisher(runtime, nats_url, stream=stream, root=root)
+        await publisher.start()
+        try:
+            if strict == "1":
+                with pytest.raises(UndeclaredField, match="secret"):
+                    await publisher.wait_idle(timeout=60)
+                assert [seq for _, seq in await _table_messages(js, stream)] == [1]
+            else:
+                await publisher.wait_idle(timeout=60)
+                bodies = []
+                info = await js.stream_info(stream)
+                for n in range(info.state.first_seq, info.state.last_seq + 1):
+                    bodies.append(json.loads((await js.get_msg(stream, seq=n)).data))
+                assert [b["seq"] for b in bodies] == [1, 2]
+                assert bodies[1]["payload"] == {"index": 1}  # the undeclared field left out
+                assert "hole card" not in json.dumps(bodies)
+        finally:
+            await publisher.stop()
+            await js.delete_stream(stream)
+    await probe.close()

@@ -623,6 +623,10 @@ class XiDachGame(GameBase):
         a ``cards_revealed`` event turns them (see :meth:`revealed`)."""
         return tuple(i for i, (_, _, face_up) in enumerate(state.dealt_to) if not face_up)
 
+    def face_down_hands(self, state: XiDachRound) -> dict[int, int | None]:
+        """The seat whose hand each face-down card is in (None: the banker's first card)."""
+        return {i: seat for i, (seat, _, face_up) in enumerate(state.dealt_to) if not face_up}
+
     def revealed(self, state: XiDachRound) -> tuple[tuple[int, str], ...]:
         """Cards dealt face down that the public may see now (index in the round, code):
         the banker's once it reveals, a hidden seat's once that hand is settled."""
