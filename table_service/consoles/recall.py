@@ -39,38 +39,43 @@ from table_service.errors import InvalidRequest, NotFound
 from table_service.models import BetRow, PlacedBet, RoundRow
 from table_service.principals import Identity
 from table_service.rules.games import DEFAULT_GAME
+from table_service.table import events as ev
 from table_service.table import policy
+from table_service.table.events import REGISTRY
 from table_service.table.recall import round_record
 from table_service.table.view import ReadModel, model_view, viewer_of
 from table_service.table.wallet import account_owner
 
 PAGE = 500
 Section = Literal["bets", "settlement"]
-BY_RULES = frozenset(
+BY_RULES: frozenset[type[ev.TableEvent]] = frozenset(
     {
-        "round_result",
-        "bets_settled",
-        "round_settled",
-        "decision_awaited",
-        "cards_revealed",
-        "commission_credited",
-        "seat_released",  # in a round's record: released by its settlement
+        ev.RoundResult,
+        ev.BetsSettled,
+        ev.RoundSettled,
+        ev.DecisionAwaited,
+        ev.CardsRevealed,
+        ev.CommissionCredited,
+        ev.SeatReleased,  # in a round's record: released by its settlement
     }
 )
 """Steps the table's rules take themselves, whatever command or card set them off: the
 recall names the rules as their actor (and the trigger apart), never the reader."""
-BY_RULES_AFTER_A_CARD = frozenset({"card_set_aside", "bets_refunded", "round_voided"})
+BY_RULES_AFTER_A_CARD: frozenset[type[ev.TableEvent]] = frozenset(
+    {ev.CardSetAside, ev.BetsRefunded, ev.RoundVoided}
+)
 """Steps the rules take on a card the reader reported (an exposed card set aside, a round
 voided for two): the rules', not the reader's; a person's void stays that person's."""
 
 
 def by_rules(e: StoredEvent) -> bool:
     """Whether the table's rules, not the event's actor, did what ``e`` records."""
-    if e.type in BY_RULES:
+    cls = REGISTRY.get(e.type)
+    if cls in BY_RULES:
         return True
-    if e.type == "betting_closed":
+    if cls is ev.BettingClosed:
         return e.payload.get("reason") != "dealer"
-    return e.type in BY_RULES_AFTER_A_CARD and e.actor.startswith(("reader:", "system"))
+    return cls in BY_RULES_AFTER_A_CARD and e.actor.startswith(("reader:", "system"))
 
 
 CURSOR_PATTERN = r"^[0-9]{1,18}\.[0-9]{1,9}$"
@@ -95,7 +100,7 @@ class Cursor:
 
 
 def bet_items(e: StoredEvent) -> list[dict[str, Any]]:
-    if e.type != "bets_placed":
+    if REGISTRY.get(e.type) is not ev.BetsPlaced:
         return []
     return [
         {
@@ -114,9 +119,11 @@ def bet_items(e: StoredEvent) -> list[dict[str, Any]]:
 
 
 def line_items(e: StoredEvent) -> list[dict[str, Any]]:
-    key = {"bets_settled": "results", "bets_refunded": "refunds"}.get(e.type)
-    if key is None:
+    cls = REGISTRY.get(e.type)
+    if cls is not ev.BetsSettled and cls is not ev.BetsRefunded:
         return []
+    key = cls.OWNED  # the list of lines, each naming its account
+    assert key is not None
     reason = e.payload.get("reason")
     return [
         {
@@ -134,8 +141,8 @@ def line_items(e: StoredEvent) -> list[dict[str, Any]]:
 
 
 ITEMS: dict[str, tuple[tuple[str, ...], Callable[[StoredEvent], list[dict[str, Any]]]]] = {
-    "bets": (("bets_placed",), bet_items),
-    "settlement": (("bets_settled", "bets_refunded"), line_items),
+    "bets": ((ev.BetsPlaced.TYPE,), bet_items),
+    "settlement": ((ev.BetsSettled.TYPE, ev.BetsRefunded.TYPE), line_items),
 }
 
 
@@ -184,7 +191,8 @@ def recall_round(
             "hash": e.hash,
         }
         p = e.payload
-        if e.type == "card_dealt":
+        cls = REGISTRY.get(e.type)  # the step's kind, by the event's class
+        if cls is ev.CardDealt:
             steps.append(
                 {
                     **base,
@@ -196,11 +204,11 @@ def recall_round(
                     "reader_seq": p.get("reader_seq"),
                 }
             )
-        elif e.type == "bets_placed":
+        elif cls is ev.BetsPlaced:
             placed = bet_items(e)
             counts["bets"] += len(placed)
             steps.append({**base, **_summed(placed, "stake"), "bets": len(placed)})
-        elif e.type in ("bets_settled", "bets_refunded"):
+        elif cls is ev.BetsSettled or cls is ev.BetsRefunded:
             lines = line_items(e)
             counts["settlement"] += len(lines)
             banks = [line for line in lines if line.get("type") == "bank"]
@@ -212,7 +220,7 @@ def recall_round(
                     bank[k] += step["bank"][k]
                 bank["lines"] += len(banks)
             steps.append({**step, "reason": p.get("reason")})
-        elif e.type == "incident_raised":
+        elif cls is ev.IncidentRaised:
             incidents[str(p.get("incident_id"))] = _incident(e, game)
             steps.append(
                 {
@@ -222,7 +230,7 @@ def recall_round(
                     "by": p.get("raised_by") or e.actor,  # who raised it, not the command's actor
                 }
             )
-        elif e.type == "incident_resolved":
+        elif cls is ev.IncidentResolved:
             found = incidents.get(str(p.get("incident_id")))
             if found is not None:
                 found["resolution"] = p.get("resolution")
@@ -237,11 +245,11 @@ def recall_round(
                     "by": p.get("resolved_by") or e.actor,  # the rules resolve some themselves
                 }
             )
-        elif e.type == "round_settled" and bank["lines"]:
+        elif cls is ev.RoundSettled and bank["lines"]:
             # the totals as logged hold the bank; the recall says the punters' apart
             detail = {k: v for k, v in p.items() if k != "round_id" and _small(v)}
             steps.append({**base, "details": detail, "bank": dict(bank)})
-        elif e.type in ("round_result", "cards_rearranged", "cards_revealed"):
+        elif cls in (ev.RoundResult, ev.CardsRearranged, ev.CardsRevealed):
             # the result and the cards whatever their size (a blackjack round's outcome
             # runs to kilobytes): the step the regulator opens the record for
             detail = {k: v for k, v in p.items() if k != "round_id"}

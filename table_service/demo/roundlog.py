@@ -9,9 +9,10 @@ procedure applied). The console is the caller's: the CLI passes the terminal's.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 from rich.console import Console
 from rich.rule import Rule
@@ -19,6 +20,8 @@ from rich.text import Text
 
 from table_service.rules.baccarat import next_position
 from table_service.rules.cards import parse_card
+from table_service.table import events as ev
+from table_service.table.events import REGISTRY
 from table_service.terminal import rule_width
 
 SUIT_SYMBOLS = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
@@ -265,9 +268,12 @@ class RoundLog:
 
     # -- events ------------------------------------------------------------------------------
     def on_event(self, event: dict[str, Any]) -> None:
-        handler = getattr(self, f"_on_{event['type']}", None)
+        """One event of the staff stream, told by its class (a type it does not tell, or
+        one the registry does not know, is left out)."""
+        cls = REGISTRY.get(event["type"])
+        handler = _TELLS.get(cls) if cls is not None else None
         if handler is not None:
-            handler(event, event["payload"])
+            handler(self, event, event["payload"])
 
     def _stats(self, round_id: str) -> RoundStats:
         return self._rounds.setdefault(round_id, RoundStats())
@@ -678,3 +684,38 @@ class RoundLog:
 
     def _on_shoe_ended(self, e: dict[str, Any], p: dict[str, Any]) -> None:
         self._line(e["ts"], None, "shoe", f"shoe {p['shoe_no']} ended: {p['reason']}")
+
+
+Handler = Callable[[RoundLog, dict[str, Any], dict[str, Any]], None]
+# How the log tells each event, by its class.
+_TELLS: Final[dict[type[ev.TableEvent], Handler]] = {
+    ev.TableOpened: RoundLog._on_table_opened,
+    ev.DealerSignedIn: RoundLog._on_dealer_signed_in,
+    ev.ReaderStatus: RoundLog._on_reader_status,
+    ev.ShoeInserted: RoundLog._on_shoe_inserted,
+    ev.CardBurnt: RoundLog._on_card_burnt,
+    ev.BettingOpened: RoundLog._on_betting_opened,
+    ev.BetsPlaced: RoundLog._on_bets_placed,
+    ev.BettingClosed: RoundLog._on_betting_closed,
+    ev.CardDealt: RoundLog._on_card_dealt,
+    ev.CardSetAside: RoundLog._on_card_set_aside,
+    ev.CardsRearranged: RoundLog._on_cards_rearranged,
+    ev.CutCardDrawn: RoundLog._on_cut_card_drawn,
+    ev.RoundResult: RoundLog._on_round_result,
+    ev.BetsSettled: RoundLog._on_bets_settled,
+    ev.CommissionCredited: RoundLog._on_commission_credited,
+    ev.RoomClosed: RoundLog._on_room_closed,
+    ev.RoomReopened: RoundLog._on_room_reopened,
+    ev.CardsRevealed: RoundLog._on_cards_revealed,
+    ev.SeatTaken: RoundLog._on_seat_taken,
+    ev.SeatReleased: RoundLog._on_seat_released,
+    ev.PlayerDisconnected: RoundLog._on_player_disconnected,
+    ev.DecisionAwaited: RoundLog._on_decision_awaited,
+    ev.ActionTaken: RoundLog._on_action_taken,
+    ev.RoundSettled: RoundLog._on_round_settled,
+    ev.BetsRefunded: RoundLog._on_bets_refunded,
+    ev.RoundVoided: RoundLog._on_round_voided,
+    ev.IncidentRaised: RoundLog._on_incident_raised,
+    ev.IncidentResolved: RoundLog._on_incident_resolved,
+    ev.ShoeEnded: RoundLog._on_shoe_ended,
+}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from audit.models import AuditEvent
+from table_service.table import events as ev
+from table_service.table.events import parse_known, required
+from table_service.table.projector import ACCOUNT_CREDITED, ACCOUNT_DEBITED
 
 
 @dataclass
@@ -34,55 +37,62 @@ def _payload(raw: Any) -> dict[str, Any]:
 
 
 def fold(events: Iterable[Any]) -> Expected:
+    """What the read models must hold, from the whole log: a table event read as its class
+    (the registry's), the wallet's and the principals' events by their own names."""
     out = Expected()
     for e in events:
         p = _payload(e.payload)
         kind = e.type
-        if kind == "account_credited":
-            out.balances[p["account"]] += p["amount"]
-            out.ledger[(p["account"], p["amount"], "credit", None, p["reference"])] += 1
-        elif kind == "account_debited":
-            out.balances[p["account"]] -= p["amount"]
-            out.ledger[(p["account"], -p["amount"], "debit", None, p["reference"])] += 1
-        elif kind == "bets_placed":
-            for b in p["bets"]:
-                out.balances[b["account"]] -= b["stake"]
-                out.ledger[(b["account"], -b["stake"], "stake", b["bet_id"], None)] += 1
-                out.bets[b["bet_id"]] = (
-                    p["round_id"],
-                    b["account"],
-                    b["type"],
-                    b["stake"],
-                    "open",
-                    None,
-                    None,
-                )
-        elif kind in ("bets_settled", "bets_refunded"):
-            key, status = (
-                ("results", "settled") if kind == "bets_settled" else ("refunds", "refunded")
-            )
-            for i in p[key]:
-                out.balances[i["account"]] += i["returned"]
-                out.ledger[(i["account"], i["returned"], "return", i["bet_id"], None)] += 1
-                placed = out.bets.get(i["bet_id"])
-                if placed is not None:
-                    out.bets[i["bet_id"]] = (
-                        *placed[:4],
-                        status,
-                        i.get("result", "refunded"),
-                        i["returned"],
+        match parse_known(kind, p):
+            case ev.BetsPlaced(round_id=round_id, bets=bets):
+                for b in bets:
+                    out.balances[b["account"]] -= b["stake"]
+                    out.ledger[(b["account"], -b["stake"], "stake", b["bet_id"], None)] += 1
+                    out.bets[b["bet_id"]] = (
+                        round_id,
+                        b["account"],
+                        b["type"],
+                        b["stake"],
+                        "open",
+                        None,
+                        None,
                     )
-        elif kind == "commission_credited":  # the house's share of wins, per bet
-            out.balances[p["account"]] += p["amount"]
-            for line in p["lines"]:
-                entry = (p["account"], line["commission"], "commission", line["bet_id"], None)
-                out.ledger[entry] += 1
-        elif kind == "principal_added":
-            out.principals[p["name"]] = (p["role"], p.get("table_id"), False)
-        elif kind == "principal_revoked" and p["name"] in out.principals:
-            role, table_id, _ = out.principals[p["name"]]
-            out.principals[p["name"]] = (role, table_id, True)
+            case ev.BetsSettled(results=items):
+                _returns(out, items, "settled")
+            case ev.BetsRefunded(refunds=items):
+                _returns(out, items, "refunded")
+            case ev.CommissionCredited() as x:  # the house's share of wins, per bet
+                account = required(x.account)
+                out.balances[account] += required(x.amount)
+                for line in required(x.lines):
+                    entry = (account, line["commission"], "commission", line["bet_id"], None)
+                    out.ledger[entry] += 1
+            case None if kind == ACCOUNT_CREDITED:
+                out.balances[p["account"]] += p["amount"]
+                out.ledger[(p["account"], p["amount"], "credit", None, p["reference"])] += 1
+            case None if kind == ACCOUNT_DEBITED:
+                out.balances[p["account"]] -= p["amount"]
+                out.ledger[(p["account"], -p["amount"], "debit", None, p["reference"])] += 1
+            case None if kind == "principal_added":
+                out.principals[p["name"]] = (p["role"], p.get("table_id"), False)
+            case None if kind == "principal_revoked" and p["name"] in out.principals:
+                role, table_id, _ = out.principals[p["name"]]
+                out.principals[p["name"]] = (role, table_id, True)
     return out
+
+
+def _returns(out: Expected, items: Iterable[Mapping[str, Any]], status: str) -> None:
+    for i in items:
+        out.balances[i["account"]] += i["returned"]
+        out.ledger[(i["account"], i["returned"], "return", i["bet_id"], None)] += 1
+        placed = out.bets.get(i["bet_id"])
+        if placed is not None:
+            out.bets[i["bet_id"]] = (
+                *placed[:4],
+                status,
+                i.get("result", "refunded"),
+                i["returned"],
+            )
 
 
 def check_read_models(session: Session) -> list[str]:

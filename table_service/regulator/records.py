@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from table_service.regulator.replay import rules_hash
+from table_service.table import events as ev
+from table_service.table.events import REGISTRY
 
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
@@ -99,6 +101,21 @@ class Records:
     shoes: list[dict[str, Any]]
 
 
+_READ: frozenset[type[ev.TableEvent]] = frozenset(
+    {
+        ev.TableOpened,
+        ev.ShoeInserted,
+        ev.ShoeEnded,
+        ev.CardBurnt,
+        ev.CardSetAside,
+        ev.IncidentRaised,
+        ev.BettingOpened,
+        ev.CardDealt,
+        ev.CardsRearranged,
+    }
+)
+
+
 def fold_records(events: Iterable[Any]) -> Records:
     rounds: dict[str, dict[str, Any]] = {}
     shoes: list[_Shoe] = []
@@ -113,27 +130,31 @@ def fold_records(events: Iterable[Any]) -> Records:
             record[key].append(actor)
 
     for event in events:
-        kind, table = event.type, event.table_id
+        table = event.table_id
         p = _payload(event)
+        # the classes the records read, each as its class (another type's payload, such as a
+        # bet's, is not read: a shoe's reconciliation reads the log without them)
+        cls = REGISTRY.get(event.type)
+        x = cls.from_payload(p) if cls is not None and cls in _READ else None
         shoe = current.get(table)
-        if kind == "table_opened":
-            config_hash[table] = rules_hash(p["config"])
-        elif kind == "shoe_inserted":
-            shoe = _Shoe(table, int(p["shoe_no"]), int(p.get("decks", 8)), event.seq)
+        if isinstance(x, ev.TableOpened):
+            config_hash[table] = rules_hash(x.config)
+        elif isinstance(x, ev.ShoeInserted):
+            shoe = _Shoe(table, int(x.shoe_no), int(x.decks), event.seq)
             current[table] = shoe
             shoes.append(shoe)
-        elif kind == "shoe_ended" and shoe is not None:
-            shoe.ended, shoe.ended_seq = p.get("reason"), event.seq
+        elif isinstance(x, ev.ShoeEnded) and shoe is not None:
+            shoe.ended, shoe.ended_seq = ev.given(x.reason, None), event.seq
             current.pop(table, None)
-        elif kind == "card_burnt" and shoe is not None:
+        elif isinstance(x, ev.CardBurnt) and shoe is not None:
             shoe.taken += 1
-            if p.get("card"):
-                shoe.burnt[p["card"]] += 1
-            if p.get("unreadable"):
+            if x.card:
+                shoe.burnt[x.card] += 1
+            if x.unreadable:
                 shoe.unreadable += 1
-        elif kind == "card_set_aside" and shoe is not None:
-            card: str = p["card"]  # every card_set_aside names its card
-            from_round = p.get("from_round")
+        elif isinstance(x, ev.CardSetAside) and shoe is not None:
+            card: str = x.card  # every card_set_aside names its card
+            from_round = ev.given(x.from_round, None)
             index: int | None = None
             if from_round in rounds:
                 # dealt in that round but not needed by it: out of the round, set aside
@@ -144,26 +165,26 @@ def fold_records(events: Iterable[Any]) -> Records:
                         break
                 shoe.dealt[card] -= 1
                 shoe.set_aside[card] += 1
-            elif p.get("reason") in ("foreign_card", "no_shoe") or p.get("counted") is False:
-                if p.get("reason") == "foreign_card":
+            elif x.reason in ("foreign_card", "no_shoe") or x.counted is False:
+                if x.reason == "foreign_card":
                     shoe.foreign.append(card)
             else:
                 shoe.taken += 1
                 shoe.set_aside[card] += 1
                 index = shoe.taken
-            if p.get("carry"):
+            if x.carry:
                 carried.setdefault(table, []).append((card, index))
-        elif kind == "incident_raised":
-            details = p.get("details") or {}
-            if shoe is not None and p.get("kind") in ("possible_duplicate", "duplicate_card"):
+        elif isinstance(x, ev.IncidentRaised):
+            details = ev.given(x.details, None) or {}
+            if shoe is not None and x.kind in ("possible_duplicate", "duplicate_card"):
                 shoe.duplicates.append(details.get("card"))
-            if shoe is not None and p.get("kind") == "unreadable_card":
+            if shoe is not None and x.kind == "unreadable_card":
                 shoe.unreadable += 1
-        if kind == "betting_opened":
-            rounds[p["round_id"]] = {
+        if isinstance(x, ev.BettingOpened):
+            rounds[x.round_id] = {
                 "table_id": table,
-                "round_id": p["round_id"],
-                "game_number": p.get("game_number"),
+                "round_id": x.round_id,
+                "game_number": x.game_number,
                 "shoe_no": shoe.shoe_no if shoe else None,
                 "dealers": [],
                 "supervisors": [],
@@ -176,30 +197,30 @@ def fold_records(events: Iterable[Any]) -> Records:
         if record is None:
             continue
         person(record, event.actor)
-        if kind == "card_dealt":
-            source = "carried" if p.get("source") == "carried" else card_source(event.actor)
+        if isinstance(x, ev.CardDealt):
+            source = "carried" if x.source == "carried" else card_source(event.actor)
             index = None
             if source == "carried":
                 waiting = carried.get(table, [])
                 for position, (card, at) in enumerate(waiting):
-                    if card == p["card"]:
+                    if card == x.card:
                         index = at
                         del waiting[position]
                         break
                 if shoe is not None:
-                    shoe.set_aside[p["card"]] -= 1
-                    shoe.dealt[p["card"]] += 1
+                    shoe.set_aside[x.card] -= 1
+                    shoe.dealt[x.card] += 1
             elif shoe is not None:
                 shoe.taken += 1
-                shoe.dealt[p["card"]] += 1
+                shoe.dealt[x.card] += 1
                 index = shoe.taken
             record["cards"].append(
-                {"card": p["card"], "shoe_index": index, "source": source, "by": event.actor}
+                {"card": x.card, "shoe_index": index, "source": source, "by": event.actor}
             )
-        elif kind == "cards_rearranged" and p.get("read_twice"):
+        elif isinstance(x, ev.CardsRearranged) and x.read_twice:
             # one card the reader sent twice: the repeat leaves the round and the shoe's
             # count, and the cards read after it take back their places in the shoe
-            twice = p["read_twice"]
+            twice = ev.required(x.read_twice)
             cards = record["cards"]
             at = twice["index"]
             if 0 <= at < len(cards) and cards[at]["card"] == twice["card"]:
@@ -211,11 +232,11 @@ def fold_records(events: Iterable[Any]) -> Records:
                         for later in cards[at:]:
                             if later["shoe_index"] is not None and later["shoe_index"] > gone:
                                 later["shoe_index"] -= 1
-        elif kind == "cards_rearranged":
-            entered = list(p.get("entered") or [])
+        elif isinstance(x, ev.CardsRearranged):
+            entered = list(ev.given(x.entered, ()) or ())
             by_card = {c["card"]: c for c in record["cards"]}
             cards = []
-            for code in p["cards"]:
+            for code in x.cards:
                 if code in entered:
                     entered.remove(code)
                     if shoe is not None:
@@ -233,6 +254,6 @@ def fold_records(events: Iterable[Any]) -> Records:
                         by_card.get(code, {"card": code, "shoe_index": None, "source": "reader"})
                     )
             record["cards"] = cards
-        elif kind == "incident_raised":
-            record["incidents"].append(p.get("kind"))
+        elif isinstance(x, ev.IncidentRaised):
+            record["incidents"].append(x.kind)
     return Records(rounds, [s.to_json() for s in shoes])

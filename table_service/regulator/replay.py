@@ -19,6 +19,8 @@ from typing import Any
 
 from audit.canonical import canonical_json
 from audit.verify import EventRecord, event_payload
+from table_service.table import events as ev
+from table_service.table.events import parse_known
 
 
 class ReplayError(ValueError):
@@ -129,7 +131,7 @@ class RoundFold:
         except UnknownGame:
             return False
         for kind, payload, _ in self.events:
-            if kind == "incident_raised":
+            if parse_known(kind, payload).__class__ is ev.IncidentRaised:
                 entry = catalogue.get(str(payload.get("kind")))
                 if entry is not None and "forfeit_insurance" in entry.effects:
                     return True
@@ -179,24 +181,27 @@ def fold_rounds(events: Iterable[EventRecord]) -> Folded:
     for event in events:
         kind = event.type
         p = event_payload(event)
-        if kind == "table_opened":
+        typed = parse_known(kind, p)  # a table event as its class (the ledger's: None)
+        if isinstance(typed, ev.TableOpened):
             opened = f"{event.table_id}@{event.seq}"
             rules[opened] = p["config"]
             in_force[event.table_id] = opened
             continue
-        if kind == "betting_opened":
+        if isinstance(typed, ev.BettingOpened):
             ref = in_force.get(event.table_id)
             if ref is None:
-                raise ReplayError(p["round_id"], "no table_opened event before the round")
+                raise ReplayError(typed.round_id, "no table_opened event before the round")
             game = str(rules[ref].get("game", DEFAULT_GAME))
-            round_id = p["round_id"]
-            shoe_no = p.get("shoe_no") or int(round_id.rsplit("-s", 1)[1].split("-g")[0])
-            rounds[round_id] = RoundFold(
+            opening = typed.round_id
+            shoe_no = ev.given(typed.shoe_no, None) or int(
+                opening.rsplit("-s", 1)[1].split("-g")[0]
+            )
+            rounds[opening] = RoundFold(
                 game=game,
                 table_id=event.table_id,
-                round_id=round_id,
+                round_id=opening,
                 rules_ref=ref,
-                game_number=p.get("game_number"),
+                game_number=typed.game_number,
                 first_seq=event.seq,
                 started=event.ts,
                 shoe_no=int(shoe_no),
@@ -208,45 +213,51 @@ def fold_rounds(events: Iterable[EventRecord]) -> Folded:
         fold = rounds.get(round_id) if round_id else None
         if fold is not None:
             fold.events.append((kind, p, event.seq))
-        if kind == "card_set_aside" and p.get("from_round") in rounds:
-            rounds[p["from_round"]].cards = list(p["round_cards"])
+        if isinstance(typed, ev.CardSetAside) and typed.from_round in rounds:
+            rounds[str(typed.from_round)].cards = list(ev.required(typed.round_cards))
             continue
         if fold is None:
             continue
-        if kind == "bets_placed":
-            for b in p["bets"]:
-                if b["bet_id"] in fold.bets:
-                    raise ReplayError(fold.round_id, "placed twice", b["bet_id"])
-                fold.bets[b["bet_id"]] = BetRecord(b["bet_id"], b["account"], b["type"], b["stake"])
-        elif kind == "card_dealt":
-            fold.cards.append(p["card"])
-        elif kind == "cards_rearranged":
-            fold.cards = list(p["cards"])
-        elif kind in ("bets_settled", "bets_refunded"):
-            key, status = (
-                ("results", "settled") if kind == "bets_settled" else ("refunds", "refunded")
-            )
-            for item in p[key]:
-                bet = fold.bets.get(item["bet_id"])
-                if bet is None:
-                    raise ReplayError(fold.round_id, f"{status} but never placed", item["bet_id"])
-                if bet.status != "open":
-                    raise ReplayError(
-                        fold.round_id, f"closed twice ({bet.status}, {status})", bet.bet_id
-                    )
-                bet.status = status
-                bet.result = item.get("result", "refunded")
-                bet.returned = item["returned"]
-                bet.commission = int(item.get("commission", 0))
-                if status == "settled":
-                    fold.settled_bets.append(bet.bet_id)
-                    if p.get("early"):
-                        fold.early_bets.add(bet.bet_id)
-        elif kind == "round_settled":
-            fold.status = "settled"
-        elif kind == "round_voided":
-            fold.status = "voided"
+        match typed:
+            case ev.BetsPlaced(bets=bets):
+                for b in bets:
+                    if b["bet_id"] in fold.bets:
+                        raise ReplayError(fold.round_id, "placed twice", b["bet_id"])
+                    record = BetRecord(b["bet_id"], b["account"], b["type"], b["stake"])
+                    fold.bets[b["bet_id"]] = record
+            case ev.CardDealt(card=card):
+                fold.cards.append(card)
+            case ev.CardsRearranged(cards=cards):
+                fold.cards = list(cards)
+            case ev.BetsSettled(results=items):
+                _close(fold, items, "settled", early=bool(typed.early))
+            case ev.BetsRefunded(refunds=items):
+                _close(fold, items, "refunded", early=False)
+            case ev.RoundSettled():
+                fold.status = "settled"
+            case ev.RoundVoided():
+                fold.status = "voided"
     return Folded(rounds, rules)
+
+
+def _close(
+    fold: RoundFold, items: Iterable[Mapping[str, Any]], status: str, *, early: bool
+) -> None:
+    """Bets settled or refunded: each closed once, and only a bet the round placed."""
+    for item in items:
+        bet = fold.bets.get(item["bet_id"])
+        if bet is None:
+            raise ReplayError(fold.round_id, f"{status} but never placed", item["bet_id"])
+        if bet.status != "open":
+            raise ReplayError(fold.round_id, f"closed twice ({bet.status}, {status})", bet.bet_id)
+        bet.status = status
+        bet.result = item.get("result", "refunded")
+        bet.returned = item["returned"]
+        bet.commission = int(item.get("commission", 0))
+        if status == "settled":
+            fold.settled_bets.append(bet.bet_id)
+            if early:
+                fold.early_bets.add(bet.bet_id)
 
 
 @dataclass

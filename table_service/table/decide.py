@@ -10,8 +10,9 @@ decision does, what each stake returns — is asked of the table's game through
 from __future__ import annotations
 
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from audit.chain import utc_timestamp
@@ -48,7 +49,7 @@ from table_service.table.errors import (
     UnknownIncident,
     WrongPhase,
 )
-from table_service.table.state import Incident, TableState, apply, game_of, game_of_round
+from table_service.table.state import Incident, TableState, apply_event, game_of, game_of_round
 
 CHUNK = 1000
 SYSTEM = "system:rules"
@@ -56,9 +57,19 @@ SYSTEM = "system:rules"
 
 @dataclass(frozen=True)
 class Draft:
-    type: str
-    payload: dict[str, Any]
+    """One event a decision writes: the typed event, and the stored form the log keeps
+    (its type name and payload, written by the event's class)."""
+
+    event: ev.TableEvent
     round_id: str | None = None
+
+    @property
+    def type(self) -> str:
+        return self.event.TYPE
+
+    @cached_property
+    def payload(self) -> dict[str, Any]:
+        return self.event.to_payload()
 
 
 @dataclass
@@ -70,40 +81,31 @@ class Decision:
     answer: dict[str, Any] = field(default_factory=dict)
     now: datetime | None = None
 
-    def emit(
-        self,
-        event: ev.TableEvent | str,
-        payload: dict[str, Any] | None = None,
-        round_id: str | None = None,
-    ) -> None:
-        """Record one event: a typed event (its class writes the payload the log stores), or
-        a stored type name and its payload (read through its class as it is applied: an
-        unknown type or field is refused here, before anything is written)."""
-        if isinstance(event, ev.TableEvent):
-            event_type, payload = event.TYPE, event.to_payload()
-        else:
-            event_type = event
-        assert payload is not None, event_type
-        self.state = apply(self.state, event_type, payload)
-        self.drafts.append(Draft(event_type, payload, round_id))
+    def emit(self, event: ev.TableEvent, round_id: str | None = None) -> None:
+        """Record one typed event: applied to the state (dispatched on its class), then
+        kept to be written (its class writes the payload the log stores)."""
+        if not isinstance(event, ev.TableEvent):
+            raise TypeError(f"decide records typed table events, not {event!r}")
+        self.state = apply_event(self.state, event)
+        self.drafts.append(Draft(event, round_id))
 
-    def emit_chunks(
-        self,
-        event_type: str,
-        key: str,
-        items: list[dict[str, Any]],
-        fields: dict[str, Any],
-        round_id: str | None,
-    ) -> None:
-        """Large lists (bets) go into the log in chunks of ``CHUNK``; the state applies them
-        as one event, which is the same state (the bet handlers are set operations) without
-        copying the round's bets once per chunk."""
+    def emit_chunks(self, event: ev.TableEvent, round_id: str | None) -> None:
+        """A bet event whose list (bets, results, refunds: the list its class names as its
+        owner's) may be large goes into the log in chunks of ``CHUNK``; the state applies
+        it as one event, which is the same state (the bet handlers are set operations)
+        without copying the round's bets once per chunk. An empty list writes nothing."""
+        key = event.OWNED
+        assert key is not None, event.TYPE
+        items = getattr(event, key)
         if not items:
             return
-        self.state = apply(self.state, event_type, {**fields, key: items})
+        self.state = apply_event(self.state, event)
+        if len(items) <= CHUNK:
+            self.drafts.append(Draft(event, round_id))
+            return
         for start in range(0, len(items), CHUNK):
-            chunk = {**fields, key: items[start : start + CHUNK]}
-            self.drafts.append(Draft(event_type, chunk, round_id))
+            chunk = replace(event, **{key: items[start : start + CHUNK]})
+            self.drafts.append(Draft(chunk, round_id))
 
 
 def burn_value(state: TableState, card: str) -> int:
@@ -171,26 +173,23 @@ def _open_table(d: Decision, cmd: c.OpenTable, now: datetime, actor: str) -> Non
     if rnd is not None and rnd.active:
         raise WrongPhase("cannot reconfigure a table while a round is in progress")
     rules = cmd.config.rules  # bad rules are refused before anything is written
-    payload: dict[str, Any] = {"config": cmd.config.snapshot()}
+    # Xì Dách: the exact house edge of the terms the table opens with
     terms = cmd.config.game_impl.opening_terms(rules)
-    if terms:  # Xì Dách: the exact house edge of the terms the table opens with
-        payload["terms"] = terms
-    d.emit("table_opened", payload)
+    d.emit(ev.TableOpened(config=cmd.config.snapshot(), terms=terms or ev.ABSENT))
 
 
 def _insert_shoe(d: Decision, cmd: c.InsertShoe, now: datetime, actor: str) -> None:
     config = _config(d.state)
     if d.state.shoe is not None:
         raise WrongPhase("a shoe is in use; change the shoe first")
-    payload: dict[str, Any] = {
-        "shoe_no": d.state.shoes_inserted + 1,
-        "decks": config.decks,
-        "cut_card_depth": config.cut_card_depth,
-    }
     burn = config.game_impl.shoe_burn
-    if not burn:
-        payload["burn"] = False
-    d.emit("shoe_inserted", payload)
+    inserted = ev.ShoeInserted(
+        shoe_no=d.state.shoes_inserted + 1,
+        decks=config.decks,
+        cut_card_depth=config.cut_card_depth,
+        burn=ev.ABSENT if burn else False,
+    )
+    d.emit(inserted)
     d.answer = {
         "shoe_no": d.state.shoes_inserted,
         "next": "burn: deal the indicator card" if burn else "open betting",
@@ -260,9 +259,8 @@ def _room_opens(d: Decision, balances: Mapping[str, int]) -> None:
     if closed is not None:
         raise RoomClosed(closed["reason"], needs=closed["needs"], passes_from=closed["passes_from"])
     if d.state.room_closed is not None:
-        d.emit(
-            "room_reopened", {"seat": seat, "passes_from": d.state.room_closed.get("passes_from")}
-        )
+        passes_from = d.state.room_closed.get("passes_from")
+        d.emit(ev.RoomReopened(seat=seat, passes_from=passes_from))
 
 
 def _review_room(d: Decision, cmd: c.ReviewRoom, now: datetime, actor: str) -> None:
@@ -273,7 +271,10 @@ def _review_room(d: Decision, cmd: c.ReviewRoom, now: datetime, actor: str) -> N
         return
     _, closed = _bank_taker(d.state, cmd.balances)
     if closed is not None:
-        d.emit("room_closed", closed)
+        room = ev.RoomClosed(
+            reason=closed["reason"], needs=closed["needs"], passes_from=closed["passes_from"]
+        )
+        d.emit(room)
 
 
 def _bet_refusal(exc: RulesRefusal) -> dict[str, Any]:
@@ -380,7 +381,7 @@ def _place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> Non
         accepted.append(item)
         placed.append(intent)
         answers.append({"key": bet.key, "status": "placed", "bet_id": bet.bet_id})
-    d.emit_chunks("bets_placed", "bets", accepted, {"round_id": rnd.round_id}, rnd.round_id)
+    d.emit_chunks(ev.BetsPlaced(round_id=rnd.round_id, bets=accepted), rnd.round_id)
     d.answer = {"round_id": rnd.round_id, "results": answers}
     # Xì Dách room: betting closes once every seated player has bet
     if accepted and game.betting_complete(rules, context.seats, placed):
@@ -437,7 +438,7 @@ def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) ->
     card = _card(cmd.card)
     shoe = d.state.shoe
     if shoe is None:
-        d.emit("card_set_aside", {"card": card, "reason": "no_shoe", "counted": False})
+        d.emit(ev.CardSetAside(card=card, reason="no_shoe", counted=False))
         _incident(
             d,
             "card_without_shoe",
@@ -448,7 +449,7 @@ def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) ->
         )
         return
     if shoe.seen.get(card, 0) + 1 > shoe.decks:
-        d.emit("card_set_aside", {"card": card, "reason": "foreign_card", "counted": False})
+        d.emit(ev.CardSetAside(card=card, reason="foreign_card", counted=False))
         _incident(
             d,
             "foreign_card",
@@ -459,26 +460,23 @@ def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) ->
         return
     if not shoe.ready:
         indicator = shoe.burn_remaining is None
-        payload: dict[str, Any] = {"card": card, "indicator": indicator, "shoe_no": shoe.shoe_no}
-        if indicator:
-            payload["burn_count"] = burn_value(d.state, card)
-        d.emit("card_burnt", payload)
+        burnt = ev.CardBurnt(
+            card=card,
+            indicator=indicator,
+            shoe_no=shoe.shoe_no,
+            burn_count=burn_value(d.state, card) if indicator else ev.ABSENT,
+        )
+        d.emit(burnt)
         return
     if cmd.burn_mode:
-        d.emit("card_set_aside", {"card": card, "reason": "burn_mode"})
+        d.emit(ev.CardSetAside(card=card, reason="burn_mode"))
         return
     rnd = d.state.round
     if rnd is not None and rnd.phase == "betting":
-        d.emit(
-            "card_set_aside",
-            {
-                "card": card,
-                "reason": "exposed_during_betting",
-                "exposed": True,
-                "round_id": rnd.round_id,
-            },
-            rnd.round_id,
+        exposed_card = ev.CardSetAside(
+            card=card, reason="exposed_during_betting", exposed=True, round_id=rnd.round_id
         )
+        d.emit(exposed_card, rnd.round_id)
         exposed = d.state.round.exposed  # type: ignore[union-attr]
         game, _ = game_of(d.state)
         error = game.incidents.get("cards_exposed")
@@ -518,11 +516,11 @@ def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) ->
         _progress(d)
         return
     if shoe.cut_card_drawn:
-        d.emit("card_set_aside", {"card": card, "reason": "after_cut_card"})
+        d.emit(ev.CardSetAside(card=card, reason="after_cut_card"))
         return
     game, _ = game_of(d.state)
     if game.stray_card == "carry":
-        d.emit("card_set_aside", {"card": card, "reason": "unneeded", "carry": True})
+        d.emit(ev.CardSetAside(card=card, reason="unneeded", carry=True))
         _incident(
             d,
             "unneeded_card",
@@ -539,9 +537,9 @@ def _card_scanned(d: Decision, cmd: c.CardScanned, now: datetime, actor: str) ->
         # The card the shoe may have sent again, after the round it was read in: whether it
         # was read twice or is a real copy, no hand holds it; set aside (counted, so a copy
         # too many is still caught) under the reader incident, never the error rule.
-        d.emit("card_set_aside", {"card": card, "reason": "possible_duplicate"})
+        d.emit(ev.CardSetAside(card=card, reason="possible_duplicate"))
         return
-    d.emit("card_set_aside", {"card": card, "reason": "not_owed"})
+    d.emit(ev.CardSetAside(card=card, reason="not_owed"))
     _incident(
         d,
         "card_not_owed",
@@ -587,10 +585,7 @@ def _reader_fault(d: Decision, cmd: c.ReaderFault, now: datetime, actor: str) ->
     if cmd.kind == "unreadable" and shoe is not None and not shoe.ready:
         # A burn card need not be read; an unreadable indicator is burnt too and the next
         # card is shown as the indicator instead.
-        d.emit(
-            "card_burnt",
-            {"card": None, "indicator": False, "shoe_no": shoe.shoe_no, "unreadable": True},
-        )
+        d.emit(ev.CardBurnt(card=None, indicator=False, shoe_no=shoe.shoe_no, unreadable=True))
         return
     if cmd.kind == "shoe_empty":
         _incident(
@@ -610,17 +605,14 @@ def _reader_fault(d: Decision, cmd: c.ReaderFault, now: datetime, actor: str) ->
         asked = rnd.show_again
         times = int(asked["times"]) + 1 if asked and asked.get("index") == index else 1
         if rnd.phase == "dealing" and rnd.next_position() is not None and times <= SHOW_AGAIN:
-            d.emit(
-                "card_show_again",
-                {
-                    "round_id": rnd.round_id,
-                    "index": index,
-                    "cause": details.get("cause", ""),
-                    "reason": details.get("reason", ""),
-                    "times": times,
-                },
-                rnd.round_id,
+            again = ev.CardShowAgain(
+                round_id=rnd.round_id,
+                index=index,
+                cause=details.get("cause", ""),
+                reason=details.get("reason", ""),
+                times=times,
             )
+            d.emit(again, rnd.round_id)
             return
     kind = {
         "unreadable": "unreadable_card",
@@ -676,10 +668,8 @@ def _raise_incident(d: Decision, cmd: c.RaiseIncident, now: datetime, actor: str
             if rnd is not None and rnd.active:
                 _void(d, "two or more cards exposed", change_shoe=True)
             elif d.state.shoe is not None:
-                d.emit(
-                    "shoe_ended",
-                    {"shoe_no": d.state.shoe.shoe_no, "reason": "cards exposed: new shoe"},
-                )
+                ended = ev.ShoeEnded(shoe_no=d.state.shoe.shoe_no, reason="cards exposed: new shoe")
+                d.emit(ended)
             d.answer = {"incident_id": incident, "procedure": "round voided; new shoe required"}
             return
     if kind.effects & {"void_on_confirm", "void"}:
@@ -758,11 +748,7 @@ def _refund(d: Decision, reason: str, bet_types: Container[str] | None = None) -
         if bet_types is None or b.bet_type in bet_types
     ]
     d.emit_chunks(
-        "bets_refunded",
-        "refunds",
-        refunds,
-        {"round_id": rnd.round_id, "reason": reason},
-        rnd.round_id,
+        ev.BetsRefunded(round_id=rnd.round_id, refunds=refunds, reason=reason), rnd.round_id
     )
     return len(refunds)
 
@@ -791,13 +777,7 @@ def _forfeit_insurance(d: Decision, kind: str) -> None:
         for b in rnd.bets.values()
         if b.bet_type in types
     ]
-    d.emit_chunks(
-        "bets_settled",
-        "results",
-        results,
-        {"round_id": rnd.round_id, "early": True},
-        rnd.round_id,
-    )
+    d.emit_chunks(ev.BetsSettled(round_id=rnd.round_id, results=results, early=True), rnd.round_id)
 
 
 def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor: str) -> None:
@@ -851,15 +831,8 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
             seen[card] = seen.get(card, 0) + 1
             cards.insert(item.index, card)
             entered.append(card)
-        payload: dict[str, Any] = {
-            "round_id": rnd.round_id,
-            "cards": cards,
-            "entered": entered,
-            "incident_id": cmd.incident_id,
-        }
-        if rnd.moves:
-            payload["entered_at"] = sorted(e.index for e in cmd.entered)
-        _rearranged(d, payload)
+        entered_at = sorted(e.index for e in cmd.entered) if rnd.moves else ev.ABSENT
+        _rearranged(d, cards, entered=entered, incident_id=cmd.incident_id, entered_at=entered_at)
     resolved = ev.IncidentResolved(
         incident_id=cmd.incident_id, resolution=cmd.note, resolved_by=actor
     )
@@ -877,18 +850,31 @@ def _resolve_incident(d: Decision, cmd: c.ResolveIncident, now: datetime, actor:
     d.answer = {"incident_id": cmd.incident_id, "next_position": _next_position(d.state)}
 
 
-def _rearranged(d: Decision, payload: dict[str, Any]) -> None:
+def _rearranged(
+    d: Decision,
+    cards: list[str],
+    *,
+    entered: list[str],
+    incident_id: str,
+    entered_at: list[int] | ev.Absent = ev.ABSENT,
+    read_twice: Mapping[str, Any] | ev.Absent = ev.ABSENT,
+) -> None:
     """Record the round's cards in their new shoe order, with where each now goes."""
     rnd = d.state.round
     assert rnd is not None
-    cards = payload["cards"]
-    hidden = _face_down_at(d.state, rnd, cards)
-    if hidden:
-        payload["face_down"] = hidden  # the public stream shows these as null
-    spots = [spot.code for spot in _spots_of(d.state, rnd, cards)]
-    if spots:
-        payload["positions"] = spots  # where each card now goes, in shoe order
-    d.emit("cards_rearranged", payload, rnd.round_id)
+    hidden = _face_down_at(d.state, rnd, cards)  # the public stream shows these as null
+    spots = [spot.code for spot in _spots_of(d.state, rnd, cards)]  # where each now goes
+    rearranged = ev.CardsRearranged(
+        round_id=rnd.round_id,
+        cards=cards,
+        entered=entered,
+        incident_id=incident_id,
+        entered_at=entered_at,
+        read_twice=read_twice,
+        face_down=hidden or ev.ABSENT,
+        positions=spots or ev.ABSENT,
+    )
+    d.emit(rearranged, rnd.round_id)
 
 
 def _read_twice(d: Decision, incident: Incident, cmd: c.ResolveIncident) -> None:
@@ -919,14 +905,8 @@ def _read_twice(d: Decision, incident: Incident, cmd: c.ResolveIncident) -> None
             index=index,
         )
     cards = [*rnd.cards[:index], *rnd.cards[index + 1 :]]
-    payload: dict[str, Any] = {
-        "round_id": rnd.round_id,
-        "cards": cards,
-        "entered": [],
-        "incident_id": cmd.incident_id,
-        "read_twice": {"card": card, "index": index},
-    }
-    _rearranged(d, payload)
+    twice = {"card": card, "index": index}
+    _rearranged(d, cards, entered=[], incident_id=cmd.incident_id, read_twice=twice)
 
 
 def _void_round(d: Decision, cmd: c.VoidRound, now: datetime, actor: str) -> None:
@@ -944,12 +924,11 @@ def _void(d: Decision, reason: str, *, change_shoe: bool) -> None:
     rnd = d.state.round
     assert rnd is not None
     refunded = _refund(d, reason)
-    voided: dict[str, Any] = {"round_id": rnd.round_id, "reason": reason, "refunded": refunded}
-    if rnd.early:
-        # A check (xét) is a settlement: the stakes it paid stand, and only the stakes
-        # still open are refunded, so no stake is both paid and refunded (rules/xidach.md).
-        voided["stood"] = sorted(rnd.early)
-    d.emit("round_voided", voided, rnd.round_id)
+    # A check (xét) is a settlement: the stakes it paid stand, and only the stakes still
+    # open are refunded, so no stake is both paid and refunded (rules/xidach.md).
+    stood = sorted(rnd.early) if rnd.early else ev.ABSENT
+    voided = ev.RoundVoided(round_id=rnd.round_id, reason=reason, refunded=refunded, stood=stood)
+    d.emit(voided, rnd.round_id)
     for incident in list(d.state.incidents.values()):
         if incident.round_id == rnd.round_id:
             resolved = ev.IncidentResolved(
@@ -960,9 +939,7 @@ def _void(d: Decision, reason: str, *, change_shoe: bool) -> None:
             d.emit(resolved, round_id=rnd.round_id)
     shoe = d.state.shoe
     if shoe is not None and (change_shoe or shoe.cut_card_drawn):
-        d.emit(
-            "shoe_ended", {"shoe_no": shoe.shoe_no, "reason": reason if change_shoe else "cut card"}
-        )
+        d.emit(ev.ShoeEnded(shoe_no=shoe.shoe_no, reason=reason if change_shoe else "cut card"))
 
 
 # -- the end of a round ----------------------------------------------------------------------
@@ -973,16 +950,19 @@ def _stray_card(d: Decision, card: str, actor: str, *, from_round: bool = False)
     rnd = d.state.round
     assert rnd is not None
     game = game_of_round(rnd)
-    payload: dict[str, Any] = {"card": card, "reason": "unneeded"}
-    if from_round:
-        payload.update(counted=False, from_round=rnd.round_id)
-    else:
-        payload["round_id"] = rnd.round_id
-    if game.stray_card == "carry":
-        payload["carry"] = True
-    else:
-        payload["reason"] = "not_owed"
-    _set_aside(d, payload)
+    carry = game.stray_card == "carry"
+    # a card the round held until now leaves it: the round keeps the cards before it
+    kept = len(rnd.cards) - len(rnd.play.leftover) if rnd.play else len(rnd.cards)
+    aside = ev.CardSetAside(
+        card=card,
+        reason="unneeded" if carry else "not_owed",
+        counted=False if from_round else ev.ABSENT,
+        from_round=rnd.round_id if from_round else ev.ABSENT,
+        round_cards=list(rnd.cards[:kept]) if from_round else ev.ABSENT,
+        round_id=ev.ABSENT if from_round else rnd.round_id,
+        carry=True if carry else ev.ABSENT,
+    )
+    d.emit(aside, rnd.round_id)
     if from_round:
         return
     if game.stray_card == "carry":
@@ -1002,15 +982,6 @@ def _stray_card(d: Decision, card: str, actor: str, *, from_round: bool = False)
             actor=actor,
             details={"card": card, "expected": _expected(d.state)},
         )
-
-
-def _set_aside(d: Decision, payload: dict[str, Any]) -> None:
-    rnd = d.state.round
-    assert rnd is not None
-    if payload.get("from_round"):
-        kept = len(rnd.cards) - len(rnd.play.leftover) if rnd.play else len(rnd.cards)
-        payload["round_cards"] = list(rnd.cards[:kept])
-    d.emit("card_set_aside", payload, rnd.round_id)
 
 
 def _result_item(line: Line, bet: Any) -> dict[str, Any]:
@@ -1056,13 +1027,8 @@ def _settle_early(d: Decision) -> None:
     lines = [ln for ln in early if ln.stake_id in rnd.bets]
     if lines:
         results = [_result_item(ln, rnd.bets[ln.stake_id]) for ln in lines]
-        d.emit_chunks(
-            "bets_settled",
-            "results",
-            results,
-            {"round_id": rnd.round_id, "early": True},
-            rnd.round_id,
-        )
+        settled = ev.BetsSettled(round_id=rnd.round_id, results=results, early=True)
+        d.emit_chunks(settled, rnd.round_id)
         _credit_commission(d, results)
 
 
@@ -1125,18 +1091,14 @@ def _progress(d: Decision, *, resumed: bool = False) -> None:
             return
         if fresh or rnd.turn is None or rnd.turn.clock != nxt.clock:
             assert d.now is not None
-            deadline = utc_timestamp(d.now + timedelta(seconds=nxt.seconds))
-            d.emit(
-                "decision_awaited",
-                {
-                    "round_id": rnd.round_id,
-                    "clock": nxt.clock,
-                    "actors": list(nxt.actors),
-                    "ms": round(nxt.seconds * 1000),  # no floats in the log
-                    "deadline": deadline,
-                },
-                rnd.round_id,
+            awaited = ev.DecisionAwaited(
+                round_id=rnd.round_id,
+                clock=nxt.clock,
+                actors=list(nxt.actors),
+                ms=round(nxt.seconds * 1000),  # no floats in the log
+                deadline=utc_timestamp(d.now + timedelta(seconds=nxt.seconds)),
             )
+            d.emit(awaited, rnd.round_id)
             fresh = False
         gone = [a for a in nxt.actors if _disconnected(d.state, a)]
         if not gone:
@@ -1165,10 +1127,16 @@ def _play(
     rnd = d.state.round
     assert rnd is not None and rnd.play is not None
     before = {s.stake_id for s in game_of_round(rnd).placed_stakes(rnd.play.state)}
-    payload: dict[str, Any] = {"round_id": rnd.round_id, **move.to_json(), "by": by}
-    if auto is not None:
-        payload["auto"] = auto
-    d.emit("action_taken", payload, rnd.round_id)
+    taken = ev.ActionTaken(
+        round_id=rnd.round_id,
+        actor=move.actor,
+        action=move.action,
+        hand=ev.opt(move.hand),
+        target=ev.opt(move.target),
+        by=by,
+        auto=ev.opt(auto),
+    )
+    d.emit(taken, rnd.round_id)
     rnd = d.state.round
     assert rnd is not None and rnd.play is not None
     game = game_of_round(rnd)
@@ -1206,7 +1174,7 @@ def _play(
         if stake.hand is not None:
             item["hand"] = stake.hand
         items.append(item)
-    d.emit("bets_placed", {"round_id": rnd.round_id, "bets": items}, rnd.round_id)
+    d.emit(ev.BetsPlaced(round_id=rnd.round_id, bets=items), rnd.round_id)
 
 
 def _face_down_at(state: TableState, rnd: Any, cards: list[str]) -> list[int]:
@@ -1295,19 +1263,17 @@ def _settle(d: Decision) -> None:
         results.append(_result_item(line, bet))
     if open_bets:
         raise RuntimeError(f"{game.name} left stakes unsettled: {sorted(open_bets)}")
-    d.emit_chunks("bets_settled", "results", results, {"round_id": rnd.round_id}, rnd.round_id)
+    d.emit_chunks(ev.BetsSettled(round_id=rnd.round_id, results=results), rnd.round_id)
     _credit_commission(d, results)
-    totals: dict[str, Any] = {
-        "round_id": rnd.round_id,
-        "bets": len(results) + len(early),
-        "staked": staked,
-        "returned": returned,
-    }
-    if early:
-        totals["settled_early"] = len(early)
-    if commission:
-        totals["commission"] = commission
-    d.emit("round_settled", totals, rnd.round_id)
+    totals = ev.RoundSettled(
+        round_id=rnd.round_id,
+        bets=len(results) + len(early),
+        staked=staked,
+        returned=returned,
+        settled_early=len(early) if early else ev.ABSENT,
+        commission=commission if commission else ev.ABSENT,
+    )
+    d.emit(totals, rnd.round_id)
     for seat in settlement.released_seats:
         holder = d.state.seats.get(seat)
         if holder is not None:

@@ -89,7 +89,10 @@ class TableEvent:
     """One table event. ``TYPE``: the stored type name; ``VERSION``: its schema version;
     ``SHOWN``: whether the public gets the event at all (given its payload); ``OWNED``: the
     list field whose items each name an account and go to its owner; ``MASK``: what the
-    public view hides of a public field (a face-down card, a bet-behind bet id)."""
+    public view hides of a public field (a face-down card, a bet-behind bet id).
+
+    The stored form is read and written by one codec for every class (:func:`decode`,
+    :func:`encode`), from the dataclass's own fields: no class writes its payload by hand."""
 
     TYPE: ClassVar[str]
     VERSION: ClassVar[int] = 1
@@ -100,28 +103,16 @@ class TableEvent:
     @classmethod
     def from_payload(cls: type[E], payload: Mapping[str, Any], version: int | None = None) -> E:
         """The event from its stored payload (of ``version``, the current one if None)."""
-        if version is not None and version != cls.VERSION:
-            payload = upcast(cls, payload, version)
-        names = _names(cls)
-        extra = [k for k in payload if k not in names]
-        if extra:
-            raise EventError(f"{cls.TYPE}: unknown field(s) {extra}")
-        try:
-            return cls(**payload)
-        except TypeError as exc:
-            raise EventError(f"{cls.TYPE}: {exc}") from exc
+        return decode(cls, payload, version)
 
     def to_payload(self) -> dict[str, Any]:
         """The stored payload: the fields present, as they were read or built."""
-        out = {}
-        for name in _names(type(self)):
-            value = getattr(self, name)
-            if value is not ABSENT:
-                out[name] = value
-        return out
+        return encode(self)
 
 
 E = TypeVar("E", bound=TableEvent)
+T = TypeVar("T")
+D = TypeVar("D")
 
 _NAMES: dict[type, tuple[str, ...]] = {}
 
@@ -131,6 +122,34 @@ def _names(cls: type) -> tuple[str, ...]:
     if names is None:
         names = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
     return names
+
+
+# -- the one codec: a frozen dataclass <-> the payload the log stores -------------------------
+def encode(event: TableEvent) -> dict[str, Any]:
+    """The payload ``event`` stores: each field present (not :data:`ABSENT`), its value as it
+    was read or built (the same objects: nothing is copied or converted, so the canonical
+    JSON, and every hash over it, is what it was)."""
+    out = {}
+    for name in _names(type(event)):
+        value = getattr(event, name)
+        if value is not ABSENT:
+            out[name] = value
+    return out
+
+
+def decode(cls: type[E], payload: Mapping[str, Any], version: int | None = None) -> E:
+    """``cls`` from a stored payload of ``version`` (the current one if None), upcast first:
+    a field the class does not declare, or a required one missing, is an :class:`EventError`."""
+    if version is not None and version != cls.VERSION:
+        payload = upcast(cls, payload, version)
+    names = _names(cls)
+    extra = [k for k in payload if k not in names]
+    if extra:
+        raise EventError(f"{cls.TYPE}: unknown field(s) {extra}")
+    try:
+        return cls(**payload)
+    except TypeError as exc:
+        raise EventError(f"{cls.TYPE}: {exc}") from exc
 
 
 # Older stored versions of a type, step by step to the current one: (type, version) → a
@@ -147,6 +166,23 @@ def upcast(cls: type[TableEvent], payload: Mapping[str, Any], version: int) -> M
     if version != cls.VERSION:
         raise EventError(f"{cls.TYPE}: version {version} is newer than {cls.VERSION}")
     return payload
+
+
+def given(value: T | Absent, default: D) -> T | D:
+    """An optional field's value, or ``default`` where the stored payload has none."""
+    return default if isinstance(value, Absent) else value
+
+
+def required(value: T | Absent) -> T:
+    """An optional field the reader needs here (absent: the log does not read as its type)."""
+    if isinstance(value, Absent):
+        raise EventError("a field this event needs here is absent")
+    return value
+
+
+def opt(value: T | None) -> T | Absent:
+    """A value written only when there is one (None: the field is left out of the payload)."""
+    return ABSENT if value is None else value
 
 
 # -- masks: what the public view hides of a public field ------------------------------------
@@ -286,7 +322,7 @@ class CardsRearranged(TableEvent):
     entered_at: Sequence[int] | Absent = staff()
     face_down: Sequence[int] | Absent = staff()
     positions: Sequence[str] | Absent = staff()
-    read_twice: object | Absent = staff()
+    read_twice: Mapping[str, Any] | Absent = staff()  # the repeat taken out: card, index
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -368,7 +404,7 @@ class RoundVoided(TableEvent):
     TYPE = "round_voided"
     round_id: str = public(required=True)
     reason: str | Absent = public()
-    refunded: object | Absent = staff()
+    refunded: int | Absent = staff()
     change_shoe: bool | Absent = staff()
     refunds: object | Absent = staff()
     stood: Sequence[str] | Absent = staff()  # stakes a check settled before the void: they stand
@@ -389,7 +425,7 @@ class RoomClosed(TableEvent):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoomReopened(TableEvent):
     TYPE = "room_reopened"
-    seat: int | Absent = public()
+    seat: int | Absent | None = public()
     passes_from: int | Absent | None = staff()
 
 
@@ -437,7 +473,7 @@ class ActionTaken(TableEvent):
     actor: str = public(required=True)
     action: str = public(required=True)
     hand: int | Absent | None = public()
-    auto: bool | Absent = public()
+    auto: str | Absent = public()  # why the rules played it: timeout, disconnected
     target: str | Absent | None = staff()
     account: str | Absent | None = staff()
     by: str | Absent = staff()
@@ -545,6 +581,14 @@ def event_class(event_type: str) -> type[TableEvent]:
 def parse(event_type: str, payload: Mapping[str, Any]) -> TableEvent:
     """A stored event as its class (an unknown type or field is an :class:`EventError`)."""
     return event_class(event_type).from_payload(payload)
+
+
+def parse_known(event_type: str, payload: Mapping[str, Any]) -> TableEvent | None:
+    """A stored event as its class if it is a table event (None for another log's type,
+    such as the wallet's credits on a full export); a table event that does not read as
+    its class is an :class:`EventError`."""
+    cls = REGISTRY.get(event_type)
+    return None if cls is None else cls.from_payload(payload)
 
 
 def audiences(cls: type[TableEvent]) -> dict[str, Audiences]:

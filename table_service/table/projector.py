@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
@@ -20,6 +20,8 @@ from sqlalchemy.orm import Session
 
 from audit.store import StoredEvent
 from table_service.models import IncidentRow, LedgerEntry, RoundRow
+from table_service.table import events as ev
+from table_service.table.events import REGISTRY, given, required
 
 
 def _table_of(model: type[RoundRow]) -> Table:
@@ -176,55 +178,66 @@ _ledger_order = itemgetter(4, 3)  # a ledger row: seq, bet_id
 def project(session: Session, events: Iterable[StoredEvent]) -> None:
     """Apply one command's events to the read models.
 
+    Each table event is read as its class (the registry's, as the table's fold reads it)
+    and dispatched on it; the ledger's own events (a wallet credit or debit) have theirs.
     Bet rows and balance changes from bets are gathered over the whole command and written
     once at the end (a settlement of 100k bets arrives as 100 events touching the same
     accounts); the transaction is the unit that must never take a balance below zero.
     """
     rows = _BetRows()
     last = 0
-    for event in events:
-        last = event.seq
-        handler = _HANDLERS.get(event.type)
-        if handler is None:
+    for stored in events:
+        last = stored.seq
+        cls = REGISTRY.get(stored.type)
+        if cls is None:
+            ledger = _LEDGER.get(stored.type)
+            if ledger is not None:
+                ledger(session, stored)
             continue
-        if event.type in _BET_MONEY:
-            handler(event, rows)
-        else:
-            handler(session, event)
+        money = _BET_MONEY.get(cls)
+        if money is not None:
+            money(rows, stored, cls.from_payload(stored.payload))
+            continue
+        handler = _HANDLERS.get(cls)
+        if handler is not None:
+            handler(session, stored, cls.from_payload(stored.payload))
     rows.write(session, last)
 
 
-def _betting_opened(session: Session, e: StoredEvent) -> None:
-    p = e.payload
-    shoe_no = p.get("shoe_no")
+def _betting_opened(session: Session, e: StoredEvent, x: ev.BettingOpened) -> None:
+    shoe_no = given(x.shoe_no, None)
     if shoe_no is None:  # recorded before the event carried it: the round id names it
-        shoe_no = int(p["round_id"].rsplit("-s", 1)[1].split("-g")[0])
+        shoe_no = int(x.round_id.rsplit("-s", 1)[1].split("-g")[0])
     session.execute(
         insert(RoundRow).values(
-            round_id=p["round_id"],
+            round_id=x.round_id,
             table_id=e.table_id,
             shoe_no=shoe_no,
-            game_number=p["game_number"],
+            game_number=x.game_number,
             phase="betting",
-            closes_at=p["closes_at"],
+            closes_at=x.closes_at,
             cards="[]",
             opened_seq=e.seq,
         )
     )
 
 
-def _round_phase(phase: str, **extra: Any) -> Any:
-    def handler(session: Session, e: StoredEvent) -> None:
-        values: dict[str, Any] = {"phase": phase}
-        for column, key in extra.items():
-            values[column] = e.payload.get(key)
-        if phase in ("settled", "voided"):
-            values["closed_seq"] = e.seq
-        session.connection().execute(
-            update(_ROUNDS).where(_ROUNDS.c.round_id == e.payload["round_id"]).values(**values)
-        )
+def _phase(session: Session, round_id: str, phase: str, **values: Any) -> None:
+    session.connection().execute(
+        update(_ROUNDS).where(_ROUNDS.c.round_id == round_id).values(phase=phase, **values)
+    )
 
-    return handler
+
+def _betting_closed(session: Session, e: StoredEvent, x: ev.BettingClosed) -> None:
+    _phase(session, x.round_id, "dealing")
+
+
+def _round_settled(session: Session, e: StoredEvent, x: ev.RoundSettled) -> None:
+    _phase(session, x.round_id, "settled", closed_seq=e.seq)
+
+
+def _round_voided(session: Session, e: StoredEvent, x: ev.RoundVoided) -> None:
+    _phase(session, x.round_id, "voided", void_reason=given(x.reason, None), closed_seq=e.seq)
 
 
 def _cards(session: Session, round_id: str) -> list[str]:
@@ -235,43 +248,39 @@ def _cards(session: Session, round_id: str) -> list[str]:
 ROUND_CARDS = "projector_round_cards"
 
 
-def _card_dealt(session: Session, e: StoredEvent) -> None:
+def _card_dealt(session: Session, e: StoredEvent, x: ev.CardDealt) -> None:
     """The round's cards after this command, when the service says what they are (it has
     just computed them); otherwise read, append, write."""
-    p = e.payload
     known = session.info.get(ROUND_CARDS)
-    if known is not None and known[0] == p["round_id"]:
+    if known is not None and known[0] == x.round_id:
         cards = list(known[1])
     else:
-        cards = [*_cards(session, p["round_id"]), p["card"]]
+        cards = [*_cards(session, x.round_id), x.card]
     _executemany(
-        session, "UPDATE rounds SET cards = ? WHERE round_id = ?", [(_dumps(cards), p["round_id"])]
+        session, "UPDATE rounds SET cards = ? WHERE round_id = ?", [(_dumps(cards), x.round_id)]
     )
 
 
-def _cards_rearranged(session: Session, e: StoredEvent) -> None:
-    p = e.payload
+def _cards_rearranged(session: Session, e: StoredEvent, x: ev.CardsRearranged) -> None:
     session.execute(
-        update(RoundRow).where(RoundRow.round_id == p["round_id"]).values(cards=_dumps(p["cards"]))
+        update(RoundRow).where(RoundRow.round_id == x.round_id).values(cards=_dumps(x.cards))
     )
 
 
-def _card_set_aside(session: Session, e: StoredEvent) -> None:
-    p = e.payload
-    if p.get("from_round"):
+def _card_set_aside(session: Session, e: StoredEvent, x: ev.CardSetAside) -> None:
+    if x.from_round:
         session.execute(
             update(RoundRow)
-            .where(RoundRow.round_id == p["from_round"])
-            .values(cards=_dumps(p["round_cards"]))
+            .where(RoundRow.round_id == x.from_round)
+            .values(cards=_dumps(required(x.round_cards)))
         )
 
 
-def _round_result(session: Session, e: StoredEvent) -> None:
-    p = e.payload
+def _round_result(session: Session, e: StoredEvent, x: ev.RoundResult) -> None:
     session.execute(
         update(RoundRow)
-        .where(RoundRow.round_id == p["round_id"])
-        .values(phase="result", outcome=_dumps(p["outcome"]))
+        .where(RoundRow.round_id == x.round_id)
+        .values(phase="result", outcome=_dumps(x.outcome))
     )
 
 
@@ -314,9 +323,9 @@ _INSERT_RETURN = (
 )
 
 
-def _bets_placed(e: StoredEvent, rows: _BetRows) -> None:
-    bets = e.payload["bets"]
-    round_id, seq, table_id = e.payload["round_id"], e.seq, e.table_id
+def _bets_placed(rows: _BetRows, e: StoredEvent, x: ev.BetsPlaced) -> None:
+    bets = x.bets
+    round_id, seq, table_id = x.round_id, e.seq, e.table_id
     deltas = rows.deltas
     for b in bets:
         deltas[b["account"]] -= b["stake"]
@@ -327,53 +336,61 @@ def _bets_placed(e: StoredEvent, rows: _BetRows) -> None:
     rows.stakes.extend((b["account"], -b["stake"], "stake", b["bet_id"], seq) for b in bets)
 
 
-def _close_bets(key: str) -> Any:
+def _returns(rows: _BetRows, seq: int, items: Iterable[Mapping[str, Any]]) -> None:
     """Settling or refunding bets is one row each: the bet's return entry in the ledger
     (the ``bets`` view derives status, result and return from it). ``(bet_id, kind)`` is
     unique, so a second settlement or refund of a bet aborts the transaction."""
-
-    def handler(e: StoredEvent, rows: _BetRows) -> None:
-        seq = e.seq
-        deltas = rows.deltas
-        for i in e.payload[key]:
-            deltas[i["account"]] += i["returned"]
-        rows.returns.extend(
-            (i["account"], i["returned"], "return", i["bet_id"], seq, i.get("result", "refunded"))
-            for i in e.payload[key]
-        )
-
-    return handler
+    deltas = rows.deltas
+    closed = list(items)
+    for i in closed:
+        deltas[i["account"]] += i["returned"]
+    rows.returns.extend(
+        (i["account"], i["returned"], "return", i["bet_id"], seq, i.get("result", "refunded"))
+        for i in closed
+    )
 
 
-def _incident_raised(session: Session, e: StoredEvent) -> None:
-    p = e.payload
+def _bets_settled(rows: _BetRows, e: StoredEvent, x: ev.BetsSettled) -> None:
+    _returns(rows, e.seq, x.results)
+
+
+def _bets_refunded(rows: _BetRows, e: StoredEvent, x: ev.BetsRefunded) -> None:
+    _returns(rows, e.seq, x.refunds)
+
+
+def _incident_raised(session: Session, e: StoredEvent, x: ev.IncidentRaised) -> None:
     session.execute(
         insert(IncidentRow).values(
-            incident_id=p["incident_id"],
+            incident_id=x.incident_id,
             table_id=e.table_id,
-            round_id=p.get("round_id"),
-            kind=p["kind"],
-            blocking=bool(p["blocking"]),
+            round_id=given(x.round_id, None),
+            kind=x.kind,
+            blocking=bool(x.blocking),
             status="open",
-            details=_dumps(p.get("details", {})),
-            raised_by=p.get("raised_by") or e.actor,
+            details=_dumps(given(x.details, {})),
+            raised_by=given(x.raised_by, None) or e.actor,
             raised_seq=e.seq,
         )
     )
 
 
-def _incident_resolved(session: Session, e: StoredEvent) -> None:
-    p = e.payload
+def _incident_resolved(session: Session, e: StoredEvent, x: ev.IncidentResolved) -> None:
     session.execute(
         update(IncidentRow)
-        .where(IncidentRow.incident_id == p["incident_id"])
+        .where(IncidentRow.incident_id == x.incident_id)
         .values(
             status="resolved",
-            resolution=p["resolution"],
-            resolved_by=p.get("resolved_by") or e.actor,
+            resolution=required(x.resolution),
+            resolved_by=given(x.resolved_by, None) or e.actor,
             resolved_seq=e.seq,
         )
     )
+
+
+ACCOUNT_CREDITED = "account_credited"
+ACCOUNT_DEBITED = "account_debited"
+"""The ledger's own events (the wallet's credits and debits, on the wallet's log): not a
+table's, so not in the table events' registry."""
 
 
 def _account_credited(session: Session, e: StoredEvent) -> None:
@@ -404,43 +421,47 @@ def _account_debited(session: Session, e: StoredEvent) -> None:
     )
 
 
-def _commission_credited(session: Session, e: StoredEvent) -> None:
+def _commission_credited(session: Session, e: StoredEvent, x: ev.CommissionCredited) -> None:
     """The house's share of a settlement's wins: one ``commission`` line per bet, to the
     table's house account (created with its first line)."""
-    p = e.payload
-    _move_money(session, {p["account"]: p["amount"]}, e.seq)
+    account, amount = required(x.account), required(x.amount)
+    _move_money(session, {account: amount}, e.seq)
     session.execute(
         insert(LedgerEntry),
         [
             {
-                "account_id": p["account"],
+                "account_id": account,
                 "amount": line["commission"],
                 "kind": "commission",
                 "bet_id": line["bet_id"],
                 "seq": e.seq,
             }
-            for line in p["lines"]
+            for line in required(x.lines)
         ],
     )
 
 
-_BET_MONEY = frozenset({"bets_placed", "bets_settled", "bets_refunded"})
-
-_HANDLERS: dict[str, Any] = {
-    "betting_opened": _betting_opened,
-    "betting_closed": _round_phase("dealing"),
-    "card_dealt": _card_dealt,
-    "cards_rearranged": _cards_rearranged,
-    "card_set_aside": _card_set_aside,
-    "round_result": _round_result,
-    "round_settled": _round_phase("settled"),
-    "round_voided": _round_phase("voided", void_reason="reason"),
-    "bets_placed": _bets_placed,
-    "bets_settled": _close_bets("results"),
-    "bets_refunded": _close_bets("refunds"),
-    "incident_raised": _incident_raised,
-    "incident_resolved": _incident_resolved,
-    "account_credited": _account_credited,
-    "account_debited": _account_debited,
-    "commission_credited": _commission_credited,
+# The read models each table event changes, by its class (gathered bet and ledger rows for
+# the bet events; a statement of its own for the others). Other classes change none.
+_BET_MONEY: dict[type[ev.TableEvent], Callable[[_BetRows, StoredEvent, Any], None]] = {
+    ev.BetsPlaced: _bets_placed,
+    ev.BetsSettled: _bets_settled,
+    ev.BetsRefunded: _bets_refunded,
+}
+_HANDLERS: dict[type[ev.TableEvent], Callable[[Session, StoredEvent, Any], None]] = {
+    ev.BettingOpened: _betting_opened,
+    ev.BettingClosed: _betting_closed,
+    ev.CardDealt: _card_dealt,
+    ev.CardsRearranged: _cards_rearranged,
+    ev.CardSetAside: _card_set_aside,
+    ev.RoundResult: _round_result,
+    ev.RoundSettled: _round_settled,
+    ev.RoundVoided: _round_voided,
+    ev.IncidentRaised: _incident_raised,
+    ev.IncidentResolved: _incident_resolved,
+    ev.CommissionCredited: _commission_credited,
+}
+_LEDGER: dict[str, Callable[[Session, StoredEvent], None]] = {
+    ACCOUNT_CREDITED: _account_credited,
+    ACCOUNT_DEBITED: _account_debited,
 }

@@ -32,6 +32,7 @@ from table_service.principals import Internal, Principal
 from table_service.rules.game import Turn
 from table_service.runtime import Runtime
 from table_service.table import commands as c
+from table_service.table import events as ev
 from table_service.table import policy, reader_pump
 from table_service.table.config import TableConfig
 from table_service.table.decide import SYSTEM, Decision, decide
@@ -392,7 +393,7 @@ class TableService:
             session.info[ROUND_CARDS] = (rnd.round_id, rnd.cards) if rnd is not None else None
             project(session, stored)
             if self._seated_bank() and any(
-                e.type in ("round_settled", "round_voided") for e in stored
+                e.type in (ev.RoundSettled.TYPE, ev.RoundVoided.TYPE) for e in stored
             ):
                 # The round's money has moved: does anyone still qualify for the bank? A
                 # room nobody can bank is recorded closed in the same transaction.
@@ -510,7 +511,7 @@ class TableService:
                 decided.append((len(decision.drafts), decision, plan))
                 results.append(Outcome(decision.answer, []))
                 state = decision.state
-                if any(d.type != "bets_placed" for d in decision.drafts):
+                if any(not isinstance(d.event, ev.BetsPlaced) for d in decision.drafts):
                     rest = items[n + 1 :]  # it moved the table on: the others decide after
                     break
             stored = store.append(session, new_events)

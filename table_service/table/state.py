@@ -6,7 +6,7 @@ all rebuild a table through :func:`apply`, so there is one meaning for each even
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final, Literal, TypeVar
@@ -25,7 +25,7 @@ from table_service.rules.game import (
 )
 from table_service.rules.games import DEFAULT_GAME
 from table_service.table import events as ev
-from table_service.table.events import event_class
+from table_service.table.events import ABSENT, given, parse, required
 
 Phase = Literal["betting", "dealing", "result", "settled", "voided"]
 ACTIVE_PHASES = ("betting", "dealing", "result")
@@ -327,80 +327,94 @@ def _replay(game: LiveGame, rules: Any, rnd: TableRound) -> Replay:
     return drive(game, start, [parse_card(c) for c in rnd.cards], rnd.moves)
 
 
-def _round(state: TableState, payload: Mapping[str, Any]) -> TableRound:
+def _round(state: TableState, round_id: str | ev.Absent) -> TableRound:
     rnd = state.round
-    if rnd is None or rnd.round_id != payload.get("round_id"):
-        raise ValueError(f"event for round {payload.get('round_id')} but table has {rnd}")
+    if rnd is None or rnd.round_id != round_id:
+        raise ValueError(f"event for round {round_id} but table has {rnd}")
     return rnd
+
+
+def apply_event(state: TableState, event: ev.TableEvent, seq: int = 0) -> TableState:
+    """The state after one typed event, dispatched on its class. Types that change nothing
+    of the table (the consoles' records, the commission line) leave it as it was."""
+    state = replace(state, last_seq=max(state.last_seq, seq))
+    handler = _HANDLERS.get(type(event))
+    return handler(state, event) if handler is not None else state
 
 
 def apply(
     state: TableState, event_type: str, payload: Mapping[str, Any], seq: int = 0
 ) -> TableState:
-    """The state after one event, read through its typed class: a type the registry does
-    not know, or a payload that does not read as its type, is an
-    :class:`~table_service.table.events.EventError` (never a silent no-op). Types that
-    change nothing of the table (the consoles' records) leave the state as it was."""
-    cls = event_class(event_type)
-    cls.from_payload(payload)  # every field known, every required one there
-    state = replace(state, last_seq=max(state.last_seq, seq))
-    handler = _HANDLERS.get(cls)
-    return handler(state, payload) if handler else state
+    """The state after one stored event, read through its typed class first: a type the
+    registry does not know, or a payload that does not read as its type, is an
+    :class:`~table_service.table.events.EventError` (never a silent no-op)."""
+    return apply_event(state, parse(event_type, payload), seq)
 
 
-_LIST_KEYS = {"bets_placed": "bets", "bets_settled": "results", "bets_refunded": "refunds"}
+# The bet events a large round logs in chunks, and the list each chunk carries.
+_CHUNKED: Final[Mapping[type[ev.TableEvent], str]] = {
+    ev.BetsPlaced: "bets",
+    ev.BetsSettled: "results",
+    ev.BetsRefunded: "refunds",
+}
 
 
 def fold(state: TableState, events: Iterable[tuple[str, Mapping[str, Any], int]]) -> TableState:
-    """Apply events in order. Consecutive chunks of one bet event (a 100k-bet round is
-    logged as 100 of them) are applied together: the same state, without copying the
+    """Apply stored events in order. Consecutive chunks of one bet event (a 100k-bet round
+    is logged as 100 of them) are applied together: the same state, without copying the
     round's bets once per chunk."""
-    pending: tuple[str, dict[str, Any], int] | None = None
+    pending: tuple[ev.TableEvent, str, list[Any], int] | None = None
     for event_type, payload, seq in events:
-        key = _LIST_KEYS.get(event_type)
+        event = parse(event_type, payload)
+        key = _CHUNKED.get(type(event))
         if (
             pending is not None
-            and key is not None
-            and pending[0] == event_type
-            and pending[1].get("round_id") == payload.get("round_id")
+            and type(pending[0]) is type(event)
+            and getattr(pending[0], "round_id", None) == getattr(event, "round_id", None)
         ):
-            pending[1][key].extend(payload[key])
-            pending = (event_type, pending[1], seq)
+            pending[2].extend(getattr(event, pending[1]))
+            pending = (pending[0], pending[1], pending[2], seq)
             continue
         if pending is not None:
-            state = apply(state, *pending)
+            state = _apply_chunks(state, *pending)
             pending = None
         if key is not None:
-            pending = (event_type, {**payload, key: list(payload[key])}, seq)
+            pending = (event, key, list(getattr(event, key)), seq)
             continue
-        state = apply(state, event_type, payload, seq)
+        state = apply_event(state, event, seq)
     if pending is not None:
-        state = apply(state, *pending)
+        state = _apply_chunks(state, *pending)
     return state
 
 
-def _table_opened(s: TableState, p: Mapping[str, Any]) -> TableState:
-    return replace(s, config=_frozen(dict(p["config"])))
+def _apply_chunks(
+    state: TableState, first: ev.TableEvent, key: str, items: list[Any], seq: int
+) -> TableState:
+    return apply_event(state, replace(first, **{key: items}), seq)
 
 
-def _shoe_inserted(s: TableState, p: Mapping[str, Any]) -> TableState:
+def _table_opened(s: TableState, e: ev.TableOpened) -> TableState:
+    return replace(s, config=_frozen(dict(e.config)))
+
+
+def _shoe_inserted(s: TableState, e: ev.ShoeInserted) -> TableState:
     return replace(
         s,
         shoe=ShoeState(
-            shoe_no=p["shoe_no"],
-            decks=p["decks"],
-            burn_remaining=None if p.get("burn", True) else 0,
+            shoe_no=e.shoe_no,
+            decks=e.decks,
+            burn_remaining=None if given(e.burn, True) else 0,
         ),
-        shoes_inserted=p["shoe_no"],
+        shoes_inserted=e.shoe_no,
         carried=(),
     )
 
 
-def _card_burnt(s: TableState, p: Mapping[str, Any]) -> TableState:
+def _card_burnt(s: TableState, e: ev.CardBurnt) -> TableState:
     assert s.shoe is not None
-    shoe = s.shoe.count(p["card"]) if p.get("card") else s.shoe
-    if p.get("indicator"):
-        remaining: int | None = int(p["burn_count"])
+    shoe = s.shoe.count(e.card) if e.card else s.shoe
+    if e.indicator:
+        remaining: int | None = int(required(e.burn_count))
     elif shoe.burn_remaining is None:
         remaining = None  # an unreadable indicator: the next card is the indicator
     else:
@@ -408,7 +422,7 @@ def _card_burnt(s: TableState, p: Mapping[str, Any]) -> TableState:
     return replace(s, shoe=replace(shoe, burn_remaining=remaining))
 
 
-def _betting_opened(s: TableState, p: Mapping[str, Any]) -> TableState:
+def _betting_opened(s: TableState, e: ev.BettingOpened) -> TableState:
     shoe = s.shoe
     assert shoe is not None
     if s.seats:
@@ -417,20 +431,20 @@ def _betting_opened(s: TableState, p: Mapping[str, Any]) -> TableState:
     return replace(
         s,
         round=TableRound(
-            round_id=p["round_id"],
-            game_number=p["game_number"],
+            round_id=e.round_id,
+            game_number=e.game_number,
             shoe_no=shoe.shoe_no,
             phase="betting",
-            closes_at=p["closes_at"],
+            closes_at=e.closes_at,
         ),
-        shoe=replace(shoe, games=p["game_number"]),
+        shoe=replace(shoe, games=e.game_number),
     )
 
 
-def _bets_placed(s: TableState, p: Mapping[str, Any]) -> TableState:
-    rnd = _round(s, p)
+def _bets_placed(s: TableState, e: ev.BetsPlaced) -> TableState:
+    rnd = _round(s, e.round_id)
     bets = dict(rnd.bets)
-    for b in p["bets"]:
+    for b in e.bets:
         bets[b["bet_id"]] = OpenBet(
             b["bet_id"],
             b["account"],
@@ -443,18 +457,29 @@ def _bets_placed(s: TableState, p: Mapping[str, Any]) -> TableState:
     return replace(s, round=replace(rnd, bets=_frozen(bets)))
 
 
-def _close_bets(s: TableState, p: Mapping[str, Any], key: str) -> TableState:
-    rnd = _round(s, p)
+def _close_bets(
+    s: TableState, round_id: str, items: Iterable[Mapping[str, Any]], *, early: bool
+) -> TableState:
+    rnd = _round(s, round_id)
     bets = dict(rnd.bets)
-    for item in p[key]:
+    closed = list(items)
+    for item in closed:
         bets.pop(item["bet_id"], None)
-    early = rnd.early
-    if p.get("early"):
-        early = dict(early)
-        for item in p[key]:
-            early[item["bet_id"]] = (item["stake"], item["returned"], item.get("commission", 0))
-        early = _frozen(early)
-    return replace(s, round=replace(rnd, bets=_frozen(bets), early=early))
+    settled_early = rnd.early
+    if early:
+        settled = dict(settled_early)
+        for item in closed:
+            settled[item["bet_id"]] = (item["stake"], item["returned"], item.get("commission", 0))
+        settled_early = _frozen(settled)
+    return replace(s, round=replace(rnd, bets=_frozen(bets), early=settled_early))
+
+
+def _bets_settled(s: TableState, e: ev.BetsSettled) -> TableState:
+    return _close_bets(s, e.round_id, e.results, early=bool(e.early))
+
+
+def _bets_refunded(s: TableState, e: ev.BetsRefunded) -> TableState:
+    return _close_bets(s, e.round_id, e.refunds, early=False)
 
 
 def round_setup(rnd: TableRound, seats: Mapping[int, str] | None = None) -> RoundSetup:
@@ -471,19 +496,19 @@ def round_setup(rnd: TableRound, seats: Mapping[int, str] | None = None) -> Roun
     )
 
 
-def _betting_closed(s: TableState, p: Mapping[str, Any]) -> TableState:
-    rnd = replace(_round(s, p), phase="dealing")
+def _betting_closed(s: TableState, e: ev.BettingClosed) -> TableState:
+    rnd = replace(_round(s, e.round_id), phase="dealing")
     game, rules = game_of(s)
     rnd = replace(rnd, setup=round_setup(rnd, s.seats_for_round()), game=game)
     return replace(s, round=replace(rnd, play=_replay(game, rules, rnd)))
 
 
-def _card_dealt(s: TableState, p: Mapping[str, Any]) -> TableState:
-    rnd = _round(s, p)
-    card = p["card"]
+def _card_dealt(s: TableState, e: ev.CardDealt) -> TableState:
+    rnd = _round(s, e.round_id)
+    card = e.card
     shoe = s.shoe
     carried = s.carried
-    if p.get("source") == "carried":
+    if e.source == "carried":
         carried = carried[1:]
     elif shoe is not None:
         shoe = shoe.count(card)
@@ -494,9 +519,10 @@ def _card_dealt(s: TableState, p: Mapping[str, Any]) -> TableState:
     return replace(s, round=rnd, shoe=shoe, carried=carried)
 
 
-def _card_show_again(s: TableState, p: Mapping[str, Any]) -> TableState:
-    asked = {k: p[k] for k in ("index", "cause", "times") if k in p}
-    return replace(s, round=replace(_round(s, p), show_again=_frozen(asked)))
+def _card_show_again(s: TableState, e: ev.CardShowAgain) -> TableState:
+    fields = (("index", e.index), ("cause", e.cause), ("times", e.times))
+    asked = {k: v for k, v in fields if v is not ABSENT}
+    return replace(s, round=replace(_round(s, e.round_id), show_again=_frozen(asked)))
 
 
 def _deal_into(game: LiveGame, play: Replay, code: str) -> Replay:
@@ -517,47 +543,48 @@ def _refold(s: TableState, rnd: TableRound) -> TableRound:
     return replace(rnd, play=_replay(game, rules, rnd))
 
 
-def _cards_revealed(s: TableState, p: Mapping[str, Any]) -> TableState:
-    rnd = _round(s, p)
-    shown = tuple(sorted({*rnd.revealed, *(c["index"] for c in p["cards"])}))
+def _cards_revealed(s: TableState, e: ev.CardsRevealed) -> TableState:
+    rnd = _round(s, e.round_id)
+    shown = tuple(sorted({*rnd.revealed, *(c["index"] for c in e.cards)}))
     return replace(s, round=replace(rnd, revealed=shown))
 
 
-def _cards_rearranged(s: TableState, p: Mapping[str, Any]) -> TableState:
-    rnd = _round(s, p)
+def _cards_rearranged(s: TableState, e: ev.CardsRearranged) -> TableState:
+    rnd = _round(s, e.round_id)
     shoe = s.shoe
-    for card in p.get("entered", ()):
+    for card in given(e.entered, ()):
         if shoe is not None:
             shoe = shoe.count(card)
     moves = rnd.moves
-    for index in sorted(p.get("entered_at", ())):
+    for index in sorted(given(e.entered_at, ())):
         # a card entered before a recorded move was dealt before it
         moves = tuple((after + 1 if index < after else after, m) for after, m in moves)
-    twice = p.get("read_twice")
+    twice = given(e.read_twice, None)
     if twice is not None:  # one card read twice: the repeat was never a card of the shoe
         if shoe is not None:
             shoe = shoe.count(twice["card"], -1)
         moves = tuple((after - 1 if twice["index"] < after else after, m) for after, m in moves)
-    rnd = replace(rnd, cards=tuple(p["cards"]), moves=moves)
+    rnd = replace(rnd, cards=tuple(e.cards), moves=moves)
     return replace(s, round=_refold(s, rnd), shoe=shoe)
 
 
-def _card_set_aside(s: TableState, p: Mapping[str, Any]) -> TableState:
+def _card_set_aside(s: TableState, e: ev.CardSetAside) -> TableState:
     shoe = s.shoe
-    if shoe is not None and p.get("counted", True):
-        shoe = shoe.count(p["card"])
-    carried = (*s.carried, p["card"]) if p.get("carry") else s.carried
+    if shoe is not None and given(e.counted, True):
+        shoe = shoe.count(e.card)
+    carried = (*s.carried, e.card) if e.carry else s.carried
     rnd = s.round
-    if rnd is not None and p.get("exposed") and p.get("round_id") == rnd.round_id:
+    if rnd is not None and e.exposed and e.round_id == rnd.round_id:
         rnd = replace(rnd, exposed=rnd.exposed + 1)
-    if rnd is not None and p.get("from_round") == rnd.round_id:
-        rnd = _refold(s, replace(rnd, cards=tuple(p["round_cards"])))
+    if rnd is not None and e.from_round == rnd.round_id:
+        rnd = _refold(s, replace(rnd, cards=tuple(required(e.round_cards))))
     return replace(s, shoe=shoe, carried=carried, round=rnd)
 
 
-def _round_result(s: TableState, p: Mapping[str, Any]) -> TableState:
-    rnd = _round(s, p)
-    bank = p["outcome"].get("bank") if isinstance(p["outcome"], Mapping) else None
+def _round_result(s: TableState, e: ev.RoundResult) -> TableState:
+    rnd = _round(s, e.round_id)
+    outcome = e.outcome
+    bank = outcome.get("bank") if isinstance(outcome, Mapping) else None
     bank_seat = bank["seat"] if isinstance(bank, Mapping) and bank.get("keeps_bank") else None
     if isinstance(bank, Mapping):  # the bank is kept, or passes clockwise from its seat
         bank_from = None if bank.get("keeps_bank") else bank["seat"]
@@ -568,70 +595,70 @@ def _round_result(s: TableState, p: Mapping[str, Any]) -> TableState:
         bank_joined = s.seats[bank["seat"]].joined
     return replace(
         s,
-        round=replace(rnd, phase="result", outcome=_frozen(dict(p["outcome"]))),
+        round=replace(rnd, phase="result", outcome=_frozen(dict(outcome))),
         bank_seat=bank_seat,
         bank_from=bank_from,
         bank_joined=bank_joined,
     )
 
 
-def _round_settled(s: TableState, p: Mapping[str, Any]) -> TableState:
-    return replace(s, round=replace(_round(s, p), phase="settled", bets=EMPTY))
+def _round_settled(s: TableState, e: ev.RoundSettled) -> TableState:
+    return replace(s, round=replace(_round(s, e.round_id), phase="settled", bets=EMPTY))
 
 
-def _round_voided(s: TableState, p: Mapping[str, Any]) -> TableState:
-    return replace(s, round=replace(_round(s, p), phase="voided", bets=EMPTY), carried=())
+def _round_voided(s: TableState, e: ev.RoundVoided) -> TableState:
+    return replace(s, round=replace(_round(s, e.round_id), phase="voided", bets=EMPTY), carried=())
 
 
-def _room_closed(s: TableState, p: Mapping[str, Any]) -> TableState:
-    return replace(s, room_closed=_frozen(dict(p)))
+def _room_closed(s: TableState, e: ev.RoomClosed) -> TableState:
+    return replace(s, room_closed=_frozen(e.to_payload()))
 
 
-def _room_reopened(s: TableState, p: Mapping[str, Any]) -> TableState:
+def _room_reopened(s: TableState, e: ev.RoomReopened) -> TableState:
     return replace(s, room_closed=None)
 
 
-def _incident_raised(s: TableState, p: Mapping[str, Any]) -> TableState:
+def _incident_raised(s: TableState, e: ev.IncidentRaised) -> TableState:
     incidents = dict(s.incidents)
-    incidents[p["incident_id"]] = Incident(
-        p["incident_id"],
-        p["kind"],
-        bool(p["blocking"]),
-        p.get("round_id"),
-        _frozen(dict(p.get("details", {}))),
-        p.get("raised_by", ""),
+    incidents[e.incident_id] = Incident(
+        e.incident_id,
+        e.kind,
+        bool(e.blocking),
+        given(e.round_id, None),
+        _frozen(dict(given(e.details, {}))),
+        given(e.raised_by, ""),
     )
     return replace(s, incidents=_frozen(incidents), incidents_raised=s.incidents_raised + 1)
 
 
-def _incident_resolved(s: TableState, p: Mapping[str, Any]) -> TableState:
+def _incident_resolved(s: TableState, e: ev.IncidentResolved) -> TableState:
     incidents = dict(s.incidents)
-    incidents.pop(p["incident_id"], None)
+    incidents.pop(e.incident_id, None)
     return replace(s, incidents=_frozen(incidents))
 
 
-def _cut_card_drawn(s: TableState, p: Mapping[str, Any]) -> TableState:
+def _cut_card_drawn(s: TableState, e: ev.CutCardDrawn) -> TableState:
     assert s.shoe is not None
     return replace(s, shoe=replace(s.shoe, cut_card_drawn=True))
 
 
-def _shoe_ended(s: TableState, p: Mapping[str, Any]) -> TableState:
+def _shoe_ended(s: TableState, e: ev.ShoeEnded) -> TableState:
     return replace(s, shoe=None, carried=())
 
 
-def _reader_status(s: TableState, p: Mapping[str, Any]) -> TableState:
-    return replace(s, reader_online=bool(p["online"]))
+def _reader_status(s: TableState, e: ev.ReaderStatus) -> TableState:
+    return replace(s, reader_online=bool(e.online))
 
 
-def _decision_awaited(s: TableState, p: Mapping[str, Any]) -> TableState:
-    rnd = _round(s, p)
-    turn = Deadline(p["clock"], tuple(p["actors"]), p["deadline"])
+def _decision_awaited(s: TableState, e: ev.DecisionAwaited) -> TableState:
+    rnd = _round(s, e.round_id)
+    turn = Deadline(e.clock, tuple(e.actors), e.deadline)
     return replace(s, round=replace(rnd, turn=turn))
 
 
-def _action_taken(s: TableState, p: Mapping[str, Any]) -> TableState:
-    rnd = _round(s, p)
-    move = Move.from_json(p)
+def _action_taken(s: TableState, e: ev.ActionTaken) -> TableState:
+    rnd = _round(s, e.round_id)
+    move = Move(str(e.actor), str(e.action), given(e.hand, None), given(e.target, None))
     play = rnd.play
     assert play is not None and not play.leftover, "a move recorded while cards were left over"
     play = Replay(game_of_round(rnd).apply(play.state, move))
@@ -648,24 +675,25 @@ def _seats(s: TableState, seat: int, holder: SeatHolder | None) -> TableState:
     return replace(s, seats=_frozen(dict(sorted(seats.items()))))
 
 
-def _seat_taken(s: TableState, p: Mapping[str, Any]) -> TableState:
+def _seat_taken(s: TableState, e: ev.SeatTaken) -> TableState:
     joined = s.seats_joined + 1
-    holder = SeatHolder(p["account"], pending=bool(p.get("pending")), joined=joined)
-    return _seats(replace(s, seats_joined=joined), int(p["seat"]), holder)
+    holder = SeatHolder(e.account, pending=bool(e.pending), joined=joined)
+    return _seats(replace(s, seats_joined=joined), int(e.seat), holder)
 
 
-def _seat_released(s: TableState, p: Mapping[str, Any]) -> TableState:
-    return _seats(s, int(p["seat"]), None)
+def _seat_released(s: TableState, e: ev.SeatReleased) -> TableState:
+    return _seats(s, int(e.seat), None)
 
 
-def _player_disconnected(s: TableState, p: Mapping[str, Any]) -> TableState:
-    holder = s.seats.get(int(p["seat"]))
+def _player_disconnected(s: TableState, e: ev.PlayerDisconnected) -> TableState:
+    holder = s.seats.get(int(e.seat))
     if holder is None:
         return s
-    return _seats(s, int(p["seat"]), replace(holder, disconnected=True))
+    return _seats(s, int(e.seat), replace(holder, disconnected=True))
 
 
-_HANDLERS: dict[type[ev.TableEvent], Any] = {
+# One handler per class that changes the table's state, dispatched on the event's class.
+_HANDLERS: Final[Mapping[type[ev.TableEvent], Callable[[TableState, Any], TableState]]] = {
     ev.TableOpened: _table_opened,
     ev.ShoeInserted: _shoe_inserted,
     ev.CardBurnt: _card_burnt,
@@ -678,8 +706,8 @@ _HANDLERS: dict[type[ev.TableEvent], Any] = {
     ev.CardsRevealed: _cards_revealed,
     ev.CardSetAside: _card_set_aside,
     ev.RoundResult: _round_result,
-    ev.BetsSettled: lambda s, p: _close_bets(s, p, "results"),
-    ev.BetsRefunded: lambda s, p: _close_bets(s, p, "refunds"),
+    ev.BetsSettled: _bets_settled,
+    ev.BetsRefunded: _bets_refunded,
     ev.RoundSettled: _round_settled,
     ev.RoomClosed: _room_closed,
     ev.RoomReopened: _room_reopened,

@@ -23,7 +23,12 @@ from table_service.models import Account, LedgerEntry
 from table_service.runtime import Runtime
 from table_service.table import policy
 from table_service.table.errors import IdempotencyConflict, InsufficientFunds
-from table_service.table.projector import balances_and_owners, project
+from table_service.table.projector import (
+    ACCOUNT_CREDITED,
+    ACCOUNT_DEBITED,
+    balances_and_owners,
+    project,
+)
 
 WALLET_TABLE = "_wallet"
 
@@ -88,7 +93,7 @@ def transfer(runtime: Runtime, item: Transfer, *, actor: str) -> dict[str, Any]:
                 f"account {item.account} balance {balance} < {item.amount}",
                 balance=balance,
             )
-        event_type = "account_credited" if item.direction == "credit" else "account_debited"
+        event_type = ACCOUNT_CREDITED if item.direction == "credit" else ACCOUNT_DEBITED
         stored = runtime.store.append(
             session,
             [

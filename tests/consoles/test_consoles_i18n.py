@@ -72,7 +72,7 @@ REGISTRY_BY_CLASS = {cls.__name__: cls.TYPE for cls in CLASSES}
 def emitted_event_types() -> set[str]:
     """Every event type the table writes (the steps a recall lists)."""
     found: set[str] = set()
-    for path in TABLE.glob("*.py"):
+    for path in TABLE.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         found |= set(re.findall(r'\bemit(?:_chunks)?\(\s*"([a-z_]+)"', text))
         # a typed event (ev.CardDealt(...)) writes its class's stored type
@@ -83,8 +83,10 @@ def emitted_event_types() -> set[str]:
 
 def set_aside_reasons() -> set[str]:
     """Why the table sets a card aside (``card_set_aside`` reasons)."""
-    text = (TABLE / "decide.py").read_text(encoding="utf-8")
-    found = set(re.findall(r'"reason"\]? ?[:=] "([a-z_]+)"', text))
+    sources = [TABLE / "decide.py", *(TABLE / "decide").glob("*.py")]  # a module or a package
+    text = "".join(p.read_text(encoding="utf-8") for p in sources if p.exists())
+    # a payload's key or a typed event's keyword: "reason": "x", reason="x"
+    found = set(re.findall(r'\breason"?\]? ?[:=] ?"([a-z_]+)"', text))
     assert {"unneeded", "foreign_card"} <= found, found
     return found
 

@@ -85,7 +85,16 @@ def test_a_shoe_with_foreign_duplicate_and_unreadable_cards() -> None:
         ev(2, "card_burnt", {"card": "AS", "indicator": True}),
         ev(3, "card_burnt", {"card": None, "unreadable": True}),
         ev(4, "card_set_aside", {"card": "KH", "reason": "foreign_card", "counted": False}),
-        ev(5, "incident_raised", {"kind": "possible_duplicate", "details": {"card": "2C"}}),
+        ev(
+            5,
+            "incident_raised",
+            {
+                "incident_id": "t9-i1",  # a table event as it is stored (every required field)
+                "kind": "possible_duplicate",
+                "blocking": True,
+                "details": {"card": "2C"},
+            },
+        ),
         ev(6, "shoe_ended", {"shoe_no": 3, "reason": "cut card"}),
     ]
     (shoe,) = fold_records(events).shoes
@@ -127,7 +136,8 @@ def test_the_report_by_table_day_and_dealer(bundle) -> None:  # type: ignore[no-
     assert group.incidents == {}
     between = SimpleNamespace(
         seq=10**6, table_id="t1", round_id=None, type="incident_raised", actor="reader:r",
-        ts=events[-1].ts, payload={"kind": "unneeded_card", "blocking": False},
+        ts=events[-1].ts,
+        payload={"incident_id": "t1-i99", "kind": "unneeded_card", "blocking": False},
     )  # fmt: skip
     (with_stray,) = build_report([*events, between], by="table")
     assert with_stray.incidents == {"unneeded_card": 1}

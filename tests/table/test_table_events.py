@@ -7,11 +7,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections import defaultdict
+from collections import abc, defaultdict
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st_
 
 from audit.canonical import canonical_json
 from audit.export import read_export, verify_export
@@ -23,6 +26,10 @@ from table_service.table.view import EVENTS, READ_MODELS, Behind, Cards, Each, O
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "event_log_d461409.jsonl"
+# The fixture folded by the table's fold and the regulator's replay on the main before the
+# typed fold (2e88f2f, handlers over payload dicts): every table's summary, every round's
+# state after each of its events, and every round as the regulator folds it.
+FIXTURE_STATE = ROOT / "tests" / "fixtures" / "event_log_d461409.state.json"
 STATIC = ROOT / "table_service" / "consoles" / "static"
 
 
@@ -126,3 +133,146 @@ def test_a_log_written_before_the_typed_events_loads_replays_and_verifies() -> N
     for fold in folded.rounds.values():
         replay_round(fold, folded.rules[fold.rules_ref], None, totals)
     assert len(folded.rounds) == 12 and totals.bets > 0
+
+
+def _fixture_rows() -> list[Any]:
+    _, rows, _ = read_export(FIXTURE)
+    return list(rows)
+
+
+def _stored(row: Any) -> dict[str, Any]:
+    payload: dict[str, Any] = (
+        json.loads(row.payload) if isinstance(row.payload, str) else row.payload
+    )
+    return payload
+
+
+def test_the_old_log_replays_to_the_very_state_the_dict_fold_gave() -> None:
+    """Every table's summary, every round after each of its events (cards, bets, phase,
+    outcome, settle input, early settlements, revealed cards), and the regulator's fold of
+    every round: what the fold over payload dicts made of this log, to the byte."""
+    rows = _fixture_rows()
+    per_table: dict[str, list[Any]] = defaultdict(list)
+    for row in rows:
+        per_table[row.table_id].append((row.type, _stored(row), row.seq))
+    out: dict[str, Any] = {"tables": {}, "rounds": {}}
+    for table_id, events in sorted(per_table.items()):
+        state = st.TableState(table_id)
+        for event in events:
+            state = st.fold(state, [event])
+            rnd = state.round
+            if rnd is not None:
+                out["rounds"][rnd.round_id] = {
+                    "phase": rnd.phase,
+                    "cards": list(rnd.cards),
+                    "bets": sorted(rnd.bets),
+                    "settle_input": st.settle_input_of(rnd),
+                    "outcome": dict(rnd.outcome) if rnd.outcome else None,
+                    "early": {k: list(v) for k, v in rnd.early.items()},
+                    "revealed": list(rnd.revealed),
+                }
+        assert st.fold(st.TableState(table_id), events) == state  # chunks merged: the same
+        out["tables"][table_id] = state.public_summary()
+    folded = fold_rounds(rows)
+    out["replay"] = {
+        rid: {
+            "cards": f.cards,
+            "status": f.status,
+            "bets": {b: r.to_json() for b, r in f.bets.items()},
+            "settle_input": f.settle_input(),
+        }
+        for rid, f in sorted(folded.rounds.items())
+    }
+    got = json.loads(json.dumps(out, sort_keys=True, default=str))
+    assert got == json.loads(FIXTURE_STATE.read_text(encoding="utf-8"))
+
+
+# -- the codec: every registered class, any payload its fields allow -----------------------
+_JSON = st_.recursive(
+    st_.none() | st_.booleans() | st_.integers(-(2**53) + 1, 2**53 - 1) | st_.text(max_size=8),
+    lambda inner: (
+        st_.lists(inner, max_size=3) | st_.dictionaries(st_.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_NAMES = st_.text(st_.characters(min_codepoint=97, max_codepoint=122), min_size=1, max_size=6)
+
+
+def _value(hint: Any) -> st_.SearchStrategy[Any]:
+    """Values of a field's declared type (each member of a union), as JSON carries them."""
+    if get_origin(hint) in (Union, UnionType):
+        return st_.one_of([_value(h) for h in get_args(hint) if h is not ev.Absent])
+    origin = get_origin(hint)
+    if hint is type(None):
+        return st_.none()
+    if hint is bool:
+        return st_.booleans()
+    if hint is int:
+        return st_.integers(-(2**53) + 1, 2**53 - 1)
+    if hint is str:
+        return st_.text(max_size=12)
+    if origin in (list, tuple, abc.Sequence):
+        (item,) = get_args(hint)
+        return st_.lists(_value(item), max_size=4)
+    if origin in (dict, abc.Mapping):
+        return st_.dictionaries(_NAMES, _JSON, max_size=4)
+    assert hint is object, hint  # a field that may hold any JSON value
+    return _JSON
+
+
+@st_.composite
+def _payloads(draw: Any, cls: type[ev.TableEvent]) -> dict[str, Any]:
+    payload = {}
+    for f in dataclasses.fields(cls):
+        optional = f.default is ev.ABSENT
+        if optional and not draw(st_.booleans()):
+            continue  # absent from the stored payload (not the same as a recorded null)
+        hint = eval(str(f.type), vars(ev))  # the field's declared type (a string: annotations)
+        payload[f.name] = draw(_value(hint))
+    return payload
+
+
+@st_.composite
+def _any_event(draw: Any) -> tuple[type[ev.TableEvent], dict[str, Any]]:
+    cls = draw(st_.sampled_from(ev.CLASSES))
+    return cls, draw(_payloads(cls))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_any_event())
+def test_every_registered_class_round_trips_its_stored_payload(
+    case: tuple[type[ev.TableEvent], dict[str, Any]],
+) -> None:
+    cls, payload = case
+    stored = canonical_json(payload)
+    event = ev.parse(cls.TYPE, json.loads(stored))  # read back as the log holds it
+    assert type(event) is cls
+    assert canonical_json(event.to_payload()) == stored  # the same bytes, so the same hash
+    assert ev.encode(event) == event.to_payload()
+    built = cls(**{k: v for k, v in json.loads(stored).items()})  # as decide builds it
+    assert built == event
+    assert ev.decode(cls, event.to_payload()) == event
+
+
+@pytest.mark.parametrize("cls", ev.CLASSES, ids=lambda c: c.TYPE)
+def test_every_class_refuses_an_undeclared_field_read_or_built(cls: type[ev.TableEvent]) -> None:
+    required = {f.name: None for f in dataclasses.fields(cls) if f.default is not ev.ABSENT}
+    assert ev.parse(cls.TYPE, required).to_payload() == required
+    with pytest.raises(ev.EventError, match="unknown field"):
+        ev.parse(cls.TYPE, {**required, "undeclared": 1})
+    with pytest.raises(TypeError):
+        cls(**required, undeclared=1)
+    if required:  # a required field missing: refused too
+        with pytest.raises(ev.EventError):
+            ev.parse(cls.TYPE, dict(list(required.items())[1:]))
+
+
+def test_decide_records_typed_events_only() -> None:
+    from table_service.table.decide import Decision
+
+    decision = Decision(st.TableState("t1"))
+    with pytest.raises(TypeError, match="typed"):
+        decision.emit("reader_status", {"online": True})  # type: ignore[arg-type,call-arg]
+    decision.emit(ev.ReaderStatus(online=True))
+    assert [(d.type, d.payload) for d in decision.drafts] == [("reader_status", {"online": True})]
+    assert decision.state.reader_online
