@@ -146,6 +146,7 @@ def run(args: argparse.Namespace, runtime: Any, tmp: Path) -> dict[str, Any]:
         {
             "LIVETABLE_STREAM_MAX_PUBLIC_PER_ADDRESS": cap,
             "LIVETABLE_STREAM_MAX_PUBLIC_PER_TABLE": cap,
+            **dict(item.split("=", 1) for item in args.serve_setting),
         },
     )
     server.start()
@@ -253,6 +254,13 @@ def main() -> None:
     parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
     parser.add_argument("--profile", default=None, help="py-spy the server into this file")
     parser.add_argument("--idle", action="store_true", help="py-spy: sample waiting threads too")
+    parser.add_argument(
+        "--serve-setting",
+        action="append",
+        default=[],
+        metavar="LIVETABLE_X=VALUE",
+        help="a setting of the server beyond its defaults (repeatable)",
+    )
     args = parser.parse_args()
     from scratch import scratch_runtime
 

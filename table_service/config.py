@@ -125,6 +125,13 @@ class Settings(BaseSettings):
     stream_replay_workers: int = Field(
         2, ge=1, le=32, description="Threads that read stream replays (apart from writes)"
     )
+    gil_switch_ms: float = Field(
+        1.0,
+        ge=0.1,
+        le=100,
+        description="serve: the longest a thread runs Python while another waits for the"
+        " interpreter (sys.setswitchinterval; Python's own is 5 ms)",
+    )
     nats_url: str | None = Field(
         None, description="Also publish the stream to NATS JetStream at this URL"
     )

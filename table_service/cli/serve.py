@@ -29,6 +29,8 @@ def serve(
     share the tables out, one writer per table; a table whose process dies is taken over
     within LIVETABLE_TAKEOVER_SECONDS (default 10). A request for a table another process
     runs is answered 421 with that process's address (the manual: docs/operations/studio.md)."""
+    import sys
+
     import uvicorn
 
     from table_service.app import build_app
@@ -61,6 +63,10 @@ def serve(
     from table_service.memory_trace import start_from_settings
 
     trace = start_from_settings(settings.memory_trace_seconds, settings.memory_trace_file)
+    # A command's worker thread needs the interpreter after each of its database round
+    # trips; while the event loop sends a crowd's stream frames, it waited up to the switch
+    # interval for it each time (Python's 5 ms), several times per write.
+    sys.setswitchinterval(settings.gil_switch_ms / 1000)
     try:
         uvicorn.run(
             app,
