@@ -156,6 +156,34 @@ def test_a_retried_bet_is_placed_once(table: Table) -> None:
     _ledger_ok(table.runtime)  # type: ignore[attr-defined]
 
 
+def test_a_retry_after_the_round_says_how_the_bet_ended(table: Table) -> None:
+    """A retry whose answer was lost learns its bet's id and status from the record in any
+    phase: settled with the round, and a key reused for another bet is still a conflict."""
+    table.ready()
+    table.post("/accounts/eve/credit", "operator", {"amount": 5000, "reference": "d"})
+    opened = table.post("/tables/bac-1/betting/open", "dealer")
+    first = table.bets(("late-answer", "eve", "banker", 1000), ("other", "eve", "tie", 100))
+    table.post("/tables/bac-1/betting/close", "dealer")
+    for card in ("2S", "5H", "KD", "TC", "3S"):
+        state = table.card(card)["table"]
+    assert state["round"]["phase"] == "settled"
+    again = table.bets(("late-answer", "eve", "banker", 1000), ("other", "eve", "tie", 100))
+    assert again == [
+        {
+            "key": key,
+            "status": "duplicate",
+            "bet_id": placed["bet_id"],
+            "bet_status": "settled",
+            "round_id": opened["round_id"],
+        }
+        for key, placed in zip(("late-answer", "other"), first, strict=True)
+    ]
+    body = {"bets": [{"key": "late-answer", "account": "eve", "type": "banker", "stake": 900}]}
+    conflict = table.post("/tables/bac-1/bets", "operator", body, status=409)
+    assert conflict["keys"] == ["late-answer"]
+    _ledger_ok(table.runtime)  # type: ignore[attr-defined]
+
+
 def test_betting_window_closes_on_the_clock(table: Table) -> None:
     table.ready()
     table.post("/accounts/c/credit", "operator", {"amount": 5000, "reference": "d"})
