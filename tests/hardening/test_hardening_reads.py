@@ -122,13 +122,13 @@ def _smuggle(module: Any, name: str) -> Callable[[pytest.MonkeyPatch], None]:
 
 def _reads() -> dict[str, tuple[Callable[[pytest.MonkeyPatch], None], str, str]]:
     from table_service.consoles import recall, routes
-    from table_service.routes import tables
+    from table_service.routes import accounts, incidents
 
     return {
         "recall search": (_smuggle(recall, "search_rounds"), "/recall/search?account=alice", "opA"),
         "recall": (_smuggle(recall, "recall_round"), f"/tables/{T}/recall", "supervisor"),
-        "incidents": (_smuggle(tables, "_incident_json"), "/incidents", "supervisor"),
-        "account": (_smuggle(tables, "account_view"), "/accounts/alice", "opA"),
+        "incidents": (_smuggle(incidents, "incident_json"), "/incidents", "supervisor"),
+        "account": (_smuggle(accounts, "account_view"), "/accounts/alice", "opA"),
         "public console": (_smuggle(routes, "console_view"), f"/public/tables/{T}/view", "-"),
         "dealer console": (_smuggle(routes, "console_view"), f"/console/tables/{T}/view", "dealer"),
         "pit overview": (_smuggle(routes, "console_view"), "/console/overview", "supervisor"),

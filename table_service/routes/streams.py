@@ -1,0 +1,240 @@
+"""The tables' WebSocket streams: the staff's and an operator's (``/tables/{t}/stream``,
+by token) and the public one (anonymous, limited per table and per client address). Each
+frame is the projection of a logged event for its class of viewer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+
+from audit.store import EventStore, StoredEvent
+from table_service import metrics
+from table_service.api.types import SEQ_MAX
+from table_service.api.viewers import holding, ownership
+from table_service.errors import Refused
+from table_service.principals import Identity, authenticate
+from table_service.runtime import Runtime
+from table_service.studio.errors import TableElsewhere, TableUnavailable
+from table_service.table import policy
+from table_service.table.service import Tables
+from table_service.table.stream import (
+    BURST_SEND_TIMEOUT,
+    CLOSE_BAD_REQUEST,
+    CLOSE_FORBIDDEN,
+    CLOSE_NOT_FOUND,
+    CLOSE_TOO_FAR_BEHIND,
+    CLOSE_TOO_MANY,
+    CLOSE_UNAUTHORIZED,
+    MISSING,
+    REPLAY_PAGE,
+    SEND_BURST,
+    StreamHub,
+    internal_view,
+    operator_view,
+    public_view,
+    render,
+    with_timing,
+)
+
+
+def add_streams(router: APIRouter) -> None:
+    @router.websocket("/tables/{table_id}/stream")
+    async def stream(websocket: WebSocket, table_id: str) -> None:
+        """The staff stream. Refusals are an accepted socket closed with 4400 (bad
+        parameter), 4401 (no valid token), 4403 (another table) or 4404 (no such table)."""
+        runtime: Runtime = websocket.app.state.runtime
+        params = websocket.query_params
+        # A browser cannot set headers on a WebSocket: the consoles offer their token as a
+        # sub-protocol ("bearer.<token>") beside "livetable.v1", so it is never in a URL.
+        offered = [
+            p.strip() for p in websocket.headers.get("sec-websocket-protocol", "").split(",")
+        ]
+        protocol_token = next((p[7:] for p in offered if p.startswith("bearer.")), "")
+        bearer = (
+            params.get("token")
+            or protocol_token
+            or websocket.headers.get("authorization", "").removeprefix("Bearer ")
+        )
+        # Accepted first, so every refusal reaches the client as a close code and reason.
+        await websocket.accept(subprotocol="livetable.v1" if "livetable.v1" in offered else None)
+        after_seq = _after_seq(params.get("after_seq"))
+        if after_seq is None:
+            await websocket.close(CLOSE_BAD_REQUEST, "after_seq is an integer 0..2^63-1")
+            return
+        identity = None
+        if bearer and len(bearer) <= 256:
+            identity = await asyncio.to_thread(_authenticate, runtime, bearer)
+        if identity is None:
+            await websocket.close(CLOSE_UNAUTHORIZED, "invalid or revoked token")
+            return
+        verdict = policy.permit(identity, "table.stream", table_id)
+        if isinstance(verdict, policy.Refusal):
+            await websocket.close(CLOSE_FORBIDDEN, verdict.reason[:120])
+            return
+        project: Callable[[StoredEvent], dict[str, Any] | None] = internal_view
+        view_key = "internal"
+        if identity.operator_id is not None:
+            owned = ownership(runtime, identity.operator_id)
+            project = operator_view(owned, identity.operator_id, holding(runtime, owned))
+            view_key = identity.operator_id
+        await _serve_stream(
+            websocket, table_id, after_seq, project, view_key, address=None, timing=_timing(params)
+        )
+
+    @router.websocket("/public/tables/{table_id}/stream")
+    async def public_stream(websocket: WebSocket, table_id: str) -> None:
+        """Anonymous: public fields only, limited per table and per client address (4429)."""
+        await websocket.accept()
+        after_seq = _after_seq(websocket.query_params.get("after_seq"))
+        if after_seq is None:
+            await websocket.close(CLOSE_BAD_REQUEST, "after_seq is an integer 0..2^63-1")
+            return
+        address = websocket.client.host if websocket.client else "unknown"
+        await _serve_stream(
+            websocket,
+            table_id,
+            after_seq,
+            public_view,
+            "public",
+            address=address,
+            timing=_timing(websocket.query_params),
+        )
+
+
+def _timing(params: Any) -> bool:
+    """``timing=1``: each frame also carries the service's send and commit times."""
+    return params.get("timing") in ("1", "true")
+
+
+def _after_seq(text: str | None) -> int | None:
+    if text is None:
+        return 0
+    if not text.isascii() or not text.isdigit() or len(text) > 19:
+        return None
+    value = int(text)
+    return value if value <= SEQ_MAX else None
+
+
+def _authenticate(runtime: Runtime, token: str) -> Identity | None:
+    with runtime.reads() as session:
+        return authenticate(session, token)
+
+
+async def _serve_stream(
+    websocket: WebSocket,
+    table_id: str,
+    after_seq: int,
+    view: Callable[[StoredEvent], dict[str, Any] | None],
+    view_key: str,
+    *,
+    address: str | None,
+    timing: bool = False,
+) -> None:
+    manager: Tables = websocket.app.state.tables
+    hub: StreamHub = websocket.app.state.hub
+    if table_id not in manager.tables:
+        await websocket.close(*_not_here(manager, table_id))
+        return
+    ticket = hub.admit(table_id, address)
+    if isinstance(ticket, str):
+        await websocket.close(CLOSE_TOO_MANY, ticket)
+        return
+    runtime: Runtime = websocket.app.state.runtime
+    queue = hub.subscribe(table_id)
+    last = after_seq
+    audience = {"public": "public", "internal": "staff"}.get(view_key, "operator")
+    metrics.STREAM_SUBSCRIBERS.labels(audience).inc()
+
+    def read_after(seq: int) -> list[StoredEvent]:
+        with runtime.reads() as session:
+            return EventStore.read(session, after_seq=seq, table_id=table_id, limit=REPLAY_PAGE)
+
+    async def until_disconnect() -> None:
+        # A client that goes away while the table is quiet must end this handler too,
+        # or it waits on the queue forever (and holds up the server's shutdown).
+        while (await websocket.receive())["type"] != "websocket.disconnect":
+            pass
+
+    gone = asyncio.create_task(until_disconnect())
+    gone.add_done_callback(lambda _: queue.put_nowait(None))
+    try:
+        while not gone.done():
+            # replays take turns on the shared event loop
+            async with metrics.replay_turn(hub.replay_slots):
+                page = await hub.page(table_id, view_key, last, read_after, view)
+                for start in range(0, len(page), SEND_BURST):
+                    burst = page[start : start + SEND_BURST]
+                    texts = [text for _, text in burst if text is not None]
+                    if not texts:
+                        last = burst[-1][0]
+                        continue
+                    async with hub.turn(len(texts)):  # one burst at a time, writes first
+                        try:
+                            async with asyncio.timeout(BURST_SEND_TIMEOUT):
+                                for text in texts:
+                                    if timing:
+                                        text = with_timing(text, None)
+                                    await websocket.send_text(text)
+                        except TimeoutError:
+                            timed_out = True
+                        else:
+                            timed_out = False
+                    if timed_out:
+                        await websocket.close(CLOSE_TOO_FAR_BEHIND, "too slow; resume from seq")
+                        return
+                    last = burst[-1][0]
+            if len(page) < REPLAY_PAGE:
+                break
+        while True:
+            event = await queue.get()  # a client gone puts None here too (no wait per event)
+            if event is None:
+                if gone.done():
+                    return
+                if table_id not in manager.tables:  # handed over: resume where it runs now
+                    await websocket.close(*_not_here(manager, table_id))
+                else:
+                    await websocket.close(CLOSE_TOO_FAR_BEHIND, "too far behind; resume from seq")
+                return
+            if event.seq <= last:
+                continue
+            # rendered once per event per class of viewer (public, staff, each operator)
+            frame: str | None
+            if view_key == "public" or view_key == "internal":
+                frame = hub.rendered(view_key, view, event)
+            else:  # an operator's view may look up an account's owner: off the loop
+                frame = hub.kept(view_key, event.seq)
+                if frame is MISSING:
+                    frame = await asyncio.get_running_loop().run_in_executor(
+                        hub.replay_pool, render, view, event
+                    )
+                    hub.keep(view_key, event.seq, frame)
+            if frame is not None:
+                if timing:
+                    frame = with_timing(frame, metrics.COMMITS.get(table_id, event.seq))
+                await websocket.send_text(frame)
+                metrics.delivered(table_id, event.seq)
+            last = event.seq
+    except (WebSocketDisconnect, RuntimeError):
+        pass  # the client went away mid-send
+    finally:
+        metrics.STREAM_SUBSCRIBERS.labels(audience).dec()
+        gone.cancel()
+        hub.unsubscribe(table_id, queue)
+        hub.leave(ticket)
+
+
+def _not_here(manager: Tables, table_id: str) -> tuple[int, str]:
+    """The WebSocket close for a table this process does not run: 4421 and the owner's
+    address (a studio's table on another process), 4503 (being taken over), or 4404."""
+    try:
+        manager.get(table_id)
+    except TableElsewhere as exc:
+        return 4421, str(exc.details.get("owner_url") or exc.details.get("owner"))
+    except TableUnavailable as exc:
+        return 4503, exc.reason
+    except Refused as exc:
+        return CLOSE_NOT_FOUND, exc.reason
+    return 4503, f"table {table_id} is starting"
