@@ -15,9 +15,10 @@ line logged while handling a command carries it without passing loggers around.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import structlog
 
@@ -35,6 +36,19 @@ QUIET_LIBRARIES = (
 they log from WARNING up unless DEBUG was asked for."""
 
 _HANDLER_MARK = "_livetable_handler"
+
+_SECRET_PARAMETER = re.compile(r"([?&](?:token|access_token)=)[^&\s\"']+", re.IGNORECASE)
+
+
+def redact_secrets(_logger: Any, _name: str, event_dict: Any) -> Any:
+    """Take a bearer token out of every URL a line carries: a stream accepts its token as
+    ``?token=T`` and uvicorn logs each accepted WebSocket with its query at INFO, so
+    without this every token that opened a stream sat in the log in clear (the database
+    keeps only a SHA-256 of it)."""
+    for key, value in event_dict.items():
+        if isinstance(value, str) and "token=" in value.lower():
+            event_dict[key] = _SECRET_PARAMETER.sub(r"\1<redacted>", value)
+    return event_dict
 
 
 class LogLevelError(ValueError):
@@ -111,6 +125,7 @@ def configure_logging(
 
     shared: list[structlog.typing.Processor] = [
         structlog.contextvars.merge_contextvars,
+        redact_secrets,
         structlog.stdlib.add_logger_name,
         structlog.stdlib.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
