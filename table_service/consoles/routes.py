@@ -397,7 +397,7 @@ def console_api_router() -> APIRouter:
             raise InvalidRequest(f"the house does not bank at table {table_id}")
         command = c.Act("banker", body.action, "banker", None, body.target)
         outcome = await service.execute(command, actor=who)  # the policy decides, there
-        return dict(outcome.answer)
+        return model_view(ReadModel("answer", outcome.answer), viewer_of(who))
 
     @router.post(
         "/tables/{table_id}/duty", response_model=DutyOut, responses=errors(*AUTH, 404, 422)

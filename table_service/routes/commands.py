@@ -29,7 +29,7 @@ from table_service.routes.models import CommandAnswer
 from table_service.table import commands as c
 from table_service.table.audience import Audience
 from table_service.table.service import TableService
-from table_service.table.view import table_view
+from table_service.table.view import ReadModel, model_view, table_view
 
 
 async def run(table_id: str, request: Request, who: Identity, command: c.Command) -> dict[str, Any]:
@@ -43,7 +43,8 @@ async def run(table_id: str, request: Request, who: Identity, command: c.Command
         summary = await asyncio.to_thread(table_view, state, viewer)
     else:
         summary = table_view(state, viewer)
-    return {**outcome.answer, "seq": state.last_seq, "table": summary}
+    answer = {**outcome.answer, "seq": state.last_seq, "table": summary}
+    return model_view(ReadModel("answer", answer), viewer)
 
 
 Build = Callable[[Any, Mapping[str, Any]], c.Command]

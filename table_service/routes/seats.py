@@ -16,6 +16,7 @@ from table_service.routes.common import SeatNo, TableId, command_errors, table_o
 from table_service.routes.models import ActionIn, BetsAnswer, BetsIn, LeaveIn, SeatIn
 from table_service.table import commands as c
 from table_service.table.service import new_bet_id
+from table_service.table.view import ReadModel, model_view, viewer_of
 
 SEATS = (
     CommandRoute(
@@ -75,6 +76,7 @@ def add_seats(router: APIRouter) -> None:
             c.BetRequest(new_bet_id(), b.key, b.account, b.type, b.stake, b.seat) for b in body.bets
         )
         outcome = await service.execute(c.PlaceBets(bets), actor=who)
-        return {**outcome.answer, "seq": service.state.last_seq}
+        answer = {**outcome.answer, "seq": service.state.last_seq}
+        return model_view(ReadModel("answer", answer), viewer_of(who))
 
     add_commands(router, SEATS)

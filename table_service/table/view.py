@@ -629,7 +629,42 @@ ROADS: Final[Mapping[str, Any]] = {
     )
 }
 
+# A command's answer to its caller (every table command, ``POST …/bets`` included): what
+# the command did, in the caller's own terms (its own bets' keys, ids and refusals), the
+# log's head, and the table's summary already projected for the caller (``table_view``).
+BET_RESULT: Final[Mapping[str, Any]] = {
+    k: P for k in ("key", "status", "bet_id", "error", "reason", "bet_status", "round_id")
+}
+ANSWER: Final[Mapping[str, Any]] = {
+    **{
+        k: P
+        for k in (
+            "seq",
+            "table",  # table_view(state, caller): projected already
+            "shoe_no",
+            "next",
+            "round_id",
+            "game_number",
+            "closes_at",
+            "betting_closed",
+            "next_position",
+            "incident_id",
+            "blocking",
+            "procedure",
+            "void_needs_approval",
+            "voided",
+            "seat",
+            "plays_from",
+            "auto_play",
+            "move",
+            "timed_out",
+        )
+    },
+    "results": Each(BET_RESULT),
+}
+
 READ_MODELS: Final[Mapping[str, Any]] = {
+    "answer": ANSWER,
     "table": TABLE,
     "round": ROUND,
     "round_detail": ROUND_DETAIL,
