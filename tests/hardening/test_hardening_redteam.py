@@ -154,7 +154,7 @@ def _revoke(runtime: Any, name: str) -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="F1 (routed to reads: routes/tables.py _serve_stream): a stream authenticates "
+    reason="F1 (routed to reads: routes/streams.py _serve_stream): a stream authenticates "
     "once at connect; a revoked token keeps receiving every new event in its view",
 )
 def test_revoked_token_stream_is_closed(make_runtime: Any) -> None:
@@ -270,3 +270,20 @@ def test_a_stream_token_in_the_url_is_not_written_to_the_log(
     text = log_file.read_text(encoding="utf-8")
     assert "/stream" in text  # the connection is logged ...
     assert tokens["opA"] not in text  # ... without its token
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="F5 (routed to reads: api/auth.py): a request with two Authorization headers "
+    "is answered as the first one's principal",
+)
+def test_two_authorization_headers_are_refused(api: Api) -> None:
+    """Authorization is a single field (RFC 9110 §11.6.2): two of them is a malformed
+    request, as a JSON member given twice is. A gateway or an audit that reads the other
+    header sees another principal than the one the service acted for."""
+    headers = [
+        (b"authorization", f"Bearer {api.tokens['opB']}".encode()),
+        (b"authorization", f"Bearer {api.tokens['supervisor']}".encode()),
+    ]
+    status, _ = asyncio.run(_whoami(api.client.app, headers))
+    assert status in (400, 401), status
