@@ -80,3 +80,17 @@ def test_every_edit_still_fails_the_bounded_pass(make_runtime, edit: str) -> Non
         assert not readmodels._agree(session)
     with runtime.sessions() as session:
         assert check_read_models(session)
+
+
+def test_the_bounded_pass_agrees_on_a_blackjack_session(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    """Doubles, splits and insurance add stakes mid-round, settled with the round: the
+    streamed pass agrees without falling back to the full fold (which would hold the whole
+    log again)."""
+    from tests.support.table_session import BlackjackSession
+
+    runtime = make_runtime()
+    table = BlackjackSession(runtime)
+    for _ in range(12):
+        table.round()
+    with runtime.sessions() as session:
+        assert readmodels._agree(session)

@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from audit.store import EventStore
 from table_service.app import build_app
 from table_service.models import Account, LedgerEntry, house_account
-from table_service.regulator.readmodels import check_read_models
+from table_service.regulator.readmodels import _agree, check_read_models
 from table_service.regulator.replay import ReplayTotals, fold_rounds, replay_round
 from table_service.regulator.report import build_report
 from table_service.table.config import TableConfig
@@ -112,6 +112,7 @@ def _money_checks(t: Client) -> dict[str, int]:
         for bet_id, _ in lines:
             assert not {(bet_id, "return"), (bet_id, "refund")} <= set(lines)
         assert check_read_models(session) == []
+        assert _agree(session)  # and in bounded memory, not by the full fold's fallback
         events = EventStore.read(session)
         folded = fold_rounds(events)
         totals = ReplayTotals()
