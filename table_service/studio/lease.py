@@ -148,28 +148,31 @@ class Leases:
         return token
 
     def renew(self) -> set[str]:
-        """Extend every lease still ours; forget and return the ones that are not."""
+        """Extend every lease still ours; forget and return the ones that are not.
+
+        One statement, committed on its own (autocommit on PostgreSQL): the lease rows are
+        locked only while the server runs it. Every table commit reads its lease ``FOR
+        SHARE`` while it holds the log's lock, so a renewal that kept the rows locked over
+        its round trips (lock them, update them, commit: three, once a second per
+        process) held every table of the studio for as long, however loaded the host."""
         held = self.held()
         if not held:
             return set()
         m = self.marker
-        marks, ids = _in(held, m)
-        with self.engine.begin() as conn:
-            rows = conn.exec_driver_sql(
-                f"SELECT table_id, owner, token FROM studio_leases WHERE table_id IN ({marks})"
-                f"{self._lock_clause('UPDATE')}",
-                ids,
-            ).all()
-            ours = {
-                r.table_id for r in rows if r.owner == self.node_id and held[r.table_id] == r.token
-            }
-            if ours:
-                marks, keep = _in(sorted(ours), m)
-                conn.exec_driver_sql(
-                    f"UPDATE studio_leases SET expires_ms = {self._now} + {m}"
-                    f" WHERE owner = {m} AND table_id IN ({marks})",
-                    (self.ttl_ms, self.node_id, *keep),
-                )
+        which = " OR ".join([f"(table_id = {m} AND token = {m})"] * len(held))
+        params: list[Any] = [self.ttl_ms, self.node_id]
+        for table_id, token in sorted(held.items()):
+            params += [table_id, token]
+        sql = (
+            f"UPDATE studio_leases SET expires_ms = {self._now} + {m}"
+            f" WHERE owner = {m} AND ({which}) RETURNING table_id"
+        )
+        if self.dialect == "postgresql":
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                ours = {row[0] for row in conn.exec_driver_sql(sql, tuple(params))}
+        else:
+            with self.engine.begin() as conn:
+                ours = {row[0] for row in conn.exec_driver_sql(sql, tuple(params))}
         lost = set(held) - ours
         if lost:
             with self._guard:
