@@ -34,6 +34,8 @@ def identify(
     credentials: HTTPAuthorizationCredentials | None = Depends(_bearer),
 ) -> Identity:
     challenge = {"WWW-Authenticate": "Bearer"}
+    if len(request.headers.getlist("authorization")) > 1:  # one field (RFC 9110 §11.6.2)
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED, "one Authorization header", challenge)
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing bearer token", challenge)
     runtime = get_runtime(request)

@@ -7,6 +7,7 @@ routes into one application, so one process serves everything behind one authent
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Annotated, Any
 
@@ -191,6 +192,9 @@ def admin_router() -> APIRouter:
     return router
 
 
+REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+
+
 class RequestContext:
     """Every HTTP request's id (the caller's ``x-request-id``, or a new one) bound to its
     log lines and echoed on its answer.
@@ -206,7 +210,9 @@ class RequestContext:
             await self.app(scope, receive, send)
             return
         given = Headers(scope=scope).get("x-request-id")
-        request_id = given or uuid.uuid4().hex[:16]
+        # the caller's id only if it is a plain identifier (no format or bidirectional
+        # characters, no kilobytes): it goes on every log line and back in the answer
+        request_id = given if given and REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
         structlog.contextvars.clear_contextvars()
         bind_context(request_id=request_id)
 

@@ -27,6 +27,7 @@ from sqlalchemy.exc import DBAPIError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from table_service.errors import Refused
+from table_service.table.view import refusal_details
 
 log = structlog.get_logger(__name__)
 
@@ -132,7 +133,9 @@ def install_problem_handlers(app: FastAPI) -> None:
         log.info("request.refused", code=exc.code, reason=exc.reason)
         wait = exc.details.get("retry_after")
         headers = {"Retry-After": str(math.ceil(wait))} if isinstance(wait, int | float) else None
-        return problem(exc.status, exc.code, exc.reason, headers=headers, **exc.details)
+        # another operator's bet id never leaves in a refusal either (the projection's rule)
+        details = refusal_details(exc.details)
+        return problem(exc.status, exc.code, exc.reason, headers=headers, **details)
 
     @app.exception_handler(DBAPIError)
     async def database(_: Request, exc: DBAPIError) -> ProblemResponse:

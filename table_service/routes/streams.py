@@ -81,7 +81,14 @@ def add_streams(router: APIRouter) -> None:
             project = operator_view(owned, identity.operator_id, holding(runtime, owned))
             view_key = identity.operator_id
         await _serve_stream(
-            websocket, table_id, after_seq, project, view_key, address=None, timing=_timing(params)
+            websocket,
+            table_id,
+            after_seq,
+            project,
+            view_key,
+            address=None,
+            timing=_timing(params),
+            principal=identity.name,
         )
 
     @router.websocket("/public/tables/{table_id}/stream")
@@ -132,6 +139,7 @@ async def _serve_stream(
     *,
     address: str | None,
     timing: bool = False,
+    principal: str | None = None,
 ) -> None:
     manager: Tables = websocket.app.state.tables
     hub: StreamHub = websocket.app.state.hub
@@ -144,6 +152,8 @@ async def _serve_stream(
         return
     runtime: Runtime = websocket.app.state.runtime
     queue = hub.subscribe(table_id)
+    if principal is not None:
+        hub.hold(principal, queue)  # its token revoked: the stream ends (4401)
     last = after_seq
     audience = {"public": "public", "internal": "staff"}.get(view_key, "operator")
     metrics.STREAM_SUBSCRIBERS.labels(audience).inc()
@@ -193,6 +203,9 @@ async def _serve_stream(
             if event is None:
                 if gone.done():
                     return
+                if hub.revoked(queue):
+                    await websocket.close(CLOSE_UNAUTHORIZED, "token revoked")
+                    return
                 if table_id not in manager.tables:  # handed over: resume where it runs now
                     await websocket.close(*_not_here(manager, table_id))
                 else:
@@ -223,6 +236,7 @@ async def _serve_stream(
         metrics.STREAM_SUBSCRIBERS.labels(audience).dec()
         gone.cancel()
         hub.unsubscribe(table_id, queue)
+        hub.release(principal, queue)
         hub.leave(ticket)
 
 

@@ -61,6 +61,7 @@ LIVE_RENDERED = 4096  # live events kept rendered per view, so N subscribers ren
 PAGE_CACHE = 512  # full pages kept (each at most REPLAY_PAGE rendered events)
 TAIL_CACHE = 256  # last (partial) pages kept while their table's head stays
 TAIL_SECONDS = 5.0  # and at most this long
+REVOKED = "principal_revoked"  # the log's record of a token revoked
 MISSING: Any = object()  # nothing rendered yet (None: rendered, and nothing to send)
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -199,6 +200,9 @@ class StreamHub:
     ) -> None:
         self.loop = loop
         self._subscribers: dict[str, set[asyncio.Queue[StoredEvent | None]]] = defaultdict(set)
+        # the streams each principal holds open, to end them when its token is revoked
+        self._holders: dict[str, set[asyncio.Queue[StoredEvent | None]]] = defaultdict(set)
+        self._revoked: set[asyncio.Queue[StoredEvent | None]] = set()
         self.max_public_per_table = max_public_per_table
         self.max_public_per_address = max_public_per_address
         self._public_per_table: dict[str, int] = defaultdict(int)
@@ -355,6 +359,10 @@ class StreamHub:
 
     def _dispatch(self, events: list[StoredEvent]) -> None:
         for event in events:
+            if event.type == REVOKED:  # before any later event reaches its streams
+                for queue in self._holders.pop(str(event.payload.get("name")), set()):
+                    self._revoked.add(queue)
+                    queue.put_nowait(None)
             self._heads[event.table_id] = event.seq
             for queue in list(self._subscribers.get(event.table_id, ())):
                 if queue.qsize() >= QUEUE_LIMIT:
@@ -378,6 +386,20 @@ class StreamHub:
             del self._tails[key]  # another process may add to its log from now on
         for queue in self._subscribers.pop(table_id, set()):
             queue.put_nowait(None)
+
+    def hold(self, principal: str, queue: asyncio.Queue[StoredEvent | None]) -> None:
+        """``queue`` is a stream ``principal``'s token opened: its revocation (logged in
+        this process) ends it before the next event."""
+        self._holders[principal].add(queue)
+
+    def revoked(self, queue: asyncio.Queue[StoredEvent | None]) -> bool:
+        """Whether the token that opened this stream has been revoked since."""
+        return queue in self._revoked
+
+    def release(self, principal: str | None, queue: asyncio.Queue[StoredEvent | None]) -> None:
+        if principal is not None:
+            self._holders.get(principal, set()).discard(queue)
+        self._revoked.discard(queue)
 
     def unsubscribe(self, table_id: str, queue: asyncio.Queue[StoredEvent | None]) -> None:
         self._subscribers[table_id].discard(queue)

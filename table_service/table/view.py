@@ -344,6 +344,16 @@ def _mask_behind(value: Any, viewer: Viewer, ctx: Context) -> Any:
     return value
 
 
+def refusal_details(details: Mapping[str, Any]) -> dict[str, Any]:
+    """A refusal's details as its caller, whoever that is, may see them: a bet behind that
+    the refusal names (an awaited actor, the turn expected) is ``behind``, as in every read;
+    the caller's own actor and its own legal moves stay as they are."""
+    return {
+        k: v if k in ("actor", "legal_actions") else _mask_behind(v, PUBLIC_VIEWER, Context())
+        for k, v in details.items()
+    }
+
+
 P, S, OWN = PUBLIC, STAFF, OWNED
 
 SHOE: Final = {

@@ -85,12 +85,6 @@ def _bet(api: Api, who: str, key: str, account: str, kind: str, seat: int) -> st
     return str(result["bet_id"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F3 (routed to typed: table/decide.py _act raises NotYourTurn(awaited=turn.actors); "
-    "or reads: api/problems.py renders a refusal's details unprojected): a refusal names "
-    "another operator's bet id",
-)
 def test_not_your_turn_does_not_name_another_operators_bet(api: Api) -> None:
     """A's seat splits; the follow offer awaits B's bet behind it. A answering as its own
     bet behind is refused ``not_your_turn`` — and the refusal listed the awaited actors,
@@ -152,11 +146,6 @@ def _revoke(runtime: Any, name: str) -> None:
         revoke_principal(session, runtime.store, name, actor="test")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F1 (routed to reads: routes/streams.py _serve_stream): a stream authenticates "
-    "once at connect; a revoked token keeps receiving every new event in its view",
-)
 def test_revoked_token_stream_is_closed(make_runtime: Any) -> None:
     """A supervisor's token is revoked while its staff stream is open; the next event
     of the table (a shoe inserted) still reached it. Revocation must end the stream
@@ -171,11 +160,6 @@ def test_revoked_token_stream_is_closed(make_runtime: Any) -> None:
 # --- the caller's x-request-id --------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F2 (routed to reads: api/foundation.py RequestContext): any x-request-id is "
-    "echoed and bound to the request's log lines, bidi and format characters included",
-)
 def test_request_id_header_is_sanitised(api: Api) -> None:
     """The request id is an identifier the answer and every log line of the request
     carry; issue 30 refuses format and bidirectional characters in every identifier."""
@@ -272,11 +256,6 @@ def test_a_stream_token_in_the_url_is_not_written_to_the_log(
     assert tokens["opA"] not in text  # ... without its token
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F5 (routed to reads: api/auth.py): a request with two Authorization headers "
-    "is answered as the first one's principal",
-)
 def test_two_authorization_headers_are_refused(api: Api) -> None:
     """Authorization is a single field (RFC 9110 §11.6.2): two of them is a malformed
     request, as a JSON member given twice is. A gateway or an audit that reads the other
