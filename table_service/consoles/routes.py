@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 
 from audit.store import NewEvent
-from table_service.api.auth import allowed, get_runtime
+from table_service.api.auth import allowed, get_runtime, visible_table
 from table_service.api.problems import AUTH, errors
 from table_service.api.types import IDENT_PATTERN, OpenModel, Reason, TablePath
 from table_service.consoles import approvals, money
@@ -317,6 +317,7 @@ def console_api_router() -> APIRouter:
                     viewer,
                 )
                 for table_id in sorted(manager.tables)
+                if visible_table(who, table_id)  # a bound principal: its own table only
             ]
 
     @router.get("/console/timeline", response_model=list[OpenModel], responses=errors(*AUTH, 422))
@@ -335,7 +336,7 @@ def console_api_router() -> APIRouter:
         }
         viewer = viewer_of(who)
         with get_runtime(request).reads() as session:
-            items = incident_timeline(session, games, limit)
+            items = incident_timeline(session, games, limit, table_id=who.table_id)
         return [model_view(ReadModel("timeline", item), viewer) for item in items]
 
     @router.post(
@@ -455,11 +456,15 @@ def console_api_router() -> APIRouter:
     return router
 
 
-def incident_timeline(session: Any, games: dict[str, str], limit: int) -> list[dict[str, Any]]:
-    """Incidents newest first, with the time each was raised and resolved (from the log)."""
-    rows = list(
-        session.scalars(select(IncidentRow).order_by(IncidentRow.raised_seq.desc()).limit(limit))
-    )
+def incident_timeline(
+    session: Any, games: dict[str, str], limit: int, *, table_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Incidents newest first, with the time each was raised and resolved (from the log);
+    ``table_id``: that table's only (a principal bound to it)."""
+    query = select(IncidentRow)
+    if table_id is not None:
+        query = query.where(IncidentRow.table_id == table_id)
+    rows = list(session.scalars(query.order_by(IncidentRow.raised_seq.desc()).limit(limit)))
     seqs = {r.raised_seq for r in rows} | {r.resolved_seq for r in rows if r.resolved_seq}
     times = event_times(session, seqs)
     out = []
