@@ -35,6 +35,7 @@ from table_service.principals import (
     revoke_principal,
 )
 from table_service.runtime import Runtime
+from table_service.table import policy
 from table_service.table.view import ReadModel, model_view, viewer_of
 
 log = structlog.get_logger(__name__)
@@ -173,6 +174,10 @@ def admin_router() -> APIRouter:
         runtime: Runtime = Depends(get_runtime),
         who: Identity = Depends(allowed("audit.events")),
     ) -> list[dict[str, Any]]:
+        if who.table_id is not None:  # a bound principal reads its own table's events only
+            if table_id is not None:
+                policy.check(policy.permit(who, "audit.events", table_id))
+            table_id = who.table_id
         with runtime.reads() as session:
             events = EventStore.read(session, after_seq=after_seq, table_id=table_id, limit=limit)
         viewer = viewer_of(who)  # whole records: declared for who reads the log

@@ -154,3 +154,32 @@ def test_a_field_nobody_declared_never_leaves_through_a_read(
     response = api.client.get(f"/api/v1{path}", headers=headers)
     assert response.status_code == 200, response.text
     assert SMUGGLED not in response.text
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_a_bound_principal_reads_its_own_tables_log_only(api: Api) -> None:
+    """Red team F6: a supervisor bound to one table read every table's events through
+    ``GET /audit/events`` (``?table_id=`` another table's included), while every other
+    read keeps a bound principal to its table."""
+    from table_service.principals import add_principal
+
+    acting._dealt_round(api)
+    with api.runtime.sessions.begin() as session:
+        token = add_principal(
+            session, api.runtime.store, "sup-bound", "supervisor", table_id="xd-2", actor="t"
+        )
+    headers = {"Authorization": f"Bearer {token}"}
+    mine = api.client.get("/api/v1/audit/events", headers=headers)
+    assert mine.status_code == 200, mine.text
+    assert {e["table_id"] for e in mine.json()} <= {"xd-2"}
+    other = api.client.get(f"/api/v1/audit/events?table_id={T}", headers=headers)
+    assert other.status_code == 403 and other.json()["code"] == "other_table", other.text
+    unbound = _get_events(api)
+    assert T in {e["table_id"] for e in unbound}
+
+
+def _get_events(api: Api) -> list[dict[str, Any]]:
+    headers = {"Authorization": f"Bearer {api.tokens['supervisor']}"}
+    response = api.client.get("/api/v1/audit/events", headers=headers)
+    assert response.status_code == 200, response.text
+    return list(response.json())
