@@ -312,11 +312,6 @@ def test_the_pit_consoles_show_a_bound_principal_its_own_table_only(studio: Api,
     assert {i["table_id"] for i in incidents} == {BJ, BAC}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F6 (routed to reads: api/foundation.py audit_events): GET /audit/events gives a "
-    "principal bound to one table every table's events, table_id=<another> included",
-)
 @pytest.mark.parametrize("who", ["pit", "auditor"])
 def test_audit_events_show_a_bound_principal_its_own_table_only(studio: Api, who: str) -> None:
     every = studio.call("GET", "/audit/events?limit=5000", who)
