@@ -62,7 +62,7 @@ def _move_money(session: Session, deltas: dict[str, int], seq: int) -> None:
             row[0]
             for row in conn.exec_driver_sql(
                 "UPDATE accounts AS a SET balance = a.balance + v.delta, updated_seq = %s"
-                " FROM unnest(%s::text[], %s::bigint[]) AS v(account_id, delta)"
+                " FROM unnest(%b::text[], %b::bigint[]) AS v(account_id, delta)"
                 " WHERE a.account_id = v.account_id AND a.balance + v.delta >= 0"
                 " RETURNING a.account_id",
                 (seq, accounts, [moves[a] for a in accounts]),
@@ -123,7 +123,10 @@ def balances_and_owners(
     session: Session, accounts: Iterable[str]
 ) -> dict[str, tuple[int, str | None]]:
     """account → (balance, owning operator) for those of ``accounts`` that exist, in one
-    statement (locked for this transaction on PostgreSQL)."""
+    statement (locked for this transaction on PostgreSQL).
+
+    Arrays go to PostgreSQL binary (``%b``): as text, psycopg quotes each element through a
+    regular expression (5.6 ms of CPU for 5,000 keys, 1.1 ms binary)."""
     wanted = sorted(set(accounts))
     if not wanted:
         return {}
@@ -131,7 +134,7 @@ def balances_and_owners(
     if conn.dialect.name == "postgresql":
         custom_plans(session)
         rows = conn.exec_driver_sql(
-            "SELECT account_id, balance, owner FROM accounts WHERE account_id = ANY(%s) FOR UPDATE",
+            "SELECT account_id, balance, owner FROM accounts WHERE account_id = ANY(%b) FOR UPDATE",
             (wanted,),
         )
         return {account: (balance, owner) for account, balance, owner in rows}

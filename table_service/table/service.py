@@ -730,13 +730,13 @@ def _existing_bets(session: Session, keys: list[str]) -> dict[str, Any]:
         found = [
             row[0]
             for row in connection.exec_driver_sql(
-                "SELECT idempotency_key FROM placed_bets WHERE idempotency_key = ANY(%s)",
+                "SELECT idempotency_key FROM placed_bets WHERE idempotency_key = ANY(%b)",
                 (keys,),
             )
         ]
         if found:
             rows = connection.exec_driver_sql(
-                f"SELECT {columns} FROM bets WHERE idempotency_key = ANY(%s)", (found,)
+                f"SELECT {columns} FROM bets WHERE idempotency_key = ANY(%b)", (found,)
             )
             existing.update({r.idempotency_key: r for r in rows})
     else:
