@@ -171,59 +171,21 @@ async def _serve_stream(
     gone = asyncio.create_task(until_disconnect())
     gone.add_done_callback(lambda _: queue.put_nowait(None))
     try:
-        while not gone.done():
-            # replays take turns on the shared event loop
-            async with metrics.replay_turn(hub.replay_slots):
-                page = await hub.page(table_id, view_key, last, read_after, view)
-                for start in range(0, len(page), SEND_BURST):
-                    burst = page[start : start + SEND_BURST]
-                    texts = [text for _, text in burst if text is not None]
-                    if not texts:
-                        last = burst[-1][0]
-                        continue
-                    async with hub.turn(len(texts)):  # one burst at a time, writes first
-                        try:
-                            async with asyncio.timeout(BURST_SEND_TIMEOUT):
-                                for text in texts:
-                                    if timing:
-                                        text = with_timing(text, None)
-                                    await websocket.send_text(text)
-                        except TimeoutError:
-                            timed_out = True
-                        else:
-                            timed_out = False
-                    if timed_out:
-                        await websocket.close(CLOSE_TOO_FAR_BEHIND, "too slow; resume from seq")
-                        return
-                    last = burst[-1][0]
-            if len(page) < REPLAY_PAGE:
-                break
+        replayed = await _replay(
+            websocket, hub, table_id, view_key, view, last, read_after, gone, timing
+        )
+        if replayed is None:
+            return  # too slow to take the replay: closed
+        last = replayed
         while True:
             event = await queue.get()  # a client gone puts None here too (no wait per event)
             if event is None:
-                if gone.done():
-                    return
-                if hub.revoked(queue):
-                    await websocket.close(CLOSE_UNAUTHORIZED, "token revoked")
-                    return
-                if table_id not in manager.tables:  # handed over: resume where it runs now
-                    await websocket.close(*_not_here(manager, table_id))
-                else:
-                    await websocket.close(CLOSE_TOO_FAR_BEHIND, "too far behind; resume from seq")
+                if not gone.done():
+                    await websocket.close(*_why_ended(hub, manager, queue, table_id))
                 return
             if event.seq <= last:
                 continue
-            # rendered once per event per class of viewer (public, staff, each operator)
-            frame: str | None
-            if view_key == "public" or view_key == "internal":
-                frame = hub.rendered(view_key, view, event)
-            else:  # an operator's view may look up an account's owner: off the loop
-                frame = hub.kept(view_key, event.seq)
-                if frame is MISSING:
-                    frame = await asyncio.get_running_loop().run_in_executor(
-                        hub.replay_pool, render, view, event
-                    )
-                    hub.keep(view_key, event.seq, frame)
+            frame = await _frame(hub, view_key, view, event)
             if frame is not None:
                 if timing:
                     frame = with_timing(frame, metrics.COMMITS.get(table_id, event.seq))
@@ -238,6 +200,82 @@ async def _serve_stream(
         hub.unsubscribe(table_id, queue)
         hub.release(principal, queue)
         hub.leave(ticket)
+
+
+async def _replay(
+    websocket: WebSocket,
+    hub: StreamHub,
+    table_id: str,
+    view_key: str,
+    view: Callable[[StoredEvent], dict[str, Any] | None],
+    last: int,
+    read_after: Callable[[int], list[StoredEvent]],
+    gone: asyncio.Task[None],
+    timing: bool,
+) -> int | None:
+    """The table's history after ``last``, page by page, in bursts that take turns on the
+    shared event loop: the last seq sent, or None when the client was too slow (closed)."""
+    while not gone.done():
+        # replays take turns on the shared event loop
+        async with metrics.replay_turn(hub.replay_slots):
+            page = await hub.page(table_id, view_key, last, read_after, view)
+            for start in range(0, len(page), SEND_BURST):
+                burst = page[start : start + SEND_BURST]
+                texts = [text for _, text in burst if text is not None]
+                if texts and not await _send_burst(websocket, hub, texts, timing):
+                    await websocket.close(CLOSE_TOO_FAR_BEHIND, "too slow; resume from seq")
+                    return None
+                last = burst[-1][0]
+        if len(page) < REPLAY_PAGE:
+            break
+    return last
+
+
+async def _send_burst(websocket: WebSocket, hub: StreamHub, texts: list[str], timing: bool) -> bool:
+    """One burst of replayed frames, one burst at a time in the process, writes first:
+    False when the client did not take it in time."""
+    async with hub.turn(len(texts)):
+        try:
+            async with asyncio.timeout(BURST_SEND_TIMEOUT):
+                for text in texts:
+                    await websocket.send_text(with_timing(text, None) if timing else text)
+        except TimeoutError:
+            return False
+    return True
+
+
+async def _frame(
+    hub: StreamHub,
+    view_key: str,
+    view: Callable[[StoredEvent], dict[str, Any] | None],
+    event: StoredEvent,
+) -> str | None:
+    """A live event's frame, rendered once per event per class of viewer (public, staff,
+    each operator); an operator's view may look up an account's owner: off the loop."""
+    if view_key == "public" or view_key == "internal":
+        return hub.rendered(view_key, view, event)
+    frame: str | None = hub.kept(view_key, event.seq)
+    if frame is MISSING:
+        frame = await asyncio.get_running_loop().run_in_executor(
+            hub.replay_pool, render, view, event
+        )
+        hub.keep(view_key, event.seq, frame)
+    return frame
+
+
+def _why_ended(
+    hub: StreamHub,
+    manager: Tables,
+    queue: asyncio.Queue[StoredEvent | None],
+    table_id: str,
+) -> tuple[int, str]:
+    """The close of a live stream the hub ended: its token revoked (4401), its table handed
+    over (resume where it runs now), or the client too far behind."""
+    if hub.revoked(queue):
+        return CLOSE_UNAUTHORIZED, "token revoked"
+    if table_id not in manager.tables:
+        return _not_here(manager, table_id)
+    return CLOSE_TOO_FAR_BEHIND, "too far behind; resume from seq"
 
 
 def _not_here(manager: Tables, table_id: str) -> tuple[int, str]:
