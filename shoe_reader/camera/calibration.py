@@ -161,6 +161,35 @@ class Calibration:
                 cache[key] = None
         return cache[key]
 
+    @cached_property
+    def _pair_smears(self) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+        return {}
+
+    def pair_smeared(self, a: str, b: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The pair part of ``a`` and ``b`` (see :meth:`pair_part`) for their sharp corners
+        smeared as a moving card's (see :func:`blurred_templates`): templates and labels.
+
+        A card dealt fast smears its small suit symbol along its travel: a diamond
+        smeared along the card has been seen nearer a sharp heart's template than a
+        sharp diamond's on the print that tells the two apart. Each of the two cards
+        is judged at its most alike, smeared or not.
+        """
+        part = self.pair_part(a, b)
+        if part is None:
+            return None
+        key = (a, b) if a < b else (b, a)
+        cache = self._pair_smears
+        if key not in cache:
+            cards = np.array(self.cards)
+            templates, labels = [], []
+            for code in key:
+                sharp = self.maps[(cards == code) & ~self.soft]
+                smeared = blurred_templates(part, sharp)
+                templates.append(smeared)
+                labels += [code] * len(smeared)
+            cache[key] = (np.concatenate(templates), np.array(labels))
+        return cache[key]
+
     def save(self, path: Path) -> None:
         """Write the calibration atomically (a temporary file renamed into place)."""
         meta = {

@@ -69,6 +69,11 @@ ALIKE = 0.98
 """Faces of two cards this alike differ only in small print (tango's and simplistic's kings of
 spades and clubs: one figure, other suit symbols; measured on the development decks, no other
 pair of faces above 0.976): between them the face has no say, and the index reads the card."""
+COVERED_NO_SAY = 0.1
+"""A face under a hand that prefers its best card to another by less than this share (see
+:meth:`~shoe_reader.camera.face_match.FaceBook.shares`; no confidence below ``SEP_MIN``) has no
+say between the two either: an eight of spades and of clubs with a finger over the pips that
+differ (measured: shares of 0.015-0.05 against the card both corners read)."""
 INDEX_APART = 0.975
 """...nor by the index, if their corners are alike beyond this (where the two cards differ)."""
 PAIR_OK = 0.35
@@ -206,9 +211,16 @@ def _pair_separation(cal: Calibration, windows: Iterable[np.ndarray], a: str, b:
     ia, ib = part.labels == a, part.labels == b
     gap = max(1.0 - _corner_likeness(part, a, b), 1e-6)
     said, best_fit, against = 0.0, -1.0, np.inf
+    smeared = cal.pair_smeared(a, b)
     for fmap in windows:
         found = similarities(part, fmap)
         sa, sb = float(found[ia].max()), float(found[ib].max())
+        if smeared is not None:
+            # Either card smeared as it moves is as much itself (see Calibration.pair_smeared).
+            templates, labels = smeared
+            moved = similarities_with(part, fmap, templates)
+            sa = max(sa, float(moved[labels == a].max()))
+            sb = max(sb, float(moved[labels == b].max()))
         fit = max(sa, sb)
         if fit < PAIR_FIT:
             continue
@@ -281,7 +293,8 @@ def _settle(
 
     Where the index speaks for a contender whose face is all but the best
     one's (alike beyond ``ALIKE``: tango's kings of spades and clubs, one
-    figure with other suit symbols), the face has no say between the two and
+    figure with other suit symbols), or that a face under a hand all but ties
+    with the best (``COVERED_NO_SAY``), the face has no say between the two and
     the contender is the read, settled in turn against the rest (once: a
     second contender it speaks for is a dispute). Any other contender the
     index speaks for is a dispute.
@@ -302,7 +315,13 @@ def _settle(
             if verdict >= PAIR_OK:
                 share[i] = np.inf
             elif verdict <= -PAIR_OK:
-                if beaten or book.pairs[best, i] <= ALIKE:
+                no_say = book.pairs[best, i] > ALIKE or (
+                    keep is not None
+                    and float(share[i]) < COVERED_NO_SAY
+                    # and no corner speaks clearly for the face's card
+                    and _pair_separation(cal, windows, book.codes[i], book.codes[best]) >= PAIR_OK
+                )
+                if beaten or not no_say:
                     return best, fit, share, i
                 beaten, best = [best], i
                 break

@@ -1,0 +1,97 @@
+"""Two studio passes of the benchmark that the reader used to leave unreadable (issue 37).
+
+Each is regenerated from the random state the benchmark had at its start
+(``python benchmarks/camera.py --levels studio --decks tango``, passes 10 and 70;
+the deck calibrated from its own photographs as the benchmark does it), so the
+frames are the benchmark's own. Each test also takes the change away and sees
+the pass unreadable again: the change is what reads it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hardware_sim.camera.decks import face
+from hardware_sim.camera.published import CHECK_DECKS, DECKS
+from hardware_sim.camera.scene import LEVELS, card_pass
+from hardware_sim.camera.synth import write_calibration_set
+from shoe_reader.camera import recognize
+from shoe_reader.camera.calibration import Calibration
+from shoe_reader.camera.learn import calibrate
+from shoe_reader.camera.recognize import Recognizer
+from shoe_reader.camera.voting import Voter
+from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
+
+SEED = 2024  # benchmarks/camera.py's default
+INC = 60069051344365537442021868224815531883
+PASSES = {
+    # pass: (card, the PCG64 state at its start, its uint32 carry)
+    10: ("JD", 15468651586204073902178245836316050625, 3903602729),
+    70: ("8C", 106438952542254450895803295747528891073, 2742104988),
+}
+
+
+@pytest.fixture(scope="module")
+def tango(tmp_path_factory: pytest.TempPathFactory) -> Calibration:
+    """Tango calibrated as the benchmark calibrates it (its seed, a grey mat)."""
+    photos: Path = tmp_path_factory.mktemp("tango-photos")
+    seed = SEED + [*DECKS, *CHECK_DECKS].index("tango")
+    write_calibration_set("tango", photos, seed=seed, backdrop="grey")
+    cal, problems = calibrate(photos)
+    assert problems == []
+    return cal
+
+
+def _frames(k: int) -> tuple[str, list[np.ndarray]]:
+    code, state, carry = PASSES[k]
+    rng = np.random.default_rng()
+    rng.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": state, "inc": INC},
+        "has_uint32": 1,
+        "uinteger": carry,
+    }
+    table = ("felt", "dark", "wood", "light", "grey")[k % 5]
+    return code, [f for f, _q in card_pass(face("tango", code), LEVELS["studio"], rng, table, 8)]
+
+
+def _vote(rec: Recognizer, frames: list[np.ndarray]) -> list[ReaderEvent]:
+    voter = Voter("camera")
+    events: list[ReaderEvent] = []
+    for i, frame in enumerate(frames):
+        events += voter.feed(i, rec.read_frame(frame))
+    return events + voter.finish()
+
+
+def test_a_suit_smeared_by_the_cards_motion_is_told_by_its_smeared_print(
+    tango: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tango's jack of diamonds dealt fast, a hand over the other end: the diamond of its one
+    visible index, smeared along the card, came nearer a sharp heart than a sharp diamond on
+    the print that tells the two apart, and three frames were disputes (face JD, index JH).
+    Judged against both cards' smeared prints as well, they read JD."""
+    code, frames = _frames(10)
+    (event,) = _vote(Recognizer(tango), frames)
+    assert isinstance(event, CardSeen) and event.card == code
+    # Without the smeared prints the pass is unreadable again (and never read as JH).
+    monkeypatch.setattr(Calibration, "pair_smeared", lambda self, a, b: None)
+    (event,) = _vote(Recognizer(tango), frames)
+    assert isinstance(event, UnreadableCard) and event.cause == "covered", event
+
+
+def test_a_face_under_a_finger_that_ties_two_suits_leaves_the_index_to_say(
+    tango: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tango's eight of clubs with a finger across the pips: the face, where it is not
+    covered, preferred the eight of spades by a share of 0.02-0.05 (no say by its own
+    measure), both corner indices read clubs, and every frame was a dispute. The index
+    now reads it; with no room for a tie the pass is unreadable again."""
+    code, frames = _frames(70)
+    (event,) = _vote(Recognizer(tango), frames)
+    assert isinstance(event, CardSeen) and event.card == code
+    monkeypatch.setattr(recognize, "COVERED_NO_SAY", 0.0)
+    (event,) = _vote(Recognizer(tango), frames)
+    assert isinstance(event, UnreadableCard) and "face and index disagree" in event.reason
