@@ -28,6 +28,7 @@ from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, insert
 from audit.store import StoredEvent
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
 from table_service.logs import configure_logging
+from table_service.principals import revoked_among
 from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import ShoeConfig, TableConfig
@@ -78,10 +79,20 @@ async def synced(service: TableService, event: StoredEvent) -> None:
         await asyncio.sleep(0.001)
 
 
+def _check(runtime: Runtime, names: frozenset[str]) -> set[str]:
+    with runtime.reads() as session:
+        return revoked_among(session, names)
+
+
 class Bench:
     def __init__(
-        self, runtime: Runtime, shoe: VirtualShoe, clock: StageClock | None = None
+        self,
+        runtime: Runtime,
+        shoe: VirtualShoe,
+        clock: StageClock | None = None,
+        staff: bool = False,
     ) -> None:
+        self.staff = staff
         self.runtime = runtime
         self.shoe = shoe
         self.clock = clock
@@ -171,11 +182,22 @@ class Bench:
                     await self.decide(service, summary["turn"])
 
     async def run(self, cards: int, game: str = "baccarat") -> None:
-        hub = StreamHub(asyncio.get_running_loop())
+        if self.staff:
+            # a principal's stream, as the service runs it: each batch of events reaches
+            # it after one read of its principal's revocation (another process may revoke)
+            runtime = self.runtime
+            hub = StreamHub(
+                asyncio.get_running_loop(),
+                revoked_among=lambda names: _check(runtime, names),
+            )
+        else:
+            hub = StreamHub(asyncio.get_running_loop())
         if self.clock is not None:
             self.clock.install(self.runtime, hub)
         self.runtime.store.subscribe(hub.publish)
         self.queue = hub.subscribe(TABLE)
+        if self.staff:
+            hub.hold("bench-supervisor", self.queue)
         config = TableConfig(
             table_id=TABLE,
             game=game,
@@ -299,7 +321,9 @@ def lease_the_table(runtime: Runtime) -> None:
     leases.install_fence(runtime.sessions)
 
 
-def measure(db: str | None, game: str, cards: int | None, stages: bool, studio: bool) -> dict:
+def measure(
+    db: str | None, game: str, cards: int | None, stages: bool, studio: bool, staff: bool = False
+) -> dict:
     with scratch_runtime(db) as runtime:
         backend = runtime.engine.dialect.name
         if studio:
@@ -311,7 +335,7 @@ def measure(db: str | None, game: str, cards: int | None, stages: bool, studio: 
         shoe = VirtualShoe("framed", decks=8, seed=11, cut_depth=0 if blackjack else 52).start()
         clock = StageClock() if stages else None
         try:
-            bench = Bench(runtime, shoe, clock)
+            bench = Bench(runtime, shoe, clock, staff)
             asyncio.run(bench.run(count, game))
         finally:
             shoe.stop()
@@ -381,6 +405,12 @@ def main() -> None:
         action="store_true",
         help="lease the table and fence every commit, as a studio's serve process does",
     )
+    parser.add_argument(
+        "--staff",
+        action="store_true",
+        help="the subscriber is a principal's stream (staff/operator): each batch reaches it "
+        "after the hub's revocation check (one read of the database)",
+    )
     args = parser.parse_args()
     configure_logging(level="WARNING")
     dbs = [None if d in ("sqlite", "") else d for d in (args.db or ["sqlite"])]
@@ -388,7 +418,7 @@ def main() -> None:
     for i, db in enumerate(dbs):
         if i:
             print()
-        result = measure(db, args.game, args.cards, args.stages, args.studio)
+        result = measure(db, args.game, args.cards, args.stages, args.studio, args.staff)
         ratios.append((result["backend"], report(result)))
     if len(ratios) > 1:
         print()

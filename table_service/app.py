@@ -24,6 +24,7 @@ from table_service.api.limits import BodyLimits
 from table_service.api.problems import install_problem_handlers, install_problem_openapi
 from table_service.api.tiles import tiles_router
 from table_service.consoles.routes import mount_consoles
+from table_service.principals import revoked_among
 from table_service.routes.tables import table_router
 from table_service.runtime import Runtime
 from table_service.studio.api import studio_router, table_elsewhere
@@ -32,6 +33,12 @@ from table_service.studio.errors import TableElsewhere
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager, Tables
 from table_service.table.stream import StreamHub, Writes, WritesFirst
+
+
+def _revoked_among(runtime: Runtime, names: frozenset[str]) -> set[str]:
+    """The stream hub's check before a batch reaches principals' streams (a thread)."""
+    with runtime.reads() as session:
+        return revoked_among(session, names)
 
 
 def create_app(
@@ -100,6 +107,7 @@ def build_app(
             replay_rate=settings.stream_replay_rate,
             replay_share=settings.stream_replay_share,
             writes=writes,
+            revoked_among=lambda names: _revoked_among(runtime, names),
         )
         metrics.watch_runtime(runtime)
         runtime.store.subscribe(hub.publish)

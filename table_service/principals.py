@@ -16,7 +16,7 @@ import hashlib
 import hmac
 import re
 import secrets
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -184,6 +184,20 @@ def revoke_principal(session: Session, store: EventStore, name: str, *, actor: s
             raise LastAdmin(f"{name!r} is the last admin; add another admin first", name=name)
     principal.revoked_at = utc_timestamp()
     store.append(session, [NewEvent(SYSTEM_TABLE, "principal_revoked", actor, {"name": name})])
+
+
+def revoked_among(session: Session, names: Iterable[str]) -> set[str]:
+    """Which of these principals are revoked now (one primary-key lookup of them all): the
+    stream hub asks before it hands a batch of events to the principals' open streams."""
+    wanted = sorted(set(names))
+    if not wanted:
+        return set()
+    rows = session.scalars(
+        select(PrincipalRow.name).where(
+            PrincipalRow.name.in_(wanted), PrincipalRow.revoked_at.is_not(None)
+        )
+    )
+    return set(rows)
 
 
 def authenticate(session: Session, token: str) -> Identity | None:

@@ -197,8 +197,18 @@ class StreamHub:
         replay_rate: int = 10_000,
         replay_share: float = 0.5,
         writes: Writes | None = None,
+        revoked_among: Callable[[frozenset[str]], set[str]] | None = None,
     ) -> None:
         self.loop = loop
+        # Which of these principals' tokens the database says are revoked (a blocking
+        # read, run off the loop): a token revoked by another process (the CLI, another
+        # serve of a studio) ends its streams too, before they receive a later event.
+        self._revoked_among = revoked_among
+        self._check_pool = ThreadPoolExecutor(1, thread_name_prefix="revocation")
+        self._checking = False
+        self._covered: list[StoredEvent] = []  # held back until the check in flight ends
+        self._waiting: list[StoredEvent] = []  # held back until the next check ends
+        self._principal_of: dict[asyncio.Queue[StoredEvent | None], str] = {}
         self._subscribers: dict[str, set[asyncio.Queue[StoredEvent | None]]] = defaultdict(set)
         # the streams each principal holds open, to end them when its token is revoked
         self._holders: dict[str, set[asyncio.Queue[StoredEvent | None]]] = defaultdict(set)
@@ -350,6 +360,7 @@ class StreamHub:
 
     def close(self) -> None:
         self.replay_pool.shutdown(wait=False, cancel_futures=True)
+        self._check_pool.shutdown(wait=False, cancel_futures=True)
 
     def publish(self, events: list[StoredEvent]) -> None:
         """Called from the committing thread; hands over to the loop in commit order."""
@@ -358,20 +369,80 @@ class StreamHub:
         self.loop.call_soon_threadsafe(self._dispatch, events)
 
     def _dispatch(self, events: list[StoredEvent]) -> None:
+        gated = self._revoked_among is not None and bool(self._principal_of)
+        held_back = False
         for event in events:
             if event.type == REVOKED:  # before any later event reaches its streams
-                for queue in self._holders.pop(str(event.payload.get("name")), set()):
-                    self._revoked.add(queue)
-                    queue.put_nowait(None)
+                self._end_streams_of(str(event.payload.get("name")))
             self._heads[event.table_id] = event.seq
             for queue in list(self._subscribers.get(event.table_id, ())):
-                if queue.qsize() >= QUEUE_LIMIT:
-                    # A consumer this far behind is cut off; it resumes from its last seq.
-                    self._subscribers[event.table_id].discard(queue)
-                    queue.put_nowait(None)
-                    log.warning("stream.subscriber_dropped", table_id=event.table_id)
+                if gated and queue in self._principal_of:
+                    held_back = True  # a principal's stream: after the revocation check
                     continue
-                queue.put_nowait(event)
+                self._deliver(event.table_id, queue, event)
+        if held_back:
+            self._waiting.extend(events)
+            if not self._checking:
+                self._start_check()
+
+    def _deliver(
+        self, table_id: str, queue: asyncio.Queue[StoredEvent | None], event: StoredEvent
+    ) -> None:
+        if queue.qsize() >= QUEUE_LIMIT:
+            # A consumer this far behind is cut off; it resumes from its last seq.
+            self._subscribers[table_id].discard(queue)
+            queue.put_nowait(None)
+            log.warning("stream.subscriber_dropped", table_id=table_id)
+            return
+        queue.put_nowait(event)
+
+    def _end_streams_of(self, principal: str) -> None:
+        for queue in self._holders.pop(principal, set()):
+            self._principal_of.pop(queue, None)
+            self._revoked.add(queue)
+            queue.put_nowait(None)
+
+    def _start_check(self) -> None:
+        """One read of the open streams' principals for every batch of events committed
+        before it starts: the events it covers reach those streams only after it, and
+        the streams of a principal it finds revoked end first (4401)."""
+        assert self._revoked_among is not None
+        self._covered, self._waiting = self._waiting, []
+        self._checking = True
+        names = frozenset(self._holders)
+        future = self.loop.run_in_executor(self._check_pool, self._revoked_among, names)
+        future.add_done_callback(self._checked)
+
+    def _checked(self, future: asyncio.Future[set[str]]) -> None:
+        self._checking = False
+        if future.cancelled():
+            return
+        error = future.exception()
+        if error is not None:
+            # The database did not answer: nobody is known to be allowed still, so the
+            # principals' streams end (they reconnect, and authenticate again).
+            log.warning("stream.revocation_check_failed", error=str(error))
+            for queue in list(self._principal_of):
+                self._subscribers_discard(queue)
+                queue.put_nowait(None)
+            self._covered = []
+        else:
+            for name in future.result():
+                self._end_streams_of(name)
+        covered, self._covered = self._covered, []
+        for event in covered:
+            for queue in list(self._subscribers.get(event.table_id, ())):
+                if queue in self._principal_of:
+                    self._deliver(event.table_id, queue, event)
+        if self._waiting:
+            if self._principal_of:
+                self._start_check()
+            else:
+                self._waiting = []
+
+    def _subscribers_discard(self, queue: asyncio.Queue[StoredEvent | None]) -> None:
+        for queues in self._subscribers.values():
+            queues.discard(queue)
 
     def subscribe(self, table_id: str) -> asyncio.Queue[StoredEvent | None]:
         queue: asyncio.Queue[StoredEvent | None] = asyncio.Queue()
@@ -389,8 +460,10 @@ class StreamHub:
 
     def hold(self, principal: str, queue: asyncio.Queue[StoredEvent | None]) -> None:
         """``queue`` is a stream ``principal``'s token opened: its revocation (logged in
-        this process) ends it before the next event."""
+        this process, or found by the check before each batch of events) ends it before
+        the next event."""
         self._holders[principal].add(queue)
+        self._principal_of[queue] = principal
 
     def revoked(self, queue: asyncio.Queue[StoredEvent | None]) -> bool:
         """Whether the token that opened this stream has been revoked since."""
@@ -398,7 +471,12 @@ class StreamHub:
 
     def release(self, principal: str | None, queue: asyncio.Queue[StoredEvent | None]) -> None:
         if principal is not None:
-            self._holders.get(principal, set()).discard(queue)
+            holders = self._holders.get(principal)
+            if holders is not None:
+                holders.discard(queue)
+                if not holders:
+                    del self._holders[principal]
+        self._principal_of.pop(queue, None)
         self._revoked.discard(queue)
 
     def unsubscribe(self, table_id: str, queue: asyncio.Queue[StoredEvent | None]) -> None:

@@ -159,12 +159,6 @@ def test_revoked_token_stream_is_closed(make_runtime: Any) -> None:
     assert outcome == 4401, f"a revoked token received {outcome!r}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="F1b (routed to reads: table/stream.py StreamHub._dispatch): the hub ends a "
-    "principal's streams only when the revocation is committed by this process's runtime; "
-    "`livetable principal revoke` (another process) leaves the stream open",
-)
 def test_a_token_revoked_by_another_process_ends_the_stream(make_runtime: Any) -> None:
     """The documented revocation is the CLI (`livetable principal revoke NAME`), another
     process on the same database, as is another `livetable serve` of a studio: here a
