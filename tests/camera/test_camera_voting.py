@@ -230,3 +230,16 @@ def test_an_unreadable_card_of_a_reader_that_cannot_say_why_keeps_its_json_line(
     line = UnreadableCard(reader_id="shoe", reason="bad read").to_json()
     assert "cause" not in line
     assert UnreadableCard(reader_id="cam", cause=BLURRED).to_json()["cause"] == BLURRED
+
+
+def test_a_pass_disputed_in_more_frames_than_it_is_read_is_not_reported() -> None:
+    """ancient_french's five of spades under a finger over its middle pip (benchmark, studio
+    level, pass 129): the face read the four of spades confidently in three frames and, in four
+    more, the index said another card against it (a dispute). Three votes are a card only if
+    the pass's disputes are no more than its votes; the same three with three disputes are."""
+    dispute = FrameRead(True, CardRead(None, 0.0, "face and index disagree", disputed=True))
+    against = [seen("4S", 1.0)] * 3 + [dispute] * 4
+    (event,) = run(against)
+    assert isinstance(event, UnreadableCard)
+    (event,) = run([seen("4S", 1.0)] * 3 + [dispute] * 3)
+    assert isinstance(event, CardSeen) and event.card == "4S"
