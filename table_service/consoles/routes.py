@@ -42,11 +42,16 @@ from table_service.errors import InvalidRequest
 from table_service.models import IncidentRow, RoundRow
 from table_service.principals import Identity
 from table_service.rules.games import DEFAULT_GAME
+from table_service.table.audience import Audience
 from table_service.table.view import (
     DEALER_VIEWER,
     PUBLIC_VIEWER,
+    STAFF_VIEWER,
     ReadModel,
+    Viewer,
+    bank_hole_hidden,
     model_view,
+    seated_bank_hidden,
     table_view,
     viewer_of,
 )
@@ -99,15 +104,25 @@ def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _view(request: Request, table_id: str, audience: str) -> dict[str, Any]:
+def _view(
+    request: Request, table_id: str, audience: str, viewer: Viewer | None = None
+) -> dict[str, Any]:
+    """The console's data of a table; ``viewer``: who reads the dealer console (a dealer
+    at a seated bank does not see the banker's face-down card; the pit does)."""
     service = service_of(request, table_id)
     state = service.state
-    viewer = DEALER_VIEWER if audience == "dealer" else PUBLIC_VIEWER
+    if viewer is None or audience != "dealer":
+        viewer = DEALER_VIEWER if audience == "dealer" else PUBLIC_VIEWER
+    if audience == "dealer" and viewer.sees_face_down:
+        viewer = STAFF_VIEWER
+    game_view = _game_view(state, audience)
+    if viewer.role is Audience.DEALER and seated_bank_hidden(state.round) and game_view:
+        game_view = bank_hole_hidden(game_view, _game_view(state, "public"))
     view = console_view(
         table_view(state, viewer),
         state.config,
         audience=audience,
-        game_view=_game_view(state, audience),
+        game_view=game_view,
     )
     view["server_time"] = _now()
     shoe = getattr(service.config, "shoe", None)
@@ -162,7 +177,7 @@ def _pit_view(request: Request, session: Any, table_id: str, large_above: int) -
     shoe and the day, and bets above ``large_above``."""
     service = service_of(request, table_id)
     state = service.state
-    view = _view(request, table_id, "dealer")
+    view = _view(request, table_id, "dealer", STAFF_VIEWER)  # the pit's: every card
     view["dealer_on_duty"] = dealer_on_duty(session, table_id)
     view["seats"] = [
         {"seat": n, "account": h.account, "pending": h.pending, "disconnected": h.disconnected}
@@ -288,10 +303,16 @@ def console_api_router() -> APIRouter:
     def dealer_view(
         table_id: TablePath, request: Request, who: Identity = Depends(allowed("console.view"))
     ) -> dict[str, Any]:
-        view = _view(request, table_id, "dealer")
+        viewer = viewer_of(who)
+        view = _view(request, table_id, "dealer", viewer)
         with get_runtime(request).reads() as session:
             view["dealer_on_duty"] = dealer_on_duty(session, table_id)
             view["last_card"] = last_card(session, table_id)
+        if viewer.role is Audience.DEALER and view["last_card"] is not None:
+            rnd = service_of(request, table_id).state.round
+            down = {rnd.cards[i] for i in seated_bank_hidden(rnd)} if rnd is not None else set()
+            if view["last_card"].get("card") in down:
+                view["last_card"] = {**view["last_card"], "card": None}  # the banker's hole
         return model_view(ReadModel("console_staff", view), viewer_of(who))
 
     @router.get("/console/overview", response_model=list[ConsoleView], responses=errors(*AUTH))

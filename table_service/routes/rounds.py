@@ -123,7 +123,7 @@ def round_face_down(
     own player's hand): none once it is settled (the game turns them all); the live
     table's state for its round in play; else the round rebuilt from its events (a voided
     round's face-down cards stay face down)."""
-    if viewer.staff or row.phase == "settled":
+    if viewer.sees_face_down or row.phase == "settled":
         return frozenset(), frozenset()
     service = tables_of(request).tables.get(row.table_id)
     state = getattr(service, "state", None)

@@ -32,6 +32,7 @@ from table_service.table.stream import (
     REPLAY_PAGE,
     SEND_BURST,
     StreamHub,
+    dealer_view,
     internal_view,
     operator_view,
     public_view,
@@ -76,6 +77,9 @@ def add_streams(router: APIRouter) -> None:
             return
         project: Callable[[StoredEvent], dict[str, Any] | None] = internal_view
         view_key = "internal"
+        if identity.role.value == "dealer":
+            project = dealer_view(holding(runtime, _anyone))
+            view_key = "dealer"
         if identity.operator_id is not None:
             owned = ownership(runtime, identity.operator_id)
             project = operator_view(owned, identity.operator_id, holding(runtime, owned))
@@ -109,6 +113,10 @@ def add_streams(router: APIRouter) -> None:
             address=address,
             timing=_timing(websocket.query_params),
         )
+
+
+def _anyone(_account: str) -> bool:
+    return True  # any account playing the hand: for a dealer, whether a seated player banks
 
 
 def _timing(params: Any) -> bool:
@@ -155,7 +163,9 @@ async def _serve_stream(
     if principal is not None:
         hub.hold(principal, queue)  # its token revoked: the stream ends (4401)
     last = after_seq
-    audience = {"public": "public", "internal": "staff"}.get(view_key, "operator")
+    audience = {"public": "public", "internal": "staff", "dealer": "staff"}.get(
+        view_key, "operator"
+    )
     metrics.STREAM_SUBSCRIBERS.labels(audience).inc()
 
     def read_after(seq: int) -> list[StoredEvent]:

@@ -102,6 +102,20 @@ def operator_view(
     return operator_event
 
 
+def dealer_view(
+    seated_bank: Callable[[str | None, int | None], bool],
+) -> Callable[[StoredEvent], dict[str, Any] | None]:
+    """A dealer's stream: the staff's, but a seated banker's face-down cards as the public
+    sees them until they are turned (``seated_bank(round, None)``: a seated player banks
+    that round); the house's hole card the dealer sees (it plays the house's hand)."""
+    viewer = Viewer(Audience.DEALER, holds=seated_bank)
+
+    def dealer_event(event: StoredEvent) -> dict[str, Any] | None:
+        return view(event, viewer)
+
+    return dealer_event
+
+
 def render(view: Callable[[StoredEvent], dict[str, Any] | None], event: StoredEvent) -> str | None:
     item = view(event)
     return None if item is None else json.dumps(item, separators=(",", ":"))

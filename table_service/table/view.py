@@ -15,7 +15,12 @@ cards) is shown to the table's staff (the dealer deals it, a supervisor or regul
 everything) and, as the rules let a player see its own hand, to the operator of the
 account that plays that hand (a hidden seat's player; a seated banker, its hole card), and
 to nobody else until the game reveals it (a ``cards_revealed`` event). The house banker's
-hole card is nobody's hand: no operator sees it before it is turned.
+hole card is nobody's hand: no operator sees it before it is turned. A seated banker's
+face-down card is the banker's alone (the rules: "seen only by the banker"): its operator
+and the oversight audiences (supervisor, regulator, admin) see it, the dealer does not (a
+third party there, who could signal it; :func:`seated_bank_hidden`); the house's hole card
+the dealer sees, as it plays the house's hand by the published policy. An operator sees its
+own face-down cards alike in the cards and in the game's layout (:func:`own_layout`).
 
 Whole records: the audit log (``GET /audit/events``), the recall and the pit's money are
 declared for :data:`~table_service.table.audience.RECORDS` (supervisor, regulator, admin);
@@ -48,6 +53,8 @@ from table_service.table.audience import (
 )
 from table_service.table.events import REGISTRY, CardDealt, spec_of
 from table_service.table.policy import BANK_BET
+
+FACE_DOWN = "XX"  # a face-down card in a game's public layout
 
 
 class UndeclaredField(LookupError):
@@ -83,6 +90,12 @@ class Viewer:
     @property
     def staff(self) -> bool:
         return self.role in STAFF
+
+    @property
+    def sees_face_down(self) -> bool:
+        """Sees every face-down card: the staff, but a dealer not a seated banker's (a
+        read model's context then names the cards it may not see)."""
+        return self.staff and self.role is not Audience.DEALER
 
     @property
     def key(self) -> str:
@@ -161,6 +174,10 @@ def _event_view(event: StoredEvent, viewer: Viewer) -> dict[str, Any] | None:
         record = event.to_json()
         if extra:  # a field nobody declared stays in the log, not in a view
             record["payload"] = {k: v for k, v in payload.items() if k in spec.fields}
+        dealer = viewer.role is Audience.DEALER
+        if spec.mask is not None and dealer and _seated_bank_hole(event, viewer):
+            record["payload"] = dict(record["payload"])
+            spec.mask(record["payload"], payload)
         return record
     if spec is None:
         return None
@@ -184,6 +201,18 @@ def _event_view(event: StoredEvent, viewer: Viewer) -> dict[str, Any] | None:
         if data.get("card") is None and _own_face_down(event, viewer):
             data["card"] = payload.get("card")  # its own player's hand: as the player sees it
     return _envelope(event, data)
+
+
+def _seated_bank_hole(event: StoredEvent, viewer: Viewer) -> bool:
+    """Cards dealt face down at a round a seated banker plays (``holds(round, None)``: the
+    dealer's stream asks the round's bets): the banker's, which the dealer does not see
+    before they are turned (:func:`seated_bank_hidden`)."""
+    p = event.payload
+    if event.type == CardDealt.TYPE:
+        down = p.get("face_up") is False and p.get("seat") is None
+    else:
+        down = event.type == "cards_rearranged" and bool(p.get("face_down"))
+    return down and viewer.holds(event.round_id, None)
 
 
 def _own_face_down(event: StoredEvent, viewer: Viewer) -> bool:
@@ -276,7 +305,7 @@ def _project(value: Any, shape: Any, viewer: Viewer, ctx: Context, owned: bool, 
     if isinstance(shape, frozenset):
         return value
     if shape is Cards:
-        if viewer.staff or not ctx.hidden:
+        if viewer.sees_face_down or not ctx.hidden:
             return list(value)
         down = set(ctx.hidden) - set(ctx.shown)
         return [None if i in down else c for i, c in enumerate(value)]
@@ -762,8 +791,25 @@ def own_face_down(rnd: Any, hidden: Collection[int], viewer: Viewer) -> frozense
     return frozenset(mine)
 
 
+def seated_bank_hidden(rnd: Any) -> frozenset[int]:
+    """A seated banker's face-down cards not revealed yet: the rules show them to the
+    banker alone, so the dealer (a third party at a seated bank, who could signal them)
+    does not see them; the oversight audiences do. The house's hand is the dealer's to
+    play by its published policy: at a house-banked table the dealer sees its hole card."""
+    if rnd is None or rnd.play is None or rnd.game is None:
+        return frozenset()
+    # the round's bank (kept by the game's state when a void refunds its bets too)
+    seated = getattr(rnd.play.state, "bank_bet", None) is not None
+    if not seated and hand_account(rnd, None) is None:
+        return frozenset()
+    hands = rnd.game.face_down_hands(rnd.play.state)
+    return frozenset(i for i in hidden_cards(rnd) if i in hands and hands[i] is None)
+
+
 def face_down(rnd: Any, viewer: Viewer) -> tuple[frozenset[int], frozenset[int]]:
     """A round's cards still face down, and those of them ``viewer`` may see."""
+    if viewer.role is Audience.DEALER:
+        return seated_bank_hidden(rnd), frozenset()
     if viewer.staff:
         return frozenset(), frozenset()
     hidden = hidden_cards(rnd)
@@ -777,9 +823,62 @@ def table_model(state: Any, viewer: Viewer) -> ReadModel:
     bets: Collection[str] = ()
     if rnd is not None and viewer.role is Audience.OWNER:
         bets = {b.bet_id for b in rnd.bets.values() if viewer.owns(b.account)}
-    hidden = hidden_cards(rnd)
-    shown = own_face_down(rnd, hidden, viewer)
-    return ReadModel("table", state.public_summary(), Context(hidden, bets, shown))
+    hidden, shown = face_down(rnd, viewer) if viewer.staff else (hidden_cards(rnd), None)
+    if shown is None:
+        shown = own_face_down(rnd, hidden, viewer)
+    summary = state.public_summary()
+    if hidden and viewer.role is Audience.DEALER:
+        summary = _without_bank_hole(summary)
+    if shown and summary.get("round") and isinstance(summary["round"].get("view"), Mapping):
+        layout = own_layout(summary["round"]["view"], rnd, shown)
+        summary = {**summary, "round": {**summary["round"], "view": layout}}
+    return ReadModel("table", summary, Context(hidden, bets, shown))
+
+
+def own_layout(layout: Mapping[str, Any], rnd: Any, shown: Collection[int]) -> dict[str, Any]:
+    """The game's public layout with the face-down cards ``shown`` (the viewer's own
+    player's hand: a hidden seat's cards, a seated banker's hole card) in place of their
+    ``XX``, as its ``cards`` show them: each hand's face-down cards in dealing order."""
+    hands = rnd.game.face_down_hands(rnd.play.state)
+    codes: dict[int | None, list[str]] = {}
+    for index in sorted(shown):
+        codes.setdefault(hands.get(index), []).append(str(rnd.cards[index]))
+    out = dict(layout)
+
+    def fill(cards: Any, seat: int | None) -> Any:
+        queue = codes.get(seat)
+        if not queue or not isinstance(cards, list):
+            return cards
+        return [queue.pop(0) if c == FACE_DOWN and queue else c for c in cards]
+
+    banker = out.get("banker")
+    if isinstance(banker, Mapping):
+        out["banker"] = {**banker, "cards": fill(banker.get("cards"), None)}
+    if isinstance(out.get("hands"), list):
+        out["hands"] = [
+            {**h, "cards": fill(h.get("cards"), h.get("seat"))} if isinstance(h, Mapping) else h
+            for h in out["hands"]
+        ]
+    return out
+
+
+def _without_bank_hole(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary for a dealer at a seated bank: the game's dealer layout shows the
+    banker's hand as the public layout does (its face-down card as the game hides it)."""
+    rnd = summary.get("round")
+    if not rnd or not isinstance(rnd.get("dealer_view"), dict):
+        return summary
+    layout = bank_hole_hidden(rnd["dealer_view"], rnd.get("view"))
+    return {**summary, "round": {**rnd, "dealer_view": layout}}
+
+
+def bank_hole_hidden(layout: Mapping[str, Any], public: Any) -> dict[str, Any]:
+    """A game's dealer layout with the banker's hand as its public layout shows it (for a
+    dealer at a seated bank, before the banker's face-down card is turned)."""
+    out = dict(layout)
+    if isinstance(public, Mapping) and "banker" in public:
+        out["banker"] = public["banker"]
+    return out
 
 
 def table_view(state: Any, viewer: Viewer) -> dict[str, Any]:

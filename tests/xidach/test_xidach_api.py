@@ -3,6 +3,7 @@ public stream's privacy, and a restart mid-round."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -140,3 +141,77 @@ def test_a_restart_mid_round_voids_it_and_refunds_once(make_runtime) -> None:  #
         for account in ("alice", "bob"):
             assert t.get(f"/accounts/{account}", "operator")["balance"] == 10_000
         _ledger_ok(runtime)
+
+
+def test_the_owner_sees_its_own_face_down_cards_alike_on_every_read(xd: Client) -> None:
+    """Issue 30 Q2: the operator whose account plays the hidden seat saw its cards in the
+    summary's ``cards`` and on its stream, but ``XX`` in the game's own layout (``view``):
+    every read path shows a player's own face-down cards, and nobody else's."""
+    round_id = _start(xd)
+    for card in CARDS:
+        xd.post(f"/tables/{T}/cards", "supervisor", {"card": card})
+    summary = xd.get(f"/tables/{T}", "operator")["round"]
+    assert {"9D", "8S"} <= set(summary["cards"]) and "TC" not in summary["cards"]
+    own = next(h for h in summary["view"]["hands"] if h["seat"] == 1)
+    assert own["cards"] == ["9D", "8S"], summary["view"]
+    assert summary["view"]["banker"]["cards"][0] == "XX"  # the house's hole card: nobody's
+    detail = xd.get(f"/rounds/{round_id}", "operator")
+    assert {"9D", "8S"} <= set(detail["cards"]) and "TC" not in detail["cards"]
+
+
+ROOM = TableConfig(
+    table_id="xds-1",
+    game="xidach",
+    profile="room",
+    betting_seconds=15,
+    game_rules={"banker": "seated"},
+    limits={"min_stake": 100, "max_stake": 2000},
+    bet_limits={"bank": {"min_stake": 100, "max_stake": 10**9}},
+)
+
+
+def test_at_a_seated_bank_the_dealer_reads_the_hole_card_nowhere_before_it_is_turned(
+    make_runtime,  # type: ignore[no-untyped-def]
+) -> None:
+    """Issue 30 Q1, through the real app: the dealer's stream, ``GET /tables/{t}``, the
+    round's detail and the dealer console show the seated banker's face-down card as
+    ``null``/``XX`` (a round's detail is not the dealer's to read); the banker's operator
+    sees it, and so does the supervisor."""
+    t, runtime = "xds-1", make_runtime()
+    manager = TableManager(runtime, [ROOM], clock=Clock())
+    with TestClient(build_app(runtime, [ROOM], manager=manager)) as client:
+        xd = Client(client, _tokens(runtime))
+        for account in ("alice", "bank"):
+            credit = {"amount": 50_000, "reference": account}
+            xd.post(f"/accounts/{account}/credit", "operator", credit)
+        xd.post(f"/tables/{t}/shoe", "supervisor")
+        xd.post(f"/tables/{t}/seats", "operator", {"seat": 1, "account": "alice"})
+        xd.post(f"/tables/{t}/seats", "operator", {"seat": 9, "account": "bank"})
+        round_id = xd.post(f"/tables/{t}/betting/open", "dealer")["round_id"]
+        bets = [
+            {"key": "a1", "account": "alice", "type": "main", "stake": 1000, "seat": 1},
+            {"key": "k1", "account": "bank", "type": "bank", "stake": 10_000, "seat": 9},
+        ]
+        results = xd.post(f"/tables/{t}/bets", "operator", {"bets": bets})["results"]
+        assert [r["status"] for r in results] == ["placed", "placed"], results
+        token = xd.tokens["dealer"]
+        with client.websocket_connect(f"/api/v1/tables/{t}/stream?token={token}") as ws:
+            consoles = []  # the dealer console after each card (its "last card read" too)
+            for card in ("TS", "6C", "TD", "KD"):  # the banker: 6C face down, KD up
+                xd.post(f"/tables/{t}/cards", "supervisor", {"card": card})
+                consoles.append(xd.get(f"/console/tables/{t}/view", "dealer"))
+            frames: list[dict[str, Any]] = []
+            while len([f for f in frames if f["type"] == "card_dealt"]) < 4:
+                frames.append(ws.receive_json())
+        dealer = [
+            json.dumps(frames),
+            json.dumps(xd.get(f"/tables/{t}", "dealer")),
+            json.dumps(consoles),
+        ]
+        assert [i for i, text in enumerate(dealer) if '"6C"' in text] == []
+        xd.get(f"/rounds/{round_id}", "dealer", 403)  # a round's detail: not the dealer's
+        # the pit (the dealer's layout: every card); the banker's own operator (its hand)
+        for who, layout in (("supervisor", "dealer_view"), ("operator", "view")):
+            summary = xd.get(f"/tables/{t}", who)["round"]
+            assert summary["cards"][1] == "6C", (who, summary)
+            assert summary[layout]["banker"]["cards"][0] == "6C", (who, summary[layout])

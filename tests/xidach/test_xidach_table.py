@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from audit.store import StoredEvent
 from table_service.rules.games import find_game
 from table_service.rules.xidach.replay import handle_line
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.errors import NotYourTurn, RulesRefused, WrongPhase
+from table_service.table.recall import record_of
 from table_service.table.state import settle_input_of
+from table_service.table.stream import dealer_view
+from table_service.table.view import (
+    DEALER_VIEWER,
+    Audience,
+    Context,
+    ReadModel,
+    Viewer,
+    face_down,
+    table_view,
+    view,
+)
 from tests.table.table_helpers import RICH, Harness
 
 
@@ -392,3 +406,54 @@ def test_the_room_closes_when_nobody_qualifies_for_the_passing_bank():
     assert h.results() == {"b6": 100, "b7": 100}  # every stake goes back
     assert h.state.bank_from == 9  # the pass still stands for the next round
     assert h.replayed() == h.state
+
+
+def _dealer_reads(h: Table) -> list[str]:
+    """What a dealer reads of the table: its stream (every event so far), the table's
+    summary (``GET /tables/{t}``, the dealer console) and the round's detail."""
+    rnd = h.state.round
+    hands = {b.seat if b.bet_type != "bank" else None: b.account for b in rnd.bets.values()}
+    stream = dealer_view(lambda _round, seat: hands.get(seat) is not None)
+    hidden, _ = face_down(rnd, DEALER_VIEWER)
+    detail = {
+        "round_id": rnd.round_id,
+        "cards": list(rnd.cards),
+        **record_of(rnd),
+    }
+    stored = [
+        StoredEvent(n, "xd", d.round_id, d.type, "test", "ts", d.payload, "", "")
+        for n, d in enumerate(h.log, 1)
+    ]
+    return [
+        *(json.dumps(stream(e)) for e in stored),
+        json.dumps(table_view(h.state, DEALER_VIEWER)),
+        json.dumps(view(ReadModel("round_detail", detail, Context(hidden)), DEALER_VIEWER)),
+    ]
+
+
+def test_the_dealer_never_sees_a_seated_bankers_face_down_card_before_it_is_turned():
+    """The rules: "the banker's first card face down (seen only by the banker)". At a
+    seated bank the dealer is a third party (who could signal it): it sees the card when
+    it is turned, as the public does; the supervisor sees it (the full record)."""
+    h = xtable("room", 1, 9, banker="seated")
+    h.seat_bet("p1", "main", 1000, 1)
+    h.seat_bet("p9", "bank", 10_000, 9)
+    h.deal("TS", "6C", "TD", "KD")  # banker: 6C face down, KD up
+    assert h.events("card_dealt")[1]["face_up"] is False
+    assert not any('"6C"' in text for text in _dealer_reads(h))
+    supervisor = json.dumps(table_view(h.state, Viewer(Audience.SUPERVISOR)))
+    assert '"6C"' in supervisor
+    banker = table_view(h.state, Viewer(Audience.OWNER, "B", lambda a: a == "p9"))["round"]
+    assert banker["cards"][1] == "6C" and banker["view"]["banker"]["cards"] == ["6C", "KD"]
+    punter = table_view(h.state, Viewer(Audience.OWNER, "A", lambda a: a == "p1"))["round"]
+    assert "6C" not in json.dumps(punter)
+    h.act("seat:1", "stand", "p1")  # the banker's turn: the card is turned
+    assert '"6C"' in _dealer_reads(h)[-2]
+
+
+def test_the_dealer_sees_the_house_bankers_hole_card_it_plays():
+    h = xtable("room", 1, 2)
+    h.seat_bet("p1", "main", 100, 1)
+    h.seat_bet("p2", "main", 100, 2)
+    h.deal("TS", "TD", "6C", "TH", "9H", "KD")  # house: 6C face down, KD up
+    assert all('"6C"' in text for text in _dealer_reads(h)[-2:])
