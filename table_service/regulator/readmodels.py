@@ -141,6 +141,15 @@ def _agree(session: Session) -> bool:
     a count of bets or ledger lines above the log's."""
     from table_service.models import Account, BetRow, LedgerEntry, Principal
 
+    # a ledger line as the check compares it: who, how much, why, for which bet or reference
+    ledger_line = (
+        LedgerEntry.account_id,
+        LedgerEntry.amount,
+        LedgerEntry.kind,
+        LedgerEntry.bet_id,
+        LedgerEntry.reference,
+    )
+
     balances: dict[str, int] = defaultdict(int)
     principals: dict[str, tuple[Any, ...]] = {}
     open_rounds: dict[str | None, dict[str, list[Any]]] = {}  # round -> bet -> [row, lines]
@@ -164,13 +173,7 @@ def _agree(session: Session) -> bool:
         lines: Counter[tuple[Any, ...]] = Counter(
             tuple(r)
             for r in session.execute(
-                select(
-                    LedgerEntry.account_id,
-                    LedgerEntry.amount,
-                    LedgerEntry.kind,
-                    LedgerEntry.bet_id,
-                    LedgerEntry.reference,
-                ).where(LedgerEntry.bet_id.in_(ids))
+                select(*ledger_line).where(LedgerEntry.bet_id.in_(ids))
             )
         )
         want: Counter[tuple[Any, ...]] = Counter()
@@ -186,13 +189,7 @@ def _agree(session: Session) -> bool:
         have: Counter[tuple[Any, ...]] = Counter(
             tuple(r)
             for r in session.execute(
-                select(
-                    LedgerEntry.account_id,
-                    LedgerEntry.amount,
-                    LedgerEntry.kind,
-                    LedgerEntry.bet_id,
-                    LedgerEntry.reference,
-                ).where(LedgerEntry.reference.in_(refs))
+                select(*ledger_line).where(LedgerEntry.reference.in_(refs))
             )
         )
         ok = have == transfers

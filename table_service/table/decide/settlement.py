@@ -319,28 +319,7 @@ def settle(d: Decision) -> None:
 def face_down_at(state: TableState, rnd: Any, cards: list[str]) -> list[int]:
     """Indexes of ``cards`` that go to a face-down spot (a Xì Dách banker's hole card, a
     hidden seat), as the game places them in this order with the round's moves."""
-    if rnd.setup is None:
-        return []
-    game, rules = game_of(state)
-    play = game.new_round(rules, rnd.setup)
-    pending = list(rnd.moves)
-    hidden: list[int] = []
-    for index, code in enumerate(cards):
-        while pending and pending[0][0] <= index:
-            try:
-                play = game.apply(play, pending.pop(0)[1])
-            except RulesRefusal:
-                return hidden
-        spot = game.next(play)
-        if not isinstance(spot, Spot):
-            break
-        if not spot.face_up:
-            hidden.append(index)
-        try:
-            play = game.apply(play, parse_card(code))
-        except RulesRefusal:
-            break
-    return hidden
+    return [i for i, spot in enumerate(spots_of(state, rnd, cards)) if not spot.face_up]
 
 
 def spots_of(state: TableState, rnd: Any, cards: list[str]) -> list[Spot]:
