@@ -222,6 +222,11 @@ class StreamHub:
         self._checking = False
         self._covered: list[StoredEvent] = []  # held back until the check in flight ends
         self._waiting: list[StoredEvent] = []  # held back until the next check ends
+        # The log's last seq this hub has seen with every seq before it: a batch that
+        # follows it directly was preceded by nothing the hub has not seen, so no other
+        # process can have revoked a token before it (a revocation is an event of the
+        # same log, one gap-free sequence), and it needs no check.
+        self._seen_through: int | None = None
         self._principal_of: dict[asyncio.Queue[StoredEvent | None], str] = {}
         self._subscribers: dict[str, set[asyncio.Queue[StoredEvent | None]]] = defaultdict(set)
         # the streams each principal holds open, to end them when its token is revoked
@@ -382,8 +387,19 @@ class StreamHub:
             return
         self.loop.call_soon_threadsafe(self._dispatch, events)
 
+    def _follows_seen(self, events: list[StoredEvent]) -> bool:
+        """Whether ``events`` follow, with no gap, what the hub has seen, and nothing is
+        held back for a check (a later batch must not overtake it)."""
+        seen, self._seen_through = self._seen_through, max(
+            self._seen_through or 0, events[-1].seq if events else 0
+        )
+        if seen is None or self._checking or self._waiting or not events:
+            return False
+        return all(e.seq == seen + 1 + i for i, e in enumerate(events))
+
     def _dispatch(self, events: list[StoredEvent]) -> None:
-        gated = self._revoked_among is not None and bool(self._principal_of)
+        follows = self._follows_seen(events)
+        gated = self._revoked_among is not None and bool(self._principal_of) and not follows
         held_back = False
         for event in events:
             if event.type == REVOKED:  # before any later event reaches its streams
@@ -414,6 +430,7 @@ class StreamHub:
         for queue in self._holders.pop(principal, set()):
             self._principal_of.pop(queue, None)
             self._revoked.add(queue)
+            self._subscribers_discard(queue)  # nothing is queued after its end
             queue.put_nowait(None)
 
     def _start_check(self) -> None:
