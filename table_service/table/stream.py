@@ -390,15 +390,15 @@ class StreamHub:
     def _follows_seen(self, events: list[StoredEvent]) -> bool:
         """Whether ``events`` follow, with no gap, what the hub has seen, and nothing is
         held back for a check (a later batch must not overtake it)."""
-        seen, self._seen_through = self._seen_through, max(
-            self._seen_through or 0, events[-1].seq if events else 0
-        )
+        seen = self._seen_through
         if seen is None or self._checking or self._waiting or not events:
             return False
         return all(e.seq == seen + 1 + i for i, e in enumerate(events))
 
     def _dispatch(self, events: list[StoredEvent]) -> None:
         follows = self._follows_seen(events)
+        if events:
+            self._seen_through = max(self._seen_through or 0, events[-1].seq)
         gated = self._revoked_among is not None and bool(self._principal_of) and not follows
         held_back = False
         for event in events:
