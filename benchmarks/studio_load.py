@@ -29,7 +29,14 @@ subscriber holding the card), ``scan_to_send_p50_ms`` / ``_p99_ms`` (shoe deal t
 service sending it: the service's share), ``commit_to_send_p50_ms`` / ``_p99_ms``,
 ``send_to_receive_p50_ms`` / ``_p99_ms`` (the subscriber's side) — these of live frames
 only: a card a subscriber got by replay, catching up after the kill, counts end to end
-only (``cards_replayed``),
+only (``cards_replayed``); ``scan_to_wire``, ``wire_to_read``, ``read_to_commit``,
+``read_to_send`` and ``wire_to_send`` (p50/p99) split the service's share further: the
+scan is the dealer bot's ``deal()`` on the simulated shoe, the wire the shoe's thread (in
+this process) writing the frame's last byte on the pseudo-terminal, the read the
+service's reader thread reading it (``t.read`` of the frame). A card dealt at a table of
+the killed process before its takeover ended waited for the takeover: it counts apart
+(``cards_in_takeover``, ``takeover_scan_to_subscriber_p50_ms`` / ``_p99_ms``), not in
+the figures above,
 ``commit_p50_ms`` (a one-row durable commit on the same database, measured in the same
 run), ``takeover_seconds`` (kill to every table running again) and the CPU seconds of the
 load generator and the servers. The default run is sized for a 2-core machine (about a
@@ -302,8 +309,8 @@ class Subscriber:
         self.table_id = table_id
         self.timing = timing
         self.seqs: list[int] = []
-        # (round_id, index, received, sent, committed) per card, monotonic seconds
-        self.samples: list[tuple[str, int, float, float, float | None]] = []
+        # (round_id, index, received, sent, committed, read) per card, monotonic seconds
+        self.samples: list[tuple[str, int, float, float, float | None, float | None]] = []
         self.reconnects = 0
         self.listeners: list[asyncio.Queue[dict[str, Any]]] = []
 
@@ -329,7 +336,7 @@ class Subscriber:
                         if item["type"] == "card_dealt" and timing is not None:
                             data = item["data"]
                             sample = (data["round_id"], data["index"], now, timing["send"])
-                            self.samples.append((*sample, timing.get("commit")))
+                            self.samples.append((*sample, timing.get("commit"), timing.get("read")))
                         for queue in self.listeners:
                             queue.put_nowait(item)
             except Exception as exc:
@@ -438,6 +445,8 @@ class Dealer:
         self.bets_per_round = bets
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.dealt: dict[tuple[str, int], float] = {}
+        # when the shoe's thread wrote the card's frame on the link (its last byte)
+        self.wired: dict[tuple[str, int], float] = {}
         self.rounds = 0
         self.bet_rounds: set[str] = set()
         self.round_cards: dict[str, list[str]] = defaultdict(list)
@@ -477,6 +486,13 @@ class Dealer:
             self.dealt[(round_id, index)] = now
             self.round_cards[round_id].append(card)
         await self.wait_for_card(2.0)
+        if round_id is not None and index is not None and card != "CUT":
+            # The frame's write by the simulated shoe's thread (in this process, so its
+            # delay is the load generator's, not the service's).
+            for sent in list(self.shoe.transmissions):
+                if sent.type == "CRD" and sent.payload == card and sent.sent >= now:
+                    self.wired[(round_id, index)] = sent.sent
+                    break
 
     async def wait_for_card(self, seconds: float) -> None:
         end = time.monotonic() + seconds
@@ -798,6 +814,8 @@ async def run_load(
         run_started = time.monotonic()
         takeover = None
         killed_node = None
+        killed_at = 0.0
+        victim_tables: list[str] = []
         next_report = run_started + 5
         while time.monotonic() - run_started < args.seconds and not STOP_EARLY.is_set():
             await asyncio.sleep(0.2)
@@ -877,12 +895,25 @@ async def run_load(
         duplicates += len(seqs) - len(set(seqs))
     mismatches, bets, rounds = ledger_mismatches(runtime)
     dealt = {key: at for d in dealers.values() for key, at in d.dealt.items()}
+    wired = {key: at for d in dealers.values() for key, at in d.wired.items()}
+    table_of = {round_id: d.table_id for d in dealers.values() for round_id in d.round_cards}
+    taken_over_by = killed_at + (takeover if takeover is not None else ran)
     split: dict[str, list[float]] = defaultdict(list)
     for held in crowd:
-        for round_id, index, received, sent, committed in held["samples"]:
+        for round_id, index, received, sent, committed, read in held["samples"]:
             scanned = dealt.get((round_id, index))
             if scanned is None:
-                continue  # a card keyed in by the supervisor after the kill: no scan
+                continue  # no deal recorded for it (dealt before the run's bots started)
+            if (
+                table_of.get(round_id) in victim_tables
+                and scanned <= taken_over_by
+                and (committed if committed is not None else received) >= killed_at
+            ):
+                # Dealt at a table whose process was killed, before its takeover ended:
+                # the card waited for the takeover (or was keyed in by the supervisor).
+                # Reported apart, as the takeover's, not in the steady-state latency.
+                split["takeover_scan_to_subscriber"].append(received - scanned)
+                continue
             split["scan_to_subscriber"].append(received - scanned)
             if committed is None:
                 # sent from the log, not live: a subscriber catching up (after the kill,
@@ -893,6 +924,15 @@ async def run_load(
             split["send_to_receive"].append(received - sent)
             split["scan_to_commit"].append(committed - scanned)
             split["commit_to_send"].append(sent - committed)
+            on_wire = wired.get((round_id, index))
+            if on_wire is not None:
+                split["scan_to_wire"].append(on_wire - scanned)
+                split["wire_to_send"].append(sent - on_wire)
+                if read is not None:
+                    split["wire_to_read"].append(read - on_wire)
+            if read is not None:
+                split["read_to_commit"].append(committed - read)
+                split["read_to_send"].append(sent - read)
     errors: Counter[str] = Counter()
     for d in dealers.values():
         errors.update(d.errors)
@@ -910,6 +950,7 @@ async def run_load(
         "duplicate_events": duplicates,
         "ledger_mismatches": mismatches,
         "cards_replayed": len(split.get("replayed", [])),
+        "cards_in_takeover": len(split.get("takeover_scan_to_subscriber", [])),
     }
     for name in (
         "scan_to_subscriber",
@@ -917,6 +958,12 @@ async def run_load(
         "scan_to_commit",
         "commit_to_send",
         "send_to_receive",
+        "scan_to_wire",
+        "wire_to_read",
+        "read_to_commit",
+        "read_to_send",
+        "wire_to_send",
+        "takeover_scan_to_subscriber",
     ):
         values = split.get(name, [])
         result[f"{name}_p50_ms"] = round(percentile(values, 0.5) * 1000, 2) if values else None
@@ -1030,6 +1077,12 @@ def main() -> None:
         ("scan_to_send", "scan -> send (the service's share, live)"),
         ("send_to_receive", "send -> receive (subscriber side)"),
         ("scan_to_subscriber", "scan -> subscriber (end to end, all)"),
+        ("scan_to_wire", "  deal -> frame on the link (the shoe)"),
+        ("wire_to_read", "  link -> reader thread read it"),
+        ("read_to_commit", "  read -> commit (the table)"),
+        ("read_to_send", "  read -> send (the table and stream)"),
+        ("wire_to_send", "  link -> send"),
+        ("takeover_scan_to_subscriber", "in a takeover: scan -> subscriber"),
     ):
         p50, p99 = result[f"{name}_p50_ms"], result[f"{name}_p99_ms"]
         if p50 is not None:

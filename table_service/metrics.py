@@ -212,13 +212,28 @@ def card_committed(table_id: str, reader_event: Any) -> None:
 
 
 class _CommitTimes:
-    """When each recent event committed (monotonic), for the commit→subscriber latency."""
+    """When each recent event committed (monotonic), for the commit→subscriber latency,
+    and for a reader's card when the reader's thread read its bytes (the scan as the
+    service sees it: a ``timing=1`` frame tells the link and the reader's parse from
+    the table's own work)."""
 
     LIMIT = 8192
 
     def __init__(self) -> None:
         self._times: OrderedDict[tuple[str, int], float] = OrderedDict()
+        self._reads: OrderedDict[tuple[str, int], float] = OrderedDict()
         self._lock = threading.Lock()
+
+    def record_read(self, events: Iterable[Any], seen: float) -> None:
+        """These events came of a reader's report read at ``seen`` (monotonic)."""
+        with self._lock:
+            for event in events:
+                self._reads[(event.table_id, event.seq)] = seen
+            while len(self._reads) > self.LIMIT:
+                self._reads.popitem(last=False)
+
+    def read_at(self, table_id: str, seq: int) -> float | None:
+        return self._reads.get((table_id, seq))
 
     def record(self, events: Iterable[Any]) -> None:
         now = time.monotonic()

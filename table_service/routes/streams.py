@@ -198,7 +198,11 @@ async def _serve_stream(
             frame = await _frame(hub, view_key, view, event)
             if frame is not None:
                 if timing:
-                    frame = with_timing(frame, metrics.COMMITS.get(table_id, event.seq))
+                    frame = with_timing(
+                        frame,
+                        metrics.COMMITS.get(table_id, event.seq),
+                        metrics.COMMITS.read_at(table_id, event.seq),
+                    )
                 await websocket.send_text(frame)
                 metrics.delivered(table_id, event.seq)
             last = event.seq

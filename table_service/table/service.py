@@ -100,6 +100,7 @@ class TableService:
         # bets waiting for the next group transaction: (command, actor, its answer)
         self._bets_waiting: list[tuple[c.PlaceBets, Principal, asyncio.Future[Outcome]]] = []
         self._bet_writer: asyncio.Task[None] | None = None
+        self._seen: float | None = None  # the command running came of a report read then
 
     # -- lifecycle ---------------------------------------------------------------------------
     def load(self) -> None:
@@ -171,11 +172,15 @@ class TableService:
             await self.reader.close()
 
     # -- commands ----------------------------------------------------------------------------
-    async def execute(self, command: c.Command, *, actor: Principal | str) -> Outcome:
+    async def execute(
+        self, command: c.Command, *, actor: Principal | str, seen: float | None = None
+    ) -> Outcome:
         """Run ``command`` for ``actor``: the principal it carries (an API request's
         :class:`~table_service.principals.Identity`), or for in-process callers (timers,
         the reader, tools) the name the log records, taken as an internal principal.
-        The policy decides whether it may, in the command's own transaction."""
+        The policy decides whether it may, in the command's own transaction. ``seen``:
+        when a reader read the report this command comes of (monotonic), kept beside
+        the commit time for the streams' timing."""
         principal = Internal.of(actor) if isinstance(actor, str) else actor
         if isinstance(command, c.PlaceBets) and not self._seated_bank():
             return await self._place_bets(command, principal)
@@ -183,6 +188,7 @@ class TableService:
             if self.outage is not None:
                 await self._resume()  # or DatabaseUnavailable: still away
             started = time.perf_counter()
+            self._seen = seen
             try:
                 outcome = await asyncio.to_thread(self._execute_sync, command, principal)
             except Exception as exc:
@@ -192,6 +198,8 @@ class TableService:
                     raise
                 self._pause(cause, exc)
                 raise self._unavailable() from exc
+            finally:
+                self._seen = None
             metrics.command_done(self.table_id, command, outcome, time.perf_counter() - started)
             if outcome.events:
                 self._after_commit_effects()
@@ -389,6 +397,8 @@ class TableService:
                     for d in decision.drafts
                 ],
             )
+            if self._seen is not None:  # before the commit: the streams send at the commit
+                metrics.COMMITS.record_read(stored, self._seen)
             rnd = decision.state.round
             session.info[ROUND_CARDS] = (rnd.round_id, rnd.cards) if rnd is not None else None
             project(session, stored)
@@ -673,7 +683,7 @@ class TableService:
             return None
         started = time.perf_counter()
         try:
-            outcome = await self.execute(command, actor=actor)
+            outcome = await self.execute(command, actor=actor, seen=event.monotonic)
         except Exception as exc:
             if transient(exc):
                 raise  # kept and tried again: the database or the lease is coming back

@@ -178,14 +178,17 @@ class WritesFirst:
             end()
 
 
-def with_timing(text: str, committed: float | None) -> str:
+def with_timing(text: str, committed: float | None, read: float | None = None) -> str:
     """A rendered frame with the service's timing (``timing=1`` streams): ``t.send``, the
-    host's monotonic clock as the frame is handed to the socket, and ``t.commit``, when
+    host's monotonic clock as the frame is handed to the socket, ``t.commit``, when
     this process saw the event's commit (live events only; the commit times the metrics
-    keep). Seconds; a subscriber on the same host tells the service's share of a latency
+    keep), and for a reader's card ``t.read``, when the reader's thread read the frame's
+    bytes. Seconds; a subscriber on the same host tells the service's share of a latency
     from its own."""
     sent = time.monotonic()
     commit = "" if committed is None else f'"commit":{committed:.6f},'
+    if read is not None:
+        commit = f'"read":{read:.6f},{commit}'
     return f'{text[:-1]},"t":{{{commit}"send":{sent:.6f}}}}}'
 
 

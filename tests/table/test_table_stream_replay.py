@@ -4,6 +4,7 @@ service's timing on frames (``timing=1``)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -145,3 +146,28 @@ async def test_replay_bursts_wait_for_writes_in_flight_but_not_for_stuck_ones() 
         assert writes.count == 0 and writes.idle.is_set()
     finally:
         hub.close()
+
+
+async def test_a_readers_card_carries_when_its_bytes_were_read(runtime: Any) -> None:
+    """``t.read``: the reader's stamp on the report a card came of, kept for its events
+    before the commit (the streams send as the commit lands, before the command's
+    thread is back); a command no reader reported has none."""
+    from table_service import metrics
+    from table_service.table import commands as c
+    from table_service.table.service import TableService
+    from table_service.table.stream import with_timing
+
+    service = TableService(runtime, TableConfig(table_id="read-1"))
+    await service.start(with_reader=False)
+    try:
+        shoe = await service.execute(c.InsertShoe(), actor="supervisor:s")
+        read = time.monotonic()
+        card = await service.execute(c.CardScanned("AS"), actor="reader:r", seen=read)
+        assert [metrics.COMMITS.read_at("read-1", e.seq) for e in card.events] == [read]
+        assert all(metrics.COMMITS.read_at("read-1", e.seq) is None for e in shoe.events)
+        framed = with_timing('{"seq":1}', time.monotonic(), read)
+        timing = json.loads(framed)["t"]
+        assert timing["read"] == round(read, 6)
+        assert timing["read"] <= timing["commit"] <= timing["send"]
+    finally:
+        await service.stop()
