@@ -60,10 +60,20 @@ def drop_reference_triggers() -> None:
             op.execute(f"DROP TRIGGER IF EXISTS {parent}_referenced_update")
 
 
-def _create_postgresql() -> None:
+def create_reference_checks(*, distinct: bool) -> None:
+    """(Re)define the PostgreSQL functions that check a statement's new rows.
+
+    ``distinct`` (0008 on): each distinct parent key the statement names is looked up once,
+    not once per row: a batch of 5,000 bets names one round and as many accounts as it has
+    players, so the check of ``placed_bets.round_id`` made 5,000 index probes of ``rounds``
+    for one key (0006 made the row-wise form; 0008 replaces it, and its downgrade puts it
+    back). The rule is the same: any new row whose parent is missing fails the statement.
+    """
     for child, refs in REFERENCES.items():
         checks = "\n".join(
-            f"    IF EXISTS (SELECT 1 FROM new_rows AS n WHERE NOT EXISTS"
+            "    IF EXISTS (SELECT 1 FROM "
+            + (f"(SELECT DISTINCT {column} FROM new_rows)" if distinct else "new_rows")
+            + " AS n WHERE NOT EXISTS"
             f" (SELECT 1 FROM {parent} AS p WHERE p.{key} = n.{column})) THEN\n"
             f"        RAISE EXCEPTION '{child}.{column}: no such {parent}.{key}'"
             f" USING ERRCODE = 'foreign_key_violation';\n"
@@ -74,6 +84,11 @@ def _create_postgresql() -> None:
             f"CREATE OR REPLACE FUNCTION livetable_{child}_references() RETURNS trigger AS $$\n"
             f"BEGIN\n{checks}\n    RETURN NULL;\nEND;\n$$ LANGUAGE plpgsql"
         )
+
+
+def _create_postgresql() -> None:
+    create_reference_checks(distinct=False)
+    for child in REFERENCES:
         op.execute(
             f"CREATE TRIGGER {child}_references AFTER INSERT ON {child}"
             " REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT"
