@@ -39,6 +39,33 @@ def test_fast_path_equals_the_rfc8785_reference(value: object) -> None:
     assert canonical_json(value) == rfc8785.dumps(value)
 
 
+def test_every_character_is_written_as_the_standard_library_writes_it() -> None:
+    """The fast encoder (orjson) and the standard library's agree on every character, as a
+    key and as a value, so a log written before or after the switch hashes the same."""
+    import orjson
+
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]  # lone surrogates:
+    for start in range(0, len(chars), 4096):  # orjson refuses them, the other path runs
+        block = chars[start : start + 4096]
+        value = {"k" + ch: [ch, ch + "x", 1] for ch in block}
+        expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert orjson.dumps(value, option=orjson.OPT_SORT_KEYS) == expected.encode(), start
+    ascii_value = {chr(c): chr(c) * 2 for c in range(128)}
+    expected = json.dumps(ascii_value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(ascii_value) == expected.encode()
+
+
+def test_a_lone_surrogate_and_deep_nesting_take_the_other_paths() -> None:
+    import rfc8785
+
+    deep: object = 1
+    for _ in range(300):  # past orjson's 255 levels
+        deep = [deep]
+    assert canonical_json(deep) == b"[" * 300 + b"1" + b"]" * 300
+    with pytest.raises(rfc8785.CanonicalizationError):
+        canonical_json({"x": "\ud800"})
+
+
 @given(json_values)
 def test_canonical_is_a_fixed_point(value: object) -> None:
     once = canonical_json(value)
