@@ -33,6 +33,7 @@ from table_service.studio.errors import TableElsewhere
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager, Tables
 from table_service.table.stream import StreamHub, Writes, WritesFirst
+from table_service.table.view import PUBLIC_VIEWER, ReadModel, model_view
 
 
 def _revoked_among(runtime: Runtime, names: frozenset[str]) -> set[str]:
@@ -57,8 +58,8 @@ def create_app(
     install_problem_openapi(app)
 
     @app.get("/healthz", response_model=Health)
-    def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    def healthz() -> dict[str, Any]:
+        return model_view(ReadModel("health", {"status": "ok"}), PUBLIC_VIEWER)
 
     @app.get(
         "/readyz",
@@ -67,8 +68,9 @@ def create_app(
     )
     def readyz() -> JSONResponse:
         ready, reason = runtime.database_ready()
+        answer = {"status": "ready" if ready else "not ready", "reason": reason}
         return JSONResponse(
-            {"status": "ready" if ready else "not ready", "reason": reason},
+            model_view(ReadModel("health", answer), PUBLIC_VIEWER),
             status_code=200 if ready else 503,
         )
 

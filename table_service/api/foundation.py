@@ -103,22 +103,18 @@ def admin_router() -> APIRouter:
 
     @router.get("/whoami", response_model=WhoAmI, responses=errors(401))
     def whoami(identity: Identity = Depends(allowed("whoami"))) -> dict[str, Any]:
-        return {"name": identity.name, "role": identity.role, "table_id": identity.table_id}
+        me = {"name": identity.name, "role": identity.role, "table_id": identity.table_id}
+        return model_view(ReadModel("whoami", me), viewer_of(identity))
 
     @router.get("/principals", response_model=list[PrincipalOut], responses=errors(*AUTH))
     def principals(
         runtime: Runtime = Depends(get_runtime),
-        _: Identity = Depends(allowed("principals.list")),
+        who: Identity = Depends(allowed("principals.list")),
     ) -> list[dict[str, Any]]:
+        viewer = viewer_of(who)
         with runtime.reads() as session:
             return [
-                {
-                    "name": p.name,
-                    "role": p.role,
-                    "table_id": p.table_id,
-                    "created_at": p.created_at,
-                    "revoked_at": p.revoked_at,
-                }
+                model_view(ReadModel("principal", _principal(p)), viewer)
                 for p in list_principals(session)
             ]
 
@@ -148,7 +144,8 @@ def admin_router() -> APIRouter:
                 actor=identity.actor,
                 known_tables=known,
             )
-        return {"name": body.name, "role": body.role, "token": token}
+        created = {"name": body.name, "role": body.role, "token": token}
+        return model_view(ReadModel("principal_created", created), viewer_of(identity))
 
     @router.delete(
         "/principals/{name}",
@@ -162,7 +159,8 @@ def admin_router() -> APIRouter:
     ) -> dict[str, Any]:
         with runtime.sessions.begin() as session:
             revoke_principal(session, runtime.store, name, actor=identity.actor)
-        return {"name": name, "revoked": True}
+        revoked = {"name": name, "revoked": True}
+        return model_view(ReadModel("principal_revoked", revoked), viewer_of(identity))
 
     @router.get("/audit/events", response_model=list[AuditEventOut], responses=errors(*AUTH, 422))
     def audit_events(
@@ -186,15 +184,28 @@ def admin_router() -> APIRouter:
     @router.post("/audit/checkpoint", response_model=CheckpointOut, responses=errors(*AUTH))
     def audit_checkpoint(
         runtime: Runtime = Depends(get_runtime),
-        _: Identity = Depends(allowed("audit.checkpoint")),
+        who: Identity = Depends(allowed("audit.checkpoint")),
     ) -> dict[str, Any]:
         with runtime.sessions.begin() as session:
             cp: AuditCheckpoint | None = runtime.store.checkpoint(session)
-        if cp is None:
-            return {"size": 0}
-        return {"size": cp.size, "root_hash": cp.root_hash, "key_id": cp.key_id}
+        head = (
+            {"size": 0}
+            if cp is None
+            else {"size": cp.size, "root_hash": cp.root_hash, "key_id": cp.key_id}
+        )
+        return model_view(ReadModel("checkpoint", head), viewer_of(who))
 
     return router
+
+
+def _principal(p: Any) -> dict[str, Any]:
+    return {
+        "name": p.name,
+        "role": p.role,
+        "table_id": p.table_id,
+        "created_at": p.created_at,
+        "revoked_at": p.revoked_at,
+    }
 
 
 REQUEST_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")

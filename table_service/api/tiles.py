@@ -35,6 +35,7 @@ from table_service.errors import InvalidRequest, NotFound
 from table_service.principals import Identity
 from table_service.runtime import Runtime
 from table_service.table import policy
+from table_service.table.view import PUBLIC_VIEWER, ReadModel, model_view
 
 _tree_lock = threading.Lock()
 
@@ -190,7 +191,7 @@ def tiles_router() -> APIRouter:
             leaf = tree.leaf(seq - 1)
         except (ProofError, LookupError) as exc:
             raise InvalidRequest(str(exc)) from exc
-        return {
+        proof = {
             "seq": seq,
             "index": seq - 1,
             "size": size,
@@ -198,6 +199,7 @@ def tiles_router() -> APIRouter:
             "root": base64.b64encode(root).decode("ascii"),
             "hashes": _b64(hashes),
         }
+        return model_view(ReadModel("inclusion_proof", proof), PUBLIC_VIEWER)
 
     @router.get(
         "/api/v1/audit/proof/consistency",
@@ -222,13 +224,14 @@ def tiles_router() -> APIRouter:
             old_root, new_root = tree.root(old), tree.root(new)
         except (ProofError, LookupError) as exc:
             raise InvalidRequest(str(exc)) from exc
-        return {
+        proof = {
             "old": old,
             "new": new,
             "old_root": base64.b64encode(old_root).decode("ascii"),
             "new_root": base64.b64encode(new_root).decode("ascii"),
             "hashes": _b64(hashes),
         }
+        return model_view(ReadModel("consistency_proof", proof), PUBLIC_VIEWER)
 
     @router.post(
         "/api/v1/audit/cosignatures",
@@ -247,6 +250,7 @@ def tiles_router() -> APIRouter:
                 stored = store_cosignature(session, body.size, body.cosigner_key, body.line)
         except CosignatureRefused as exc:
             raise InvalidRequest(str(exc)) from exc
-        return {"size": body.size, "stored": stored}
+        answer = {"size": body.size, "stored": stored}
+        return model_view(ReadModel("cosignature", answer), PUBLIC_VIEWER)
 
     return router

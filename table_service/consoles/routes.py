@@ -286,7 +286,7 @@ def console_api_router() -> APIRouter:
     @router.get("/console/time", response_model=ServerTime)
     def server_time() -> dict[str, str]:
         """The server's clock, so a page's countdown runs on the table's time."""
-        return {"now": _now()}
+        return model_view(ReadModel("server_time", {"now": _now()}), PUBLIC_VIEWER)
 
     @router.get(
         "/public/tables/{table_id}/view", response_model=ConsoleView, responses=errors(404, 422)
@@ -373,7 +373,7 @@ def console_api_router() -> APIRouter:
     ) -> dict[str, Any]:
         """A void above the table's threshold: the first supervisor asks for it."""
         service = service_of(request, table_id)
-        return await approvals.request_void(
+        answer = await approvals.request_void(
             get_runtime(request),
             service,
             reason=body.reason,
@@ -381,6 +381,7 @@ def console_api_router() -> APIRouter:
             actor=who.actor,
             name=who.name,
         )
+        return model_view(ReadModel("void_request", answer), viewer_of(who))
 
     @router.post(
         "/tables/{table_id}/round/void-requests/{request_id}/approve",
@@ -395,7 +396,8 @@ def console_api_router() -> APIRouter:
     ) -> dict[str, Any]:
         """A different supervisor approves; the round is voided and refunded in their name."""
         service = service_of(request, table_id)
-        return await approvals.approve_void(get_runtime(request), service, request_id, who=who)
+        answer = await approvals.approve_void(get_runtime(request), service, request_id, who=who)
+        return model_view(ReadModel("void_approval", answer), viewer_of(who))
 
     @router.post(
         "/tables/{table_id}/house-move",
@@ -443,7 +445,8 @@ def console_api_router() -> APIRouter:
 
         seq = await asyncio.to_thread(record)
         log.info("console.dealer_signed_in", table_id=table_id, dealer=who.name, seq=seq)
-        return {"table_id": table_id, "dealer": who.name, "seq": seq}
+        answer = {"table_id": table_id, "dealer": who.name, "seq": seq}
+        return model_view(ReadModel("duty", answer), viewer_of(who))
 
     @router.get("/tables/{table_id}/roads", response_model=RoadsOut, responses=errors(404, 422))
     def table_roads(table_id: TablePath, request: Request) -> dict[str, Any]:

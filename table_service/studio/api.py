@@ -11,6 +11,7 @@ from table_service.api.auth import allowed
 from table_service.api.problems import AUTH, ProblemResponse, errors, problem
 from table_service.principals import Identity
 from table_service.studio.errors import TableElsewhere
+from table_service.table.view import PUBLIC_VIEWER, ReadModel, model_view
 
 # What a route on one table may answer in a studio (several ``serve`` processes on one
 # database, one writer per table), for its OpenAPI ``responses``. A client that follows
@@ -63,7 +64,8 @@ def studio_router() -> APIRouter:
         """Every table of the studio, the process running it and its address: where a
         client sends a table's commands and opens its stream, asked of any process."""
         studio = request.app.state.tables
-        return {"node": studio.node_id, "url": studio.url, "tables": studio.directory()}
+        where = {"node": studio.node_id, "url": studio.url, "tables": studio.directory()}
+        return model_view(ReadModel("studio_tables", where), PUBLIC_VIEWER)
 
     return router
 

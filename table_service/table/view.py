@@ -702,6 +702,59 @@ ANSWER: Final[Mapping[str, Any]] = {
     "results": Each(BET_RESULT),
 }
 
+# The two-person void (``POST …/round/void-requests`` and ``…/approve``, the supervisors'
+# routes): the request as the log records it (the stake in play, who asked) and the
+# approval with the void's own answer. The pit's records: not a dealer's, not an operator's.
+VOID_REQUEST: Final[Mapping[str, Any]] = {
+    k: RECORDS
+    for k in (
+        "request_id",
+        "round_id",
+        "reason",
+        "change_shoe",
+        "stake",
+        "threshold",
+        "requested_by",
+        "seq",
+        "approved",
+    )
+}
+VOID_APPROVAL: Final[Mapping[str, Any]] = {
+    k: RECORDS
+    for k in ("request_id", "round_id", "requested_by", "approved_by", "approved", "voided")
+}
+# ``POST …/duty``: the dealer signed in (its name is the staff's, as in the consoles).
+DUTY: Final[Mapping[str, Any]] = {"table_id": P, "dealer": S, "seq": P}
+# ``POST /accounts/{a}/credit|debit``: the account's owner (and the staff) see its balance.
+TRANSFER: Final = Owned({"account": OWN, "balance": OWN, "duplicate": OWN, "seq": P}, "account")
+# ``GET /whoami``: the caller's own identity, to the caller (it never names anyone else).
+WHOAMI: Final[Mapping[str, Any]] = {k: P for k in ("name", "role", "table_id")}
+# The principals (``GET``/``POST``/``DELETE /principals``): an admin's; a token is shown once.
+ADMIN: Final = frozenset({Audience.ADMIN})
+PRINCIPAL: Final[Mapping[str, Any]] = {
+    k: ADMIN for k in ("name", "role", "table_id", "created_at", "revoked_at")
+}
+PRINCIPAL_CREATED: Final[Mapping[str, Any]] = {k: ADMIN for k in ("name", "role", "token")}
+PRINCIPAL_REVOKED: Final[Mapping[str, Any]] = {k: ADMIN for k in ("name", "revoked")}
+# The log's signed head and its proofs: hashes only, published (the transparency log).
+CHECKPOINT: Final[Mapping[str, Any]] = {k: P for k in ("size", "root_hash", "key_id")}
+INCLUSION_PROOF: Final[Mapping[str, Any]] = {
+    k: P for k in ("seq", "index", "size", "leaf_hash", "root", "hashes")
+}
+CONSISTENCY_PROOF: Final[Mapping[str, Any]] = {
+    k: P for k in ("old", "new", "old_root", "new_root", "hashes")
+}
+COSIGNATURE: Final[Mapping[str, Any]] = {"size": P, "stored": P}
+# ``GET /studio/tables``: where each table runs (any principal routes its requests by it).
+STUDIO_TABLES: Final[Mapping[str, Any]] = {
+    "node": P,
+    "url": P,
+    "tables": Each({k: P for k in ("table_id", "owner", "owner_url", "token", "here")}),
+}
+# The clock the consoles count down on, and the process's health (no table data).
+SERVER_TIME: Final[Mapping[str, Any]] = {"now": P}
+HEALTH: Final[Mapping[str, Any]] = {"status": P, "reason": P}
+
 READ_MODELS: Final[Mapping[str, Any]] = {
     "answer": ANSWER,
     "table": TABLE,
@@ -720,6 +773,85 @@ READ_MODELS: Final[Mapping[str, Any]] = {
     "console_staff": CONSOLE_STAFF,
     "timeline": TIMELINE_ITEM,
     "roads": ROADS,
+    "void_request": VOID_REQUEST,
+    "void_approval": VOID_APPROVAL,
+    "duty": DUTY,
+    "transfer": TRANSFER,
+    "whoami": WHOAMI,
+    "principal": PRINCIPAL,
+    "principal_created": PRINCIPAL_CREATED,
+    "principal_revoked": PRINCIPAL_REVOKED,
+    "checkpoint": CHECKPOINT,
+    "inclusion_proof": INCLUSION_PROOF,
+    "consistency_proof": CONSISTENCY_PROOF,
+    "cosignature": COSIGNATURE,
+    "studio_tables": STUDIO_TABLES,
+    "server_time": SERVER_TIME,
+    "health": HEALTH,
+}
+
+EVENTS_OUT: Final = "events"
+"""A stream's frames: each the projection of a logged event (:data:`EVENTS`)."""
+TLOG: Final = "tlog"
+"""The transparency log's signed checkpoint and tiles: bytes of the log's hashes (C2SP
+tlog-tiles), served as they are signed; no table data."""
+
+# Every route and what it answers, by the read model it is built from (its fields declared
+# above), a stream's projected events, or the transparency log's bytes. A route missing
+# here fails the routes' test (tests/hardening/test_hardening_answers.py): a new route is
+# not done until its answer is declared, as a new field is not.
+ANSWERS: Final[Mapping[str, str]] = {
+    "GET /healthz": "health",
+    "GET /readyz": "health",
+    "GET /api/v1/whoami": "whoami",
+    "GET /api/v1/principals": "principal",
+    "POST /api/v1/principals": "principal_created",
+    "DELETE /api/v1/principals/{name}": "principal_revoked",
+    "GET /api/v1/audit/events": "audit_event",
+    "POST /api/v1/audit/checkpoint": "checkpoint",
+    "GET /tlog/checkpoint": TLOG,
+    "GET /tlog/tile/{tile_path}": TLOG,
+    "GET /api/v1/audit/proof/inclusion": "inclusion_proof",
+    "GET /api/v1/audit/proof/consistency": "consistency_proof",
+    "POST /api/v1/audit/cosignatures": "cosignature",
+    "GET /api/v1/tables": "table",
+    "GET /api/v1/tables/{table_id}": "table",
+    "POST /api/v1/tables/{table_id}/betting/open": "answer",
+    "POST /api/v1/tables/{table_id}/betting/close": "answer",
+    "POST /api/v1/tables/{table_id}/incidents": "answer",
+    "POST /api/v1/tables/{table_id}/incidents/{incident_id}/resolve": "answer",
+    "POST /api/v1/tables/{table_id}/round/void": "answer",
+    "POST /api/v1/tables/{table_id}/shoe": "answer",
+    "POST /api/v1/tables/{table_id}/shoe/change": "answer",
+    "POST /api/v1/tables/{table_id}/cards": "answer",
+    "POST /api/v1/tables/{table_id}/bets": "answer",
+    "POST /api/v1/tables/{table_id}/seats": "answer",
+    "POST /api/v1/tables/{table_id}/seats/{seat}/leave": "answer",
+    "POST /api/v1/tables/{table_id}/seats/{seat}/disconnected": "answer",
+    "POST /api/v1/tables/{table_id}/actions": "answer",
+    "GET /api/v1/tables/{table_id}/rounds": "round",
+    "GET /api/v1/rounds/{round_id}": "round_detail",
+    "GET /api/v1/incidents": "incident",
+    "POST /api/v1/accounts/{account}/credit": "transfer",
+    "POST /api/v1/accounts/{account}/debit": "transfer",
+    "GET /api/v1/accounts/{account}": "account",
+    "GET /api/v1/console/time": "server_time",
+    "GET /api/v1/public/tables/{table_id}/view": "console",
+    "GET /api/v1/console/tables/{table_id}/view": "console_staff",
+    "GET /api/v1/console/overview": "console_staff",
+    "POST /api/v1/tables/{table_id}/round/void-requests": "void_request",
+    "POST /api/v1/tables/{table_id}/round/void-requests/{request_id}/approve": "void_approval",
+    "POST /api/v1/tables/{table_id}/duty": "duty",
+    "GET /api/v1/tables/{table_id}/roads": "roads",
+    "GET /api/v1/tables/{table_id}/recall": "recall",
+    "GET /api/v1/tables/{table_id}/recall/{round_id}/{section}": "recall_page",
+    "GET /api/v1/tables/{table_id}/recall/{round_id}": "recall_round",
+    "GET /api/v1/recall/search": "search",
+    "GET /api/v1/console/timeline": "timeline",
+    "POST /api/v1/tables/{table_id}/house-move": "answer",
+    "GET /api/v1/studio/tables": "studio_tables",
+    "WS /api/v1/tables/{table_id}/stream": EVENTS_OUT,
+    "WS /api/v1/public/tables/{table_id}/stream": EVENTS_OUT,
 }
 
 
