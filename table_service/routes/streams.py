@@ -181,8 +181,9 @@ async def _serve_stream(
     gone = asyncio.create_task(until_disconnect())
     gone.add_done_callback(lambda _: queue.put_nowait(None))
     try:
+        held = queue if principal is not None else None
         replayed = await _replay(
-            websocket, hub, table_id, view_key, view, last, read_after, gone, timing
+            websocket, hub, table_id, view_key, view, last, read_after, gone, timing, held
         )
         if replayed is None:
             return  # too slow to take the replay: closed
@@ -226,10 +227,23 @@ async def _replay(
     read_after: Callable[[int], list[StoredEvent]],
     gone: asyncio.Task[None],
     timing: bool,
+    held: asyncio.Queue[StoredEvent | None] | None = None,
 ) -> int | None:
     """The table's history after ``last``, page by page, in bursts that take turns on the
-    shared event loop: the last seq sent, or None when the client was too slow (closed)."""
+    shared event loop: the last seq sent, or None when the client was too slow or its
+    token was revoked (closed). ``held``: a principal's stream, whose token is checked
+    before each page (revoked by another process while it replays: 4401 before the next)."""
     while not gone.done():
+        if held is not None and not await hub.still_held(held):
+            revoked = hub.revoked(held)
+            await websocket.close(
+                *(
+                    (CLOSE_UNAUTHORIZED, "token revoked")
+                    if revoked
+                    else (CLOSE_TOO_FAR_BEHIND, "could not check the token; resume from seq")
+                )
+            )
+            return None
         # replays take turns on the shared event loop
         async with metrics.replay_turn(hub.replay_slots):
             page = await hub.page(table_id, view_key, last, read_after, view)

@@ -503,6 +503,28 @@ class StreamHub:
         """Whether the token that opened this stream has been revoked since."""
         return queue in self._revoked
 
+    async def still_held(self, queue: asyncio.Queue[StoredEvent | None]) -> bool:
+        """Whether the token that opened the stream ``queue`` still holds, asked of the
+        database (one read by primary key, on the replay's threads): a replay's pages come
+        from the log, not from the batches the hub checks, so between its pages a token
+        revoked by another process (the CLI, another serve) would go unseen. A stream found
+        revoked ends (4401); if the database does not answer, the stream ends too (it
+        reconnects and authenticates again). The live path never waits on this."""
+        if queue in self._revoked:
+            return False
+        principal = self._principal_of.get(queue)
+        if principal is None or self._revoked_among is None:
+            return True
+        names = frozenset({principal})
+        try:
+            found = await self.loop.run_in_executor(self.replay_pool, self._revoked_among, names)
+        except Exception as exc:  # no answer: nobody is known to be allowed still
+            log.warning("stream.revocation_check_failed", error=str(exc))
+            return False
+        if principal in found:
+            self._end_streams_of(principal)
+        return queue not in self._revoked
+
     def release(self, principal: str | None, queue: asyncio.Queue[StoredEvent | None]) -> None:
         if principal is not None:
             holders = self._holders.get(principal)

@@ -7,9 +7,17 @@ of the same log), and asking would only delay the staff's and operators' streams
 from __future__ import annotations
 
 import asyncio
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from audit.store import StoredEvent
-from table_service.table.stream import REVOKED, StreamHub
+from table_service.app import build_app
+from table_service.principals import add_principal, revoke_principal
+from table_service.table.config import TableConfig
+from table_service.table.stream import REPLAY_PAGE, REVOKED, StreamHub
 
 
 def _event(seq: int, kind: str = "card_dealt", table: str = "t1", **payload: str) -> StoredEvent:
@@ -111,3 +119,57 @@ def test_a_batch_arriving_while_a_check_runs_waits_behind_it() -> None:
             hub.close()
 
     asyncio.run(run())
+
+
+# -- a replay: its pages come from the log, not from the batches the hub checks -------------
+def test_a_token_revoked_by_another_process_mid_replay_ends_before_the_next_page(
+    make_runtime: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A supervisor's stream replays a history of more than two pages; once its first page
+    is read, another process (a second runtime on the same database, as the CLI's
+    ``livetable principal revoke``) revokes its token. The hub never sees that revocation
+    published, and a replay's pages pass no batch check: before, the stream took every
+    page of the history and was closed only at the first live event. Now the token is
+    asked of the database before each page: the first page and then 4401."""
+    runtime = make_runtime()
+    elsewhere = make_runtime()  # another process's connection to the same database
+    with runtime.sessions.begin() as session:
+        tokens = {
+            name: add_principal(session, runtime.store, name, role, actor="test")
+            for name, role in (("dealer", "dealer"), ("watcher", "supervisor"))
+        }
+    app = build_app(runtime, [TableConfig(table_id="bac-1")], with_readers=False)
+    with TestClient(app) as client:
+        dealer = {"Authorization": f"Bearer {tokens['dealer']}"}
+        for _ in range(2 * REPLAY_PAGE + 20):  # the dealer's sign-ins: a long history
+            answer = client.post("/api/v1/tables/bac-1/duty", headers=dealer)
+            assert answer.status_code == 200, answer.text
+        hub = app.state.hub
+        original = hub.page
+        pages: list[int] = []
+
+        async def page(*args: Any, **kwargs: Any) -> Any:
+            read = await original(*args, **kwargs)
+            pages.append(len(read))
+            if len(pages) == 1:  # revoked elsewhere once the first page is read
+                await asyncio.to_thread(_revoke_elsewhere, elsewhere, "watcher")
+            return read
+
+        monkeypatch.setattr(hub, "page", page)
+        frames = 0
+        history = 1 + 2 * REPLAY_PAGE + 20  # the table opened, the sign-ins
+        url = f"/api/v1/tables/bac-1/stream?token={tokens['watcher']}"
+        with client.websocket_connect(url) as ws, pytest.raises(WebSocketDisconnect) as closed:
+            while True:
+                ws.receive_text()
+                frames += 1
+                if frames == history:  # the whole replay taken: a live event ends it
+                    client.post("/api/v1/tables/bac-1/duty", headers=dealer)
+    assert closed.value.code == 4401, closed.value
+    assert len(pages) == 1, f"pages read after the revocation: {pages[1:]}"
+    assert frames == REPLAY_PAGE  # the first page only (each event one staff frame)
+
+
+def _revoke_elsewhere(runtime: Any, name: str) -> None:
+    with runtime.sessions.begin() as session:
+        revoke_principal(session, runtime.store, name, actor="cli:test")
