@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import threading
 import time
@@ -656,15 +657,42 @@ def parse_address(text: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-class MetricsServer:
-    """The exposition listener: ``GET <path>`` answers the text format, anything else 404."""
+Readiness = Callable[[], tuple[bool, str]]
+"""Whether the process does its work now, and if not why (``/readyz``)."""
 
-    def __init__(self, host: str, port: int, path: str = "/metrics") -> None:
+
+def _health(environ: dict[str, Any], start_response: Any, ready: Readiness) -> list[bytes]:
+    """``/healthz`` (the process answers) and ``/readyz`` (it does its work: 503 and the
+    reason when not), in the shapes ``livetable serve`` answers them on its API port."""
+    status, reason = 200, ""
+    if environ.get("PATH_INFO") == "/healthz":
+        body: dict[str, str] = {"status": "ok"}
+    else:
+        ok, reason = ready()
+        status = 200 if ok else 503
+        body = {"status": "ready" if ok else "not ready", "reason": reason}
+    line = "200 OK" if status == 200 else "503 Service Unavailable"
+    start_response(line, [("Content-Type", "application/json"), ("Cache-Control", "no-store")])
+    return [json.dumps(body).encode()]
+
+
+class MetricsServer:
+    """The exposition listener: ``GET <path>`` answers the text format, anything else 404;
+    with ``ready`` (a process without an API port of its own: the operator feed) also
+    ``GET /healthz`` and ``GET /readyz``."""
+
+    def __init__(
+        self, host: str, port: int, path: str = "/metrics", ready: Readiness | None = None
+    ) -> None:
         if not path.startswith("/"):
             raise MetricsAddressError(f"metrics path {path!r} must start with /")
+        if ready is not None and path in ("/healthz", "/readyz"):
+            raise MetricsAddressError(f"metrics path {path!r} is the health check's")
         inner = make_wsgi_app(REGISTRY)
 
         def app(environ: dict[str, Any], start_response: Any) -> Any:
+            if ready is not None and environ.get("PATH_INFO") in ("/healthz", "/readyz"):
+                return _health(environ, start_response, ready)
             if environ.get("PATH_INFO", "") != path:
                 start_response("404 Not Found", [("Content-Type", "text/plain")])
                 return [f"metrics are at {path}\n".encode()]
@@ -701,7 +729,10 @@ class MetricsServer:
         self.httpd.server_close()
 
 
-def serve_metrics(address: str, path: str = "/metrics") -> MetricsServer:
-    """Listen for Prometheus on ``address`` (``HOST:PORT``; port 0 picks a free one)."""
+def serve_metrics(
+    address: str, path: str = "/metrics", ready: Readiness | None = None
+) -> MetricsServer:
+    """Listen for Prometheus on ``address`` (``HOST:PORT``; port 0 picks a free one); with
+    ``ready``, the health checks too (``/healthz``, ``/readyz``)."""
     host, port = parse_address(address)
-    return MetricsServer(host, port, path)
+    return MetricsServer(host, port, path, ready)

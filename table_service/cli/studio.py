@@ -26,14 +26,16 @@ def _stop_on_signals() -> asyncio.Event:
     return stop
 
 
-def _metrics_listener(address: str | None, path: str) -> None:
-    """Expose the feed's metrics (a daemon thread for the life of the process)."""
+def _metrics_listener(address: str | None, path: str, operator: str) -> None:
+    """Expose the feed's metrics and its health checks, ``/healthz`` and ``/readyz`` (NATS
+    reached), as ``serve`` answers them (a daemon thread for the life of the process)."""
     if not address:
         return
     from table_service.metrics import MetricsAddressError, serve_metrics
+    from table_service.studio.operator_feed import readiness
 
     try:
-        exposer = serve_metrics(address, path)
+        exposer = serve_metrics(address, path, lambda: readiness(operator))
     except MetricsAddressError as exc:
         raise typer.BadParameter(str(exc), param_hint="--metrics") from exc
     sys.stderr.write(f"metrics at {exposer.url}\n")
@@ -79,7 +81,8 @@ def operator_feed(
         None,
         "--metrics",
         help="Prometheus metrics on this HOST:PORT (default: LIVETABLE_METRICS_ADDRESS; "
-        "none if unset; port 0: any free port); the address is printed on stderr",
+        "none if unset; port 0: any free port); the address is printed on stderr. The "
+        "same listener answers GET /healthz (up) and GET /readyz (NATS reached; 503 if not)",
     ),
 ) -> None:
     """Print the operator's bet results and settlements as JSON lines, in order; or, with
@@ -93,7 +96,7 @@ def operator_feed(
 
     settings = Settings()
     url = nats_url or settings.nats_url or "nats://127.0.0.1:4222"
-    _metrics_listener(metrics or settings.metrics_address, settings.metrics_path)
+    _metrics_listener(metrics or settings.metrics_address, settings.metrics_path, operator)
     if webhook is not None:
         _webhook(
             url, operator, webhook, stream or settings.nats_stream, settings, state,

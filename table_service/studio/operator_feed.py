@@ -77,6 +77,22 @@ class PendingGauge:
         metrics.FEED_PENDING.labels(self.operator).set(backlog)
 
 
+LINKS: dict[str, NatsLink] = {}
+"""The NATS link of each operator this process feeds (its readiness, :func:`readiness`)."""
+
+
+def readiness(operator: str) -> tuple[bool, str]:
+    """The feed's ``/readyz``: ready while its link to NATS is up (messages flow); not
+    ready, with why, before it first connects and while NATS is unreachable (nothing is
+    lost then: the durable consumer keeps the operator's place)."""
+    link = LINKS.get(operator)
+    if link is None:
+        return False, "not started"
+    if link.connected:
+        return True, ""
+    return False, f"NATS unreachable at {link.url} ({link.failures} failed attempts)"
+
+
 class NatsLink:
     """The feed's connection to NATS, said out loud: while NATS is unreachable (at start
     or later) a structured ``*.nats_unreachable`` warning names the URL, the attempts and
@@ -98,6 +114,7 @@ class NatsLink:
         self._last_said = 0.0
         self._up = False
         metrics.FEED_NATS_CONNECTED.labels(operator).set(0)
+        LINKS[operator] = self
 
     @property
     def connected(self) -> bool:

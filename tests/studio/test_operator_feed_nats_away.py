@@ -11,6 +11,7 @@ import signal
 import subprocess
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.operations.ops_helpers import scrape, value, wait_for
@@ -111,3 +112,39 @@ def test_sigterm_stops_a_feed_still_waiting_for_nats(tmp_path: Path, nats_binary
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_feeds_health_checks_say_it_is_up_and_whether_it_reaches_nats(
+    tmp_path: Path, nats_binary: str
+) -> None:
+    """``livetable serve`` answers ``/healthz`` and ``/readyz`` on its API port; the feed,
+    which has none, answered neither: a supervisor (systemd, Kubernetes) could only read
+    its metrics. Its metrics listener now answers both, in serve's shapes: up at once;
+    ready only while NATS is reached (503 with the reason while it is not)."""
+    nats = NatsServer(nats_binary, tmp_path / "nats")  # a free port, not started yet
+    proc, _, err = _feed(nats.url, tmp_path, "FEEDHEALTH")
+    try:
+        base = _metrics_url(err).rsplit("/", 1)[0]
+        health = httpx.get(f"{base}/healthz", timeout=10)
+        assert health.status_code == 200 and health.json() == {"status": "ok"}
+        wait_for(lambda: "operator_feed.nats_unreachable" in err.read_text(), "no warning")
+        ready = httpx.get(f"{base}/readyz", timeout=10)
+        assert ready.status_code == 503, ready.text
+        assert ready.json()["status"] == "not ready"
+        assert nats.url in ready.json()["reason"]
+        nats.start()
+        wait_for(
+            lambda: httpx.get(f"{base}/readyz", timeout=10).status_code == 200,
+            "not ready once NATS came up",
+            60,
+        )
+        assert httpx.get(f"{base}/readyz", timeout=10).json() == {"status": "ready", "reason": ""}
+        assert httpx.get(f"{base}/elsewhere", timeout=10).status_code == 404
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            nats.stop()
