@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import structlog
 from sqlalchemy import event as sa_event
@@ -42,7 +42,12 @@ _LOCKED = "audit_locked_transaction"
 _HEAD = "audit_head"  # (transaction, seq, hash): the head as this locked transaction left it
 _OWN_BEGIN = "audit_own_begin"  # the driver connection whose BEGIN the lock sent
 _FENCED = "audit_fenced"  # (transaction, tables whose fence was checked under the lock)
+_TAIL = "audit_tail"  # (transaction, [(sql, params)]): writes sent with the COMMIT
 _HEAD_SQL = "SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1"
+_INSERT_EVENTS = (
+    "INSERT INTO audit_events (seq, table_id, round_id, type, actor, ts, payload, prev_hash,"
+    " hash) VALUES"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +185,7 @@ class EventStore:
     # -- publishing after commit -------------------------------------------------------
     def attach(self, factory: sessionmaker[Session]) -> None:
         """Deliver appended events to subscribers once (and only if) their commit lands."""
+        sa_event.listen(factory, "before_commit", self._before_commit)
         sa_event.listen(factory, "after_commit", self._after_commit)
         sa_event.listen(factory, "after_soft_rollback", self._after_rollback)
 
@@ -201,8 +207,14 @@ class EventStore:
             except Exception:  # a slow or broken subscriber must never undo a commit
                 log.exception("audit.subscriber_failed")
 
+    def _before_commit(self, session: Session) -> None:
+        """Deferred writes not sent by :meth:`commit` go now, before the commit: a
+        transaction that defers and then commits the ordinary way loses nothing."""
+        self.send_deferred(session)
+
     def _after_commit(self, session: Session) -> None:
         _end_own_begin(session)
+        session.info.pop(_TAIL, None)
         session.info.pop(_HEAD, None)
         session.info.pop(_FENCED, None)
         pending: list[StoredEvent] = session.info.pop(_PENDING, [])
@@ -220,6 +232,7 @@ class EventStore:
         _end_own_begin(session)
         session.info.pop(_PENDING, None)
         session.info.pop(_FENCED, None)
+        session.info.pop(_TAIL, None)
         session.info.pop(_HEAD, None)  # a savepoint rolled back may take appends with it
 
     # -- writing -------------------------------------------------------------------------
@@ -286,8 +299,15 @@ class EventStore:
         row = session.connection().exec_driver_sql(_HEAD_SQL).first()
         return (row[0], row[1]) if row else (0, GENESIS_HASH)
 
-    def append(self, session: Session, events: Sequence[NewEvent]) -> list[StoredEvent]:
-        """Append in the caller's transaction; the caller commits (or rolls back)."""
+    def append(
+        self, session: Session, events: Sequence[NewEvent], *, defer: bool = False
+    ) -> list[StoredEvent]:
+        """Append in the caller's transaction; the caller commits (or rolls back).
+
+        ``defer``: on PostgreSQL the rows' INSERT waits for :meth:`commit`, which sends it
+        with the COMMIT in one round trip (the log's lock is held one round trip less);
+        the seqs and hashes are known at once all the same. For a caller that reads
+        nothing of the log before its commit (a checkpoint due flushes it first)."""
         if not events:
             return []
         self._lock(session)
@@ -316,23 +336,93 @@ class EventStore:
             )
             prev = digest
         # Fixed SQL straight to the driver: appends are the hot path of every command.
-        connection = session.connection()
-        marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
-        connection.exec_driver_sql(
-            "INSERT INTO audit_events (seq, table_id, round_id, type, actor, ts, payload,"
-            f" prev_hash, hash) VALUES ({', '.join([marker] * 9)})",
-            [
-                (e.seq, e.table_id, e.round_id, e.type, e.actor, e.ts, text, e.prev_hash, e.hash)
-                for e, text in zip(stored, payload_texts, strict=True)
-            ],
-        )
+        rows = [
+            (e.seq, e.table_id, e.round_id, e.type, e.actor, e.ts, text, e.prev_hash, e.hash)
+            for e, text in zip(stored, payload_texts, strict=True)
+        ]
+        first = stored[0].seq
+        checkpoint = (first - 1) // self.checkpoint_every != seq // self.checkpoint_every
+        if defer and not checkpoint:
+            values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
+            self.defer(session, f"{_INSERT_EVENTS} {values}", [v for row in rows for v in row])
+        else:
+            connection = session.connection()
+            marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
+            self.send_deferred(session)
+            connection.exec_driver_sql(f"{_INSERT_EVENTS} ({', '.join([marker] * 9)})", rows)
         if session.info.get(_LOCKED) is session.get_transaction():
             session.info[_HEAD] = (session.get_transaction(), seq, prev)
-        first = stored[0].seq
-        if (first - 1) // self.checkpoint_every != seq // self.checkpoint_every:
+        if checkpoint:
             self._write_checkpoint(session, seq)
         session.info.setdefault(_PENDING, []).extend(stored)
         return stored
+
+    # -- writes sent with the commit (PostgreSQL) ---------------------------------------------
+    @staticmethod
+    def defer(session: Session, sql: str, params: Sequence[Any]) -> None:
+        """A write of this transaction that nothing in it reads before the commit (an
+        event's row, a read model's row): on PostgreSQL kept for :meth:`commit`, which
+        sends it with the COMMIT in one round trip; elsewhere executed now. ``sql`` has
+        ``%s`` markers. Deferred writes go in order, before any the log itself writes
+        later in the transaction; an error in one surfaces at the commit, which then
+        fails as a whole (nothing of the transaction is written)."""
+        connection = session.connection()
+        if connection.dialect.name != "postgresql":
+            connection.exec_driver_sql(sql.replace("%s", "?"), tuple(params))
+            return
+        transaction = session.get_transaction()
+        found = session.info.get(_TAIL)
+        if found is None or found[0] is not transaction:
+            found = (transaction, [])
+            session.info[_TAIL] = found
+        tail: list[tuple[str, tuple[Any, ...]]] = found[1]
+        tail.append((sql, tuple(params)))
+
+    @staticmethod
+    def _take_tail(session: Session) -> list[tuple[str, tuple[Any, ...]]]:
+        found = session.info.pop(_TAIL, None)
+        if found is None or found[0] is not session.get_transaction():
+            return []
+        tail: list[tuple[str, tuple[Any, ...]]] = found[1]
+        return tail
+
+    @classmethod
+    def send_deferred(cls, session: Session) -> None:
+        """The deferred writes, now, one statement each (a checkpoint, an ordinary
+        commit, an append not deferred: what follows may read them)."""
+        tail = cls._take_tail(session)
+        if tail:
+            connection = session.connection()
+            for sql, params in tail:
+                connection.exec_driver_sql(sql, params)
+
+    def commit(self, session: Session) -> None:
+        """Send the transaction's deferred writes and its COMMIT in one round trip: the
+        last thing the transaction does (the session's own commit then finds it done and
+        sends nothing more). Where that cannot be (nothing deferred, another backend, ORM
+        objects still to flush, tables whose lease fence was not passed under the lock,
+        whose commit-time check must run first), the writes go now and the session's
+        commit runs as usual."""
+        tail = self._take_tail(session)
+        if not tail:
+            return
+        pending = {e.table_id for e in session.info.get(_PENDING, ())}
+        unfenced = self.fence is not None and bool(pending - self.fenced(session))
+        connection = session.connection()
+        raw = connection.connection.dbapi_connection
+        if unfenced or session.new or session.dirty or session.deleted or raw is None:
+            for sql, params in tail:
+                connection.exec_driver_sql(sql, params)
+            return
+        import psycopg  # only PostgreSQL defers
+
+        # Literals bound by the driver's own quoting, for the one simple-query script.
+        quote: psycopg.ClientCursor[Any] = psycopg.ClientCursor(cast(psycopg.Connection[Any], raw))
+        try:
+            statements = [quote.mogrify(sql, params) for sql, params in tail]
+        finally:
+            quote.close()
+        _run_script(connection, raw, "; ".join([*statements, "COMMIT"]))
 
     def checkpoint(self, session: Session) -> AuditCheckpoint | None:
         """Sign a checkpoint at the current head now (no-op if the head is already sealed)."""

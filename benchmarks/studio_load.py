@@ -472,6 +472,7 @@ class Dealer:
     async def deal_one(self, round_id: str | None, index: int | None) -> None:
         deadline = time.monotonic() + 5
         while True:
+            before = time.monotonic()  # the shoe's thread may write it before deal() returns
             try:
                 card = self.shoe.deal()
                 break
@@ -490,7 +491,7 @@ class Dealer:
             # The frame's write by the simulated shoe's thread (in this process, so its
             # delay is the load generator's, not the service's).
             for sent in list(self.shoe.transmissions):
-                if sent.type == "CRD" and sent.payload == card and sent.sent >= now:
+                if sent.type == "CRD" and sent.payload == card and sent.sent >= before:
                     self.wired[(round_id, index)] = sent.sent
                     break
 

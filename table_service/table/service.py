@@ -396,6 +396,7 @@ class TableService:
                     NewEvent(self.table_id, d.type, actor, d.payload, d.round_id)
                     for d in decision.drafts
                 ],
+                defer=True,  # sent with the COMMIT (PostgreSQL): store.commit below
             )
             if self._seen is not None:  # before the commit: the streams send at the commit
                 metrics.COMMITS.record_read(stored, self._seen)
@@ -421,6 +422,9 @@ class TableService:
                     project(session, more)
                     stored = [*stored, *more]
                     decision.state = after.state
+            # The deferred writes and the COMMIT in one round trip: the last of the
+            # transaction (the log's lock is held from its statement to here).
+            store.commit(session)
         new_state = decision.state
         if stored:
             new_state = replace(new_state, last_seq=stored[-1].seq)

@@ -1,0 +1,108 @@
+"""Writes sent with the COMMIT (``append(defer=True)``, ``EventStore.defer``,
+``EventStore.commit``): what a command defers lands with its commit or not at all, in the
+order it was written, with the chain intact; a transaction that defers and commits the
+ordinary way loses nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError
+
+from audit.models import AuditEvent
+from audit.store import EventStore, NewEvent
+from audit.verify import verify_database
+
+
+def _count(runtime: Any) -> int:
+    with runtime.sessions() as session:
+        return session.scalar(select(func.count()).select_from(AuditEvent)) or 0
+
+
+def _scratch(runtime: Any) -> None:
+    with runtime.sessions.begin() as session:
+        session.execute(text("CREATE TABLE scratch_rows (id INTEGER PRIMARY KEY, v TEXT)"))
+
+
+def _values(runtime: Any) -> list[tuple[int, str]]:
+    with runtime.sessions() as session:
+        rows = session.execute(text("SELECT id, v FROM scratch_rows ORDER BY id"))
+        return [(r[0], r[1]) for r in rows]
+
+
+def _verified(runtime: Any) -> None:
+    with runtime.sessions() as session:
+        keys = {runtime.signer.key_id: runtime.signer.public_key}
+        assert verify_database(session, keys, allow_unsigned_tail=True).ok
+
+
+def test_deferred_writes_land_with_the_commit_in_order(runtime: Any) -> None:
+    _scratch(runtime)
+    with runtime.sessions.begin() as session:
+        runtime.store.lock(session)
+        stored = runtime.store.append(
+            session,
+            [NewEvent("t1", "a", "test", {"n": 1}), NewEvent("t1", "b", "test", {})],
+            defer=True,
+        )
+        assert [e.seq for e in stored] == [1, 2]  # known before anything is sent
+        EventStore.defer(session, "INSERT INTO scratch_rows (id, v) VALUES (%s, %s)", (1, "x"))
+        EventStore.defer(session, "UPDATE scratch_rows SET v = %s WHERE id = %s", ("it's %s", 1))
+        runtime.store.commit(session)
+    assert _count(runtime) == 2
+    assert _values(runtime) == [(1, "it's %s")]  # quoted by the driver, in order
+    _verified(runtime)
+
+
+def test_a_deferred_write_that_fails_fails_the_whole_commit(runtime: Any) -> None:
+    _scratch(runtime)
+    with runtime.sessions.begin() as session:
+        EventStore.defer(session, "INSERT INTO scratch_rows (id, v) VALUES (%s, %s)", (1, "x"))
+    with pytest.raises(DBAPIError), runtime.sessions.begin() as session:
+        runtime.store.lock(session)
+        runtime.store.append(session, [NewEvent("t1", "a", "test", {})], defer=True)
+        EventStore.defer(session, "INSERT INTO scratch_rows (id, v) VALUES (%s, %s)", (2, "y"))
+        EventStore.defer(session, "INSERT INTO scratch_rows (id, v) VALUES (%s, %s)", (1, "dup"))
+        runtime.store.commit(session)
+    assert _count(runtime) == 0  # nothing of it: not the event, not the rows before the error
+    assert _values(runtime) == [(1, "x")]
+    with runtime.sessions.begin() as session:  # the connection is usable, the chain goes on
+        runtime.store.append(session, [NewEvent("t1", "a", "test", {})], defer=True)
+        runtime.store.commit(session)
+    assert _count(runtime) == 1
+
+
+def test_deferred_writes_go_with_an_ordinary_commit_too(runtime: Any) -> None:
+    _scratch(runtime)
+    with runtime.sessions.begin() as session:
+        runtime.store.append(session, [NewEvent("t1", "a", "test", {})], defer=True)
+        EventStore.defer(session, "INSERT INTO scratch_rows (id, v) VALUES (%s, %s)", (1, "x"))
+    assert _count(runtime) == 1
+    assert _values(runtime) == [(1, "x")]
+
+
+def test_a_rollback_drops_what_was_deferred(runtime: Any) -> None:
+    _scratch(runtime)
+    with pytest.raises(RuntimeError), runtime.sessions.begin() as session:
+        runtime.store.append(session, [NewEvent("t1", "a", "test", {})], defer=True)
+        raise RuntimeError("decided to stop")
+    with runtime.sessions.begin() as session:  # a later transaction on a pooled connection
+        EventStore.defer(session, "INSERT INTO scratch_rows (id, v) VALUES (%s, %s)", (1, "x"))
+        runtime.store.commit(session)
+    assert _count(runtime) == 0
+    assert _values(runtime) == [(1, "x")]
+
+
+def test_a_checkpoint_reads_the_deferred_events_first(make_runtime: Any) -> None:
+    runtime = make_runtime()
+    runtime.store.checkpoint_every = 2
+    with runtime.sessions.begin() as session:
+        runtime.store.append(session, [NewEvent("t1", "a", "test", {})], defer=True)
+        runtime.store.append(session, [NewEvent("t1", "b", "test", {})], defer=True)
+        runtime.store.commit(session)
+    assert _count(runtime) == 2
+    with runtime.sessions() as session:
+        assert session.scalar(text("SELECT max(size) FROM audit_checkpoints")) == 2
+    _verified(runtime)
