@@ -39,6 +39,15 @@ class ProjectionError(RuntimeError):
     """The read models disagree with an event: the transaction must not commit."""
 
 
+KEY_CONSTRAINT = "uq_placed_bets_idempotency_key"
+
+
+class KnownKey(RuntimeError):
+    """A bet written as new whose idempotency key is already recorded (the unique key on
+    ``placed_bets``): the transaction must not commit, and its writer decides again
+    after looking the keys up (a writer that skipped the lookup: see the service)."""
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
@@ -312,18 +321,32 @@ def _executemany(session: Session, sql: str, rows: list[tuple[Any, ...]]) -> int
     connection = session.connection()
     if connection.dialect.paramstyle == "qmark":
         return connection.exec_driver_sql(sql, rows).rowcount
-    if not sql.startswith("INSERT") or len(rows) == 1:
-        return connection.exec_driver_sql(sql.replace("?", "%s"), rows).rowcount
-    # PostgreSQL: COPY, one stream for all rows instead of a statement per row.
-    table_and_columns = sql.split(" VALUES ", 1)[0].removeprefix("INSERT INTO ")
-    driver = connection.connection.driver_connection
-    if driver is None:  # only a connection already closed or invalidated has none
-        raise RuntimeError("the database connection was closed under the projector")
-    cursor = driver.cursor()
-    with cursor.copy(f"COPY {table_and_columns} FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)
+    try:
+        if not sql.startswith("INSERT") or len(rows) == 1:
+            return connection.exec_driver_sql(sql.replace("?", "%s"), rows).rowcount
+        # PostgreSQL: COPY, one stream for all rows instead of a statement per row.
+        table_and_columns = sql.split(" VALUES ", 1)[0].removeprefix("INSERT INTO ")
+        driver = connection.connection.driver_connection
+        if driver is None:  # only a connection already closed or invalidated has none
+            raise RuntimeError("the database connection was closed under the projector")
+        cursor = driver.cursor()
+        with cursor.copy(f"COPY {table_and_columns} FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+    except Exception as exc:
+        if _violates(exc, KEY_CONSTRAINT):
+            raise KnownKey(str(exc)) from exc
+        raise
     return len(rows)
+
+
+def _violates(exc: BaseException, constraint: str) -> bool:
+    """Whether ``exc`` (the driver's, or SQLAlchemy's around it) is a violation of
+    ``constraint`` (PostgreSQL names it; SQLite does not)."""
+    for error in (exc, getattr(exc, "orig", None)):
+        if getattr(getattr(error, "diag", None), "constraint_name", None) == constraint:
+            return True
+    return False
 
 
 _INSERT_BET = (

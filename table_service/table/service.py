@@ -40,6 +40,7 @@ from table_service.table.errors import IdempotencyConflict, UnknownTable
 from table_service.table.outage import DatabaseUnavailable, outage, room_again
 from table_service.table.projector import (
     ROUND_CARDS,
+    KnownKey,
     balances,
     balances_and_owners,
     custom_plans,
@@ -347,11 +348,31 @@ class TableService:
         rnd = self.state.round
         bets = len(command.bets) if isinstance(command, c.PlaceBets) else 0
         if max(bets, len(rnd.bets) if rnd is not None else 0) < GC_PAUSE_BETS:
-            return self._execute_in_transaction(command, principal)
+            return self._execute_bets_or_command(command, principal)
         with gc_paused():  # a batch of bets, or a command settling or voiding a big round
-            return self._execute_in_transaction(command, principal)
+            return self._execute_bets_or_command(command, principal)
 
-    def _execute_in_transaction(self, command: c.Command, principal: Principal) -> Outcome:
+    def _execute_bets_or_command(self, command: c.Command, principal: Principal) -> Outcome:
+        """A bet request on PostgreSQL is first written without looking its idempotency
+        keys up (see :meth:`_decide_bets`); if one of them was recorded after all, the
+        unique key refuses the write, nothing of it commits, and it runs again with them
+        looked up."""
+        if isinstance(command, c.PlaceBets) and self._keys_unique_in_database():
+            try:
+                return self._execute_in_transaction(command, principal, look_up=False)
+            except KnownKey:
+                log.info("table.bets_retried_with_known_keys", bets=len(command.bets))
+        return self._execute_in_transaction(command, principal)
+
+    def _keys_unique_in_database(self) -> bool:
+        """Whether a bet written under a recorded key fails its write (PostgreSQL: the
+        unique key's violation is told apart by its name; SQLite's lookup is in-process
+        and cheap, so it always looks)."""
+        return self.runtime.engine.dialect.name == "postgresql"
+
+    def _execute_in_transaction(
+        self, command: c.Command, principal: Principal, *, look_up: bool = True
+    ) -> Outcome:
         bind_context(table_id=self.table_id)
         store = self.runtime.store
         actor = principal.actor
@@ -365,8 +386,9 @@ class TableService:
                 owners = {account: owner for account, (_, owner) in held.items()}
                 policy.check(policy.may(principal, command, self.state, owners))
             plan: list[dict[str, Any] | None] = []
+            decision: Decision | None = None
             if isinstance(command, c.PlaceBets):
-                command, plan = self._prepare_bets(session, command, actor, held)
+                plan, decision = self._decide_bets(session, command, actor, held, look_up)
             elif isinstance(command, c.Act):
                 # a decision may add stakes (double, split, insurance, a follow offer)
                 rnd = self.state.round
@@ -382,13 +404,7 @@ class TableService:
                 # who may take a passing bank: the seated players' balances, as they are
                 seated = set(self.state.seats_for_round().values())
                 command = replace(command, balances=balances(session, seated))
-            if plan and isinstance(command, c.PlaceBets) and not command.bets:
-                # Every bet of the request is known already (a retry after a lost answer: a
-                # crash, a timeout). Answer from the database in any phase, so the operator
-                # learns its bet ids even once the betting window has closed.
-                known = next((p["round_id"] for p in plan if p and "round_id" in p), None)
-                decision = Decision(self.state, answer={"round_id": known})
-            else:
+            if decision is None:
                 decision = decide(self.state, command, now=self.clock(), actor=actor)
             stored = store.append(
                 session,
@@ -553,20 +569,62 @@ class TableService:
         game, _ = game_of(self.state)
         return game.seated_bank
 
+    def _decide_bets(
+        self,
+        session: Session,
+        command: c.PlaceBets,
+        actor: str,
+        held: dict[str, tuple[int, str | None]] | None,
+        look_up: bool,
+    ) -> tuple[list[dict[str, Any] | None], Decision]:
+        """A bet request decided: per requested bet in order, the answer already known (a
+        retry or a conflict) or None (decided now), and the decision.
+
+        Without ``look_up``, the request's keys are taken as new: looking 5,000 keys up in
+        ``placed_bets`` was a tenth of a batch's time, for keys that are almost never
+        there. That is the answer a lookup would give only if every bet is then placed (a
+        known key's bet is answered ``duplicate``, never refused; a request whose every
+        key is known is answered even after the window closed): so anything short of
+        every bet placed (a refusal, a conflict) is decided again here with the keys
+        looked up, before anything is written; and a bet placed under a known key fails
+        the write on the unique key (:class:`KnownKey`), for the caller to run again
+        looking up."""
+        if not look_up:
+            try:
+                fresh, plan = self._prepare_bets(session, command, actor, held, look_up=False)
+                decision = decide(self.state, fresh, now=self.clock(), actor=actor)
+            except Refused:
+                pass
+            else:
+                answers = decision.answer.get("results", ())
+                if all(answer.get("status") == "placed" for answer in answers):
+                    return plan, decision
+        fresh, plan = self._prepare_bets(session, command, actor, held)
+        if plan and not fresh.bets:
+            # Every bet of the request is known already (a retry after a lost answer: a
+            # crash, a timeout). Answer from the database in any phase, so the operator
+            # learns its bet ids even once the betting window has closed.
+            known = next((p["round_id"] for p in plan if p and "round_id" in p), None)
+            return plan, Decision(self.state, answer={"round_id": known})
+        return plan, decide(self.state, fresh, now=self.clock(), actor=actor)
+
     def _prepare_bets(
         self,
         session: Session,
         command: c.PlaceBets,
         actor: str,
         known: dict[str, tuple[int, str | None]] | None = None,
+        *,
+        look_up: bool = True,
     ) -> tuple[c.PlaceBets, list[dict[str, Any] | None]]:
-        """Namespace idempotency keys per operator; answer retries from the database.
+        """Namespace idempotency keys per operator; answer retries from the database
+        (without ``look_up``: as if none of the keys were recorded).
 
         Returns the fresh bets to decide on and, per requested bet in order, either the
         answer already known (a retry or a conflict) or None (decided now).
         """
         scoped = _scoped(command, actor)
-        existing = _existing_bets(session, [b.key for b in scoped])
+        existing = _existing_bets(session, [b.key for b in scoped]) if look_up else {}
         fresh, answers = _match_keys(scoped, existing, {})
         accounts = {b.account for b in fresh}
         # Stakes come only from the operator's own accounts: another operator's account

@@ -203,3 +203,61 @@ async def test_a_group_after_the_close_is_refused_request_by_request(
     answers = await together(table, [(bets(("late", f"{op[-1]}0", 100)), op) for op in OPS])
     assert all(isinstance(o, BettingClosed) for o in answers)
     assert stored(runtime) == {}
+
+
+async def test_a_request_under_recorded_keys_is_answered_as_a_lookup_answers_it(
+    table: TableService, runtime: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a request is first decided without looking its keys up; whatever the
+    keys' history, each bet is answered as the lookup answers it: a recorded key's bet is
+    a duplicate (never refused for the money it took), a write under a recorded key fails
+    on the unique key and nothing of it commits, and a request whose keys are all known is
+    answered after the close."""
+    reruns: list[int] = []
+    original = table._execute_in_transaction
+
+    def counted(command: Any, principal: Any, *, look_up: bool = True) -> Outcome:
+        reruns.append(look_up)
+        return original(command, principal, look_up=look_up)
+
+    monkeypatch.setattr(table, "_execute_in_transaction", counted)
+    postgres = runtime.engine.dialect.name == "postgresql"
+    first = await table.execute(bets(("k1", "a0", 700), ("k2", "a1", 100)), actor="operator:a")
+    ids = {r["key"]: r["bet_id"] for r in first.answer["results"]}
+    assert reruns == ([False] if postgres else [True])
+
+    # the recorded bets again with a new one, both accounts funded: the write under the
+    # recorded keys fails, and the request runs again looking them up
+    reruns.clear()
+    retry = bets(("k1", "a0", 700), ("k2", "a1", 100), ("k3", "a2", 100))
+    again = await table.execute(retry, actor="operator:a")
+    assert [(r["key"], r["status"]) for r in again.answer["results"]] == [
+        ("k1", "duplicate"),
+        ("k2", "duplicate"),
+        ("k3", "placed"),
+    ]
+    assert [again.answer["results"][i]["bet_id"] for i in (0, 1)] == [ids["k1"], ids["k2"]]
+    assert reruns == ([False, True] if postgres else [True])
+    assert [len(e.payload["bets"]) for e in again.events] == [1]
+
+    # a recorded key whose account has been emptied since: a duplicate, not refused
+    transfer(runtime, Transfer("a0", 9_300, "drain", "debit"), actor="operator:a")
+    emptied = await table.execute(bets(("k1", "a0", 700), ("k4", "a0", 100)), actor="operator:a")
+    assert [(r["key"], r["status"]) for r in emptied.answer["results"]] == [
+        ("k1", "duplicate"),
+        ("k4", "refused"),
+    ]
+    assert emptied.answer["results"][1]["error"] == "insufficient_funds"
+
+    # every key known, after the close: answered from the database
+    await table.execute(c.CloseBetting("dealer"), actor="supervisor:s")
+    late = await table.execute(bets(("k2", "a1", 100), ("k3", "a2", 100)), actor="operator:a")
+    assert [r["status"] for r in late.answer["results"]] == ["duplicate", "duplicate"]
+    assert late.events == []
+    assert stored(runtime) == {"k1": ("a0", 700), "k2": ("a1", 100), "k3": ("a2", 100)}
+    assert (balance(runtime, "a0"), balance(runtime, "a1"), balance(runtime, "a2")) == (
+        0,
+        9_900,
+        9_900,
+    )
+    ledger_matches_balances(runtime)
