@@ -39,7 +39,8 @@ class ProjectionError(RuntimeError):
     """The read models disagree with an event: the transaction must not commit."""
 
 
-KEY_CONSTRAINT = "uq_placed_bets_idempotency_key"
+KEY_CONSTRAINT = "uq_placed_bets_idempotency_key"  # as PostgreSQL names it
+KEY_VIOLATED = "UNIQUE constraint failed: placed_bets.idempotency_key"  # as SQLite says it
 
 
 class KnownKey(RuntimeError):
@@ -319,9 +320,9 @@ def _executemany(session: Session, sql: str, rows: list[tuple[Any, ...]]) -> int
     so inserts go through ``COPY`` (every value is a parameter, none is written in the SQL).
     """
     connection = session.connection()
-    if connection.dialect.paramstyle == "qmark":
-        return connection.exec_driver_sql(sql, rows).rowcount
     try:
+        if connection.dialect.paramstyle == "qmark":
+            return connection.exec_driver_sql(sql, rows).rowcount
         if not sql.startswith("INSERT") or len(rows) == 1:
             return connection.exec_driver_sql(sql.replace("?", "%s"), rows).rowcount
         # PostgreSQL: COPY, one stream for all rows instead of a statement per row.
@@ -334,17 +335,20 @@ def _executemany(session: Session, sql: str, rows: list[tuple[Any, ...]]) -> int
             for row in rows:
                 copy.write_row(row)
     except Exception as exc:
-        if _violates(exc, KEY_CONSTRAINT):
+        if _key_violated(exc):
             raise KnownKey(str(exc)) from exc
         raise
     return len(rows)
 
 
-def _violates(exc: BaseException, constraint: str) -> bool:
-    """Whether ``exc`` (the driver's, or SQLAlchemy's around it) is a violation of
-    ``constraint`` (PostgreSQL names it; SQLite does not)."""
+def _key_violated(exc: BaseException) -> bool:
+    """Whether ``exc`` (the driver's, or SQLAlchemy's around it) is a violation of the
+    unique idempotency key of ``placed_bets``: PostgreSQL names the constraint, SQLite
+    names the column in its message."""
     for error in (exc, getattr(exc, "orig", None)):
-        if getattr(getattr(error, "diag", None), "constraint_name", None) == constraint:
+        if getattr(getattr(error, "diag", None), "constraint_name", None) == KEY_CONSTRAINT:
+            return True
+        if type(error).__name__ == "IntegrityError" and str(error) == KEY_VIOLATED:
             return True
     return False
 

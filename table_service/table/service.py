@@ -353,22 +353,16 @@ class TableService:
             return self._execute_bets_or_command(command, principal)
 
     def _execute_bets_or_command(self, command: c.Command, principal: Principal) -> Outcome:
-        """A bet request on PostgreSQL is first written without looking its idempotency
-        keys up (see :meth:`_decide_bets`); if one of them was recorded after all, the
-        unique key refuses the write, nothing of it commits, and it runs again with them
-        looked up."""
-        if isinstance(command, c.PlaceBets) and self._keys_unique_in_database():
+        """A bet request is first written without looking its idempotency keys up (see
+        :meth:`_decide_bets`); if one of them was recorded after all, the unique key
+        refuses the write, nothing of it commits, and it runs again with them looked
+        up."""
+        if isinstance(command, c.PlaceBets):
             try:
                 return self._execute_in_transaction(command, principal, look_up=False)
             except KnownKey:
                 log.info("table.bets_retried_with_known_keys", bets=len(command.bets))
         return self._execute_in_transaction(command, principal)
-
-    def _keys_unique_in_database(self) -> bool:
-        """Whether a bet written under a recorded key fails its write (PostgreSQL: the
-        unique key's violation is told apart by its name; SQLite's lookup is in-process
-        and cheap, so it always looks)."""
-        return self.runtime.engine.dialect.name == "postgresql"
 
     def _execute_in_transaction(
         self, command: c.Command, principal: Principal, *, look_up: bool = True

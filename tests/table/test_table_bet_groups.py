@@ -208,7 +208,7 @@ async def test_a_group_after_the_close_is_refused_request_by_request(
 async def test_a_request_under_recorded_keys_is_answered_as_a_lookup_answers_it(
     table: TableService, runtime: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On PostgreSQL a request is first decided without looking its keys up; whatever the
+    """A request is first decided without looking its keys up; whatever the
     keys' history, each bet is answered as the lookup answers it: a recorded key's bet is
     a duplicate (never refused for the money it took), a write under a recorded key fails
     on the unique key and nothing of it commits, and a request whose keys are all known is
@@ -221,10 +221,9 @@ async def test_a_request_under_recorded_keys_is_answered_as_a_lookup_answers_it(
         return original(command, principal, look_up=look_up)
 
     monkeypatch.setattr(table, "_execute_in_transaction", counted)
-    postgres = runtime.engine.dialect.name == "postgresql"
     first = await table.execute(bets(("k1", "a0", 700), ("k2", "a1", 100)), actor="operator:a")
     ids = {r["key"]: r["bet_id"] for r in first.answer["results"]}
-    assert reruns == ([False] if postgres else [True])
+    assert reruns == [False]
 
     # the recorded bets again with a new one, both accounts funded: the write under the
     # recorded keys fails, and the request runs again looking them up
@@ -237,7 +236,7 @@ async def test_a_request_under_recorded_keys_is_answered_as_a_lookup_answers_it(
         ("k3", "placed"),
     ]
     assert [again.answer["results"][i]["bet_id"] for i in (0, 1)] == [ids["k1"], ids["k2"]]
-    assert reruns == ([False, True] if postgres else [True])
+    assert reruns == [False, True]
     assert [len(e.payload["bets"]) for e in again.events] == [1]
 
     # a recorded key whose account has been emptied since: a duplicate, not refused

@@ -15,6 +15,7 @@ from table_service.rules.game import (
 )
 from table_service.table import commands as c
 from table_service.table import events as ev
+from table_service.table.config import StakeLimits
 from table_service.table.decide.cards import deal
 from table_service.table.decide.decision import (
     Decision,
@@ -167,11 +168,14 @@ def place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> None
         d.state.joined_order(),
         d.state.bank_joined,
     )
+    limits_of: dict[str, StakeLimits] = {}  # per bet type, looked up once a request
     for bet in cmd.bets:
         try:
             intent = Bet(bet.bet_id, bet.account, bet.bet_type, bet.stake, bet.seat)
             game.check_bet(rules, intent, context)
-            limits = config.limits_for(bet.bet_type)
+            limits = limits_of.get(bet.bet_type)
+            if limits is None:
+                limits = limits_of[bet.bet_type] = config.limits_for(bet.bet_type)
             if not limits.min_stake <= bet.stake <= limits.max_stake:
                 answers.append(
                     {
@@ -183,14 +187,14 @@ def place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> None
                     }
                 )
                 continue
-            if balances.get(bet.account, 0) < bet.stake:
+            balance = balances.get(bet.account, 0)
+            if balance < bet.stake:
                 answers.append(
                     {
                         "key": bet.key,
                         "status": "refused",
                         "error": "insufficient_funds",
-                        "reason": f"account {bet.account} balance "
-                        f"{balances.get(bet.account, 0)} < stake {bet.stake}",
+                        "reason": f"account {bet.account} balance {balance} < stake {bet.stake}",
                     }
                 )
                 continue
