@@ -11,7 +11,7 @@ rather than forced onto the nearest face.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import cv2
@@ -152,6 +152,13 @@ class CardRead:
     """How well the card's index fits this deck's print of it (see :func:`index_fit`); a pass
     is reported only if one of its frames was sharp enough to show it is (see
     :class:`~shoe_reader.camera.voting.VotingRules`)."""
+    face: str = ""
+    """A frame not read confidently: the card its face alone reads clearly (where it is not
+    covered), if any; evidence the pass weighs with its other frames (see
+    :class:`~shoe_reader.camera.voting.VotingRules`), never a read of its own."""
+    corners: tuple[str, ...] = ()
+    """A frame not read confidently: the cards its corner indices clear enough to look at
+    say (rank and suit), however weakly."""
 
 
 @dataclass(frozen=True)
@@ -389,13 +396,18 @@ def _read(
     # The face alone is not clear (a finger, a glare spot across it), or the
     # frame too blurred to tell this deck's index from another deck's print:
     # the index corners are read on their own, rank and suit.
-    by_index = _read_index(cal, maps, windows, best, keep)
+    said: set[str] = set()
+    by_index = _read_index(cal, maps, windows, best, keep, said)
+    # What the face and the corners say, for the pass to weigh (see CardRead.face).
+    clear = found.code if _confidence(found.fit, found.separation) >= WEAK else ""
+    heard = tuple(sorted(said))
     if by_index is not None:
-        return by_index, found
+        return replace(by_index, face=clear, corners=heard), found
     cause = _cause(covered, found, index)
     if confidence <= 0:
-        return CardRead(None, 0.0, why, cause=cause), found
-    return CardRead(found.code, confidence, why, deck_fit=index, cause=cause), found
+        return CardRead(None, 0.0, why, cause=cause, face=clear, corners=heard), found
+    read = CardRead(found.code, confidence, why, deck_fit=index, cause=cause)
+    return replace(read, face=clear, corners=heard), found
 
 
 def _cause(covered: float, found: FaceMatch, index: float) -> str:
@@ -424,6 +436,7 @@ def _read_index(
     windows: _Windows,
     face_best: int,
     keep: np.ndarray | None = None,
+    said: set[str] | None = None,
 ) -> CardRead | None:
     """The card its corner indices read, where the face does not say otherwise (``None``: no
     corner reads a card; a read with no code: the evidence disagrees).
@@ -437,7 +450,9 @@ def _read_index(
     this deck's) make the frame unreadable, never a read of either.
     """
     reads: list[tuple[str, float]] = []
-    said: set[str] = set()  # what every corner clear enough to look at says, however weakly
+    # What every corner clear enough to look at says, however weakly (kept in the caller's
+    # ``said``: the pass weighs it with its other frames).
+    said = set() if said is None else said
     parts: list[PartRead] = []  # every corner's rank and suit read
     for fmap in windows:
         rank = _classify(cal.rank_part, fmap)

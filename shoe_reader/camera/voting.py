@@ -49,6 +49,16 @@ class VotingRules:
     card or disputed between two (a hand over the card in most of the pass's frames leaves
     two clear ones: measured on the development decks at the "studio" level, no frame
     misread above 0.66)."""
+    lean_votes: int = 2
+    lean_frames: int = 4
+    """Or this many confident frames, and in all this many frames that either read the card
+    confidently or lean to it (their face, clear where it is not covered, and a corner say
+    it, and nothing in them says another card: see :attr:`CardRead.face`), with nothing in
+    the pass against it: no other card read or leaned to, however weakly, no frame disputed.
+    A hand over one end of the card leaves two clear frames, and the rest still show the
+    same card by two sources each too weak alone; a confident misread of one frame is never
+    the whole pass (measured on the development decks at the "studio" level: misread frames
+    come with other frames that say the true card)."""
     min_share: float = 0.8  # the winner's share of the confident votes
     gap_frames: int = 3  # empty frames that end a pass
     min_present_frames: int = 3  # shorter glimpses are not a card pass
@@ -81,6 +91,8 @@ class _Pass:
     best_rejected: float = 0.0
     sure: Counter[str] = field(default_factory=Counter)  # votes of at least ``sure``
     disputed: int = 0  # frames whose face and index, or two corners, read two cards
+    leans: Counter[str] = field(default_factory=Counter)  # see VotingRules.lean_votes
+    pointed: set[str] = field(default_factory=set)  # what frames not read say, however weakly
 
 
 class Voter:
@@ -112,6 +124,10 @@ class Voter:
             return []
         if read.code is None or read.confidence < self.rules.min_confidence:
             p.disputed += read.disputed or read.reason.startswith(CORNERS_DISAGREE)
+            says = [c for c in (read.code, read.face) if c] + list(read.corners)
+            p.pointed.update(says)
+            if len(says) >= 2 and len(set(says)) == 1 and not read.disputed:
+                p.leans[says[0]] += 1
             p.reasons[read.reason or f"low confidence read {read.code}"] += 1
             p.causes[read.cause or BLURRED] += 1
             p.best_rejected = max(p.best_rejected, read.confidence)
@@ -207,8 +223,16 @@ class Voter:
         # A pass disputed (face against index) in more frames than it is read is not this card:
         # a finger over the middle pip made a five a four in three frames of ancient_french,
         # the index saying otherwise in four more.
-        enough = (n >= self.rules.min_votes and p.disputed <= n) or (
-            p.sure[code] >= self.rules.sure_votes and n == total and not p.disputed
+        clean = n == total and not p.disputed  # nothing in the pass against the card
+        enough = (
+            (n >= self.rules.min_votes and p.disputed <= n)
+            or (p.sure[code] >= self.rules.sure_votes and clean)
+            or (
+                n >= self.rules.lean_votes
+                and n + p.leans[code] >= self.rules.lean_frames
+                and clean
+                and p.pointed <= {code}
+            )
         )
         if enough and share >= self.rules.min_share and p.deck[code] < self.rules.deck_fit:
             return UnreadableCard(

@@ -243,3 +243,32 @@ def test_a_pass_disputed_in_more_frames_than_it_is_read_is_not_reported() -> Non
     assert isinstance(event, UnreadableCard)
     (event,) = run([seen("4S", 1.0)] * 3 + [dispute] * 3)
     assert isinstance(event, CardSeen) and event.card == "4S"
+
+
+def lean(face: str, corners: tuple[str, ...], code: str | None = None) -> FrameRead:
+    """A frame not read confidently, whose face (clear where not covered) and corners say
+    what they say (see CardRead.face)."""
+    return FrameRead(True, CardRead(code, 0.3 if code else 0.0, "not clear", cause=COVERED,
+                                    face=face, corners=corners))  # fmt: skip
+
+
+def test_two_confident_frames_and_frames_leaning_to_the_card_are_enough() -> None:
+    """A hand over one end of the card leaves two confident frames; the others, each too
+    weak alone, still show the same card by their face and a corner. Two confident frames
+    with two such frames and nothing against report the card; one confident frame never does
+    (a single frame misreads), nor a lean with one source only, nor a pass where any frame
+    says another card, however weakly."""
+    covered = lean("", ())
+    base = [seen("QD", 0.83), seen("QD", 0.9), lean("QD", ("QD",)), lean("QD", ("QD",), "QD")]
+    (event,) = run([*base, covered, covered, EMPTY, EMPTY, EMPTY])
+    assert isinstance(event, CardSeen) and event.card == "QD"
+    for frames in (
+        [seen("QD", 0.83), lean("QD", ("QD",)), lean("QD", ("QD",)), lean("QD", ("QD",))],
+        [*base[:3], lean("QD", ())],  # one source only: not a lean
+        [*base, lean("QD", ("QD", "QH"))],  # a corner says another card
+        [*base, lean("QH", ())],  # the face says another card
+        [*base, lean("", (), "QC")],  # a weak read of another card
+        [*base, FrameRead(True, CardRead(None, 0.0, "face and index disagree", disputed=True))],
+    ):
+        (event,) = run([*frames, EMPTY, EMPTY, EMPTY])
+        assert isinstance(event, UnreadableCard), frames
