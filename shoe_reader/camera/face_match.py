@@ -17,7 +17,6 @@ across the card cancel, and what is compared is the print.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import cv2
 import numpy as np
@@ -112,8 +111,7 @@ class FaceBook:
             mask = mask.ravel().astype(np.float32)
             x = as_vector(maps) * mask
             x /= max(float(np.linalg.norm(x)), 1e-6)
-            norms = np.sqrt(np.maximum(self.squares @ mask, 1e-12))
-            found = (self.templates @ x) / norms
+            found = kernels.masked_cosines(self.templates, x, mask)
         return np.maximum.reduceat(found, self.starts)
 
     def blurred(self, maps: np.ndarray, card: int, keep: np.ndarray | None = None) -> bool:
@@ -131,12 +129,6 @@ class FaceBook:
             mask = np.repeat(keep[MARGIN:-MARGIN, MARGIN:-MARGIN, None], maps.shape[-1], axis=2)
             found = self.templates[lo:hi] @ (as_vector(maps) * mask.ravel())
         return bool(int(np.argmax(found)) % SOFTER_COPIES)
-
-    @cached_property
-    def squares(self) -> np.ndarray:
-        """The templates squared, element by element (their length over part of a face)."""
-        squared: np.ndarray = self.templates * self.templates
-        return squared
 
     def contest(self, maps: np.ndarray) -> tuple[int, float, np.ndarray]:
         """The nearest card, its fit, and its share (see :class:`FaceMatch`) against each card.

@@ -158,51 +158,6 @@ def side_fits(
     return fitted, at_start, at_end, on_edge, tried
 
 
-_STATS = "Tuple((i8[::1], f8[::1], b1[::1], b1[::1], b1[::1], b1[::1]))"
-
-
-@njit(_STATS + "(i4[:, ::1], u1[:, ::1], f8[:, ::1], i8)", cache=True)
-def region_stats(
-    labels: np.ndarray, gray: np.ndarray, table: np.ndarray, n: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per region of ``labels`` (``n`` of them): its area, the sum of its pixels' brightness
-    above ``table`` (in row-major order, as ``np.bincount`` adds its weights), and whether
-    it reaches within a pixel of the left, right, top and bottom side."""
-    h, w = labels.shape
-    areas = np.zeros(n, np.int64)
-    above = np.zeros(n)
-    left = np.zeros(n, np.bool_)
-    right = np.zeros(n, np.bool_)
-    top = np.zeros(n, np.bool_)
-    bottom = np.zeros(n, np.bool_)
-    for y in range(h):
-        for x in range(w):
-            label = labels[y, x]
-            areas[label] += 1
-            above[label] += float(gray[y, x]) - table[y, x]
-        left[labels[y, 0]] = True
-        left[labels[y, min(1, w - 1)]] = True
-        right[labels[y, w - 1]] = True
-        right[labels[y, max(w - 2, 0)]] = True
-    for x in range(w):
-        top[labels[0, x]] = True
-        top[labels[min(1, h - 1), x]] = True
-        bottom[labels[h - 1, x]] = True
-        bottom[labels[max(h - 2, 0), x]] = True
-    return areas, above, left, right, top, bottom
-
-
-@njit("i8[::1](i4[:, ::1], i2[:, ::1], i8)", cache=True)
-def region_sums(labels: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
-    """Per region of ``labels``: the sum of its pixels' ``values``."""
-    h, w = labels.shape
-    sums = np.zeros(n, np.int64)
-    for y in range(h):
-        for x in range(w):
-            sums[labels[y, x]] += values[y, x]
-    return sums
-
-
 @njit("u1[:, ::1](i4[:, ::1], b1[::1])", cache=True)
 def select(labels: np.ndarray, chosen: np.ndarray) -> np.ndarray:
     """1 where a pixel's region is ``chosen``, else 0."""
@@ -373,4 +328,95 @@ def table_difference(colour: np.ndarray, coef: np.ndarray) -> np.ndarray:
                 plane = (coef[0, ch] + coef[1, ch] * fx) + coef[2, ch] * fy
                 total += abs(_F4(colour[y, x, ch]) - plane)
             out[y, x] = total
+    return out
+
+
+@njit("u1[:, ::1](u1[:, :, :], f8)", cache=True)
+def skin(colour: np.ndarray, warmth: float) -> np.ndarray:
+    """``locate.skin_pixels``: 1 where a BGR pixel is skin, in one pass (``warmth``: 100 times
+    the share of brightness that red must exceed blue by), the same integer arithmetic
+    and the same comparison with a double as NumPy's int16 and float64 arrays did."""
+    h, w = colour.shape[0], colour.shape[1]
+    out = np.empty((h, w), np.uint8)
+    for y in range(h):
+        for x in range(w):
+            b = np.int64(colour[y, x, 0])
+            g = np.int64(colour[y, x, 1])
+            r = np.int64(colour[y, x, 2])
+            warm = r - b
+            lum = (r + g + b) // 3
+            up = g - b
+            hot = float(100 * warm) > warmth * float(lum if lum > 1 else 1)
+            out[y, x] = 1 if hot and 6 * up > warm and 2 * up < warm else 0
+    return out
+
+
+_REGIONS = "Tuple((i8[::1], f8[::1], i8[::1], b1[::1], b1[::1], b1[::1], b1[::1]))"
+
+
+@njit(_REGIONS + "(i4[:, ::1], u1[:, ::1], f8[::1], f8[::1], u1[:, :, ::1], i8)", cache=True)
+def regions(
+    labels: np.ndarray,
+    gray: np.ndarray,
+    ys: np.ndarray,
+    xs: np.ndarray,
+    colour: np.ndarray,
+    n: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per region of ``labels`` (``n`` of them), in one pass: its area; the sum of its
+    pixels' brightness above the table (in row-major order, as ``np.bincount`` adds its
+    weights), the table's light a plane given by its rows and columns (``table[y, x] =
+    ys[y] + xs[x]``, as NumPy's broadcast sum made it); the sum of its red less blue from
+    ``colour`` (BGR; an empty array: none, all zero); and whether it reaches within a pixel
+    of the left, right, top and bottom side."""
+    h, w = labels.shape
+    areas = np.zeros(n, np.int64)
+    above = np.zeros(n)
+    warm = np.zeros(n, np.int64)
+    left = np.zeros(n, np.bool_)
+    right = np.zeros(n, np.bool_)
+    top = np.zeros(n, np.bool_)
+    bottom = np.zeros(n, np.bool_)
+    coloured = colour.shape[0] == h and colour.shape[1] == w and colour.shape[2] >= 3
+    for y in range(h):
+        row = ys[y]
+        for x in range(w):
+            label = labels[y, x]
+            areas[label] += 1
+            above[label] += float(gray[y, x]) - (row + xs[x])
+            if coloured:
+                warm[label] += np.int64(colour[y, x, 2]) - np.int64(colour[y, x, 0])
+        left[labels[y, 0]] = True
+        left[labels[y, min(1, w - 1)]] = True
+        right[labels[y, w - 1]] = True
+        right[labels[y, max(w - 2, 0)]] = True
+    for x in range(w):
+        top[labels[0, x]] = True
+        top[labels[min(1, h - 1), x]] = True
+        bottom[labels[h - 1, x]] = True
+        bottom[labels[max(h - 2, 0), x]] = True
+    return areas, above, warm, left, right, top, bottom
+
+
+@njit("f4[::1](f4[:, ::1], f4[::1], f4[::1])", fastmath=True, cache=True)
+def masked_cosines(templates: np.ndarray, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Each template's cosine with ``x`` over the features ``mask`` keeps: ``templates @ x``
+    over each template's length there (``sqrt((templates * templates) @ mask)``), in one
+    pass over the templates (``x`` is already zero where the mask is).
+
+    The face's templates are some 5 MB, read twice a frame by the two products on a
+    frame with a hand over the face: once is half the time where memory is the limit.
+    Float32 as the two products, summed in another order: the same to a few units in
+    the last place (``tests/camera/test_camera_kernels.py``).
+    """
+    n, d = templates.shape
+    out = np.empty(n, np.float32)
+    for i in range(n):
+        dot = _F4(0.0)
+        square = _F4(0.0)
+        for j in range(d):
+            v = templates[i, j]
+            dot += v * x[j]
+            square += v * v * mask[j]
+        out[i] = dot / np.sqrt(max(square, _F4(1e-12)))
     return out

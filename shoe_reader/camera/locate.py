@@ -429,12 +429,15 @@ def _border(image: np.ndarray) -> np.ndarray:
     return np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]])
 
 
-def _table_light(gray: np.ndarray) -> tuple[np.ndarray, float]:
-    """The table's brightness at every pixel of the region (a plane fitted to its border),
-    and its spread.
+def _table_light(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """The table's brightness over the region, a plane fitted to its border: its value
+    at row ``y`` and column ``x`` is ``rows[y] + columns[x]``; and its spread.
 
     Light falls off across a table; a card on its dim side can be darker than
-    the table's bright side, but never than the table right around it.
+    the table's bright side, but never than the table right around it. The
+    plane is kept as its rows and columns (the region's statistics add the two
+    per pixel, :func:`kernels.regions`): made whole, it cost as much as
+    everything else asked of it.
     """
     h, w = gray.shape[:2]
     design, solve = _border_fit(h, w)
@@ -444,7 +447,7 @@ def _table_light(gray: np.ndarray) -> tuple[np.ndarray, float]:
     p50, p90 = percentile(residual, (50, 90))
     xs = np.arange(w, dtype=np.float64) * coef[1]
     ys = np.arange(h, dtype=np.float64) * coef[2] + (coef[0] + p50)
-    return ys[:, None] + xs[None, :], float(p90 - p50)
+    return ys, xs, float(p90 - p50)
 
 
 def _table_difference(colour: np.ndarray) -> tuple[np.ndarray, float]:
@@ -469,6 +472,10 @@ def _table_difference(colour: np.ndarray) -> tuple[np.ndarray, float]:
     return np.abs(colour.astype(np.float32) - table).sum(axis=2), limit
 
 
+_NO_COLOUR = np.zeros((0, 0, 3), np.uint8)
+"""No colour frame for :func:`kernels.regions` (a grey region: no skin looked for)."""
+
+
 def skin_pixels(colour: np.ndarray) -> np.ndarray:
     """1 where a pixel of ``colour`` (BGR) has a skin's hue, else 0 (uint8).
 
@@ -478,14 +485,10 @@ def skin_pixels(colour: np.ndarray) -> np.ndarray:
     way (red ink, and red ink blurred into white paper, has green as low as
     blue; gold print has green near red).
     """
-    b, g, r = (colour[..., k].astype(np.int16) for k in range(3))
-    warm = r - b
-    lum = (r + g + b) // 3
-    up = g - b
-    skin: np.ndarray = (
-        (100 * warm > 100 * SKIN_WARMTH * np.maximum(lum, 1)) & (6 * up > warm) & (2 * up < warm)
-    ).view(np.uint8)
-    return skin
+    # One compiled pass (the same integer arithmetic as int16 arrays, compared with the
+    # same double): a face, a candidate's surroundings, the reduced frame, up to three
+    # times a frame.
+    return kernels.skin(colour, 100 * SKIN_WARMTH)
 
 
 class Locator:
@@ -863,8 +866,10 @@ class Locator:
         # that brightness, and which regions come within a pixel of each side
         # of the region (as a bounding box starting at 0 or 1, or ending at the
         # last or the one before) are one pass over the labels.
-        table, spread = _table_light(gray)
-        areas, above, left, right, top, bottom = kernels.region_stats(labels, gray, table, n)
+        rows, columns, spread = _table_light(gray)
+        areas, above, warm, left, right, top, bottom = kernels.regions(
+            labels, gray, rows, columns, _NO_COLOUR if colour is None else colour, n
+        )
         min_area = self.min_card_fraction * h * w
         paper = (above / np.maximum(areas, 1) >= max(self.min_contrast, 1.6 * spread)) & (
             areas >= max(6, min_area / 50)
@@ -876,9 +881,9 @@ class Locator:
             # A dealer's finger on the card is brighter than a dark table, and cuts
             # the card's paper in two on any table: skin is no paper, but a
             # card's pieces either side of a finger are one card.
-            level = above / np.maximum(areas, 1) + float(table.mean())
-            red_less_blue = cv2.subtract(colour[..., 2], colour[..., 0], dtype=cv2.CV_16S)
-            warmth = kernels.region_sums(labels, red_less_blue, n) / np.maximum(areas, 1)
+            # (the plane's mean over the region: its mean row plus its mean column)
+            level = above / np.maximum(areas, 1) + (float(rows.mean()) + float(columns.mean()))
+            warmth = warm / np.maximum(areas, 1)
             skin = (warmth > SKIN_WARMTH * np.maximum(level, 1.0)) & (areas >= 4) & ~touches
             skin[0] = False
             paper &= ~skin

@@ -24,10 +24,12 @@ from shoe_reader.camera.locate import (
     _SNAP_D,
     _SNAP_T,
     SIDE_TOLERANCE,
+    SKIN_WARMTH,
     _meet,
     _side_lengths,
     _snap,
     percentile,
+    skin_pixels,
 )
 
 N_T, N_D = len(_SNAP_T), len(_SNAP_D)
@@ -225,14 +227,24 @@ def test_snap_maps_are_the_old_broadcasting_to_the_bit(
     n=st.integers(1, 12),
 )
 def test_region_stats_are_the_old_bincounts_and_bands(seed: int, h: int, w: int, n: int) -> None:
+    """Areas, brightness above a table plane, red less blue, and the bands touched: the old
+    bincounts over the whole plane and the old int16 difference of the colours."""
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, n, (h, w)).astype(np.int32)
     gray = rng.integers(0, 256, (h, w)).astype(np.uint8)
-    table = rng.uniform(0, 255, (h, w))
-    areas, above, left, right, top, bottom = kernels.region_stats(labels, gray, table, n)
+    rows = rng.uniform(0, 200, h)
+    columns = rng.uniform(-20, 55, w)
+    table = rows[:, None] + columns[None, :]
+    colour = rng.integers(0, 256, (h, w, 3)).astype(np.uint8)
+    areas, above, warm, left, right, top, bottom = kernels.regions(
+        labels, gray, rows, columns, colour, n
+    )
     flat = labels.ravel().astype(np.intp)
     assert np.array_equal(areas, np.bincount(flat, minlength=n))
     assert np.array_equal(above, np.bincount(flat, weights=(gray - table).ravel(), minlength=n))
+    red_less_blue = cv2.subtract(colour[..., 2], colour[..., 0], dtype=cv2.CV_16S)
+    sums = np.bincount(flat, weights=red_less_blue.ravel().astype(np.float64), minlength=n)
+    assert np.array_equal(warm, sums.astype(np.int64))
     for got, band in zip(
         (left, right, top, bottom),
         (labels[:, :2], labels[:, -2:], labels[:2], labels[-2:]),
@@ -241,13 +253,38 @@ def test_region_stats_are_the_old_bincounts_and_bands(seed: int, h: int, w: int,
         seen = np.zeros(n, bool)
         seen[band] = True
         assert np.array_equal(got, seen)
+    grey_only = kernels.regions(labels, gray, rows, columns, np.zeros((0, 0, 3), np.uint8), n)
+    assert not grey_only[2].any()
+    assert np.array_equal(grey_only[1], above)
     chosen = rng.random(n) < 0.5
     assert np.array_equal(
         kernels.select(labels, chosen), np.take(chosen.view(np.uint8), flat).reshape(h, w)
     )
-    values = rng.integers(-255, 256, (h, w)).astype(np.int16)
-    sums = np.bincount(flat, weights=values.ravel().astype(np.float64), minlength=n)
-    assert np.array_equal(kernels.region_sums(labels, values, n), sums.astype(np.int64))
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), h=st.integers(1, 40), w=st.integers(1, 40))
+def test_skin_is_the_old_int16_arithmetic_to_the_bit(seed: int, h: int, w: int) -> None:
+    """Skin-like colours (red over green over blue) near every limit, and a strided view
+    (the crop round a candidate) as well as a whole array."""
+    rng = np.random.default_rng(seed)
+    r = rng.integers(0, 256, (h, w))
+    b = (r * rng.uniform(0, 1.2, (h, w))).clip(0, 255).astype(int)
+    g = (b + (r - b) * rng.uniform(-0.2, 0.8, (h, w))).clip(0, 255).astype(int)
+    colour = np.stack([b, g, r], axis=-1).astype(np.uint8)
+    big = np.zeros((h + 4, w + 6, 3), np.uint8)
+    big[2 : h + 2, 3 : w + 3] = colour
+    for image in (colour, big[2 : h + 2, 3 : w + 3]):
+        b16, g16, r16 = (image[..., k].astype(np.int16) for k in range(3))
+        warm = r16 - b16
+        lum = (r16 + g16 + b16) // 3
+        up = g16 - b16
+        want = (
+            (100 * warm > 100 * SKIN_WARMTH * np.maximum(lum, 1))
+            & (6 * up > warm)
+            & (2 * up < warm)
+        )
+        assert np.array_equal(skin_pixels(image), want.view(np.uint8))
 
 
 @settings(max_examples=300, deadline=None)
@@ -306,3 +343,23 @@ def test_table_difference_is_the_old_plane_and_sum_to_the_bit(seed: int, h: int,
     table = coef[0][None, None, :] + coef[1][None, None, :] * gx + coef[2][None, None, :] * gy
     want = np.abs(colour.astype(np.float32) - table).sum(axis=2)
     assert np.array_equal(kernels.table_difference(colour, coef), want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 30), d=st.integers(1, 600))
+def test_masked_cosines_are_the_two_products_to_float32_rounding(seed: int, n: int, d: int) -> None:
+    """The face's cosines over the uncovered features: the old two matrix products (each
+    template's dot with the masked frame, over its length where the mask keeps) within
+    float32's rounding; a template with nothing left under the mask divides by the floor."""
+    rng = np.random.default_rng(seed)
+    templates = rng.normal(0, 1, (n, d)).astype(np.float32)
+    templates /= np.linalg.norm(templates, axis=1, keepdims=True)
+    templates[0, : d // 2] = 0.0
+    mask = (rng.random(d) < 0.7).astype(np.float32)
+    mask[d // 2 :] = 0.0 if n > 1 and seed % 3 == 0 else mask[d // 2 :]
+    x = rng.normal(0, 1, d).astype(np.float32) * mask
+    x /= max(float(np.linalg.norm(x)), 1e-6)
+    want = (templates @ x) / np.sqrt(np.maximum((templates * templates) @ mask, 1e-12))
+    got = kernels.masked_cosines(templates, x, mask)
+    assert got.dtype == np.float32
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-5)
