@@ -168,18 +168,25 @@ class _BetRows:
     placed: list[tuple[Any, ...]] = field(default_factory=list)
     stakes: list[tuple[Any, ...]] = field(default_factory=list)
     returns: list[tuple[Any, ...]] = field(default_factory=list)
+    placed_seq: int = 0  # the last placing event's; 0: none yet, -1: they came out of order
 
     def write(self, session: Session, seq: int) -> None:
         """One executemany (one ``COPY`` on PostgreSQL) per table for the whole command,
         in key order within each event: a settlement of 100k bets arrives as 100 events,
         and rows that reach each index in order touch each page once, where 100 batches
-        in random order would touch most pages 100 times."""
+        in random order would touch most pages 100 times. Placed bets and their stake
+        lines are gathered in that order already (each event's bets by id, the events
+        in the log's order), so they are sorted only if the events came out of order:
+        sorting 5,000 rows already in order was 4-11 ms of a batch under load."""
+        in_order = self.placed_seq >= 0
         if self.placed:
-            self.placed.sort(key=_seq_then_bet)
+            if not in_order:
+                self.placed.sort(key=_seq_then_bet)
             _executemany(session, _INSERT_BET, self.placed)
         for sql, rows in ((_INSERT_LEDGER, self.stakes), (_INSERT_RETURN, self.returns)):
             if rows:
-                rows.sort(key=_ledger_order)
+                if rows is not self.stakes or not in_order:
+                    rows.sort(key=_ledger_order)
                 _executemany(session, sql, rows)
         _move_money(session, self.deltas, seq)
 
@@ -366,11 +373,15 @@ _INSERT_RETURN = (
 )
 
 
+_BET_ID = itemgetter("bet_id")
+
+
 def _bets_placed(rows: _BetRows, e: StoredEvent, x: ev.BetsPlaced) -> None:
-    bets = x.bets
+    bets = sorted(x.bets, key=_BET_ID)  # the order _BetRows.write stores them in
     round_id, seq, table_id = x.round_id, e.seq, e.table_id
+    rows.placed_seq = seq if 0 <= rows.placed_seq < seq else -1
     deltas = rows.deltas
-    for b in bets:
+    for b in x.bets:
         deltas[b["account"]] -= b["stake"]
     rows.placed.extend(
         (b["bet_id"], b["key"], table_id, round_id, b["account"], b["type"], b["stake"], seq)
