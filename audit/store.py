@@ -399,18 +399,24 @@ class EventStore:
     def commit(self, session: Session) -> None:
         """Send the transaction's deferred writes and its COMMIT in one round trip: the
         last thing the transaction does (the session's own commit then finds it done and
-        sends nothing more). Where that cannot be (nothing deferred, another backend, ORM
-        objects still to flush, tables whose lease fence was not passed under the lock,
-        whose commit-time check must run first), the writes go now and the session's
-        commit runs as usual."""
+        sends nothing more). What must pass before a commit (the session's before-commit
+        checks: a studio lease's fence, where it was not passed under the log's lock)
+        runs first, in the transaction, and is marked done. Where one round trip cannot
+        be (nothing deferred, another backend, ORM objects to flush), the writes go now
+        and the session's commit runs as usual."""
         tail = self._take_tail(session)
         if not tail:
             return
-        pending = {e.table_id for e in session.info.get(_PENDING, ())}
-        unfenced = self.fence is not None and bool(pending - self.fenced(session))
         connection = session.connection()
         raw = connection.connection.dbapi_connection
-        if unfenced or session.new or session.dirty or session.deleted or raw is None:
+        if not (session.new or session.dirty or session.deleted or raw is None):
+            # The checks a commit runs, now, while the transaction is open: a check that
+            # refuses raises here and nothing is written. Their tables are then fenced
+            # for this transaction, so the session's commit does not check them again.
+            session.dispatch.before_commit(session)
+            checked = {e.table_id for e in session.info.get(_PENDING, ())}
+            session.info[_FENCED] = (session.get_transaction(), self.fenced(session) | checked)
+        if session.new or session.dirty or session.deleted or raw is None:
             for sql, params in tail:
                 connection.exec_driver_sql(sql, params)
             return

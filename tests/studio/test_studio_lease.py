@@ -160,3 +160,34 @@ def test_a_takeover_waits_for_the_commit_in_flight(make_runtime) -> None:  # typ
     thief.join(60)
     assert taken and taken[0][1] == 2 and taken[0][0] >= committed_at
     assert _events(b_rt, "t1") == 1
+
+
+@pytest.mark.parametrize("under_lock", [False, True])
+def test_writes_sent_with_the_commit_are_fenced_before_it(make_runtime, under_lock: bool) -> None:  # type: ignore[no-untyped-def]
+    """A command's event rows deferred to its COMMIT (one round trip): a process that
+    does not hold the table's lease writes nothing, whether the fence is checked under
+    the log's lock or by the commit's own check, which runs before that COMMIT."""
+    a_rt, b_rt = make_runtime(), make_runtime()
+    a = Leases(a_rt.engine, "a", "http://a", TTL_MS)
+    b = Leases(b_rt.engine, "b", "http://b", TTL_MS)
+    for leases, rt in ((a, a_rt), (b, b_rt)):
+        leases.fenced = frozenset({"t1"})
+        leases.install_fence(rt.sessions, rt.store if under_lock else None)
+    assert a.acquire("t1") == 1
+
+    def deferred(rt) -> None:  # type: ignore[no-untyped-def]
+        with rt.sessions.begin() as session:
+            rt.store.lock(session, tables=("t1",))
+            rt.store.append(session, [NewEvent("t1", "card_dealt", "test", {})], defer=True)
+            EventStore.defer(session, "UPDATE studio_leases SET owner_url = %s", ("moved",))
+            rt.store.commit(session)
+
+    deferred(a_rt)
+    with pytest.raises(LeaseLost):
+        deferred(b_rt)
+    assert _events(a_rt, "t1") == 1
+    assert a.directory(["t1"])["t1"].owner_url == "moved"  # a's, landed with its commit
+    with b_rt.sessions.begin() as session:  # b's connection is clean for what comes next
+        b_rt.store.append(session, [NewEvent("_wallet", "x", "test", {})], defer=True)
+        b_rt.store.commit(session)
+    assert _events(b_rt, "_wallet") == 1
