@@ -20,7 +20,7 @@ from table_service.routes.common import PathId
 from table_service.routes.models import IncidentIn, IncidentOut, ResolveIn
 from table_service.table import commands as c
 from table_service.table import policy
-from table_service.table.view import ReadModel, model_view
+from table_service.table.view import incident_model, model_view
 
 
 def _resolve(body: ResolveIn, params: Any) -> c.Command:
@@ -78,7 +78,7 @@ def add_incident_list(router: APIRouter) -> None:
             if status:
                 query = query.where(IncidentRow.status == status)
             rows = session.scalars(query.order_by(IncidentRow.raised_seq.desc()).limit(limit))
-            return [model_view(ReadModel("incident", incident_json(r)), viewer) for r in rows]
+            return [model_view(incident_model(incident_json(r), viewer), viewer) for r in rows]
 
 
 def incident_json(r: IncidentRow) -> dict[str, Any]:

@@ -65,17 +65,30 @@ def hand_accounts(session: Session, round_id: str) -> dict[int | None, str]:
     """Which account plays each hand of a round, from its ``bets_placed`` events: a seat's
     own stake (not a bet behind it), and the seated bank's (key None). Betting is over
     before a card is dealt, so the answer for a dealt card never changes."""
+    return round_hands(session, round_id)[0]
+
+
+def round_hands(session: Session, round_id: str) -> tuple[dict[int | None, str], bool]:
+    """:func:`hand_accounts`, and whether the round's betting is closed (its hands final:
+    an answer asked while betting is open, an incident's, may change, so is not kept)."""
     hands: dict[int | None, str] = {}
+    closed = False
     rows = session.scalars(
         select(AuditEvent)
-        .where(AuditEvent.round_id == round_id, AuditEvent.type == "bets_placed")
+        .where(
+            AuditEvent.round_id == round_id,
+            AuditEvent.type.in_(("bets_placed", "betting_closed")),
+        )
         .order_by(AuditEvent.seq)
     )
     for row in rows:
+        if row.type == "betting_closed":
+            closed = True
+            continue
         for bet in StoredEvent.from_row(row).payload.get("bets") or ():
             kind, seat, account = bet.get("type"), bet.get("seat"), bet.get("account")
             if kind == "bank":
                 hands.setdefault(None, str(account))
             elif isinstance(seat, int) and kind != "behind":
                 hands.setdefault(seat, str(account))
-    return hands
+    return hands, closed

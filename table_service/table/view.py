@@ -51,7 +51,13 @@ from table_service.table.audience import (
     Audiences,
     EventSpec,
 )
-from table_service.table.events import REGISTRY, CardDealt, spec_of
+from table_service.table.events import (
+    REGISTRY,
+    CardDealt,
+    CardsRearranged,
+    IncidentRaised,
+    spec_of,
+)
 from table_service.table.policy import BANK_BET
 
 FACE_DOWN = "XX"  # a face-down card in a game's public layout
@@ -178,6 +184,8 @@ def _event_view(event: StoredEvent, viewer: Viewer) -> dict[str, Any] | None:
         if spec.mask is not None and dealer and _seated_bank_hole(event, viewer):
             record["payload"] = dict(record["payload"])
             spec.mask(record["payload"], payload)
+        if dealer and _names_cards(event) and viewer.holds(event.round_id, None):
+            record["payload"] = bank_cards_unnamed(event.type, record["payload"])
         return record
     if spec is None:
         return None
@@ -213,6 +221,47 @@ def _seated_bank_hole(event: StoredEvent, viewer: Viewer) -> bool:
     else:
         down = event.type == "cards_rearranged" and bool(p.get("face_down"))
     return down and viewer.holds(event.round_id, None)
+
+
+# What an incident's details may say of a card (the reader's and the rules' incidents: a
+# card read again, the shoe's and the camera's readings, an exposed card, the message).
+CARD_DETAILS: Final = frozenset({"card", "last_card", "serial", "camera", "text", "cards"})
+
+
+def _names_cards(event: StoredEvent) -> bool:
+    """An event that may name, outside the dealt card's own event, a card in a hand: an
+    incident's details, a re-arrangement's entered and read-twice cards."""
+    p = event.payload
+    if event.type == IncidentRaised.TYPE:
+        details = p.get("details")
+        return isinstance(details, Mapping) and not CARD_DETAILS.isdisjoint(details)
+    return event.type == CardsRearranged.TYPE and bool(p.get("entered") or p.get("read_twice"))
+
+
+def unnamed_details(details: Any) -> Any:
+    """An incident's details without the cards they name (a dealer at a seated bank)."""
+    if not isinstance(details, Mapping):
+        return details
+    return {k: (None if k in CARD_DETAILS else v) for k, v in details.items()}
+
+
+def bank_cards_unnamed(event_type: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A dealer's view, at a round a seated player banks, of an event that names cards
+    outside their own dealing: an incident's details (a possible duplicate of the card
+    before it, the shoe's and the camera's reading of the card owed, which may be the
+    banker's face-down card) and a re-arrangement's entered and read-twice cards (a
+    missed card entered where the banker's face-down card goes) name no card. The dealt
+    cards' own events say which are face up; these do not, so none is named to a dealer
+    there (the supervisor, who resolves the incident, and the regulator see them)."""
+    out = dict(payload)
+    if event_type == IncidentRaised.TYPE:
+        out["details"] = unnamed_details(out.get("details"))
+    if out.get("entered"):
+        out["entered"] = [None for _ in out["entered"]]
+    twice = out.get("read_twice")
+    if isinstance(twice, Mapping) and "card" in twice:
+        out["read_twice"] = {**twice, "card": None}
+    return out
 
 
 def _own_face_down(event: StoredEvent, viewer: Viewer) -> bool:
@@ -938,6 +987,38 @@ def seated_bank_hidden(rnd: Any) -> frozenset[int]:
     return frozenset(i for i in hidden_cards(rnd) if i in hands and hands[i] is None)
 
 
+def seated_bank(rnd: Any) -> bool:
+    """Whether a seated player banks the round (its bank is kept by the game's state when a
+    void refunds its bets too)."""
+    if rnd is None:
+        return False
+    play = getattr(rnd, "play", None)
+    if play is not None and getattr(play.state, "bank_bet", None) is not None:
+        return True
+    return hand_account(rnd, None) is not None
+
+
+def _incidents_unnamed(summary: dict[str, Any], round_id: str) -> dict[str, Any]:
+    """The summary for a dealer at a round a seated player banks: the round's incidents'
+    details name no card (:func:`bank_cards_unnamed`)."""
+    items = summary.get("incidents")
+    if not items:
+        return summary
+    unnamed = [
+        {**i, "details": unnamed_details(i.get("details"))} if i.get("round_id") == round_id else i
+        for i in items
+    ]
+    return {**summary, "incidents": unnamed}
+
+
+def incident_model(row: Mapping[str, Any], viewer: Viewer) -> ReadModel:
+    """An incident as its row keeps it (``GET /incidents``); for a dealer, an incident of a
+    round a seated player banked names no card in its details (``holds(round, None)``)."""
+    if viewer.role is Audience.DEALER and viewer.holds(row.get("round_id"), None):
+        row = {**row, "details": unnamed_details(row.get("details"))}
+    return ReadModel("incident", row)
+
+
 def face_down(rnd: Any, viewer: Viewer) -> tuple[frozenset[int], frozenset[int]]:
     """A round's cards still face down, and those of them ``viewer`` may see."""
     if viewer.role is Audience.DEALER:
@@ -961,6 +1042,8 @@ def table_model(state: Any, viewer: Viewer) -> ReadModel:
     summary = state.public_summary()
     if hidden and viewer.role is Audience.DEALER:
         summary = _without_bank_hole(summary)
+    if viewer.role is Audience.DEALER and seated_bank(rnd):
+        summary = _incidents_unnamed(summary, rnd.round_id)
     if shown and summary.get("round") and isinstance(summary["round"].get("view"), Mapping):
         layout = own_layout(summary["round"]["view"], rnd, shown)
         summary = {**summary, "round": {**summary["round"], "view": layout}}

@@ -56,6 +56,7 @@ from table_service.table.view import (
     Viewer,
     face_down,
     hidden_cards,
+    incident_model,
     owner_fields,
     table_view,
     view,
@@ -362,7 +363,7 @@ def check_table(h: Table) -> None:
         assert bool(staff_console) is viewer.staff
         _reading(h, who, "console_staff", staff_console)
         for row in incidents:
-            _reading(h, who, "incident", view(ReadModel("incident", row), viewer))
+            _reading(h, who, "incident", view(incident_model(row, viewer), viewer))
         for account, read in accounts.items():
             seen = view(ReadModel("account", read), viewer)
             if viewer.staff or viewer.owns(account):
@@ -519,7 +520,13 @@ def play_round(h: Table, rng: random.Random, game: str, seated_bank: bool, shoe:
                 elif roll < 0.05:
                     h.run(c.ReaderFault("missed_card_suspected", {}), actor="reader")
                 else:
-                    h.run(c.CardScanned(shoe.pop()), actor="reader")
+                    card = shoe.pop()
+                    h.run(c.CardScanned(card), actor="reader")
+                    if card in h.hidden and rng.random() < 0.5:
+                        # the shoe reconnects and says a face-down card came again: the
+                        # incident names it (a seated banker's: not to the dealer)
+                        again = {"card": card, "text": f"{card} came again: a re-send?"}
+                        h.run(c.ReaderFault("possible_duplicate", again), actor="reader")
             elif summary["turn"]:
                 _decide(h, rng, summary["turn"])
             else:
