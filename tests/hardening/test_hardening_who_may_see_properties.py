@@ -114,6 +114,8 @@ READ_PATHS = (
     "search",
     "recall",
     "audit_event",
+    "void_request",
+    "transfer",
 )
 GAMES = [
     ("baccarat", None, {}),
@@ -369,8 +371,29 @@ def check_table(h: Table) -> None:
             if viewer.staff or viewer.owns(account):
                 assert seen == read
             _reading(h, who, "account", seen)
+            # a credit's answer, were anyone but its owner to read it
+            moved = {"account": account, "balance": RICH, "duplicate": False, "seq": 1}
+            seen = view(ReadModel("transfer", moved), viewer)
+            if viewer.staff or viewer.owns(account):
+                assert seen == moved
+            _reading(h, who, "transfer", seen)
         if rnd is None:
             continue
+        # the two-person void's request, as its answer says it (the stake in play, who)
+        request = {
+            "request_id": "r1",
+            "round_id": rnd.round_id,
+            "reason": "x",
+            "change_shoe": False,
+            "stake": sum(b["stake"] for b in placed),
+            "threshold": 0,
+            "requested_by": "supervisor",
+            "seq": 1,
+            "approved": False,
+        }
+        asked = view(ReadModel("void_request", request), viewer)
+        assert asked == (request if who in ("supervisor", "regulator") else {}), who
+        _reading(h, who, "void_request", asked)
         for account in OWNERS:
             _reading(
                 h, who, "search", view(ReadModel("search", _found(rnd, placed, account)), viewer)
