@@ -769,12 +769,28 @@ def _attempt(run: Callable[..., Outcome], *args: Any) -> Outcome | Exception:
 
 
 def _scoped(command: c.PlaceBets, actor: str) -> list[c.BetRequest]:
-    """The request's bets with their idempotency keys namespaced by the operator."""
-    # built directly: dataclasses.replace costs ~10 µs a bet, a tenth of a batch's time
-    return [
-        c.BetRequest(b.bet_id, f"{actor}|{b.key}", b.account, b.bet_type, b.stake, b.seat)
-        for b in command.bets
-    ]
+    """The request's bets with their idempotency keys namespaced by the operator.
+
+    Each a copy of its request with the key changed, made by copying the request's fields
+    (a plain frozen dataclass: no ``__post_init__``, nothing computed): its ``__init__``
+    sets each of six fields through ``object.__setattr__``, 15 ms for 5,000 bets under
+    load, the copy 8 ms (``dataclasses.replace`` was ~10 µs a bet)."""
+    scoped: list[c.BetRequest] = []
+    for b in command.bets:
+        key = f"{actor}|{b.key}"
+        if type(b) is not c.BetRequest:
+            scoped.append(c.BetRequest(b.bet_id, key, b.account, b.bet_type, b.stake, b.seat))
+            continue
+        bet = _new_request(c.BetRequest)
+        fields = bet.__dict__
+        fields.update(b.__dict__)
+        fields["key"] = key
+        scoped.append(bet)
+    return scoped
+
+
+_new_request = object.__new__
+assert not hasattr(c.BetRequest, "__post_init__"), "_scoped copies fields, skipping __init__"
 
 
 def _existing_bets(session: Session, keys: list[str]) -> dict[str, Any]:

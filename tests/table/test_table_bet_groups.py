@@ -260,3 +260,16 @@ async def test_a_request_under_recorded_keys_is_answered_as_a_lookup_answers_it(
         9_900,
     )
     ledger_matches_balances(runtime)
+
+
+def test_scoped_requests_equal_requests_built_with_the_scoped_key() -> None:
+    request = c.PlaceBets(
+        (c.BetRequest("b1", "k1", "a0", "player", 100), c.BetRequest("b2", "k2", "a1", "tie", 5, 3))
+    )
+    scoped = service_module._scoped(request, "operator:a")
+    assert scoped == [
+        c.BetRequest("b1", "operator:a|k1", "a0", "player", 100),
+        c.BetRequest("b2", "operator:a|k2", "a1", "tie", 5, 3),
+    ]
+    assert [b.key for b in request.bets] == ["k1", "k2"]  # the request itself is unchanged
+    assert all(type(b) is c.BetRequest for b in scoped)
