@@ -402,13 +402,15 @@ class EventStore:
         sends nothing more). What must pass before a commit (the session's before-commit
         checks: a studio lease's fence, where it was not passed under the log's lock)
         runs first, in the transaction, and is marked done. Where one round trip cannot
-        be (nothing deferred, another backend, ORM objects to flush), the writes go now
-        and the session's commit runs as usual."""
+        be (nothing deferred, another backend, ORM objects to flush, a savepoint open),
+        the writes go now and the session's commit runs as usual."""
         tail = self._take_tail(session)
         if not tail:
             return
         connection = session.connection()
         raw = connection.connection.dbapi_connection
+        if session.in_nested_transaction():  # a savepoint open: COMMIT is not ours to send
+            raw = None
         if not (session.new or session.dirty or session.deleted or raw is None):
             # The checks a commit runs, now, while the transaction is open: a check that
             # refuses raises here and nothing is written. Their tables are then fenced

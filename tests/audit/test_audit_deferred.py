@@ -106,3 +106,16 @@ def test_a_checkpoint_reads_the_deferred_events_first(make_runtime: Any) -> None
     with runtime.sessions() as session:
         assert session.scalar(text("SELECT max(size) FROM audit_checkpoints")) == 2
     _verified(runtime)
+
+
+def test_inside_a_savepoint_the_writes_go_and_the_commit_is_the_sessions(runtime: Any) -> None:
+    _scratch(runtime)
+    with runtime.sessions.begin() as session:
+        with session.begin_nested():
+            runtime.store.append(session, [NewEvent("t1", "a", "test", {})], defer=True)
+            runtime.store.commit(session)  # not the outer transaction's COMMIT
+            EventStore.defer(session, "INSERT INTO scratch_rows (id, v) VALUES (%s, %s)", (1, "x"))
+        if runtime.engine.dialect.name == "postgresql":  # (SQLite: its write lock is held)
+            assert _count(runtime) == 0  # nothing committed: the outer transaction is open
+    assert _count(runtime) == 1
+    assert _values(runtime) == [(1, "x")]
