@@ -51,20 +51,21 @@ class SyntheticCamera:
         self.roi = ROI
         self.fps = fps
         self._camera = ShoeCamera(deck, seed=seed, table=table)
-        self._cards: collections.deque[str] = collections.deque()
+        self._cards: collections.deque[tuple[str, float]] = collections.deque()  # and when dealt
         self._overrides: collections.deque[str | None] = collections.deque()
         self._lock = threading.Lock()
         self._closed = threading.Event()
         self.shown: list[str | None] = []
         self._idle: list[np.ndarray] = []
         self._idle_next = 0
+        self._grabbed: tuple[int, float] = (-1, 0.0)  # the last frame handed over, and when
         REGISTRY[name] = self
 
     # -- what the shoe and a test tell it ----------------------------------------------------
     def card_dealt(self, card: str) -> None:
         """A card left the shoe (a ``VirtualShoe`` observer); the cut card has no face."""
         with self._lock:
-            self._cards.append(card)
+            self._cards.append((card, time.monotonic()))
 
     def show_next_as(self, card: str) -> None:
         """The next card dealt is seen as ``card`` (a disagreement with the shoe)."""
@@ -89,9 +90,11 @@ class SyntheticCamera:
         index = 0
         period = 1.0 / self.fps if self.fps > 0 else 0.0
         next_at = time.monotonic()
+        shown_at = -float("inf")  # when the last frame handed over showed the table
         while not self._closed.is_set():
             with self._lock:
-                card = self._cards.popleft() if self._cards else None
+                looked = time.monotonic()  # no card dealt before this is still to show
+                card, dealt = self._cards.popleft() if self._cards else (None, 0.0)
                 if card is not None and self._overrides:
                     seen = self._overrides.popleft()
                 else:
@@ -105,16 +108,34 @@ class SyntheticCamera:
                 passing = self._camera.card_frames(seen) if seen and seen != "CUT" else iter(())
                 empty = (self._empty_frame() for _ in range(4))
                 batch = itertools.chain(passing, empty)
-            for frame in batch:
+            for n, frame in enumerate(batch):
                 if period:
                     delay = next_at - time.monotonic()
                     if delay > 0:
                         time.sleep(delay)
                     next_at = max(next_at + period, time.monotonic() - period)
+                # What a camera grabbing at ``fps`` would have shown then: a card's frames
+                # (and the empty table after it) follow its deal a period apart, however far
+                # behind the drawing runs; the empty table, when the queue was found empty.
+                now = time.monotonic()
+                if card is None:
+                    shown_at = max(shown_at, looked)
+                elif n == 0:
+                    shown_at = min(now, max(dealt, shown_at + period))
+                else:
+                    shown_at = min(now, shown_at + period)
+                self._grabbed = (index, shown_at)
                 yield index, frame
                 index += 1
                 if self._closed.is_set():
                     return
+
+    def grabbed_at(self, index: int) -> float | None:
+        """A frame drawn behind real time (a loaded machine draws a card's frames slower
+        than a camera grabs them) is stamped when a camera would have grabbed it, so a
+        cross-check with the shoe pairs the card with its deal, not with the drawing."""
+        last, at = self._grabbed
+        return at if last == index else None
 
     def close(self) -> None:
         self._closed.set()

@@ -30,7 +30,8 @@ class CameraReader:
 
     Each frame is stamped (``clock``, monotonic) as the source hands it over, before
     recognition: that is when it was grabbed, give or take the frames a driver
-    buffers, however far recognition has fallen behind. Card events carry the stamp
+    buffers, however far recognition has fallen behind (or when the source says it
+    was grabbed, :meth:`FrameSource.grabbed_at`). Card events carry the stamp
     of their pass's first frame; with ``progress`` the reader also reports, as
     :class:`CameraProgress`, how far it has got, so a cross-check can tell a camera
     that saw no card from one that has not yet looked.
@@ -68,7 +69,8 @@ class CameraReader:
         try:
             while True:
                 for index, frame in self.source.frames():
-                    captured = self._clock()
+                    grabbed = self.source.grabbed_at(index)
+                    captured = self._clock() if grabbed is None else grabbed
                     if self.should_stop():
                         return
                     self.frames_read += 1

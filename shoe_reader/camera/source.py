@@ -32,6 +32,13 @@ class FrameSource:
     def frames(self) -> Iterator[tuple[int, np.ndarray]]:
         raise NotImplementedError
 
+    def grabbed_at(self, index: int) -> float | None:
+        """When frame ``index``, just handed over, was grabbed (monotonic), where the source
+        knows it better than the moment it hands the frame over: a simulated camera that
+        draws its frames behind real time on a loaded machine shows a card when it was dealt,
+        as a real camera would have. None: the reader stamps the frame as it arrives."""
+        return None
+
     def close(self) -> None:
         """Release the device or file."""
 
