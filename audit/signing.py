@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,23 +94,41 @@ def load_or_create_signer(path: Path, configured: str | None = None) -> Signer:
     """The configured key wins; otherwise the key file, created with mode 0600 on first start.
 
     The public half is written beside it (``<file>.pub``) for regulators to verify with.
+    Several processes of one studio may start at once on one data folder: the key is
+    written whole to a file of its own and linked into place, which only one of them can
+    do, so every process signs with the one key that is there, never half of one.
     """
     if configured:
         signer = Signer.from_seed_b64(configured)
     elif path.exists():
-        mode = path.stat().st_mode & 0o077
-        if mode:
-            raise SigningKeyError(
-                f"{path} is readable by group/others (mode {oct(mode)}); chmod 600"
-            )
-        signer = Signer.from_seed_b64(path.read_text())
+        signer = _read_key(path)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         signer = Signer.generate()
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(signer.seed_b64() + "\n")
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w") as handle:  # mkstemp's file is 0600
+                handle.write(signer.seed_b64() + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            try:
+                os.link(name, path)
+            except FileExistsError:  # another process started at the same moment: its key
+                signer = _read_key(path)
+        finally:
+            os.unlink(name)
     pub = path.with_name(path.name + ".pub")
     if not configured and not pub.exists():
-        pub.write_text(signer.public_key_b64 + "\n")
+        fd, name = tempfile.mkstemp(prefix=f".{pub.name}.", dir=pub.parent)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(signer.public_key_b64 + "\n")
+        os.chmod(name, 0o644)
+        os.replace(name, pub)
     return signer
+
+
+def _read_key(path: Path) -> Signer:
+    mode = path.stat().st_mode & 0o077
+    if mode:
+        raise SigningKeyError(f"{path} is readable by group/others (mode {oct(mode)}); chmod 600")
+    return Signer.from_seed_b64(path.read_text())
