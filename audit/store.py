@@ -17,6 +17,7 @@ from typing import Any, Protocol, cast
 import structlog
 from sqlalchemy import event as sa_event
 from sqlalchemy import select
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -126,6 +127,12 @@ def _can_begin_here(raw: Any) -> bool:
         )
     except AttributeError:  # another driver: let it begin as it does
         return False
+
+
+def _send(connection: Connection, tail: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
+    """Deferred writes, one statement each, in the order they were deferred."""
+    for sql, params in tail:
+        connection.exec_driver_sql(sql, params)
 
 
 def _run_script(connection: Any, raw: Any, script: str) -> list[list[Any]]:
@@ -392,9 +399,7 @@ class EventStore:
         commit, an append not deferred: what follows may read them)."""
         tail = cls._take_tail(session)
         if tail:
-            connection = session.connection()
-            for sql, params in tail:
-                connection.exec_driver_sql(sql, params)
+            _send(session.connection(), tail)
 
     def commit(self, session: Session) -> None:
         """Send the transaction's deferred writes and its COMMIT in one round trip: the
@@ -409,19 +414,18 @@ class EventStore:
             return
         connection = session.connection()
         raw = connection.connection.dbapi_connection
-        if session.in_nested_transaction():  # a savepoint open: COMMIT is not ours to send
-            raw = None
-        if not (session.new or session.dirty or session.deleted or raw is None):
-            # The checks a commit runs, now, while the transaction is open: a check that
-            # refuses raises here and nothing is written. Their tables are then fenced
-            # for this transaction, so the session's commit does not check them again.
-            session.dispatch.before_commit(session)
-            checked = {e.table_id for e in session.info.get(_PENDING, ())}
-            session.info[_FENCED] = (session.get_transaction(), self.fenced(session) | checked)
-        if session.new or session.dirty or session.deleted or raw is None:
-            for sql, params in tail:
-                connection.exec_driver_sql(sql, params)
+        # A savepoint open (COMMIT is not ours to send), no driver connection or ORM
+        # objects to flush: the writes go now and the session's commit runs as usual.
+        nested = session.in_nested_transaction()
+        if nested or raw is None or session.new or session.dirty or session.deleted:
+            _send(connection, tail)
             return
+        # The checks a commit runs, now, while the transaction is open: a check that
+        # refuses raises here and nothing is written. Their tables are then fenced for
+        # this transaction, so the session's commit does not check them again.
+        session.dispatch.before_commit(session)
+        checked = {e.table_id for e in session.info.get(_PENDING, ())}
+        session.info[_FENCED] = (session.get_transaction(), self.fenced(session) | checked)
         import psycopg  # only PostgreSQL defers
 
         # Literals bound by the driver's own quoting, for the one simple-query script.
