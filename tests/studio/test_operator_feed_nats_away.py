@@ -90,13 +90,18 @@ def test_a_feed_says_nats_is_unreachable_and_recovers_when_it_returns(
         line = wait_for(lambda: out.read_text().strip(), "nothing delivered after NATS came up")
         assert json.loads(line)["seq"] == 7
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            nats.stop()
+        _stop(proc, nats)
+
+
+def _stop(proc: subprocess.Popen[bytes], nats: NatsServer) -> None:
+    """The feed asked to stop (killed if it will not), then NATS."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        nats.stop()
 
 
 def test_sigterm_stops_a_feed_still_waiting_for_nats(tmp_path: Path, nats_binary: str) -> None:
@@ -141,10 +146,4 @@ def test_a_feeds_health_checks_say_it_is_up_and_whether_it_reaches_nats(
         assert httpx.get(f"{base}/readyz", timeout=10).json() == {"status": "ready", "reason": ""}
         assert httpx.get(f"{base}/elsewhere", timeout=10).status_code == 404
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            nats.stop()
+        _stop(proc, nats)
