@@ -28,7 +28,7 @@ from table_service.table.audience import Audience
 from table_service.table.service import TableManager
 from table_service.table.view import DEALER_VIEWER, STAFF_VIEWER, Viewer, view
 from tests.table.test_table_api import Clock
-from tests.xidach.test_xidach_api import ROOM, Client, _tokens
+from tests.xidach.test_xidach_api import ROOM, Client, _tokens, open_seated_bank_round
 
 HOLE = "6C"
 
@@ -41,18 +41,7 @@ def test_the_dealer_reads_no_seated_bankers_hole_card_in_an_incidents_details(
     manager = TableManager(runtime, [ROOM], clock=Clock())
     with TestClient(build_app(runtime, [ROOM], manager=manager, with_readers=False)) as client:
         xd = Client(client, _tokens(runtime))
-        for account in ("alice", "bank"):
-            credit = {"amount": 50_000, "reference": account}
-            xd.post(f"/accounts/{account}/credit", "operator", credit)
-        xd.post(f"/tables/{t}/shoe", "supervisor")
-        xd.post(f"/tables/{t}/seats", "operator", {"seat": 1, "account": "alice"})
-        xd.post(f"/tables/{t}/seats", "operator", {"seat": 9, "account": "bank"})
-        xd.post(f"/tables/{t}/betting/open", "dealer")
-        bets = [
-            {"key": "a1", "account": "alice", "type": "main", "stake": 1000, "seat": 1},
-            {"key": "k1", "account": "bank", "type": "bank", "stake": 10_000, "seat": 9},
-        ]
-        xd.post(f"/tables/{t}/bets", "operator", {"bets": bets})
+        open_seated_bank_round(xd, t)
         token = xd.tokens["dealer"]
         with client.websocket_connect(f"/api/v1/tables/{t}/stream?token={token}") as ws:
             for card in ("TS", HOLE):  # seat 1's first card; the banker's, face down
@@ -77,7 +66,8 @@ def test_the_dealer_reads_no_seated_bankers_hole_card_in_an_incidents_details(
         assert incident["details"]["index"] == 2  # what the dealer needs: where, not which
         # the supervisor, who resolves it, reads the card
         (seen,) = [
-            i for i in xd.get(f"/incidents?table_id={t}", "supervisor")
+            i
+            for i in xd.get(f"/incidents?table_id={t}", "supervisor")
             if i["kind"] == "possible_duplicate"
         ]
         assert seen["details"]["card"] == HOLE
@@ -92,8 +82,9 @@ def _event(kind: str, payload: dict[str, Any]) -> StoredEvent:
     )  # fmt: skip
 
 
-def test_a_rearrangement_names_no_entered_or_read_twice_card_to_the_dealer_at_a_seated_bank(
-) -> None:
+def test_a_rearrangement_names_no_entered_or_read_twice_card_to_the_dealer_at_a_seated_bank() -> (
+    None
+):
     """A missed card entered where the banker's face-down card goes, a card read twice
     taken out: the dealer's stream names neither at a round a seated player banks; at a
     house-banked round (the dealer plays the house's hand) and for the pit it does."""

@@ -170,6 +170,26 @@ ROOM = TableConfig(
 )
 
 
+def open_seated_bank_round(xd: Client, t: str) -> tuple[str, list[dict[str, Any]]]:
+    """A round at ``t`` with alice on seat 1 and a seated banker ("bank") on seat 9, each
+    funded and bet: its id and the bets' answers."""
+    for account in ("alice", "bank"):
+        credit = {"amount": 50_000, "reference": account}
+        xd.post(f"/accounts/{account}/credit", "operator", credit)
+    xd.post(f"/tables/{t}/shoe", "supervisor")
+    xd.post(f"/tables/{t}/seats", "operator", {"seat": 1, "account": "alice"})
+    xd.post(f"/tables/{t}/seats", "operator", {"seat": 9, "account": "bank"})
+    round_id: str = xd.post(f"/tables/{t}/betting/open", "dealer")["round_id"]
+    bets = [
+        {"key": "a1", "account": "alice", "type": "main", "stake": 1000, "seat": 1},
+        {"key": "k1", "account": "bank", "type": "bank", "stake": 10_000, "seat": 9},
+    ]
+    results: list[dict[str, Any]] = xd.post(f"/tables/{t}/bets", "operator", {"bets": bets})[
+        "results"
+    ]
+    return round_id, results
+
+
 def test_at_a_seated_bank_the_dealer_reads_the_hole_card_nowhere_before_it_is_turned(
     make_runtime,  # type: ignore[no-untyped-def]
 ) -> None:
@@ -181,18 +201,7 @@ def test_at_a_seated_bank_the_dealer_reads_the_hole_card_nowhere_before_it_is_tu
     manager = TableManager(runtime, [ROOM], clock=Clock())
     with TestClient(build_app(runtime, [ROOM], manager=manager)) as client:
         xd = Client(client, _tokens(runtime))
-        for account in ("alice", "bank"):
-            credit = {"amount": 50_000, "reference": account}
-            xd.post(f"/accounts/{account}/credit", "operator", credit)
-        xd.post(f"/tables/{t}/shoe", "supervisor")
-        xd.post(f"/tables/{t}/seats", "operator", {"seat": 1, "account": "alice"})
-        xd.post(f"/tables/{t}/seats", "operator", {"seat": 9, "account": "bank"})
-        round_id = xd.post(f"/tables/{t}/betting/open", "dealer")["round_id"]
-        bets = [
-            {"key": "a1", "account": "alice", "type": "main", "stake": 1000, "seat": 1},
-            {"key": "k1", "account": "bank", "type": "bank", "stake": 10_000, "seat": 9},
-        ]
-        results = xd.post(f"/tables/{t}/bets", "operator", {"bets": bets})["results"]
+        round_id, results = open_seated_bank_round(xd, t)
         assert [r["status"] for r in results] == ["placed", "placed"], results
         token = xd.tokens["dealer"]
         with client.websocket_connect(f"/api/v1/tables/{t}/stream?token={token}") as ws:
