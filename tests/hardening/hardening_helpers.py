@@ -35,6 +35,17 @@ class AuditedClient:
         with self.runtime.reads() as session:
             return int(session.scalar(select(func.count()).select_from(AuditEvent)) or 0)
 
+    def call(self, path: str, who: str, body: Any = None) -> Any:
+        """``POST /api/v1{path}`` as ``who``."""
+        headers = {"Authorization": f"Bearer {self.tokens[who]}"}
+        return self.client.post(f"/api/v1{path}", json=body, headers=headers)
+
+    def ok(self, path: str, who: str, body: Any = None) -> Any:
+        """The answer of a call that must succeed."""
+        response = self.call(path, who, body)
+        assert response.status_code == 200, response.text
+        return response.json()
+
 
 def free_port() -> int:
     with socket.socket() as sock:

@@ -51,19 +51,8 @@ WHO = {
 SMUGGLED = "smuggled-field"
 
 
-class Api(AuditedClient):
-    def post(self, path: str, who: str, body: Any = None) -> Any:
-        headers = {"Authorization": f"Bearer {self.tokens[who]}"}
-        return self.client.post(f"/api/v1{path}", json=body, headers=headers)
-
-    def ok(self, path: str, who: str, body: Any = None) -> Any:
-        response = self.post(path, who, body)
-        assert response.status_code == 200, response.text
-        return response.json()
-
-
 @pytest.fixture
-def api(make_runtime: Any) -> Iterator[Api]:
+def api(make_runtime: Any) -> Iterator[AuditedClient]:
     runtime = make_runtime()
     with runtime.sessions.begin() as session:
         tokens = {
@@ -72,10 +61,10 @@ def api(make_runtime: Any) -> Iterator[Api]:
         }
     configs = [TableConfig(table_id=T, betting_seconds=600, void_approval_above=500)]
     with TestClient(build_app(runtime, configs, with_readers=False)) as client:
-        yield Api(client, tokens, runtime)
+        yield AuditedClient(client, tokens, runtime)
 
 
-def _big_round(api: Api, first: bool = True) -> None:
+def _big_round(api: AuditedClient, first: bool = True) -> None:
     """A round with 600 staked: above the threshold, its void needs two supervisors."""
     if first:
         api.ok("/accounts/acct-1/credit", "operator", {"amount": 10_000, "reference": "c1"})
@@ -88,7 +77,7 @@ def _big_round(api: Api, first: bool = True) -> None:
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
-def test_every_route_declares_the_read_model_of_its_answer(api: Api) -> None:
+def test_every_route_declares_the_read_model_of_its_answer(api: AuditedClient) -> None:
     routes = _routes(api.client.app)
     assert routes - set(ANSWERS) == set(), "routes whose answer no read model declares"
     gone = set(ANSWERS) - routes - set(STUDIO_ONLY)  # a studio's own routes: its app's
@@ -139,7 +128,7 @@ def _answers() -> dict[str, tuple[Callable[[pytest.MonkeyPatch], None], str, str
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # the projection, not the database
 @pytest.mark.parametrize("answer", list(_answers()))
 def test_a_field_nobody_declared_never_leaves_through_an_answer(
-    api: Api, answer: str, monkeypatch: pytest.MonkeyPatch
+    api: AuditedClient, answer: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _big_round(api)
     smuggle, path, who, body = _answers()[answer]
@@ -156,16 +145,16 @@ def test_a_field_nobody_declared_never_leaves_through_an_answer(
             smuggle(patched)
             if strict == "1":  # the suite: refused, as on every outward path
                 with pytest.raises(UndeclaredField, match=SMUGGLED):
-                    api.post(target, who, body)
+                    api.call(target, who, body)
                 continue
-            response = api.post(target, who, body)  # production: left out
+            response = api.call(target, who, body)  # production: left out
         assert response.status_code == 200, response.text
         assert SMUGGLED not in response.text
         assert response.json(), "the declared fields still go out"
 
 
 @pytest.mark.parametrize("db_url", ["sqlite", "postgresql"], indirect=True)
-def test_the_two_person_void_answers_through_the_projection(api: Api) -> None:
+def test_the_two_person_void_answers_through_the_projection(api: AuditedClient) -> None:
     """The request and the approval answer the supervisors with their declared fields;
     the same answers read by a dealer or an operator would show nothing: the stake in play
     and the people who acted are the pit's records."""

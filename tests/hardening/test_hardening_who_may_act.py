@@ -42,16 +42,6 @@ WHO = {
 
 
 class Api(AuditedClient):
-
-    def call(self, path: str, who: str, body: Any = None) -> Any:
-        headers = {"Authorization": f"Bearer {self.tokens[who]}"}
-        return self.client.post(f"/api/v1{path}", json=body, headers=headers)
-
-    def ok(self, path: str, who: str, body: Any = None) -> Any:
-        response = self.call(path, who, body)
-        assert response.status_code == 200, response.text
-        return response.json()
-
     def refused(self, path: str, who: str, body: Any, status: int, code: str) -> None:
         before = self.log_size()
         response = self.call(path, who, body)
