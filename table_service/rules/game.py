@@ -125,6 +125,27 @@ class Bet:
     seat: int | None = None
 
 
+class BetLike(Protocol):
+    """A bet's fields as a game reads them: a :class:`Bet`, or the table's request for
+    one, so that a request's thousands of bets are checked without a record each
+    (:meth:`LiveGame.check_bets`)."""
+
+    @property
+    def bet_id(self) -> str: ...
+
+    @property
+    def account(self) -> str: ...
+
+    @property
+    def bet_type(self) -> str: ...
+
+    @property
+    def stake(self) -> int: ...
+
+    @property
+    def seat(self) -> int | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class BettingContext:
     """What a game may look at to accept a bet: the game number in the shoe, who sits
@@ -262,6 +283,15 @@ class LiveGame(Protocol):
         """Raise :class:`RulesRefusal` when the rules refuse this bet now."""
         ...
 
+    def check_bets(
+        self, rules: Any, bets: Sequence[BetLike], context: BettingContext
+    ) -> Sequence[RulesRefusal | None] | None:
+        """The rules' refusal of each of a request's bets (None: taken), checked together,
+        for a game whose check of a bet reads none of the request's other bets; the same
+        answers as :meth:`check_bet` bet by bet. None: the table asks :meth:`check_bet`
+        of each bet in turn, with the bets it accepted before it in ``context.placed``."""
+        ...
+
     def seats(self, rules: Any) -> int:
         """Seats at the table (0: no seats, anyone bets on the round)."""
         ...
@@ -397,6 +427,11 @@ class GameBase:
         return None
 
     def betting_seconds_for(self, game_rules: Mapping[str, Any]) -> float | None:
+        return None
+
+    def check_bets(
+        self, rules: Any, bets: Sequence[BetLike], context: BettingContext
+    ) -> Sequence[RulesRefusal | None] | None:
         return None
 
     def check_seat(self, rules: Any, account: str, placed: Sequence[Bet]) -> None:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from table_service.rules.baccarat.paytable import BET_TYPES
 from table_service.rules.cards import parse_card, parse_cards
 from table_service.rules.game import (
     Bet,
@@ -92,8 +97,51 @@ def test_baccarat_bet_refusals_keep_their_codes() -> None:
     assert game.burn_count(rules, parse_card("AS")) == 1
 
 
+_STAKES = st.one_of(
+    st.integers(-3, 3),
+    st.sampled_from([100, 10**12, True, False, 1.0, 2.5, "100", None]),
+)
+
+
+@given(
+    bets=st.lists(
+        st.tuples(st.sampled_from([*BET_TYPES, "nope", "", "main"]), _STAKES), max_size=40
+    ),
+    game_number=st.integers(1, 80),
+)
+@example(bets=[("player", 1), ("player", True), ("player", 1.0), ("tie", 0)], game_number=1)
+def test_baccarat_checks_a_request_as_it_checks_each_bet(
+    bets: list[tuple[str, Any]], game_number: int
+) -> None:
+    """check_bets (a request at once, each distinct type and stake asked once) answers
+    as check_bet does bet by bet: the same refusal code and reason, or none; a True
+    stake is not taken for 1, nor 1.0 for 1."""
+    game = find_game("baccarat")
+    rules = TableConfig(table_id="t").rules
+    ctx = BettingContext(game_number=game_number)
+    request = [Bet(f"b{n}", f"a{n % 3}", t, stake) for n, (t, stake) in enumerate(bets)]
+    expected: list[tuple[str, str] | None] = []
+    for bet in request:
+        try:
+            game.check_bet(rules, bet, ctx)
+            expected.append(None)
+        except RulesRefusal as exc:
+            expected.append((exc.code, exc.reason))
+    got = game.check_bets(rules, request, ctx)
+    assert got is not None
+    assert [None if r is None else (r.code, r.reason) for r in got] == expected
+
+
+def test_seat_games_check_each_bet_after_those_before_it() -> None:
+    """Blackjack and Xì Dách read the bets accepted before a bet (a seat's main bet, a
+    seat's one bet): no check of a request at once."""
+    for name in ("blackjack", "xidach"):
+        assert GAMES[name].check_bets(None, [], BettingContext(game_number=1)) is None
+
+
 HOOKS = (
     "seated_bank",
+    "check_bets",
     "opening_terms",
     "decks_for",
     "betting_seconds_for",

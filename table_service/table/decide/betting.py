@@ -10,6 +10,7 @@ from typing import Any
 from audit.chain import utc_timestamp
 from table_service.rules.game import (
     Bet,
+    BetLike,
     BettingContext,
     RulesRefusal,
 )
@@ -114,12 +115,13 @@ def _bet_refusal(exc: RulesRefusal) -> dict[str, Any]:
 class Placed(Sequence[Bet]):
     """The round's bets placed before this command, as the game sees them, built only if
     the game looks (blackjack does, per seat; baccarat does not): building them for every
-    batch made a round's intake quadratic in its bets."""
+    batch made a round's intake quadratic in its bets. The bets accepted in this command
+    are kept as their plain fields until then."""
 
     def __init__(self, bets: Iterable[Any]) -> None:
         self._source = bets
         self._items: list[Bet] | None = None
-        self._added: list[Bet] = []  # accepted earlier in this command
+        self._added: list[BetLike] = []  # accepted earlier in this command
 
     def _all(self) -> list[Bet]:
         if self._items is None:
@@ -128,11 +130,14 @@ class Placed(Sequence[Bet]):
                 for b in self._source
                 if b.parent is None
             ]
-            self._items.extend(self._added)
+            self._items.extend(_bet(b) for b in self._added)
         return self._items
 
-    def append(self, bet: Bet) -> None:
-        (self._items if self._items is not None else self._added).append(bet)
+    def append(self, bet: BetLike) -> None:
+        if self._items is not None:
+            self._items.append(_bet(bet))
+        else:
+            self._added.append(bet)
 
     def __getitem__(self, index: Any) -> Any:
         return self._all()[index]
@@ -142,6 +147,10 @@ class Placed(Sequence[Bet]):
 
     def __iter__(self) -> Iterator[Bet]:
         return iter(self._all())
+
+
+def _bet(b: BetLike) -> Bet:
+    return Bet(b.bet_id, b.account, b.bet_type, b.stake, b.seat)
 
 
 def place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> None:
@@ -168,40 +177,48 @@ def place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> None
         d.state.joined_order(),
         d.state.bank_joined,
     )
+    # The rules' verdicts: all at once where the game's check of a bet reads no other bet
+    # of the request (baccarat), else bet by bet below, each seeing those accepted before.
+    verdicts = game.check_bets(rules, cmd.bets, context)
     limits_of: dict[str, StakeLimits] = {}  # per bet type, looked up once a request
-    for bet in cmd.bets:
-        try:
-            intent = Bet(bet.bet_id, bet.account, bet.bet_type, bet.stake, bet.seat)
-            game.check_bet(rules, intent, context)
-            limits = limits_of.get(bet.bet_type)
-            if limits is None:
-                limits = limits_of[bet.bet_type] = config.limits_for(bet.bet_type)
-            if not limits.min_stake <= bet.stake <= limits.max_stake:
-                answers.append(
-                    {
-                        "key": bet.key,
-                        "status": "refused",
-                        "error": "outside_limits",
-                        "reason": f"stake {bet.stake} outside the table limits "
-                        f"{limits.min_stake}..{limits.max_stake} for {bet.bet_type}",
-                    }
-                )
-                continue
-            balance = balances.get(bet.account, 0)
-            if balance < bet.stake:
-                answers.append(
-                    {
-                        "key": bet.key,
-                        "status": "refused",
-                        "error": "insufficient_funds",
-                        "reason": f"account {bet.account} balance {balance} < stake {bet.stake}",
-                    }
-                )
-                continue
-        except RulesRefusal as exc:  # the game's typed refusal; anything else is a defect
-            answers.append({"key": bet.key, **_bet_refusal(exc)})
+    for n, bet in enumerate(cmd.bets):
+        if verdicts is not None:
+            refusal = verdicts[n]
+        else:
+            refusal = None
+            try:
+                game.check_bet(rules, _bet(bet), context)
+            except RulesRefusal as exc:  # the game's typed refusal; anything else is a defect
+                refusal = exc
+        if refusal is not None:
+            answers.append({"key": bet.key, **_bet_refusal(refusal)})
             continue
-        balances[bet.account] -= bet.stake
+        limits = limits_of.get(bet.bet_type)
+        if limits is None:
+            limits = limits_of[bet.bet_type] = config.limits_for(bet.bet_type)
+        if not limits.min_stake <= bet.stake <= limits.max_stake:
+            answers.append(
+                {
+                    "key": bet.key,
+                    "status": "refused",
+                    "error": "outside_limits",
+                    "reason": f"stake {bet.stake} outside the table limits "
+                    f"{limits.min_stake}..{limits.max_stake} for {bet.bet_type}",
+                }
+            )
+            continue
+        balance = balances.get(bet.account, 0)
+        if balance < bet.stake:
+            answers.append(
+                {
+                    "key": bet.key,
+                    "status": "refused",
+                    "error": "insufficient_funds",
+                    "reason": f"account {bet.account} balance {balance} < stake {bet.stake}",
+                }
+            )
+            continue
+        balances[bet.account] = balance - bet.stake
         item: dict[str, Any] = {
             "bet_id": bet.bet_id,
             "key": bet.key,
@@ -212,7 +229,7 @@ def place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> None
         if bet.seat is not None:
             item["seat"] = bet.seat
         accepted.append(item)
-        placed.append(intent)
+        placed.append(bet)
         answers.append({"key": bet.key, "status": "placed", "bet_id": bet.bet_id})
     d.emit_chunks(ev.BetsPlaced(round_id=rnd.round_id, bets=accepted), rnd.round_id)
     d.answer = {"round_id": rnd.round_id, "results": answers}
