@@ -57,6 +57,9 @@ class BetRequest:
 class PlaceBets:
     bets: tuple[BetRequest, ...]
     balances: Mapping[str, int] = field(default_factory=dict)
+    scope: str = ""
+    """The caller's namespace of idempotency keys (an operator's ``"actor|"``): a bet's
+    key is recorded as ``scope + key``, and answered as the caller's own ``key``."""
 
 
 @dataclass(frozen=True)

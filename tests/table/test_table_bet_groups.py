@@ -262,14 +262,35 @@ async def test_a_request_under_recorded_keys_is_answered_as_a_lookup_answers_it(
     ledger_matches_balances(runtime)
 
 
-def test_scoped_requests_equal_requests_built_with_the_scoped_key() -> None:
-    request = c.PlaceBets(
-        (c.BetRequest("b1", "k1", "a0", "player", 100), c.BetRequest("b2", "k2", "a1", "tie", 5, 3))
+async def test_keys_are_recorded_in_the_operators_namespace_and_answered_as_sent(
+    table: TableService, runtime: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two operators may send the same key: each is recorded under its operator's
+    namespace and answered under the key as sent, a key holding the namespace's
+    separator too, alone, in a group, and when retried (a retry of ``x|1`` was answered
+    as ``1`` while the answers' keys were cut at the separator)."""
+    sizes = spy_groups(table, monkeypatch)
+    first = await table.execute(bets(("x|1", "a0", 100), ("k", "a1", 200)), actor="operator:a")
+    assert [r["key"] for r in first.answer["results"]] == ["x|1", "k"]
+    grouped = await together(
+        table,
+        [
+            (bets(("x|1", "b0", 300)), "operator:b"),
+            (bets(("x|1", "a0", 100), ("y|2|3", "a2", 100)), "operator:a"),
+        ],
     )
-    scoped = service_module._scoped(request, "operator:a")
-    assert scoped == [
-        c.BetRequest("b1", "operator:a|k1", "a0", "player", 100),
-        c.BetRequest("b2", "operator:a|k2", "a1", "tie", 5, 3),
+    assert max(sizes) == 2
+    other, retry = grouped
+    assert isinstance(other, Outcome) and isinstance(retry, Outcome)
+    assert [(r["key"], r["status"]) for r in other.answer["results"]] == [("x|1", "placed")]
+    assert [(r["key"], r["status"]) for r in retry.answer["results"]] == [
+        ("x|1", "duplicate"),
+        ("y|2|3", "placed"),
     ]
-    assert [b.key for b in request.bets] == ["k1", "k2"]  # the request itself is unchanged
-    assert all(type(b) is c.BetRequest for b in scoped)
+    assert retry.answer["results"][0]["bet_id"] == first.answer["results"][0]["bet_id"]
+    with runtime.sessions() as session:
+        keys = set(session.scalars(select(BetRow.idempotency_key)))
+    assert keys == {"operator:a|x|1", "operator:a|k", "operator:b|x|1", "operator:a|y|2|3"}
+    recorded = [e.payload["bets"] for e in first.events if e.type == "bets_placed"]
+    assert [b["key"] for chunk in recorded for b in chunk] == ["operator:a|x|1", "operator:a|k"]
+    ledger_matches_balances(runtime)

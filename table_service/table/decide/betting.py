@@ -181,6 +181,7 @@ def place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> None
     # of the request (baccarat), else bet by bet below, each seeing those accepted before.
     verdicts = game.check_bets(rules, cmd.bets, context)
     limits_of: dict[str, StakeLimits] = {}  # per bet type, looked up once a request
+    scope = cmd.scope  # the log records the key in the caller's namespace; answers its own
     for n, bet in enumerate(cmd.bets):
         if verdicts is not None:
             refusal = verdicts[n]
@@ -221,7 +222,7 @@ def place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> None
         balances[bet.account] = balance - bet.stake
         item: dict[str, Any] = {
             "bet_id": bet.bet_id,
-            "key": bet.key,
+            "key": scope + bet.key,
             "account": bet.account,
             "type": bet.bet_type,
             "stake": bet.stake,
