@@ -243,19 +243,29 @@ class EventStore:
         session.info.pop(_HEAD, None)  # a savepoint rolled back may take appends with it
 
     # -- writing -------------------------------------------------------------------------
-    def lock(self, session: Session, *, tables: Iterable[str] = ()) -> None:
+    def lock(
+        self, session: Session, *, tables: Iterable[str] = (), settings: Sequence[str] = ()
+    ) -> None:
         """Take the log's write lock now, before reading state that decides what to append.
 
         ``tables``: the tables this transaction is about to write, so that a fence (a
         studio's table leases) can be checked under the lock in the same round trip.
+        ``settings``: parameterless statements that set up the transaction (a ``SET
+        LOCAL``), sent in the lock's round trip too (each on its own if the lock is held
+        already).
         """
-        self._lock(session, tables)
+        self._lock(session, tables, settings)
 
-    def _lock(self, session: Session, tables: Iterable[str] = ()) -> None:
+    def _lock(
+        self, session: Session, tables: Iterable[str] = (), settings: Sequence[str] = ()
+    ) -> None:
         """Once per transaction: PostgreSQL's advisory lock; on SQLite, beginning the
         transaction (``BEGIN IMMEDIATE``) is the lock, so only make sure it has begun."""
         connection = session.connection()  # begins the transaction if it has not begun
         transaction = session.get_transaction()
+        if session.info.get(_LOCKED) is transaction or connection.dialect.name != "postgresql":
+            for statement in settings:
+                connection.exec_driver_sql(statement)
         if session.info.get(_LOCKED) is transaction:
             return
         if connection.dialect.name == "postgresql":
@@ -266,6 +276,7 @@ class EventStore:
             statements = [f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_SQL})", _HEAD_SQL]
             if fence_sql is not None:
                 statements.append(fence_sql)
+            statements += settings  # after the reads: their results keep their places
             raw = connection.connection.dbapi_connection
             if raw is not None and _can_begin_here(raw):
                 # Nothing sent in this transaction yet: our own BEGIN leads the same round

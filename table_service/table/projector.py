@@ -109,6 +109,7 @@ def _move_money(session: Session, deltas: dict[str, int], seq: int) -> None:
 
 
 _CUSTOM_PLANS = "projector_custom_plans"
+_CUSTOM_PLANS_SQL = "SET LOCAL plan_cache_mode = force_custom_plan"
 
 
 def custom_plans(session: Session) -> None:
@@ -118,8 +119,19 @@ def custom_plans(session: Session) -> None:
     transaction = session.get_transaction()
     if session.info.get(_CUSTOM_PLANS) is transaction:
         return
-    session.connection().exec_driver_sql("SET LOCAL plan_cache_mode = force_custom_plan")
+    session.connection().exec_driver_sql(_CUSTOM_PLANS_SQL)
     session.info[_CUSTOM_PLANS] = transaction
+
+
+def custom_plans_with_lock(session: Session) -> tuple[str, ...]:
+    """:func:`custom_plans`'s setting for the caller to send in the log lock's round trip
+    (``EventStore.lock(settings=...)``), taken as set for this transaction: a batch of
+    bets reads its accounts' balances right after the lock, and the setting's own round
+    trip was one of its seven. Nothing on SQLite."""
+    if session.connection().dialect.name != "postgresql":
+        return ()
+    session.info[_CUSTOM_PLANS] = session.get_transaction()
+    return (_CUSTOM_PLANS_SQL,)
 
 
 def balances(session: Session, accounts: Iterable[str]) -> dict[str, int]:

@@ -44,6 +44,7 @@ from table_service.table.projector import (
     balances,
     balances_and_owners,
     custom_plans,
+    custom_plans_with_lock,
     project,
 )
 from table_service.table.state import TableState, fold, game_of, game_of_round
@@ -371,7 +372,9 @@ class TableService:
         store = self.runtime.store
         actor = principal.actor
         with self.runtime.sessions.begin() as session:
-            store.lock(session, tables=(self.table_id,))
+            bets = isinstance(command, c.PlaceBets)  # their arrays planned as they are
+            settings = custom_plans_with_lock(session) if bets else ()
+            store.lock(session, tables=(self.table_id,), settings=settings)
             held: dict[str, tuple[int, str | None]] | None = None
             if not _trusted(principal):
                 # who may: asked before anything is decided or written (the owners are
@@ -484,7 +487,7 @@ class TableService:
         new_events: list[NewEvent] = []
         rest: list[tuple[c.PlaceBets, Principal]] = []
         with self.runtime.sessions.begin() as session:
-            store.lock(session, tables=(self.table_id,))
+            store.lock(session, tables=(self.table_id,), settings=custom_plans_with_lock(session))
             scopes = [_scope(principal.actor) for _, principal in items]
             existing = _existing_bets(
                 session,

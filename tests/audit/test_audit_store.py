@@ -192,3 +192,33 @@ def test_the_log_lock_is_one_per_log_not_one_per_server(tmp_path, pg_schema) -> 
     finally:
         for runtime in made:
             runtime.close()
+
+
+def test_settings_go_with_the_lock_and_hold_for_the_transaction(runtime) -> None:  # type: ignore[no-untyped-def]
+    """PostgreSQL: a transaction's settings given to the lock are sent in its round trip
+    (no statement of their own) and hold until the transaction ends; given once the lock
+    is held, they are sent on their own."""
+    from sqlalchemy import event
+
+    if runtime.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL's SET LOCAL")
+    sent: list[str] = []
+
+    def seen(conn, cursor, statement, *_) -> None:  # type: ignore[no-untyped-def]
+        sent.append(statement)
+
+    event.listen(runtime.engine, "before_cursor_execute", seen)
+    try:
+        with runtime.sessions.begin() as session:
+            runtime.store.lock(session, settings=["SET LOCAL statement_timeout = '7s'"])
+            assert sent == []
+            runtime.store.lock(session, settings=["SET LOCAL lock_timeout = '3s'"])
+            assert sent == ["SET LOCAL lock_timeout = '3s'"]
+            shown = session.execute(text("SHOW statement_timeout")).scalar()
+            assert (shown, session.execute(text("SHOW lock_timeout")).scalar()) == ("7s", "3s")
+            runtime.store.append(session, [NewEvent("t1", "a", "test")])
+        with runtime.sessions() as session:
+            assert session.execute(text("SHOW statement_timeout")).scalar() != "7s"
+    finally:
+        event.remove(runtime.engine, "before_cursor_execute", seen)
+    assert _seqs(runtime) == [1]
