@@ -98,3 +98,32 @@ def test_event_payloads_are_compressed_with_lz4_on_postgresql_and_it_goes_back(
             assert conn.execute(query).scalar() == "l"
     finally:
         engine.dispose()
+
+
+def test_accounts_keep_room_for_their_next_balance_on_postgresql_and_it_goes_back(
+    db_url: str,
+) -> None:
+    from alembic import command
+    from sqlalchemy import create_engine, text
+
+    from migrations import alembic_config
+
+    config = alembic_config(db_url)
+    command.upgrade(config, "head")
+    engine = create_engine(db_url)
+    query = text("SELECT reloptions FROM pg_class WHERE oid = 'accounts'::regclass")
+    try:
+        if engine.dialect.name != "postgresql":  # SQLite: nothing to set
+            command.downgrade(config, "0008_reference_checks_distinct")
+            command.upgrade(config, "head")
+            return
+        with engine.connect() as conn:
+            assert conn.execute(query).scalar() == ["fillfactor=50"]
+        command.downgrade(config, "0008_reference_checks_distinct")
+        with engine.connect() as conn:
+            assert not conn.execute(query).scalar()
+        command.upgrade(config, "head")
+        with engine.connect() as conn:
+            assert conn.execute(query).scalar() == ["fillfactor=50"]
+    finally:
+        engine.dispose()
