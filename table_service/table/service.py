@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import gc
 import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -103,6 +106,10 @@ class TableService:
         self._bets_waiting: list[tuple[c.PlaceBets, Principal, asyncio.Future[Outcome]]] = []
         self._bet_writer: asyncio.Task[None] | None = None
         self._seen: float | None = None  # the command running came of a report read then
+        # The table's commands run on a thread of its own (see _on_worker). Not shut down
+        # by stop(): a request still holding the table may run a command after it (the
+        # lease refuses it if the table moved); the idle thread ends with the executor.
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix=f"table-{self.table_id}")
 
     # -- lifecycle ---------------------------------------------------------------------------
     def load(self) -> None:
@@ -192,7 +199,7 @@ class TableService:
             started = time.perf_counter()
             self._seen = seen
             try:
-                outcome = await asyncio.to_thread(self._execute_sync, command, principal)
+                outcome = await self._on_worker(self._execute_sync, command, principal)
             except Exception as exc:
                 metrics.command_failed(self.table_id, command, exc, time.perf_counter() - started)
                 cause = outage(exc)
@@ -207,6 +214,14 @@ class TableService:
                 self._after_commit_effects()
                 self._tell_listeners(outcome)
             return outcome
+
+    async def _on_worker(self, run: Callable[..., Outcome], *args: Any) -> Outcome:
+        """``run`` on the table's own thread (the caller holds the table's lock, so one
+        command at a time). A card must not queue for the loop's shared threads behind
+        stream authentications, table views, lease renewals or another table's command."""
+        context = contextvars.copy_context()  # as asyncio.to_thread: structlog's binds
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._worker, functools.partial(context.run, run, *args))
 
     def _tell_listeners(self, outcome: Outcome) -> None:
         for listener in self.listeners:
