@@ -257,8 +257,13 @@ def _betting_opened(session: Session, e: StoredEvent, x: ev.BettingOpened) -> No
 
 
 def _phase(session: Session, round_id: str, phase: str, **values: Any) -> None:
-    session.connection().execute(
-        update(_ROUNDS).where(_ROUNDS.c.round_id == round_id).values(phase=phase, **values)
+    """Nothing reads the round's row again before the commit: on PostgreSQL the new phase
+    goes with the COMMIT, after the round's earlier waiting writes (a settling card was
+    two round trips more under the log's lock: its result, then its settlement)."""
+    columns = {"phase": phase, **values}
+    sets = ", ".join(f"{name} = %s" for name in columns)  # names from this module only
+    EventStore.defer(
+        session, f"UPDATE rounds SET {sets} WHERE round_id = %s", (*columns.values(), round_id)
     )
 
 
@@ -314,16 +319,13 @@ def _card_set_aside(session: Session, e: StoredEvent, x: ev.CardSetAside) -> Non
 
 
 def _round_result(session: Session, e: StoredEvent, x: ev.RoundResult) -> None:
-    session.execute(
-        update(RoundRow)
-        .where(RoundRow.round_id == x.round_id)
-        .values(phase="result", outcome=_dumps(x.outcome))
-    )
+    _phase(session, x.round_id, "result", outcome=_dumps(x.outcome))
 
 
 # Handlers that may run while writes wait for the commit (EventStore.defer): they read
-# nothing and write no column a deferred write does (the events' rows, a round's cards).
-# Any other handler has the waiting writes sent first, so the order is the events'.
+# nothing, and write only through EventStore.defer themselves (after what waits, in the
+# events' order: a round's cards, then its phase). Any other handler has the waiting
+# writes sent first, so the order is the events'.
 _AFTER_DEFERRED: frozenset[type] = frozenset(
     {ev.CardDealt, ev.BettingClosed, ev.RoundResult, ev.RoundSettled, ev.RoundVoided}
 )
