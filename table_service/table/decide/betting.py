@@ -118,10 +118,11 @@ class Placed(Sequence[Bet]):
     batch made a round's intake quadratic in its bets. The bets accepted in this command
     are kept as their plain fields until then."""
 
-    def __init__(self, bets: Iterable[Any]) -> None:
+    def __init__(self, bets: Iterable[Any], added: list[BetLike]) -> None:
         self._source = bets
         self._items: list[Bet] | None = None
-        self._added: list[BetLike] = []  # accepted earlier in this command
+        self._added = added  # accepted earlier in this command, appended by the caller
+        self._seen = 0  # of them, in _items
 
     def _all(self) -> list[Bet]:
         if self._items is None:
@@ -130,14 +131,10 @@ class Placed(Sequence[Bet]):
                 for b in self._source
                 if b.parent is None
             ]
-            self._items.extend(_bet(b) for b in self._added)
+        if self._seen < len(self._added):
+            self._items.extend(_bet(b) for b in self._added[self._seen :])
+            self._seen = len(self._added)
         return self._items
-
-    def append(self, bet: BetLike) -> None:
-        if self._items is not None:
-            self._items.append(_bet(bet))
-        else:
-            self._added.append(bet)
 
     def __getitem__(self, index: Any) -> Any:
         return self._all()[index]
@@ -166,7 +163,8 @@ def place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> None
     accepted: list[dict[str, Any]] = []
     answers: list[dict[str, Any]] = []
     game, rules = config.game_impl, config.rules
-    placed = Placed(rnd.bets.values())
+    taken: list[BetLike] = []  # the requests accepted so far
+    placed = Placed(rnd.bets.values(), taken)
     context = BettingContext(
         rnd.game_number,
         dict(d.state.seats_for_round()),
@@ -230,7 +228,7 @@ def place_bets(d: Decision, cmd: c.PlaceBets, now: datetime, actor: str) -> None
         if bet.seat is not None:
             item["seat"] = bet.seat
         accepted.append(item)
-        placed.append(bet)
+        taken.append(bet)
         answers.append({"key": bet.key, "status": "placed", "bet_id": bet.bet_id})
     d.emit_chunks(ev.BetsPlaced(round_id=rnd.round_id, bets=accepted), rnd.round_id)
     d.answer = {"round_id": rnd.round_id, "results": answers}
