@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -472,10 +472,15 @@ class TableService:
         results: list[Outcome | Exception] = []
         with gc_paused() if big else contextlib.nullcontext():
             rest = items
+            look_up = False  # the keys taken as new first, as a lone request's are
             while rest:
                 try:
-                    done, rest = self._bet_group_in_transaction(rest)
+                    done, rest = self._bet_group_in_transaction(rest, look_up=look_up)
                 except Exception as exc:
+                    if isinstance(exc, KnownKey) and not look_up:
+                        log.info("table.bet_group_retried_with_known_keys", requests=len(rest))
+                        look_up = True  # a key was recorded after all: again, looked up
+                        continue
                     rest, failed = [], rest
                     if outage(exc) is not None:  # the database is away: for all of them
                         done = [exc] * len(failed)
@@ -486,83 +491,48 @@ class TableService:
                         log.warning("table.bet_group_failed", exc_info=True)
                         done = [_attempt(self._execute_sync, *item) for item in failed]
                 results.extend(done)
+                look_up = False
         return results
 
     def _bet_group_in_transaction(
-        self, items: list[tuple[c.PlaceBets, Principal]]
+        self, items: list[tuple[c.PlaceBets, Principal]], *, look_up: bool = True
     ) -> tuple[list[Outcome | Exception], list[tuple[c.PlaceBets, Principal]]]:
-        """One transaction for bet requests: one read of their keys, one of the balances,
-        each decided on the state the previous one left, one append, one projection, one
-        commit. Returns the answers and the requests left for another transaction (after
-        one whose decision did more than place bets, such as closing a room)."""
+        """One transaction for bet requests: one read of the balances, each decided on the
+        state the previous one left, one append, one projection, one commit. Returns the
+        answers and the requests left for another transaction (after one whose decision
+        did more than place bets, such as closing a room).
+
+        Without ``look_up`` the keys are taken as new, as a lone request's are (see
+        :meth:`_decide_bets`): unless every bet of every request is then placed, the
+        group is decided again here with its keys looked up, before anything is written;
+        a bet placed under a recorded key fails the write (:class:`KnownKey`), and the
+        caller runs the group again looking up."""
         bind_context(table_id=self.table_id)
         store = self.runtime.store
-        results: list[Outcome | Exception] = []
-        decided: list[tuple[int, Decision, list[dict[str, Any] | None]]] = []
-        new_events: list[NewEvent] = []
-        rest: list[tuple[c.PlaceBets, Principal]] = []
         with self.runtime.sessions.begin() as session:
             store.lock(session, tables=(self.table_id,), settings=custom_plans_with_lock(session))
             scopes = [_scope(principal.actor) for _, principal in items]
-            existing = _existing_bets(
-                session,
-                [
-                    scope + b.key
-                    for (command, _), scope in zip(items, scopes, strict=True)
-                    for b in command.bets
-                ],
-            )
+            keys = [
+                scope + b.key
+                for (command, _), scope in zip(items, scopes, strict=True)
+                for b in command.bets
+            ]
             seated = set(self.state.seats_for_round().values())
             held = balances_and_owners(
                 session, {b.account for command, _ in items for b in command.bets} | seated
             )
-            running = {account: balance for account, (balance, _) in held.items()}
-            placed: dict[str, dict[str, Any]] = {}  # scoped key -> a bet placed in this group
-            state = self.state
-            for n, ((command, principal), scope) in enumerate(zip(items, scopes, strict=True)):
-                actor = principal.actor
-                try:
-                    if not _trusted(principal):  # who may: before anything is decided
-                        named = policy.accounts_named(command, state)
-                        owners = {a: held[a][1] for a in named if a in held}
-                        policy.check(policy.may(principal, command, state, owners))
-                    fresh, plan = _match_keys(command.bets, scope, existing, placed)
-                    mine = {b.account for b in fresh}
-                    found = {a: running[a] for a in seated - mine if a in running}
-                    found.update(
-                        (a, running[a]) for a in mine if a in held and held[a][1] in (actor, None)
-                    )
-                    command = c.PlaceBets(tuple(fresh), found, scope)
-                    if plan and not command.bets:
-                        known = next((p["round_id"] for p in plan if p and "round_id" in p), None)
-                        decision = Decision(state, answer={"round_id": known})
-                    else:
-                        decision = decide(state, command, now=self.clock(), actor=actor)
-                except Exception as exc:  # refused before anything of it was written
-                    results.append(exc)
-                    continue
-                # the next request sees this one's stakes taken and its keys used
-                answers = decision.answer.get("results", [])
-                for bet, answer in zip(command.bets, answers, strict=True):
-                    if answer.get("status") == "placed":
-                        running[bet.account] -= bet.stake
-                        placed[scope + bet.key] = {
-                            "bet_id": bet.bet_id,
-                            "account": bet.account,
-                            "type": bet.bet_type,
-                            "stake": bet.stake,
-                            "round_id": decision.answer.get("round_id"),
-                        }
-                new_events += [
-                    NewEvent(self.table_id, d.type, actor, d.payload, d.round_id)
-                    for d in decision.drafts
-                ]
-                decided.append((len(decision.drafts), decision, plan))
-                results.append(Outcome(decision.answer, []))
-                state = decision.state
-                if any(not isinstance(d.event, ev.BetsPlaced) for d in decision.drafts):
-                    rest = items[n + 1 :]  # it moved the table on: the others decide after
-                    break
+            group = self._decide_group(items, scopes, {}, held, seated) if not look_up else None
+            if group is None or not group.all_placed:
+                group = self._decide_group(
+                    items, scopes, _existing_bets(session, keys), held, seated
+                )
+            results, decided, new_events, rest, state = (
+                group.results,
+                group.decided,
+                group.events,
+                group.rest,
+                group.state,
+            )
             stored = store.append(session, new_events)
             rnd = state.round
             session.info[ROUND_CARDS] = (rnd.round_id, rnd.cards) if rnd is not None else None
@@ -580,6 +550,72 @@ class TableService:
             first += count
             results[i] = Outcome(_with_plan(decision.answer, plan), events)
         return results, rest
+
+    def _decide_group(
+        self,
+        items: list[tuple[c.PlaceBets, Principal]],
+        scopes: list[str],
+        existing: dict[str, Any],
+        held: dict[str, tuple[int, str | None]],
+        seated: set[str],
+    ) -> _Group:
+        """Each request of a group decided in turn on the state the previous one left (the
+        decisions are pure: nothing is written here)."""
+        group = _Group(state=self.state)
+        running = {account: balance for account, (balance, _) in held.items()}
+        placed: dict[str, dict[str, Any]] = {}  # scoped key -> a bet placed in this group
+        state = self.state
+        for n, ((command, principal), scope) in enumerate(zip(items, scopes, strict=True)):
+            actor = principal.actor
+            try:
+                if not _trusted(principal):  # who may: before anything is decided
+                    named = policy.accounts_named(command, state)
+                    owners = {a: held[a][1] for a in named if a in held}
+                    policy.check(policy.may(principal, command, state, owners))
+                fresh, plan = _match_keys(command.bets, scope, existing, placed)
+                mine = {b.account for b in fresh}
+                found = {a: running[a] for a in seated - mine if a in running}
+                found.update(
+                    (a, running[a]) for a in mine if a in held and held[a][1] in (actor, None)
+                )
+                command = c.PlaceBets(tuple(fresh), found, scope)
+                if plan and not command.bets:
+                    known = next((p["round_id"] for p in plan if p and "round_id" in p), None)
+                    decision = Decision(state, answer={"round_id": known})
+                else:
+                    decision = decide(state, command, now=self.clock(), actor=actor)
+            except Exception as exc:  # refused before anything of it was written
+                group.results.append(exc)
+                group.all_placed = False
+                continue
+            # the next request sees this one's stakes taken and its keys used
+            answers = decision.answer.get("results", [])
+            if any(known is not None for known in plan):  # a retry, within the group
+                group.all_placed = False
+            for bet, answer in zip(command.bets, answers, strict=True):
+                if answer.get("status") != "placed":
+                    group.all_placed = False
+                    continue
+                running[bet.account] -= bet.stake
+                placed[scope + bet.key] = {
+                    "bet_id": bet.bet_id,
+                    "account": bet.account,
+                    "type": bet.bet_type,
+                    "stake": bet.stake,
+                    "round_id": decision.answer.get("round_id"),
+                }
+            group.events += [
+                NewEvent(self.table_id, d.type, actor, d.payload, d.round_id)
+                for d in decision.drafts
+            ]
+            group.decided.append((len(decision.drafts), decision, plan))
+            group.results.append(Outcome(decision.answer, []))
+            state = decision.state
+            if any(not isinstance(d.event, ev.BetsPlaced) for d in decision.drafts):
+                group.rest = items[n + 1 :]  # it moved the table on: the others decide after
+                break
+        group.state = state
+        return group
 
     def _seated_bank(self) -> bool:
         """Does this table's game keep a seated bank that can close the room?"""
@@ -784,6 +820,18 @@ class TableService:
         if isinstance(command, c.CardScanned) and outcome.events:
             metrics.card_committed(self.table_id, event)
         return outcome
+
+
+@dataclass
+class _Group:
+    """A group of bet requests decided (:meth:`TableService._decide_group`), not written."""
+
+    state: TableState
+    results: list[Outcome | Exception] = field(default_factory=list)
+    decided: list[tuple[int, Decision, list[dict[str, Any] | None]]] = field(default_factory=list)
+    events: list[NewEvent] = field(default_factory=list)
+    rest: list[tuple[c.PlaceBets, Principal]] = field(default_factory=list)
+    all_placed: bool = True  # every bet of every request placed, none known or refused
 
 
 def _attempt(run: Callable[..., Outcome], *args: Any) -> Outcome | Exception:

@@ -51,9 +51,9 @@ def spy_groups(service: TableService, monkeypatch: pytest.MonkeyPatch) -> list[i
     sizes: list[int] = []
     original = service._bet_group_in_transaction
 
-    def counted(items: list[tuple[c.PlaceBets, str]]) -> Any:
+    def counted(items: list[tuple[c.PlaceBets, str]], **kwargs: Any) -> Any:
         sizes.append(len(items))
-        return original(items)
+        return original(items, **kwargs)
 
     monkeypatch.setattr(service, "_bet_group_in_transaction", counted)
     return sizes
@@ -293,4 +293,47 @@ async def test_keys_are_recorded_in_the_operators_namespace_and_answered_as_sent
     assert keys == {"operator:a|x|1", "operator:a|k", "operator:b|x|1", "operator:a|y|2|3"}
     recorded = [e.payload["bets"] for e in first.events if e.type == "bets_placed"]
     assert [b["key"] for chunk in recorded for b in chunk] == ["operator:a|x|1", "operator:a|k"]
+    ledger_matches_balances(runtime)
+
+
+async def test_a_group_of_new_keys_is_written_without_looking_them_up(
+    table: TableService, runtime: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a lone request's: the keys of a group are taken as new; one already recorded
+    fails the write and the group runs again looking them up, with the lookup's answers;
+    a group with a refusal is decided again looking up before anything is written."""
+    sizes = spy_groups(table, monkeypatch)
+    lookups: list[int] = []
+    real = service_module._existing_bets
+
+    def counted(session: Any, keys: list[str]) -> Any:
+        lookups.append(len(keys))
+        return real(session, keys)
+
+    monkeypatch.setattr(service_module, "_existing_bets", counted)
+    fresh = await together(
+        table, [(bets(("n1", "a0", 100)), "operator:a"), (bets(("n1", "b0", 100)), "operator:b")]
+    )
+    assert sizes == [2] and lookups == []
+    assert all(isinstance(o, Outcome) for o in fresh)
+    retried = await together(
+        table,
+        [(bets(("n2", "a1", 100)), "operator:a"), (bets(("n1", "b0", 100)), "operator:b")],
+    )
+    assert sizes == [2, 2, 2] and lookups == [2]  # the write failed on the key, then looked up
+    new, again = retried
+    assert isinstance(new, Outcome) and isinstance(again, Outcome)
+    assert new.answer["results"][0]["status"] == "placed"
+    assert again.answer["results"][0]["status"] == "duplicate"
+    assert again.answer["results"][0]["bet_id"] == fresh[1].answer["results"][0]["bet_id"]  # type: ignore[union-attr]
+    short = await together(
+        table,
+        [(bets(("n3", "poor", 1_000)), "operator:a"), (bets(("n1", "b0", 100)), "operator:b")],
+    )
+    assert sizes == [2, 2, 2, 2] and lookups == [2, 2]  # refused: decided again, looked up
+    refused, duplicate = short
+    assert isinstance(refused, Outcome) and isinstance(duplicate, Outcome)
+    assert refused.answer["results"][0]["error"] == "insufficient_funds"
+    assert duplicate.answer["results"][0]["status"] == "duplicate"
+    assert stored(runtime) == {"n1": ("b0", 100), "n2": ("a1", 100)}
     ledger_matches_balances(runtime)
