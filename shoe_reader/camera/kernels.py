@@ -158,17 +158,6 @@ def side_fits(
     return fitted, at_start, at_end, on_edge, tried
 
 
-@njit("u1[:, ::1](i4[:, ::1], b1[::1])", cache=True)
-def select(labels: np.ndarray, chosen: np.ndarray) -> np.ndarray:
-    """1 where a pixel's region is ``chosen``, else 0."""
-    h, w = labels.shape
-    out = np.empty((h, w), np.uint8)
-    for y in range(h):
-        for x in range(w):
-            out[y, x] = 1 if chosen[labels[y, x]] else 0
-    return out
-
-
 @njit("f4(i8[::1], i8, f8)", cache=True)
 def _order_statistic(counts: np.ndarray, n: int, q: float) -> np.float32:
     """``np.percentile`` (linear) of ``n`` byte values counted in ``counts``, in float32 as
@@ -351,7 +340,7 @@ def skin(colour: np.ndarray, warmth: float) -> np.ndarray:
     return out
 
 
-_REGIONS = "Tuple((i8[::1], f8[::1], i8[::1], b1[::1], b1[::1], b1[::1], b1[::1]))"
+_REGIONS = "Tuple((i8[::1], f8[::1], i8[::1], b1[::1], b1[::1], b1[::1], b1[::1], i8[:, ::1]))"
 
 
 @njit(_REGIONS + "(i4[:, ::1], u1[:, ::1], f8[::1], f8[::1], u1[:, :, ::1], i8)", cache=True)
@@ -362,13 +351,21 @@ def regions(
     xs: np.ndarray,
     colour: np.ndarray,
     n: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[
+    np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray
+]:
     """Per region of ``labels`` (``n`` of them), in one pass: its area; the sum of its
     pixels' brightness above the table (in row-major order, as ``np.bincount`` adds its
     weights), the table's light a plane given by its rows and columns (``table[y, x] =
     ys[y] + xs[x]``, as NumPy's broadcast sum made it); the sum of its red less blue from
-    ``colour`` (BGR; an empty array: none, all zero); and whether it reaches within a pixel
-    of the left, right, top and bottom side."""
+    ``colour`` (BGR; an empty array: none, all zero); whether it reaches within a pixel
+    of the left, right, top and bottom side; and its bounding box (first and last
+    column, first and last row; a region with no pixel: ``w, -1, h, -1``).
+
+    A row is taken a run of one region at a time, its sums kept in registers until
+    the run ends: the same additions in the same order as adding each pixel into the
+    region's total, without waiting on the total's store from one pixel to the next.
+    """
     h, w = labels.shape
     areas = np.zeros(n, np.int64)
     above = np.zeros(n)
@@ -377,15 +374,30 @@ def regions(
     right = np.zeros(n, np.bool_)
     top = np.zeros(n, np.bool_)
     bottom = np.zeros(n, np.bool_)
+    boxes = np.empty((n, 4), np.int64)
+    for i in range(n):
+        boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3] = w, -1, h, -1
     coloured = colour.shape[0] == h and colour.shape[1] == w and colour.shape[2] >= 3
     for y in range(h):
         row = ys[y]
-        for x in range(w):
+        x = 0
+        while x < w:
             label = labels[y, x]
-            areas[label] += 1
-            above[label] += float(gray[y, x]) - (row + xs[x])
-            if coloured:
-                warm[label] += np.int64(colour[y, x, 2]) - np.int64(colour[y, x, 0])
+            first = x
+            total = above[label]
+            red = warm[label]
+            while x < w and labels[y, x] == label:
+                total += float(gray[y, x]) - (row + xs[x])
+                if coloured:
+                    red += np.int64(colour[y, x, 2]) - np.int64(colour[y, x, 0])
+                x += 1
+            above[label] = total
+            warm[label] = red
+            areas[label] += x - first
+            boxes[label, 0] = min(boxes[label, 0], first)
+            boxes[label, 1] = max(boxes[label, 1], x - 1)
+            boxes[label, 2] = min(boxes[label, 2], y)
+            boxes[label, 3] = y
         left[labels[y, 0]] = True
         left[labels[y, min(1, w - 1)]] = True
         right[labels[y, w - 1]] = True
@@ -395,7 +407,23 @@ def regions(
         top[labels[min(1, h - 1), x]] = True
         bottom[labels[h - 1, x]] = True
         bottom[labels[max(h - 2, 0), x]] = True
-    return areas, above, warm, left, right, top, bottom
+    return areas, above, warm, left, right, top, bottom, boxes
+
+
+@njit("UniTuple(u1[:, ::1], 2)(i4[:, ::1], b1[::1], b1[::1], i8, i8, i8, i8)", cache=True)
+def select_two(
+    labels: np.ndarray, one: np.ndarray, other: np.ndarray, y0: int, y1: int, x0: int, x1: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`select` of two choices of regions at once, only over rows ``y0:y1`` and
+    columns ``x0:x1``."""
+    out_one = np.empty((y1 - y0, x1 - x0), np.uint8)
+    out_other = np.empty((y1 - y0, x1 - x0), np.uint8)
+    for y in range(y0, y1):
+        for x in range(x0, x1):
+            label = labels[y, x]
+            out_one[y - y0, x - x0] = 1 if one[label] else 0
+            out_other[y - y0, x - x0] = 1 if other[label] else 0
+    return out_one, out_other
 
 
 @njit("f4[::1](f4[:, ::1], f4[::1], f4[::1])", fastmath=True, cache=True)

@@ -867,7 +867,7 @@ class Locator:
         # of the region (as a bounding box starting at 0 or 1, or ending at the
         # last or the one before) are one pass over the labels.
         rows, columns, spread = _table_light(gray)
-        areas, above, warm, left, right, top, bottom = kernels.regions(
+        areas, above, warm, left, right, top, bottom, boxes = kernels.regions(
             labels, gray, rows, columns, _NO_COLOUR if colour is None else colour, n
         )
         min_area = self.min_card_fraction * h * w
@@ -898,14 +898,18 @@ class Locator:
         r = self._group_radius
         # The grouping is done only over the paper's bounding box (grown by the
         # dilation's reach): outside it there is nothing to group, and the
-        # labelling costs by the pixel.
-        everywhere = kernels.select(labels, inside)
-        joined = kernels.select(labels, inside | skin) if skin.any() else everywhere
-        bx, by, bw, bh = cv2.boundingRect(joined)  # of its non-zero pixels
-        gx0, gx1 = max(bx - r, 0), min(bx + bw + r, w)
-        gy0, gy1 = max(by - r, 0), min(by + bh + r, h)
-        mask = everywhere[gy0:gy1, gx0:gx1]
-        grouped = cv2.dilate(joined[gy0:gy1, gx0:gx1], self._group_kernel)
+        # labelling costs by the pixel. The box is its regions' boxes together,
+        # and the paper (with the skin joining its pieces, if any) is picked out
+        # of the labels only inside it.
+        apart = bool(skin.any())
+        chosen = inside | skin if apart else inside
+        box = boxes[chosen]
+        bx, bx1 = int(box[:, 0].min()), int(box[:, 1].max())
+        by, by1 = int(box[:, 2].min()), int(box[:, 3].max())
+        gx0, gx1 = max(bx - r, 0), min(bx1 + 1 + r, w)
+        gy0, gy1 = max(by - r, 0), min(by1 + 1 + r, h)
+        mask, joined = kernels.select_two(labels, inside, chosen, gy0, gy1, gx0, gx1)
+        grouped = cv2.dilate(joined, self._group_kernel)
         m, groups, gstats, _ = cv2.connectedComponentsWithStats(grouped, connectivity=4)
         candidates: list[np.ndarray] = []
         for i in range(1, m):
@@ -913,7 +917,7 @@ class Locator:
             if bw * bh < min_area:
                 continue
             crop = mask[gy : gy + bh, gx : gx + bw] & (groups[gy : gy + bh, gx : gx + bw] == i)
-            if joined is not everywhere:  # the paper's own box, without the finger
+            if apart:  # the paper's own box, without the finger
                 px, py, bw, bh = cv2.boundingRect(crop)
                 if bw * bh < min_area:
                     continue

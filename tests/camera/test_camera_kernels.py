@@ -228,7 +228,8 @@ def test_snap_maps_are_the_old_broadcasting_to_the_bit(
 )
 def test_region_stats_are_the_old_bincounts_and_bands(seed: int, h: int, w: int, n: int) -> None:
     """Areas, brightness above a table plane, red less blue, and the bands touched: the old
-    bincounts over the whole plane and the old int16 difference of the colours."""
+    bincounts over the whole plane and the old int16 difference of the colours; each
+    region's box; regions picked out of the labels within a box."""
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, n, (h, w)).astype(np.int32)
     gray = rng.integers(0, 256, (h, w)).astype(np.uint8)
@@ -236,7 +237,7 @@ def test_region_stats_are_the_old_bincounts_and_bands(seed: int, h: int, w: int,
     columns = rng.uniform(-20, 55, w)
     table = rows[:, None] + columns[None, :]
     colour = rng.integers(0, 256, (h, w, 3)).astype(np.uint8)
-    areas, above, warm, left, right, top, bottom = kernels.regions(
+    areas, above, warm, left, right, top, bottom, boxes = kernels.regions(
         labels, gray, rows, columns, colour, n
     )
     flat = labels.ravel().astype(np.intp)
@@ -256,10 +257,17 @@ def test_region_stats_are_the_old_bincounts_and_bands(seed: int, h: int, w: int,
     grey_only = kernels.regions(labels, gray, rows, columns, np.zeros((0, 0, 3), np.uint8), n)
     assert not grey_only[2].any()
     assert np.array_equal(grey_only[1], above)
-    chosen = rng.random(n) < 0.5
-    assert np.array_equal(
-        kernels.select(labels, chosen), np.take(chosen.view(np.uint8), flat).reshape(h, w)
-    )
+    for label in range(n):
+        ys, xs = np.nonzero(labels == label)
+        box = (xs.min(), xs.max(), ys.min(), ys.max()) if len(xs) else (w, -1, h, -1)
+        assert tuple(boxes[label]) == box
+    chosen, other = rng.random(n) < 0.5, rng.random(n) < 0.5
+    y0, x0 = int(rng.integers(0, h)), int(rng.integers(0, w))
+    y1, x1 = int(rng.integers(y0, h + 1)), int(rng.integers(x0, w + 1))
+    one, two = kernels.select_two(labels, chosen, other, y0, y1, x0, x1)
+    for got, picked in ((one, chosen), (two, other)):
+        whole = np.take(picked.view(np.uint8), flat).reshape(h, w)
+        assert np.array_equal(got, whole[y0:y1, x0:x1])
 
 
 @settings(max_examples=200, deadline=None)
