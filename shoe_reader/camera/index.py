@@ -143,21 +143,29 @@ def similarities(part: Part, fmap: np.ndarray, only: np.ndarray | None = None) -
     against each wrong face at its most alike (and so are the samples among
     themselves, in :func:`learn_part`).
     """
+    templates = part.templates if only is None else part.templates[only]
+    return best_cosines(templates, unit_shifted(part, fmap))
+
+
+def unit_shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
+    """:func:`shifted`, each row made unit length: what a part's templates are compared
+    with (worked out once where one window is compared with several sets of templates)."""
     x = shifted(part, fmap)
     # np.linalg.norm(x, axis=1, keepdims=True), as it computes it, without its dispatch.
-    x = x / np.maximum(np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True)), 1e-6)
-    templates = part.templates if only is None else part.templates[only]
-    best: np.ndarray = (templates @ x.T).max(axis=1)
+    unit: np.ndarray = x / np.maximum(np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True)), 1e-6)
+    return unit
+
+
+def best_cosines(templates: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    """Each template's cosine with the window (:func:`unit_shifted`) at its best shift."""
+    best: np.ndarray = (templates @ unit.T).max(axis=1)
     return best
 
 
 def similarities_with(part: Part, fmap: np.ndarray, templates: np.ndarray) -> np.ndarray:
     """:func:`similarities` of ``fmap``'s part with the given ``templates`` (weighted as the
     part's, unit length; see :func:`blurred_templates`)."""
-    x = shifted(part, fmap)
-    x = x / np.maximum(np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True)), 1e-6)
-    best: np.ndarray = (templates @ x.T).max(axis=1)
-    return best
+    return best_cosines(templates, unit_shifted(part, fmap))
 
 
 SMEARS = (3, 6)

@@ -23,11 +23,13 @@ from shoe_reader.camera.face_match import FACE_H, FACE_W, FaceMatch, face_featur
 from shoe_reader.camera.index import (
     NoIndex,
     Part,
+    best_cosines,
     features,
     nudged,
     pair_similarities,
     similarities,
     similarities_with,
+    unit_shifted,
 )
 from shoe_reader.camera.locate import (
     AT_EDGE,
@@ -220,12 +222,13 @@ def _pair_separation(cal: Calibration, windows: Iterable[np.ndarray], a: str, b:
     said, best_fit, against = 0.0, -1.0, np.inf
     smeared = cal.pair_smeared(a, b)
     for fmap in windows:
-        found = similarities(part, fmap)
+        unit = unit_shifted(part, fmap)  # the window, once for both sets of templates
+        found = best_cosines(part.templates, unit)
         sa, sb = float(found[ia].max()), float(found[ib].max())
         if smeared is not None:
             # Either card smeared as it moves is as much itself (see Calibration.pair_smeared).
             templates, labels = smeared
-            moved = similarities_with(part, fmap, templates)
+            moved = best_cosines(templates, unit)
             sa = max(sa, float(moved[labels == a].max()))
             sb = max(sb, float(moved[labels == b].max()))
         fit = max(sa, sb)
@@ -291,8 +294,10 @@ def _settle(
     maps: np.ndarray,
     windows: _Windows,
     keep: np.ndarray | None = None,
+    per_card: np.ndarray | None = None,
 ) -> tuple[int, float, np.ndarray, int | None]:
-    """The face's read with the contenders its index settles.
+    """The face's read with the contenders its index settles (``per_card``: the face's
+    :meth:`~shoe_reader.camera.face_match.FaceBook.scores`, if already compared).
 
     Returns the card read, its fit, its share against every card (``inf``
     where the index settled it), and the first contender the index speaks
@@ -307,7 +312,7 @@ def _settle(
     index speaks for is a dispute.
     """
     book = cal.book
-    per_card = book.scores(maps, keep)
+    per_card = book.scores(maps, keep) if per_card is None else per_card
     best = int(np.argmax(per_card))
     beaten: list[int] = []
     while True:
@@ -361,7 +366,8 @@ def _read(
     # edge found can lie off the printed outline, and a corner a pixel off has
     # been seen to speak clearly for the wrong suit while the face was right.
     windows = _Windows(corners)
-    best, fit, share, other = _settle(cal, maps, windows, keep)
+    per_card = book.scores(maps, keep)  # (compared once: the index read below asks again)
+    best, fit, share, other = _settle(cal, maps, windows, keep, per_card)
     if other is not None:
         why = f"{DISPUTED}: face reads {book.codes[best]}, index reads {book.codes[other]}"
         return CardRead(None, 0.0, why, disputed=True, cause=COVERED), None
@@ -397,7 +403,7 @@ def _read(
     # frame too blurred to tell this deck's index from another deck's print:
     # the index corners are read on their own, rank and suit.
     said: set[str] = set()
-    by_index = _read_index(cal, maps, windows, best, keep, said)
+    by_index = _read_index(cal, maps, windows, best, keep, said, per_card)
     # What the face and the corners say, for the pass to weigh (see CardRead.face).
     clear = found.code if _confidence(found.fit, found.separation) >= WEAK else ""
     heard = tuple(sorted(said))
@@ -437,9 +443,11 @@ def _read_index(
     face_best: int,
     keep: np.ndarray | None = None,
     said: set[str] | None = None,
+    per_card: np.ndarray | None = None,
 ) -> CardRead | None:
     """The card its corner indices read, where the face does not say otherwise (``None``: no
-    corner reads a card; a read with no code: the evidence disagrees).
+    corner reads a card; a read with no code: the evidence disagrees). ``per_card``: the
+    face's scores, as :func:`_settle` had them (compared again if not given).
 
     Each corner is read on its own, rank and suit (see :func:`_classify`), under
     limits measured on blurred, covered frames (a wrong rank never fitted
@@ -477,7 +485,8 @@ def _read_index(
     if code not in book.codes:
         return None
     mine = book.codes.index(code)
-    per_card = book.scores(maps, keep)
+    if per_card is None:
+        per_card = book.scores(maps, keep)
     fit = float(per_card[mine])
     if fit < FIT_MIN:
         return CardRead(None, 0.0, f"face not this deck's {code} (fit {fit:.2f})", cause=UNKNOWN)
