@@ -53,6 +53,7 @@ def serve(
     bind_host, bind_port = host or settings.host, port or settings.port
     exposer = _metrics_listener(metrics or settings.metrics_address, settings.metrics_path)
     app = build_app(runtime, configs, manager=studio_for(runtime, configs, bind_host, bind_port))
+    _freeze_once_started(app)
     from table_service.regulator.watchdog import AuditWatchdog
 
     watchdog = AuditWatchdog(
@@ -88,6 +89,26 @@ def serve(
             trace.stop()
         if exposer is not None:
             exposer.close()
+
+
+def _freeze_once_started(app: Any) -> None:
+    """Once the app has started (its tables loaded, the streams and NATS set up), freeze
+    what it holds too, as ``serve`` freezes its modules before it starts (see there): the
+    collector's full passes then walk only what the running studio adds."""
+    import gc
+    from collections.abc import AsyncIterator
+    from contextlib import asynccontextmanager
+
+    started = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(running: Any) -> AsyncIterator[Any]:
+        async with started(running) as state:
+            gc.collect()
+            gc.freeze()
+            yield state
+
+    app.router.lifespan_context = lifespan
 
 
 def _metrics_listener(address: str | None, path: str) -> Any:
