@@ -70,6 +70,33 @@ def _schemas(conn) -> set[str]:  # type: ignore[no-untyped-def]
     return set(rows.scalars())
 
 
+STREAM_WINDOW = 8.0
+"""The staleness window of the stream check: NEW, written just before the drop, must still
+be inside it when the drop reads it, on a saturated machine too."""
+
+
+def _wait_session_gone(conn, pid: int) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the server has ended backend ``pid`` (a closed client connection) and let
+    go of its locks: the backend notices the closed socket when it next reads, not at once."""
+    import time
+
+    from sqlalchemy import text
+
+    deadline = time.monotonic() + 60
+    while True:
+        left = conn.execute(
+            text(
+                "SELECT (SELECT count(*) FROM pg_stat_activity WHERE pid = :pid)"
+                " + (SELECT count(*) FROM pg_locks WHERE pid = :pid)"
+            ),
+            {"pid": pid},
+        ).scalar()
+        if not left:
+            return
+        assert time.monotonic() < deadline, f"backend {pid} still there after 60 s"
+        time.sleep(0.05)
+
+
 def test_only_stale_scratch_schemas_and_streams_are_dropped(
     pg_database: str, nats_url: str
 ) -> None:
@@ -94,9 +121,11 @@ def test_only_stale_scratch_schemas_and_streams_are_dropped(
             conn.execute(text(f'CREATE TABLE "{name}".audit_events (seq int, ts text)'))
             conn.execute(text(f"INSERT INTO \"{name}\".audit_events VALUES (1, '{ts}')"))
         scratch._lock(live, "scratch_held0001", wait=True)  # a run still going
+        pid = live.execute(text("SELECT pg_backend_pid()")).scalar()
         assert scratch.drop_stale_schemas(conn) == ["scratch_dead0001"]
         assert _schemas(conn) == {"scratch_held0001", "scratch_busy0001"}
         live.invalidate()  # the run dies: its lock goes with its connection
+        _wait_session_gone(conn, pid)
         assert scratch.drop_stale_schemas(conn, stale_seconds=3600) == ["scratch_held0001"]
         for name in ("scratch_busy0001", "keepme_0001"):
             conn.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
@@ -110,9 +139,18 @@ def test_only_stale_scratch_schemas_and_streams_are_dropped(
         js = nc.jetstream()
         for name in (f"{prefix}OLD", f"{prefix}NEW"):
             await js.add_stream(name=name, subjects=[f"{name.lower()}.>"])
-        await asyncio.sleep(2.5)
+        # OLD is stale once the window has passed since its creation, as the drop measures
+        # it (waited for, not slept); NEW's message then leaves it STREAM_WINDOW seconds
+        # (less the drop's whole-second rounding) before the drop must have looked at it.
+        info = await js.stream_info(f"{prefix}OLD")
+        assert info.created is not None
+        created = info.created.isoformat()
+        deadline = time.monotonic() + 60
+        while scratch._age(created) < STREAM_WINDOW:
+            assert time.monotonic() < deadline, created
+            await asyncio.sleep(0.1)
         await js.publish(f"{prefix.lower()}new.x", b"1")
-        dropped = await scratch.drop_stale_streams(nats_url, prefix, stale_seconds=2)
+        dropped = await scratch.drop_stale_streams(nats_url, prefix, stale_seconds=STREAM_WINDOW)
         left = [s.config.name for s in await js.streams_info() if s.config.name.startswith(prefix)]
         for name in left:
             await js.delete_stream(name)
