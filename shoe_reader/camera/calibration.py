@@ -107,6 +107,18 @@ class Calibration:
         return learn_part(self.maps, self.suits)
 
     @cached_property
+    def index_weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """Where the rank and the suit are told apart in a corner's features: each part's
+        weights summed over the features of a pixel, (FEAT_H, FEAT_W), adding up to 1."""
+        out = []
+        for part in (self.rank_part, self.suit_part):
+            y0, y1, x0, x1 = part.box
+            w = np.zeros((FEAT_H, FEAT_W), np.float32)
+            w[y0:y1, x0:x1] = (part.root_weights**2).sum(axis=-1)
+            out.append(w / max(float(w.sum()), 1e-9))
+        return out[0], out[1]
+
+    @cached_property
     def _samples(self) -> dict[str, np.ndarray]:
         cards = np.array(self.cards)
         masks = {code: cards == code for code in set(self.cards)}

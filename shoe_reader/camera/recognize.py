@@ -21,6 +21,8 @@ from threadpoolctl import threadpool_limits
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.face_match import FACE_H, FACE_W, FaceMatch, face_features
 from shoe_reader.camera.index import (
+    FEAT_H,
+    FEAT_W,
     NoIndex,
     Part,
     best_cosines,
@@ -97,6 +99,17 @@ separation 0.34."""
 _SKIN_REACH = np.ones((5, 5), np.uint8)
 """How far round skin a straightened face (at twice the feature size) is taken as covered:
 the finger's soft edge and shadow."""
+_FINGER = np.ones((9, 9), np.uint8)
+"""Skin in a corner window (straightened pixels) narrower than this is print, not a finger: red
+or orange ink, a court figure's face, blurred and compressed, has skin's hue in thin strokes."""
+COVERED_INDEX = 0.1
+"""Share of a corner's index (its rank's or its suit's weights, see
+:attr:`~shoe_reader.camera.calibration.Calibration.index_weights`) under a finger from which the
+corner is not read at all: the part of the index left shows another card as often as its own
+(a three of spades' suit cut to a club's lobe, a six's to an eight's, a rank cut to a court's
+letter), and a hand that covers one corner leaves the other whole. Measured on the development
+decks at the "studio" level: red print alone 0.00-0.05 before the opening (see ``_FINGER``), a
+fingertip over the suit 0.1-0.6."""
 COVERED_SKIN = 0.03
 """Share of a straightened card in skin colours (see :func:`skin_pixels`) from which a card
 not read is said to be covered."""
@@ -253,11 +266,13 @@ class _Windows:
 
     Most frames need one corner only (its index fits this deck's card; the
     other corner is then never straightened or compared). A corner with no
-    index in it is left out.
+    index in it is left out, and so is one with a finger over its index (see
+    ``COVERED_INDEX``): the other corner speaks, if any.
     """
 
-    def __init__(self, corners: Sequence[Callable[[], np.ndarray]]) -> None:
+    def __init__(self, corners: Sequence[Callable[[], np.ndarray]], cal: Calibration) -> None:
         self._pending = list(corners)
+        self._cal = cal
         self._corners: list[np.ndarray] = []  # straightened so far, in order
         self._maps: list[np.ndarray] = []
 
@@ -267,7 +282,10 @@ class _Windows:
             while i >= len(self._maps):
                 if not self._pending:
                     return
-                self._corners.append(self._pending.pop(0)())
+                corner = self._pending.pop(0)()
+                if _index_covered(self._cal, corner) > COVERED_INDEX:
+                    continue
+                self._corners.append(corner)
                 try:
                     self._maps.append(features(self._corners[-1]))
                 except NoIndex:
@@ -287,6 +305,14 @@ class _Windows:
             except NoIndex:
                 continue
         return maps
+
+
+def _index_covered(cal: Calibration, corner: np.ndarray) -> float:
+    """How much of a corner window's index lies under skin: the larger share, of the rank's
+    and of the suit's weights (see :attr:`Calibration.index_weights`), on skin pixels."""
+    skin = cv2.morphologyEx(skin_pixels(corner), cv2.MORPH_OPEN, _FINGER).astype(np.float32)
+    small = cv2.resize(skin, (FEAT_W, FEAT_H), interpolation=cv2.INTER_AREA)
+    return max(float(np.einsum("ij,ij->", w, small)) for w in cal.index_weights)
 
 
 def _settle(
@@ -365,7 +391,7 @@ def _read(
     # is unreadable, never read as the index's card: on a dark table the
     # edge found can lie off the printed outline, and a corner a pixel off has
     # been seen to speak clearly for the wrong suit while the face was right.
-    windows = _Windows(corners)
+    windows = _Windows(corners, cal)
     per_card = book.scores(maps, keep)  # (compared once: the index read below asks again)
     best, fit, share, other = _settle(cal, maps, windows, keep, per_card)
     if other is not None:
@@ -726,7 +752,12 @@ class Recognizer:
         threadpool_limits(limits=1, user_api="blas")
         self.calibration = calibration
         # What the calibration learns lazily is learned now, not on the first card.
-        _ = calibration.book, calibration.rank_part, calibration.suit_part
+        _ = (
+            calibration.book,
+            calibration.rank_part,
+            calibration.suit_part,
+            calibration.index_weights,
+        )
         for code in calibration.book.codes:
             calibration.index_templates(code)
         self.roi = roi
