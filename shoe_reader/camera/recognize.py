@@ -307,6 +307,33 @@ class _Windows:
         return maps
 
 
+def _contrary(cal: Calibration, windows: Iterable[np.ndarray], code: str) -> str:
+    """Another rank of ``code``'s suit, or another suit of its rank, that a corner says clearly
+    (see :data:`CONTRARY`), or ``""``.
+
+    Asked of the samples of ``code``'s suit (rank) or rank (suit) only: what
+    the face reads is in doubt between those, and a fourth of the deck costs a
+    fourth of the comparison.
+    """
+    for fmap in windows:
+        for part, own, labels in (
+            (cal.rank_part, code[0], cal.suits == code[1]),
+            (cal.suit_part, code[1], cal.ranks == code[0]),
+        ):
+            found = similarities(part, fmap, labels)
+            names = part.labels[labels]
+            mine = names == own
+            best = int(np.argmax(found))
+            if mine[best] or float(found[best]) < CONTRARY[0]:
+                continue
+            gap = 1.0 - pair_similarities(part)[np.ix_(labels, labels)][best, mine]
+            margin = float(np.min((found[best] - found[mine]) / np.maximum(gap, 1e-6)))
+            if margin >= CONTRARY[1]:
+                said = str(names[best])
+                return said + code[1] if part is cal.rank_part else code[0] + said
+    return ""
+
+
 def _index_covered(cal: Calibration, corner: np.ndarray) -> float:
     """How much of a corner window's index lies under skin: the larger share, of the rank's
     and of the suit's weights (see :attr:`Calibration.index_weights`), on skin pixels."""
@@ -423,6 +450,14 @@ def _read(
         if factor < confidence:
             why = f"index not this deck's {found.code} (fit {index:.2f})"
         confidence *= factor
+    if confidence >= WEAK and index < INDEX_OK:
+        # An index that fits the face's card only nearly: no corner may clearly say another
+        # rank of its suit, or another suit of its rank (a glare spot over a five's middle
+        # pip leaves a four's face, its corners saying five clearly).
+        contrary = _contrary(cal, windows, found.code)
+        if contrary:
+            why = f"{DISPUTED}: face reads {found.code}, index reads {contrary}"
+            return CardRead(None, 0.0, why, disputed=True, cause=COVERED), None
     if confidence >= WEAK:
         return CardRead(found.code, confidence, "", deck_fit=index), found
     # The face alone is not clear (a finger, a glare spot across it), or the

@@ -2,9 +2,9 @@
 
 Each is regenerated from the random state the benchmark had at its start
 (``python benchmarks/camera.py --levels studio --decks tango``, passes 10 and 70;
-the deck calibrated from its own photographs as the benchmark does it), so the
-frames are the benchmark's own. Each test also takes the change away and sees
-the pass unreadable again: the change is what reads it.
+``--decks neoclassical``, pass 101; the deck calibrated from its own photographs as
+the benchmark does it), so the frames are the benchmark's own. Each test also takes
+the change away and sees the pass unreadable again: the change is what reads it.
 """
 
 from __future__ import annotations
@@ -28,11 +28,13 @@ from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
 SEED = 2024  # benchmarks/camera.py's default
 INC = {
     "tango": 60069051344365537442021868224815531883,
+    "neoclassical": 229511128564491664681240214926400265107,
 }
 PASSES: dict[tuple[str, int], tuple[str, int, int | None]] = {
     # (deck, pass): (card, the PCG64 state once the card is drawn, its uint32 carry if any)
     ("tango", 10): ("JD", 15468651586204073902178245836316050625, 3903602729),
     ("tango", 70): ("8C", 106438952542254450895803295747528891073, 2742104988),
+    ("neoclassical", 101): ("5D", 66502830095577355058823047182249406713, None),
 }
 
 
@@ -49,6 +51,11 @@ def _calibrated(deck: str, tmp_path_factory: pytest.TempPathFactory) -> Calibrat
 @pytest.fixture(scope="module")
 def tango(tmp_path_factory: pytest.TempPathFactory) -> Calibration:
     return _calibrated("tango", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def neoclassical(tmp_path_factory: pytest.TempPathFactory) -> Calibration:
+    return _calibrated("neoclassical", tmp_path_factory)
 
 
 def _frames(k: int, deck: str = "tango") -> tuple[str, list[np.ndarray]]:
@@ -79,9 +86,10 @@ def test_a_suit_smeared_by_the_cards_motion_is_told_by_its_smeared_print(
     visible index, smeared along the card, came nearer a sharp heart than a sharp diamond on
     the print that tells the two apart, and three frames were disputes (face JD, index JH).
     Judged against both cards' smeared prints as well, they read JD. (Both corners are
-    read here, the hand's too, as before corners under a finger were left out: see the
-    test below.)"""
+    read here, the hand's too, and a corner saying another suit clearly does not veto the
+    face, as before those two changes: see the two tests below.)"""
     monkeypatch.setattr(recognize, "COVERED_INDEX", np.inf)
+    monkeypatch.setattr(recognize, "_contrary", lambda cal, windows, code: "")
     code, frames = _frames(10)
     (event,) = _vote(Recognizer(tango), frames)
     assert isinstance(event, CardSeen) and event.card == code
@@ -119,3 +127,26 @@ def test_a_corner_under_a_finger_is_left_out_and_the_other_speaks(
     monkeypatch.setattr(recognize, "COVERED_INDEX", np.inf)
     (event,) = _vote(Recognizer(tango), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
+
+
+def test_a_corner_that_clearly_says_another_rank_vetoes_the_face(
+    neoclassical: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neoclassical's five of diamonds under a hand, a glare spot washing out its middle pip
+    in the last frames: the face, where it is not covered, was a four of diamonds clearly,
+    its index fitted the four's print at 0.945-0.96, and two frames read 4D at confidence 1
+    (the pass: conflicting reads). Both corners clearly say five; a frame whose corner says
+    another rank of the suit clearly is a dispute, never a read of the face's card."""
+    code, frames = _frames(101, "neoclassical")
+    rec = Recognizer(neoclassical)
+    reads = [rec.read_frame(f).read for f in frames]
+    confident = {r.code for r in reads if r is not None and r.code and r.confidence >= 0.5}
+    assert confident == {code}
+    (event,) = _vote(rec, frames)
+    assert isinstance(event, CardSeen) and event.card == code
+    monkeypatch.setattr(recognize, "_contrary", lambda cal, windows, code: "")
+    reads = [rec.read_frame(f).read for f in frames]
+    confident = {r.code for r in reads if r is not None and r.code and r.confidence >= 0.5}
+    assert confident == {code, "4D"}
+    (event,) = _vote(rec, frames)
+    assert isinstance(event, UnreadableCard) and "conflicting" in event.reason, event
