@@ -153,6 +153,29 @@ class Calibration:
         return found
 
     @cached_property
+    def _among(self) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        return {}
+
+    def among(self, code: str, rank: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The samples of ``code``'s suit in the rank part (``rank``), or of its rank in the
+        suit part: their templates, labels and pair similarities, made once per suit and rank
+        (a frame asks about one card)."""
+        key = ("r" + code[1]) if rank else ("s" + code[0])
+        found = self._among.get(key)
+        if found is None:
+            part = self.rank_part if rank else self.suit_part
+            pick = self.suits == code[1] if rank else self.ranks == code[0]
+            found = (
+                np.ascontiguousarray(part.templates[pick]),
+                part.labels[pick],
+                np.ascontiguousarray(part.pairs[np.ix_(pick, pick)])
+                if part.pairs is not None
+                else np.zeros((0, 0), np.float32),
+            )
+            self._among[key] = found
+        return found
+
+    @cached_property
     def _pair_parts(self) -> dict[tuple[str, str], Part | None]:
         return {}
 

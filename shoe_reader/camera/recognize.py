@@ -311,26 +311,25 @@ def _contrary(cal: Calibration, windows: Iterable[np.ndarray], code: str) -> str
     """Another rank of ``code``'s suit, or another suit of its rank, that a corner says clearly
     (see :data:`CONTRARY`), or ``""``.
 
-    Asked of the samples of ``code``'s suit (rank) or rank (suit) only: what
-    the face reads is in doubt between those, and a fourth of the deck costs a
-    fourth of the comparison.
+    Asked of the samples of ``code``'s suit (rank) or rank (suit) only (see
+    :meth:`Calibration.among`): what the face reads is in doubt between those,
+    and a fourth of the deck costs a fourth of the comparison.
     """
     for fmap in windows:
-        for part, own, labels in (
-            (cal.rank_part, code[0], cal.suits == code[1]),
-            (cal.suit_part, code[1], cal.ranks == code[0]),
-        ):
-            found = similarities(part, fmap, labels)
-            names = part.labels[labels]
-            mine = names == own
+        for rank in (True, False):
+            part = cal.rank_part if rank else cal.suit_part
+            own = code[0] if rank else code[1]
+            templates, names, pairs = cal.among(code, rank)
+            found = similarities_with(part, fmap, templates)
             best = int(np.argmax(found))
-            if mine[best] or float(found[best]) < CONTRARY[0]:
+            if names[best] == own or float(found[best]) < CONTRARY[0]:
                 continue
-            gap = 1.0 - pair_similarities(part)[np.ix_(labels, labels)][best, mine]
+            mine = names == own
+            gap = 1.0 - pairs[best, mine]
             margin = float(np.min((found[best] - found[mine]) / np.maximum(gap, 1e-6)))
             if margin >= CONTRARY[1]:
                 said = str(names[best])
-                return said + code[1] if part is cal.rank_part else code[0] + said
+                return said + code[1] if rank else code[0] + said
     return ""
 
 
