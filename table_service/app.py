@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio.to_thread
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
@@ -100,6 +101,13 @@ def build_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         settings = runtime.settings
+        # The API's blocking endpoints run on anyio's threads: 40 of them by default. While
+        # a studio process is taken over, ~100 subscribers of its tables ask the survivor
+        # where their tables run, 100-230 directory requests a second: 53-60 threads were
+        # alive there, and a card's command thread, which needs the interpreter after each
+        # database round trip, took its turn behind all of them. On two cores more threads
+        # cannot answer it faster; the rest of the crowd waits on the loop, taking no turns.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.request_threads
         hub = StreamHub(
             asyncio.get_running_loop(),
             max_public_per_table=settings.stream_max_public_per_table,

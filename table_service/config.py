@@ -125,6 +125,13 @@ class Settings(BaseSettings):
     stream_replay_workers: int = Field(
         2, ge=1, le=32, description="Threads that read stream replays (apart from writes)"
     )
+    request_threads: int = Field(
+        4,
+        ge=1,
+        le=64,
+        description="Threads that run the API's blocking endpoints at once (reads, views, the"
+        " studio's directory); more such requests wait for one on the event loop",
+    )
     gil_switch_ms: float = Field(
         1.0,
         ge=0.1,

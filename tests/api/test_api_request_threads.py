@@ -1,0 +1,43 @@
+"""The API's blocking endpoints (FastAPI runs them on anyio's threads) run at most
+``request_threads`` at once: a crowd of such requests (subscribers asking a studio where
+their tables run while one is taken over) waits on the event loop, instead of dozens of
+threads taking the interpreter in turns from a card's command thread."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from fastapi.testclient import TestClient
+
+from table_service.app import build_app
+from table_service.table.service import TableManager
+
+
+def test_blocking_requests_run_at_most_request_threads_at_once(make_runtime: Any) -> None:
+    runtime = make_runtime(request_threads=3)
+    app = build_app(runtime, [], manager=TableManager(runtime, []), with_readers=False)
+    running = 0
+    most = 0
+    guard = threading.Lock()
+
+    def blocking() -> None:  # what a sync endpoint does on its thread
+        nonlocal running, most
+        with guard:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.05)
+        with guard:
+            running -= 1
+
+    async def crowd() -> None:
+        async with anyio.create_task_group() as group:
+            for _ in range(12):
+                group.start_soon(anyio.to_thread.run_sync, blocking)
+
+    with TestClient(app) as client:
+        client.portal.call(crowd)  # on the app's event loop, as requests are served
+    assert most == 3
