@@ -41,7 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=200, help="per operation and role")
     parser.add_argument(
-        "--pg-examples", type=int, default=None, help="on PostgreSQL (default: the test's, 8)"
+        "--pg-examples", type=int, default=None, help="on PostgreSQL (default: the test's, 6)"
     )
     parser.add_argument("--workers", default="2", help="pytest-xdist workers (0: none)")
     args = parser.parse_args()
