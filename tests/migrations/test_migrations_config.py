@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,9 +69,12 @@ def test_configured_key_wins_and_bad_key_is_refused(tmp_path: Path) -> None:
         load_or_create_signer(tmp_path / "k2", "not base64!")
 
 
-def test_event_payloads_are_compressed_with_lz4_on_postgresql_and_it_goes_back(
-    db_url: str,
+def _storage_setting_goes_back(
+    db_url: str, query: str, before: str, at_head: object, downgraded: Callable[[object], bool]
 ) -> None:
+    """A PostgreSQL storage setting a migration makes: ``query`` reads ``at_head`` after the
+    upgrade, a value ``downgraded`` accepts after going back to ``before``, and ``at_head``
+    again after the upgrade. SQLite has nothing to set: down and up must still run."""
     from alembic import command
     from sqlalchemy import create_engine, text
 
@@ -79,51 +83,43 @@ def test_event_payloads_are_compressed_with_lz4_on_postgresql_and_it_goes_back(
     config = alembic_config(db_url)
     command.upgrade(config, "head")
     engine = create_engine(db_url)
-    query = text(
-        "SELECT attcompression FROM pg_attribute"
-        " WHERE attrelid = 'audit_events'::regclass AND attname = 'payload'"
-    )
     try:
-        if engine.dialect.name != "postgresql":  # SQLite: nothing to set, and nothing is
-            command.downgrade(config, "0006_bets_settled_by_ledger")
+        if engine.dialect.name != "postgresql":
+            command.downgrade(config, before)
             command.upgrade(config, "head")
             return
         with engine.connect() as conn:
-            assert conn.execute(query).scalar() == "l"
-        command.downgrade(config, "0006_bets_settled_by_ledger")
+            assert conn.execute(text(query)).scalar() == at_head
+        command.downgrade(config, before)
         with engine.connect() as conn:
-            assert conn.execute(query).scalar() in ("", "\x00", None)
+            assert downgraded(conn.execute(text(query)).scalar())
         command.upgrade(config, "head")
         with engine.connect() as conn:
-            assert conn.execute(query).scalar() == "l"
+            assert conn.execute(text(query)).scalar() == at_head
     finally:
         engine.dispose()
+
+
+def test_event_payloads_are_compressed_with_lz4_on_postgresql_and_it_goes_back(
+    db_url: str,
+) -> None:
+    _storage_setting_goes_back(
+        db_url,
+        "SELECT attcompression FROM pg_attribute"
+        " WHERE attrelid = 'audit_events'::regclass AND attname = 'payload'",
+        "0006_bets_settled_by_ledger",
+        "l",
+        lambda value: value in ("", "\x00", None),
+    )
 
 
 def test_accounts_keep_room_for_their_next_balance_on_postgresql_and_it_goes_back(
     db_url: str,
 ) -> None:
-    from alembic import command
-    from sqlalchemy import create_engine, text
-
-    from migrations import alembic_config
-
-    config = alembic_config(db_url)
-    command.upgrade(config, "head")
-    engine = create_engine(db_url)
-    query = text("SELECT reloptions FROM pg_class WHERE oid = 'accounts'::regclass")
-    try:
-        if engine.dialect.name != "postgresql":  # SQLite: nothing to set
-            command.downgrade(config, "0008_reference_checks_distinct")
-            command.upgrade(config, "head")
-            return
-        with engine.connect() as conn:
-            assert conn.execute(query).scalar() == ["fillfactor=50"]
-        command.downgrade(config, "0008_reference_checks_distinct")
-        with engine.connect() as conn:
-            assert not conn.execute(query).scalar()
-        command.upgrade(config, "head")
-        with engine.connect() as conn:
-            assert conn.execute(query).scalar() == ["fillfactor=50"]
-    finally:
-        engine.dispose()
+    _storage_setting_goes_back(
+        db_url,
+        "SELECT reloptions FROM pg_class WHERE oid = 'accounts'::regclass",
+        "0008_reference_checks_distinct",
+        ["fillfactor=50"],
+        lambda value: not value,
+    )
