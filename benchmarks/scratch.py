@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, create_engine, text
+from sqlalchemy import BigInteger, Column, Connection, Integer, MetaData, Table, create_engine, text
 
 from table_service.config import Settings
 from table_service.runtime import Runtime
@@ -31,6 +31,17 @@ from table_service.runtime import Runtime
 PREFIX = "scratch_"
 STALE_SECONDS = 600.0  # a scratch schema's log or a benchmark's stream this long quiet
 _LOCK_CLASS = "livetable-scratch"  # the advisory lock's first key (two-int key space)
+
+
+def commit_table(meta: MetaData, prefix: str) -> Table:
+    """A throw-away table of one small row a commit, named ``prefix`` and a random suffix:
+    the yardstick of a minimal durable transaction that the benchmarks measure against."""
+    return Table(
+        f"{prefix}_{uuid.uuid4().hex[:8]}",
+        meta,
+        Column("id", Integer, primary_key=True),
+        Column("value", BigInteger),
+    )
 
 
 def _lock(conn: Connection, schema: str, *, wait: bool) -> bool:

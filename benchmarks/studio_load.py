@@ -71,10 +71,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from scratch import drop_stale_streams, scratch_runtime
+from scratch import commit_table, drop_stale_streams, scratch_runtime
 from serving import cpu_seconds
-from sqlalchemy import BigInteger, Column, Integer, MetaData, func, insert, select
-from sqlalchemy import Table as SqlTable
+from sqlalchemy import MetaData, func, insert, select
 
 from audit.store import EventStore
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
@@ -105,12 +104,7 @@ def free_port() -> int:
 def commit_cost(runtime: Runtime, samples: int) -> list[float]:
     """Seconds per minimal durable transaction: one small row inserted, committed."""
     meta = MetaData()
-    scratch = SqlTable(
-        f"bench_commit_{uuid.uuid4().hex[:8]}",
-        meta,
-        Column("id", Integer, primary_key=True),
-        Column("value", BigInteger),
-    )
+    scratch = commit_table(meta, "bench_commit")
     meta.create_all(runtime.engine)
     times = []
     for i in range(samples):
@@ -131,12 +125,7 @@ def commit_sampler(db_url: str, pipe: Any, every: float = 0.2) -> None:
 
     engine = create_engine(db_url)
     meta = MetaData()
-    scratch = SqlTable(
-        f"bench_run_commit_{uuid.uuid4().hex[:8]}",
-        meta,
-        Column("id", Integer, primary_key=True),
-        Column("value", BigInteger),
-    )
+    scratch = commit_table(meta, "bench_run_commit")
     meta.create_all(engine)
     times: list[float] = []
     pipe.send("ready")

@@ -22,8 +22,8 @@ import statistics
 import time
 import uuid
 
-from scratch import scratch_runtime
-from sqlalchemy import BigInteger, Column, Integer, MetaData, Table, insert
+from scratch import commit_table, scratch_runtime
+from sqlalchemy import MetaData, insert
 
 from audit.store import StoredEvent
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
@@ -50,12 +50,7 @@ def commit_cost(runtime: Runtime, samples: int) -> list[float]:
     Paced as the cards are (one every :data:`PACE` seconds): back-to-back commits queue
     their flushes behind each other and would make a slower, kinder yardstick."""
     meta = MetaData()
-    scratch = Table(
-        f"bench_commit_{uuid.uuid4().hex[:8]}",
-        meta,
-        Column("id", Integer, primary_key=True),
-        Column("value", BigInteger),
-    )
+    scratch = commit_table(meta, "bench_commit")
     meta.create_all(runtime.engine)
     times = []
     for i in range(samples):
