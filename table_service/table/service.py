@@ -512,35 +512,30 @@ class TableService:
         with self.runtime.sessions.begin() as session:
             store.lock(session, tables=(self.table_id,), settings=custom_plans_with_lock(session))
             scopes = [_scope(principal.actor) for _, principal in items]
-            keys = [
-                scope + b.key
-                for (command, _), scope in zip(items, scopes, strict=True)
-                for b in command.bets
-            ]
             seated = set(self.state.seats_for_round().values())
             held = balances_and_owners(
                 session, {b.account for command, _ in items for b in command.bets} | seated
             )
-            group = self._decide_group(items, scopes, {}, held, seated) if not look_up else None
+            group = None if look_up else self._decide_group(items, scopes, {}, held, seated)
             if group is None or not group.all_placed:
+                keys = [
+                    scope + b.key
+                    for (command, _), scope in zip(items, scopes, strict=True)
+                    for b in command.bets
+                ]
                 group = self._decide_group(
                     items, scopes, _existing_bets(session, keys), held, seated
                 )
-            results, decided, new_events, rest, state = (
-                group.results,
-                group.decided,
-                group.events,
-                group.rest,
-                group.state,
-            )
-            stored = store.append(session, new_events)
+            stored = store.append(session, group.events)
+            state = group.state
             rnd = state.round
             session.info[ROUND_CARDS] = (rnd.round_id, rnd.cards) if rnd is not None else None
             project(session, stored)
         if stored:
             state = replace(state, last_seq=stored[-1].seq)
         self.state = state
-        outcomes = iter(decided)
+        results = group.results
+        outcomes = iter(group.decided)
         first = 0
         for i, result in enumerate(results):
             if isinstance(result, Exception):
@@ -549,7 +544,7 @@ class TableService:
             events = stored[first : first + count]
             first += count
             results[i] = Outcome(_with_plan(decision.answer, plan), events)
-        return results, rest
+        return results, group.rest
 
     def _decide_group(
         self,
