@@ -348,13 +348,13 @@ def _index_covered(cal: Calibration, corner: np.ndarray) -> float:
 
 def _settle(
     cal: Calibration,
-    maps: np.ndarray,
+    per_card: np.ndarray,
     windows: _Windows,
     keep: np.ndarray | None = None,
-    per_card: np.ndarray | None = None,
 ) -> tuple[int, float, np.ndarray, int | None]:
     """The face's read with the contenders its index settles (``per_card``: the face's
-    :meth:`~shoe_reader.camera.face_match.FaceBook.scores`, if already compared).
+    :meth:`~shoe_reader.camera.face_match.FaceBook.scores`, compared where it is not
+    covered, ``keep``).
 
     Returns the card read, its fit, its share against every card (``inf``
     where the index settled it), and the first contender the index speaks
@@ -369,7 +369,6 @@ def _settle(
     index speaks for is a dispute.
     """
     book = cal.book
-    per_card = book.scores(maps, keep) if per_card is None else per_card
     best = int(np.argmax(per_card))
     beaten: list[int] = []
     while True:
@@ -423,8 +422,8 @@ def _read(
     # edge found can lie off the printed outline, and a corner a pixel off has
     # been seen to speak clearly for the wrong suit while the face was right.
     windows = _Windows(corners, cal)
-    per_card = book.scores(maps, keep)  # (compared once: the index read below asks again)
-    best, fit, share, other = _settle(cal, maps, windows, keep, per_card)
+    per_card = book.scores(maps, keep)  # compared once: the index read below asks again
+    best, fit, share, other = _settle(cal, per_card, windows, keep)
     if other is not None:
         why = f"{DISPUTED}: face reads {book.codes[best]}, index reads {book.codes[other]}"
         return CardRead(None, 0.0, why, disputed=True, cause=COVERED), None
@@ -468,7 +467,7 @@ def _read(
     # frame too blurred to tell this deck's index from another deck's print:
     # the index corners are read on their own, rank and suit.
     said: set[str] = set()
-    by_index = _read_index(cal, maps, windows, best, keep, said, per_card)
+    by_index = _read_index(cal, maps, per_card, windows, best, keep, said)
     # What the face and the corners say, for the pass to weigh (see CardRead.face).
     clear = found.code if _confidence(found.fit, found.separation) >= WEAK else ""
     heard = tuple(sorted(said))
@@ -504,15 +503,15 @@ def _own_index(cal: Calibration, windows: _Windows, code: str) -> float:
 def _read_index(
     cal: Calibration,
     maps: np.ndarray,
+    per_card: np.ndarray,
     windows: _Windows,
     face_best: int,
     keep: np.ndarray | None = None,
     said: set[str] | None = None,
-    per_card: np.ndarray | None = None,
 ) -> CardRead | None:
     """The card its corner indices read, where the face does not say otherwise (``None``: no
     corner reads a card; a read with no code: the evidence disagrees). ``per_card``: the
-    face's scores, as :func:`_settle` had them (compared again if not given).
+    face's scores, as :func:`_settle` had them.
 
     Each corner is read on its own, rank and suit (see :func:`_classify`), under
     limits measured on blurred, covered frames (a wrong rank never fitted
@@ -550,8 +549,6 @@ def _read_index(
     if code not in book.codes:
         return None
     mine = book.codes.index(code)
-    if per_card is None:
-        per_card = book.scores(maps, keep)
     fit = float(per_card[mine])
     if fit < FIT_MIN:
         return CardRead(None, 0.0, f"face not this deck's {code} (fit {fit:.2f})", cause=UNKNOWN)
