@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse
@@ -58,8 +59,15 @@ def create_app(
     install_problem_handlers(app)
     install_problem_openapi(app)
 
+    # The health checks do not queue behind the API's blocking endpoints (at most
+    # ``request_threads`` of them run at once): a probe starved by a crowd of requests
+    # would mark a busy but healthy process dead, and an orchestrator would restart the
+    # very process that is serving the crowd. /healthz needs no thread; /readyz's database
+    # check runs on a thread of its own pool.
+    health_threads = anyio.CapacityLimiter(1)
+
     @app.get("/healthz", response_model=Health)
-    def healthz() -> dict[str, Any]:
+    async def healthz() -> dict[str, Any]:
         return model_view(ReadModel("health", {"status": "ok"}), PUBLIC_VIEWER)
 
     @app.get(
@@ -67,8 +75,10 @@ def create_app(
         response_model=Readiness,
         responses={503: {"model": Readiness, "description": "not ready, and why"}},
     )
-    def readyz() -> JSONResponse:
-        ready, reason = runtime.database_ready()
+    async def readyz() -> JSONResponse:
+        ready, reason = await anyio.to_thread.run_sync(
+            runtime.database_ready, limiter=health_threads
+        )
         answer = {"status": "ready" if ready else "not ready", "reason": reason}
         return JSONResponse(
             model_view(ReadModel("health", answer), PUBLIC_VIEWER),

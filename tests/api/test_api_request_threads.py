@@ -41,3 +41,27 @@ def test_blocking_requests_run_at_most_request_threads_at_once(make_runtime: Any
     with TestClient(app) as client:
         client.portal.call(crowd)  # on the app's event loop, as requests are served
     assert most == 3
+
+
+def test_health_checks_answer_while_every_request_thread_is_busy(make_runtime: Any) -> None:
+    """A crowd holding every request thread does not starve /healthz and /readyz."""
+    runtime = make_runtime(request_threads=1)
+    app = build_app(runtime, [], manager=TableManager(runtime, []), with_readers=False)
+    release = threading.Event()
+    answers: dict[str, int] = {}
+
+    def probe(client: TestClient) -> None:
+        for path in ("/healthz", "/readyz"):
+            answers[path] = client.get(path).status_code
+
+    with TestClient(app) as client:
+        held = client.portal.start_task_soon(anyio.to_thread.run_sync, release.wait)
+        try:
+            prober = threading.Thread(target=probe, args=(client,), daemon=True)
+            prober.start()
+            prober.join(timeout=30)  # a generous bound; answered in milliseconds
+            assert answers == {"/healthz": 200, "/readyz": 200}
+            assert not held.done()  # the one request thread was busy all along
+        finally:
+            release.set()
+            held.result(timeout=30)
