@@ -202,6 +202,48 @@ def test_betting_window_closes_on_the_clock(table: Table) -> None:
         assert session.scalar(select(func.count()).select_from(BetRow)) == 1
 
 
+def test_a_window_that_ran_out_while_the_service_was_down_is_closed_on_restart(
+    table: Table,
+) -> None:
+    """The countdown is recorded, not kept in memory: a restart after the deadline closes
+    betting at once (as the timer, for the countdown), an operator's retry then learns
+    which of its bets were in, and a request that never reached the log is refused whole."""
+    table.ready()
+    table.post("/accounts/c/credit", "operator", {"amount": 5000, "reference": "d"})
+    opened = table.post("/tables/bac-1/betting/open", "dealer")
+    placed = table.bets(("in", "c", "player", 100))[0]
+    table.clock.advance(25)  # the service is "down" past the 20 s window
+    runtime = table.runtime  # type: ignore[attr-defined]
+    config = TableConfig(table_id="bac-1", betting_seconds=20)
+    app = build_app(runtime, [config], manager=TableManager(runtime, [config], clock=table.clock))
+    with TestClient(app) as client:
+        again = Table(client, table.tokens, table.clock)
+        state = again.get("/tables/bac-1", "dealer")
+        for _ in range(200):  # the restart's timer fires at once; a generous bound
+            if state["round"]["phase"] != "betting":
+                break
+            threading.Event().wait(0.05)
+            state = again.get("/tables/bac-1", "dealer")
+        assert state["round"]["round_id"] == opened["round_id"]
+        assert state["round"]["phase"] == "dealing"
+        retry = again.bets(("in", "c", "player", 100))[0]
+        assert retry["status"] == "duplicate" and retry["bet_id"] == placed["bet_id"]
+        body = {"bets": [{"key": "never", "account": "c", "type": "player", "stake": 100}]}
+        assert again.post("/tables/bac-1/bets", "operator", body, 409)["error"] == (
+            "betting_closed"
+        )
+        assert again.get("/accounts/c", "operator")["balance"] == 4900
+    with runtime.sessions() as session:
+        assert session.scalar(select(func.count()).select_from(BetRow)) == 1
+        closes = [
+            e
+            for e in EventStore.read(session, round_id=opened["round_id"])
+            if e.type == "betting_closed"
+        ]
+    assert [(e.actor, e.payload.get("reason")) for e in closes] == [("system:timer", "countdown")]
+    _ledger_ok(runtime)
+
+
 def test_bets_racing_the_close_are_in_or_refused_never_half(table: Table) -> None:
     table.ready()
     table.post("/accounts/r/credit", "operator", {"amount": 10**7, "reference": "d"})
