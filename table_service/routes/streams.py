@@ -180,11 +180,21 @@ async def _serve_stream(
 
     gone = asyncio.create_task(until_disconnect())
     gone.add_done_callback(lambda _: queue.put_nowait(None))
+    replay: asyncio.Task[int | None] | None = None
     try:
         held = queue if principal is not None else None
-        replayed = await _replay(
-            websocket, hub, table_id, view_key, view, last, read_after, gone, timing, held
+        replay = asyncio.create_task(
+            _replay(websocket, hub, table_id, view_key, view, last, read_after, gone, timing, held)
         )
+        # A replay waits its turn (a replay slot, then the process's one burst at a time
+        # behind the writes): after a takeover a crowd of resuming clients queues there for
+        # tens of seconds. A client that leaves meanwhile ends its stream now, giving back
+        # its per-address slot, instead of when its turn comes: its reconnection (or its
+        # neighbours') would otherwise be refused (4429) by its own abandoned stream.
+        await asyncio.wait({replay, gone}, return_when=asyncio.FIRST_COMPLETED)
+        if not replay.done():
+            return  # the client left: the replay is cancelled below
+        replayed = replay.result()
         if replayed is None:
             return  # too slow to take the replay: closed
         last = replayed
@@ -210,11 +220,20 @@ async def _serve_stream(
     except (WebSocketDisconnect, RuntimeError):
         pass  # the client went away mid-send
     finally:
+        if replay is not None and not replay.done():
+            replay.cancel()
+            replay.add_done_callback(_retrieved)
         metrics.STREAM_SUBSCRIBERS.labels(audience).dec()
         gone.cancel()
         hub.unsubscribe(table_id, queue)
         hub.release(principal, queue)
         hub.leave(ticket)
+
+
+def _retrieved(task: asyncio.Task[int | None]) -> None:
+    """A replay cancelled because its client left: whatever it ended with is of no use."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def _replay(

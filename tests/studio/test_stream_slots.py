@@ -1,0 +1,83 @@
+"""A public stream's per-address slot is given back as soon as its client leaves, even
+while the stream is still waiting for its replay turn: after a studio's takeover, a
+crowd of resuming clients queues for replay turns, and a client that gave up and came
+back must not find its own abandoned stream holding the slot (4429)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import uvicorn
+from prometheus_client import REGISTRY
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from table_service.app import build_app
+from table_service.table.config import TableConfig
+from table_service.table.service import TableManager
+
+pytestmark = pytest.mark.timeout(60)
+
+PUBLIC = "/api/v1/public/tables/bac-1/stream"
+
+
+def public_streams() -> float:
+    return REGISTRY.get_sample_value("livetable_stream_subscribers", {"audience": "public"}) or 0.0
+
+
+@contextlib.contextmanager
+def served(runtime: Any) -> Iterator[tuple[str, Any]]:
+    """The whole app over real HTTP/WebSocket in a thread: (ws base URL, the app)."""
+    configs = [TableConfig(table_id="bac-1")]
+    app = build_app(runtime, configs, manager=TableManager(runtime, configs), with_readers=False)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"ws://127.0.0.1:{port}", app
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+async def test_a_stream_waiting_for_its_replay_turn_gives_its_slot_back_when_its_client_leaves(
+    make_runtime: Any,
+) -> None:
+    runtime = make_runtime(stream_max_public_per_address=1, stream_replay_concurrency=1)
+    with served(runtime) as (base, app):
+        hub = app.state.hub
+        # Every replay slot taken (a crowd replaying): a new stream waits for its turn.
+        await asyncio.wrap_future(
+            asyncio.run_coroutine_threadsafe(hub.replay_slots.acquire(), hub.loop)
+        )
+        idle = public_streams()
+        leaving = await connect(f"{base}{PUBLIC}?after_seq=0")
+        # The address's one slot is the waiting stream's: another is refused.
+        async with connect(f"{base}{PUBLIC}?after_seq=0") as refused:
+            with pytest.raises(ConnectionClosed) as closed:
+                await refused.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4429
+        assert public_streams() == idle + 1
+        await leaving.close()  # the client gives up while its stream still waits
+        deadline = time.monotonic() + 10
+        while public_streams() > idle:  # its stream ends (it had waited for its turn)
+            assert time.monotonic() < deadline, "a stream whose client left kept its slot"
+            await asyncio.sleep(0.02)
+        async with connect(f"{base}{PUBLIC}?after_seq=0") as again:  # the slot is free
+            hub.loop.call_soon_threadsafe(hub.replay_slots.release)
+            first = json.loads(await asyncio.wait_for(again.recv(), 10))
+            assert first["type"] == "table_opened"
