@@ -9,8 +9,10 @@ Replays are the heavy part (a crowd of anonymous clients may each ask for a tabl
 history), so they are bounded three ways: pages of :data:`REPLAY_PAGE` events read in
 read-only transactions on the replay pool (threads of their own, never the pool that
 commands use), one database read per page however many clients want it at once (full
-pages never change and are kept, as the text each view sends, in a small cache), and a
-limit of anonymous subscribers per table and per client address.
+pages never change and are kept, as the text each view sends, in a small cache; a read on
+its way is shared only by clients that joined the table's live feed before anything was
+published after it was asked for), and a limit of anonymous subscribers per table and per
+client address.
 
 The event loop is shared with every command and request, so replays give way to writes:
 at most ``replay_concurrency`` clients hold a page at a time, and they send it in bursts
@@ -245,7 +247,8 @@ class StreamHub:
             tuple[str, str, int], tuple[int | None, float, list[tuple[int, str | None]]]
         ] = OrderedDict()
         self._heads: dict[str, int] = {}  # the last seq published per table
-        self._loading: dict[tuple[str, str, int], asyncio.Future[Any]] = {}
+        # reads on their way, each with its table's head when it was asked for
+        self._loading: dict[tuple[str, str, int], tuple[asyncio.Future[Any], int | None]] = {}
         self.replay_slots = asyncio.Semaphore(replay_concurrency)
         self.replay_rate = replay_rate
         self.replay_share = min(1.0, max(0.01, replay_share))
@@ -355,18 +358,23 @@ class StreamHub:
                 return tail[2]
             del self._tails[key]
         pending = self._loading.get(key)
-        if pending is not None:
-            return list(await asyncio.shield(pending))
+        if pending is not None and pending[1] == head:
+            # Shared only while nothing was published for the table since that read was
+            # asked for: its query may have run before an event this caller's queue joined
+            # too late for (published before it subscribed), and the page would lack it.
+            return list(await asyncio.shield(pending[0]))
 
         def read() -> list[tuple[int, str | None]]:
             return [(e.seq, render(view, e)) for e in load(after_seq)]
 
         future = self.loop.run_in_executor(self.replay_pool, read)
-        self._loading[key] = future
+        mine = (future, head)
+        self._loading[key] = mine
         try:
             rendered = await asyncio.shield(future)
         finally:
-            self._loading.pop(key, None)
+            if self._loading.get(key) is mine:
+                del self._loading[key]
         if len(rendered) >= REPLAY_PAGE:
             self._pages[key] = rendered
             while len(self._pages) > PAGE_CACHE:

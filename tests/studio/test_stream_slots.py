@@ -1,7 +1,8 @@
-"""A public stream's per-address slot is given back as soon as its client leaves, even
-while the stream is still waiting for its replay turn: after a studio's takeover, a
-crowd of resuming clients queues for replay turns, and a client that gave up and came
-back must not find its own abandoned stream holding the slot (4429)."""
+"""Streams resumed by a crowd, as after a studio's takeover (every client of a table
+resuming from the same seq, queueing for replay turns): a stream's per-address slot is
+given back as soon as its client leaves, even while it still waits for its turn (its
+reconnection must not find its own abandoned stream holding the slot: 4429); and a client
+that resumes while another's read of the same page is on its way gets no gap."""
 
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 import uvicorn
 from prometheus_client import REGISTRY
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from audit.store import EventStore
 from table_service.app import build_app
+from table_service.principals import add_principal
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 
@@ -81,3 +85,62 @@ async def test_a_stream_waiting_for_its_replay_turn_gives_its_slot_back_when_its
             hub.loop.call_soon_threadsafe(hub.replay_slots.release)
             first = json.loads(await asyncio.wait_for(again.recv(), 10))
             assert first["type"] == "table_opened"
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+async def test_a_client_resuming_while_the_same_page_is_being_read_misses_nothing(
+    make_runtime: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime = make_runtime(stream_replay_concurrency=2)
+    with runtime.sessions.begin() as session:
+        token = add_principal(session, runtime.store, "sup", "supervisor", actor="test")
+    # A replay's read of the log that is slow to come back (a loaded host: the replay
+    # threads queued, the loop late to take the answer): held after its query, until let go.
+    read = EventStore.read
+    snapshot, let_go = threading.Event(), threading.Event()
+
+    def slow_read(session: Any, **kw: Any) -> Any:
+        events = read(session, **kw)
+        if threading.current_thread().name.startswith("replay") and not let_go.is_set():
+            snapshot.set()
+            let_go.wait(20)
+        return events
+
+    monkeypatch.setattr(EventStore, "read", staticmethod(slow_read))
+    with served(runtime) as (base, app):
+        http = httpx.AsyncClient(
+            base_url=base.replace("ws", "http", 1), headers={"Authorization": f"Bearer {token}"}
+        )
+
+        async def post(path: str, body: Any = None) -> None:
+            answer = await http.post(f"/api/v1/tables/bac-1{path}", json=body)
+            assert answer.status_code == 200, answer.text
+
+        def logged() -> list[int]:
+            with runtime.reads() as session:
+                return [e.seq for e in read(session, table_id="bac-1")]
+
+        first = await connect(f"{base}{PUBLIC}?after_seq=0")
+        second = None
+        try:
+            await asyncio.to_thread(snapshot.wait, 20)  # the first client's page is read...
+            await post("/shoe")  # ...an event is committed and published after it...
+            second = await connect(f"{base}{PUBLIC}?after_seq=0")  # ...the same page wanted
+            deadline = time.monotonic() + 10
+            while not app.state.hub.replay_slots.locked():  # both streams wait for the page
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.01)
+            let_go.set()
+            await post("/shoe/change", {"reason": "test"})  # and the stream goes on live
+            wanted = logged()
+            for ws in (first, second):
+                got: list[int] = []
+                while not got or got[-1] < wanted[-1]:
+                    got.append(json.loads(await asyncio.wait_for(ws.recv(), 10))["seq"])
+                assert got == wanted
+        finally:
+            let_go.set()
+            await first.close()
+            if second is not None:
+                await second.close()
+            await http.aclose()
