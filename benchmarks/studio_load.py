@@ -8,8 +8,16 @@ their leases. Per table a dealer bot runs rounds as fast as the table allows (be
 bets, close, cards from the shoe), operator bots place a batch of bets every round, and
 public WebSocket subscribers (hundreds in all) follow the tables' streams, reconnecting
 where the directory says a table runs now; with ``--nats``, JetStream consumers follow
-the tables' subjects. Halfway, the process running the most tables is SIGKILLed and its
-tables are taken over by the others.
+the tables' subjects. A subscriber reconnects as real clients do: after a wait that doubles
+from 0.25 s up to 5 s, drawn at random in its upper half (jitter), and back to the start
+once a connection delivered an event (``--reconnect fixed``: every 0.2 s, as the bots did,
+for comparison: when a process dies its ~100 subscribers then retried in step and each
+retry asked a survivor where its table runs, 100-230 requests a second, while the
+survivor's own tables dealt). Each subscriber keeps a record of its connections (opened
+when, on which process, resumed after which seq, the seqs it got, how it ended): a lost
+event (a gap below the last seq it holds) is printed with the connections around it.
+Halfway, the process running the most tables is SIGKILLed and its tables are taken over
+by the others.
 
 The public subscribers run in ``--subscriber-procs`` processes of their own (the dealer
 bots, shoes and one console stream per table stay in the benchmark's process), and ask
@@ -22,6 +30,10 @@ the subscribers' processes) and the servers' are printed beside it.
 It prints figures as it goes and, last, one JSON line: ``tables``, ``processes``,
 ``rounds``, ``bets``, ``events``, ``subscribers``, ``lost_events``, ``duplicate_events``
 (each subscriber's events against the log: lost is a gap below the last event it holds),
+``refused_by_code`` (the close codes that ended subscribers' connections, 4429 the
+per-address cap), ``refused_at_end`` (subscribers whose last connection was refused),
+``directory_requests`` and ``directory_requests_peak_per_s`` (the subscribers' questions
+of where a table runs, and the most in one second around the takeover),
 ``behind_at_end`` (the tail a subscriber had not reached when the drain ended: it waits
 while messages keep arriving, up to five minutes), ``ledger_mismatches`` (balances against the
 ledger and against the log), ``scan_to_subscriber_p50_ms`` / ``_p99_ms`` (shoe deal to a
@@ -53,9 +65,11 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import itertools
 import json
 import multiprocessing as mp
 import os
+import random
 import signal
 import socket
 import statistics
@@ -322,18 +336,61 @@ class Studio:
             await asyncio.sleep(0.2)
 
 
+RECONNECT_FIRST = 0.25  # seconds: a client's first wait before it reconnects
+RECONNECT_MAX = 5.0  # its longest (the consoles' own cap, common.js)
+FIXED_RETRY = 0.2  # --reconnect fixed: the old bots, every 0.2 s without end
+
+
+class Backoff:
+    """How a real client waits before it reconnects: exponential (``first``, doubling up
+    to ``cap``) with jitter (a uniform draw in the upper half of each wait), back to the
+    start once a connection delivered something. Without it, a process's ~100 subscribers
+    whose process died retried every 0.2 s in step, and each retry asked a survivor where
+    its table runs. ``fixed`` is the old bots' behaviour, for comparison."""
+
+    def __init__(self, fixed: bool = False, seed: int | None = None) -> None:
+        self.fixed = fixed
+        self.attempt = 0
+        self.rng = random.Random(seed)
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+    def next(self) -> float:
+        if self.fixed:
+            return FIXED_RETRY
+        ceiling = min(RECONNECT_MAX, RECONNECT_FIRST * 2**self.attempt)
+        self.attempt = min(self.attempt + 1, 16)
+        return self.rng.uniform(ceiling / 2, ceiling)
+
+
 class Subscriber:
     """A public WebSocket client of one table: every event it holds, by seq, and for each
-    card the service's send and commit times beside its own receive time."""
+    card the service's send and commit times beside its own receive time. Each connection
+    is recorded (when, to which process, resumed after which seq, the seqs it got, how it
+    ended) so that a gap can be told apart: inside one connection, or between two."""
 
-    def __init__(self, studio: Any, table_id: str, *, timing: bool = False) -> None:
+    def __init__(
+        self,
+        studio: Any,
+        table_id: str,
+        *,
+        timing: bool = False,
+        name: str = "",
+        fixed_retry: bool = False,
+    ) -> None:
         self.studio = studio  # anything with base_for(table_id) and an owner cache
         self.table_id = table_id
         self.timing = timing
+        self.name = name or table_id
         self.seqs: list[int] = []
         # (round_id, index, received, sent, committed, read) per card, monotonic seconds
         self.samples: list[tuple[str, int, float, float, float | None, float | None]] = []
         self.reconnects = 0
+        self.refused: Counter[int] = Counter()  # close codes that ended a connection
+        # per connection: [opened, base, after_seq, first seq, last seq, frames, ended, why]
+        self.connections: list[list[Any]] = []
+        self.backoff = Backoff(fixed_retry, seed=hash(self.name) & 0xFFFF)
         self.listeners: list[asyncio.Queue[dict[str, Any]]] = []
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -344,6 +401,8 @@ class Subscriber:
             base = await self.studio.base_for(self.table_id)
             after = self.seqs[-1] if self.seqs else 0
             url = f"{base.replace('http', 'ws', 1)}/api/v1/public/tables/{self.table_id}/stream"
+            record: list[Any] = [time.monotonic(), base, after, None, None, 0, None, ""]
+            self.connections.append(record)
             try:
                 async with connect(f"{url}?after_seq={after}{query}", open_timeout=10) as ws:
                     while not stop.is_set():
@@ -354,6 +413,11 @@ class Subscriber:
                         now = time.monotonic()
                         item = json.loads(text)
                         self.seqs.append(item["seq"])
+                        if record[3] is None:
+                            record[3] = item["seq"]
+                            self.backoff.reset()
+                        record[4] = item["seq"]
+                        record[5] += 1
                         timing = item.get("t")
                         if item["type"] == "card_dealt" and timing is not None:
                             data = item["data"]
@@ -361,14 +425,19 @@ class Subscriber:
                             self.samples.append((*sample, timing.get("commit"), timing.get("read")))
                         for queue in self.listeners:
                             queue.put_nowait(item)
+                record[6], record[7] = time.monotonic(), "stopped"
             except Exception as exc:
+                record[6] = time.monotonic()
                 if os.environ.get("STUDIO_LOAD_DEBUG"):
                     say(f"subscriber {self.table_id}: {exc!r}")
                 code = getattr(getattr(exc, "rcvd", None), "code", None)
+                record[7] = f"close {code}" if code is not None else type(exc).__name__
+                if code is not None:
+                    self.refused[code] += 1
                 if code in (4421, 4503, 4404) or isinstance(exc, OSError):
                     self.studio.owner.pop(self.table_id, None)  # ask where it runs now
                 self.reconnects += 1
-                await asyncio.sleep(0.2)
+                await asyncio.sleep(self.backoff.next())
 
 
 class Directory:
@@ -380,10 +449,12 @@ class Directory:
         self.headers = {"Authorization": f"Bearer {token}"}
         self.owner: dict[str, str] = {}
         self.http = httpx.AsyncClient(timeout=5)
+        self.asks: list[float] = []  # when each directory request was sent (monotonic)
 
     async def base_for(self, table_id: str) -> str:
         if table_id not in self.owner:
             for base in self.bases:
+                self.asks.append(time.monotonic())
                 with contextlib.suppress(httpx.HTTPError):
                     answer = await self.http.get(
                         f"{base}/api/v1/studio/tables", headers=self.headers
@@ -426,14 +497,84 @@ def missing(wanted: Iterable[int], seqs: list[int]) -> tuple[int, int]:
     return lost, len(absent) - lost
 
 
-def subscriber_process(bases: list[str], token: str, tables: list[str], pipe: Any) -> None:
+def gaps_below_last(wanted: Iterable[int], seqs: list[int]) -> list[int]:
+    """The seqs :func:`missing` counts as lost: absent, below the last one held."""
+    held = set(seqs)
+    last = max(held, default=0)
+    return [seq for seq in wanted if seq not in held and seq < last]
+
+
+def describe_gap(
+    who: str,
+    table_id: str,
+    gone: list[int],
+    wanted: list[int],
+    connections: list[list[Any]],
+    node_of: dict[str, str],
+    killed_at: float,
+    taken_at: float | None,
+) -> list[str]:
+    """Lines saying, for a subscriber's lost seqs, what it was doing: the connection that
+    was open across the gap (the service skipped them while it streamed), or the one before
+    and the one after it (the resume: after which seq, on which process), each with its
+    time against the kill and the end of the takeover."""
+
+    def when(t: float | None) -> str:
+        if t is None:
+            return "?"
+        if not killed_at:
+            return f"t={t:.3f}"
+        rel = t - killed_at
+        phase = "before the kill" if rel < 0 else "in the takeover"
+        if taken_at is not None and t >= taken_at:
+            phase = "after the takeover"
+        return f"kill{rel:+.3f}s ({phase})"
+
+    def show(c: list[Any]) -> str:
+        opened, base, after, first, last, frames, ended, why = c
+        return (
+            f"opened {when(opened)} on {node_of.get(base, base)} after_seq={after}, got "
+            f"{frames} frames {first}..{last}, ended {when(ended)} ({why or 'open'})"
+        )
+
+    lines = [f"LOST {who} table {table_id}: seqs {gone}"]
+    order = {seq: i for i, seq in enumerate(wanted)}
+    for seq in gone:
+        inside = [c for c in connections if c[3] is not None and c[3] <= seq <= c[4]]
+        if inside:
+            lines.append(f"  {seq}: inside one connection: {show(inside[0])}")
+            continue
+        before = [c for c in connections if c[4] is not None and c[4] < seq]
+        after = [c for c in connections if c[3] is not None and c[3] > seq]
+        nearby = wanted[max(0, order[seq] - 2) : order[seq] + 3]
+        lines.append(f"  {seq}: between connections (public seqs around it {nearby})")
+        if before:
+            lines.append(f"    before: {show(before[-1])}")
+        if after:
+            i = connections.index(after[0])
+            for c in connections[connections.index(before[-1]) + 1 if before else 0 : i + 1]:
+                lines.append(f"    then:   {show(c)}")
+    return lines
+
+
+def subscriber_process(
+    bases: list[str],
+    token: str,
+    tables: list[str],
+    pipe: Any,
+    prefix: str = "s",
+    fixed_retry: bool = False,
+) -> None:
     """Public subscribers (one per entry of ``tables``) in a process of their own; told
     when to drain and stop, they send back what each held and its CPU time."""
 
-    async def main() -> list[dict[str, Any]]:
+    async def main() -> tuple[list[dict[str, Any]], list[float]]:
         directory = Directory(bases, token)
         stop = asyncio.Event()
-        subscribers = [Subscriber(directory, t, timing=True) for t in tables]
+        subscribers = [
+            Subscriber(directory, t, timing=True, name=f"{prefix}{n}", fixed_retry=fixed_retry)
+            for n, t in enumerate(tables)
+        ]
         tasks = [asyncio.create_task(s.run(stop)) for s in subscribers]
         targets: dict[str, int] = await asyncio.to_thread(pipe.recv)  # the log's last seqs
         await drain(
@@ -444,15 +585,23 @@ def subscriber_process(bases: list[str], token: str, tables: list[str], pipe: An
         await asyncio.gather(*tasks, return_exceptions=True)
         await directory.http.aclose()
         return [
-            {"table": s.table_id, "seqs": s.seqs, "samples": s.samples, "reconnects": s.reconnects}
+            {
+                "name": s.name,
+                "table": s.table_id,
+                "seqs": s.seqs,
+                "samples": s.samples,
+                "reconnects": s.reconnects,
+                "refused": dict(s.refused),
+                "connections": s.connections,
+            }
             for s in subscribers
-        ]
+        ], directory.asks
 
     gc.freeze()  # what the imports made: not walked by the collector's full passes
     cpu0 = time.process_time()
     pipe.send("ready")
-    held = asyncio.run(main())
-    pipe.send((held, time.process_time() - cpu0))
+    held, asks = asyncio.run(main())
+    pipe.send((held, time.process_time() - cpu0, asks))
 
 
 class Dealer:
@@ -739,7 +888,11 @@ async def run_load(
         "LIVETABLE_TAKEOVER_SECONDS": str(args.takeover_seconds),
         # Every bot connects from 127.0.0.1, standing for players on many addresses: the
         # per-address cap on anonymous streams (50 by default) would refuse most of them.
-        "LIVETABLE_STREAM_MAX_PUBLIC_PER_ADDRESS": str(max(50, args.subscribers)),
+        # Once a process is killed, the one left standing holds every stream the run opens:
+        # the public subscribers and each table's console (a public stream too). The cap was
+        # the subscribers alone, so after a takeover as many streams as there are tables
+        # were refused (4429) to the end and never caught up (behind_at_end).
+        "LIVETABLE_STREAM_MAX_PUBLIC_PER_ADDRESS": str(max(50, args.subscribers + args.tables)),
         "LIVETABLE_STREAM_MAX_PUBLIC_PER_TABLE": str(max(2000, args.subscribers)),
     }
     for name in ("LIVETABLE_CONFIG", "LIVETABLE_TABLE_CONFIG", "LIVETABLE_NATS_URL"):
@@ -795,7 +948,9 @@ async def run_load(
         # public crowd in processes of its own.
         consoles: list[Subscriber] = []
         for t in table_ids:
-            console = Subscriber(studio, t)
+            console = Subscriber(
+                studio, t, name=f"console-{t}", fixed_retry=args.reconnect == "fixed"
+            )
             console.listeners.append(dealers[t].events)
             consoles.append(console)
         crowd_tables = [table_ids[n % len(table_ids)] for n in range(args.subscribers)]
@@ -806,7 +961,15 @@ async def run_load(
             mine = crowd_tables[k :: args.subscriber_procs]
             parent, child = ctx.Pipe()
             proc = ctx.Process(
-                target=subscriber_process, args=(bases, tokens["supervisor"], mine, child)
+                target=subscriber_process,
+                args=(
+                    bases,
+                    tokens["supervisor"],
+                    mine,
+                    child,
+                    f"p{k}.",
+                    args.reconnect == "fixed",
+                ),
             )
             proc.start()
             procs.append(proc)
@@ -904,10 +1067,12 @@ async def run_load(
         )
         crowd: list[dict[str, Any]] = []
         crowd_cpu = 0.0
+        asks_at: list[float] = []
         for pipe in pipes:
-            held, cpu = await asyncio.to_thread(pipe.recv)
+            held, cpu, asked = await asyncio.to_thread(pipe.recv)
             crowd += held
             crowd_cpu += cpu
+            asks_at += asked
         stop.set()
         await asyncio.gather(*tasks, return_exceptions=True)
     finally:
@@ -922,13 +1087,44 @@ async def run_load(
         for proc in procs:
             proc.join(30)
     lost = behind = duplicates = 0
-    for wanted, seqs in [(public[h["table"]], h["seqs"]) for h in crowd] + [
-        (every[f.table_id], f.seqs) for f in followers
-    ]:
+    node_of = {s.base: s.node for s in servers}
+    taken_at = killed_at + takeover if takeover is not None else None
+    for who, table_id, wanted, seqs, connections in [
+        (h["name"], h["table"], public[h["table"]], h["seqs"], h["connections"]) for h in crowd
+    ] + [(f"nats-{n}", f.table_id, every[f.table_id], f.seqs, []) for n, f in enumerate(followers)]:
         gaps, tail = missing(wanted, seqs)
         lost += gaps
         behind += tail
         duplicates += len(seqs) - len(set(seqs))
+        if gaps:
+            gone = gaps_below_last(wanted, seqs)
+            for line in describe_gap(
+                who, table_id, gone, wanted, connections, node_of, killed_at, taken_at
+            ):
+                say(line)
+        if any(b <= a for a, b in itertools.pairwise(seqs)):
+            say(f"OUT OF ORDER {who} table {table_id}: {seqs}")
+    refused: Counter[int] = Counter()
+    for h in crowd:
+        refused.update(h["refused"])
+    after_kill = Counter(
+        c[7] for h in crowd for c in h["connections"] if killed_at and c[0] >= killed_at
+    )
+    asks = sorted(asks_at)
+    per_second = Counter(int(t - killed_at) for t in asks if killed_at and t >= killed_at - 5)
+    window = [per_second.get(k, 0) for k in range(-5, 1 + int(takeover or 0) + 5)]
+    if killed_at:
+        say(
+            f"directory requests a second by the subscribers, from 5 s before the kill to 5 s "
+            f"after the takeover: {window}; connections ended after the kill: {dict(after_kill)}"
+        )
+    stuck_refused = sum(
+        1
+        for h in crowd
+        if h["connections"]
+        and h["connections"][-1][7] == "close 4429"
+        and h["connections"][-1][3] is None
+    )
     mismatches, bets, rounds = ledger_mismatches(runtime)
     dealt = {key: at for d in dealers.values() for key, at in d.dealt.items()}
     wired = {key: at for d in dealers.values() for key, at in d.wired.items()}
@@ -1008,6 +1204,11 @@ async def run_load(
         {
             "takeover_seconds": round(takeover, 2) if takeover is not None else None,
             "reconnects": sum(h["reconnects"] for h in crowd),
+            "reconnect": args.reconnect,
+            "refused_by_code": {str(k): v for k, v in sorted(refused.items())},
+            "refused_at_end": stuck_refused,
+            "directory_requests": len(asks),
+            "directory_requests_peak_per_s": max(window, default=0),
             "load_generator_cpu_s": round(generator_cpu + crowd_cpu, 2),
             "load_generator_main_cpu_s": round(generator_cpu, 2),
             "subscriber_procs_cpu_s": round(crowd_cpu, 2),
@@ -1042,6 +1243,13 @@ def main() -> None:
     parser.add_argument("--profile", default=None, help="py-spy each serve into this folder")
     parser.add_argument(
         "--profile-idle", action="store_true", help="py-spy: every thread's wait, not the GIL's"
+    )
+    parser.add_argument(
+        "--reconnect",
+        choices=["backoff", "fixed"],
+        default="backoff",
+        help="subscribers reconnect with exponential backoff and jitter, as real clients "
+        "do (default), or every 0.2 s (the old bots)",
     )
     parser.add_argument("--nats-consumers", type=int, default=12)
     parser.add_argument("--operators", type=int, default=2)
