@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 import socket
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +29,7 @@ import structlog
 from table_service import metrics
 from table_service.runtime import Runtime
 from table_service.studio.errors import TableElsewhere, TableUnavailable
-from table_service.studio.lease import Leases
+from table_service.studio.lease import LeaseInfo, Leases
 from table_service.table.config import TableConfig
 from table_service.table.errors import UnknownTable
 from table_service.table.outage import outage
@@ -73,6 +76,9 @@ class Studio:
         self.leases.fenced = frozenset(self.configs)
         self.leases.install_fence(runtime.sessions, runtime.store)
         self.tables: dict[str, TableService] = {}
+        # Every lease as last read, and when (monotonic): see :meth:`leases_now`.
+        self._leases_read: tuple[float, dict[str, LeaseInfo]] | None = None
+        self._leases_reading = threading.Lock()
         self.on_acquired: list[TableHook] = []
         self.on_dropped: list[TableHook] = []
         self._with_readers = True
@@ -80,13 +86,38 @@ class Studio:
         self._busy = asyncio.Lock()
 
     # -- the API's view ------------------------------------------------------------------
+    def leases_now(self) -> dict[str, LeaseInfo]:
+        """Every table's lease, read at most once a tick (and again as soon as this process
+        takes or drops a table), its expiry judged against the time now.
+
+        Where a table runs is asked by every client that lost its stream or was sent
+        elsewhere: when a process dies, its ~100 subscribers ask the survivors over and
+        over until its leases run out, and each answer was a database read on the threads
+        that the survivors' own requests wait for. A lease changes hands only at a tick
+        (or when it runs out, which the expiry kept here says to the millisecond), so an
+        answer at most a tick old is as good; one read serves them all."""
+        read = self._leases_read
+        now = time.monotonic()
+        if read is None or now - read[0] >= self.tick_seconds:
+            with self._leases_reading:
+                read = self._leases_read
+                if read is None or time.monotonic() - read[0] >= self.tick_seconds:
+                    read = (time.monotonic(), self.leases.directory(self.configs))
+                    self._leases_read = read
+            now = time.monotonic()
+        age_ms = round((now - read[0]) * 1000)
+        return {t: dataclasses.replace(i, now_ms=i.now_ms + age_ms) for t, i in read[1].items()}
+
+    def _leases_changed(self) -> None:
+        self._leases_read = None
+
     def get(self, table_id: str) -> TableService:
         service = self.tables.get(table_id)
         if service is not None:
             return service
         if table_id not in self.configs:
             raise UnknownTable(f"no table {table_id!r}", known=sorted(self.configs))
-        info = self.leases.directory([table_id]).get(table_id)
+        info = self.leases_now().get(table_id)
         if info is not None and info.live and info.owner != self.node_id:
             raise TableElsewhere(
                 f"table {table_id} runs on {info.owner}",
@@ -101,7 +132,7 @@ class Studio:
         )
 
     def directory(self) -> list[dict[str, Any]]:
-        leases = self.leases.directory(self.configs)
+        leases = self.leases_now()
         return [
             {
                 "table_id": table_id,
@@ -195,6 +226,7 @@ class Studio:
                 await asyncio.to_thread(self.leases.release, table_id)
                 continue
             self.tables[table_id] = service
+            self._leases_changed()
             log.info("studio.table_running", table_id=table_id, token=token, node=self.node_id)
             for hook in self.on_acquired:
                 hook(table_id)
@@ -246,6 +278,7 @@ class Studio:
             await asyncio.to_thread(self.leases.release, table_id)
         else:
             self.leases.forget(table_id)
+        self._leases_changed()
         for hook in self.on_dropped:
             hook(table_id)
 

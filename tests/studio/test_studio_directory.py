@@ -1,0 +1,46 @@
+"""Where a studio's tables run, as a process answers it (``GET /studio/tables``, the 421
+and the stream's 4421): read from the database at most once a tick however many clients
+ask (a dead process's subscribers all ask at once), and at once again when this process
+takes or drops a table."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from table_service.studio import coordinator
+from table_service.studio.coordinator import Studio
+from table_service.studio.errors import TableUnavailable
+from table_service.table.config import TableConfig
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+async def test_the_leases_are_read_once_a_tick_and_again_when_one_changes_hands_here(
+    make_runtime: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = SimpleNamespace(now=1000.0)
+    clocked = SimpleNamespace(monotonic=lambda: clock.now)
+    monkeypatch.setattr(coordinator, "time", clocked, raising=False)
+    configs = [TableConfig(table_id="d-1"), TableConfig(table_id="d-2")]
+    studio = Studio(make_runtime(), configs, node_id="a", url="http://a", takeover_seconds=600)
+    reads: list[Any] = []
+    read = studio.leases.directory
+    monkeypatch.setattr(studio.leases, "directory", lambda ids=None: reads.append(ids) or read(ids))
+    await studio.start(with_readers=False)  # takes both (the only member)
+    try:
+        before = len(reads)
+        answers = [studio.directory() for _ in range(100)]
+        assert len(reads) - before == 1  # one read for a hundred answers
+        assert [(t["owner"], t["owner_url"], t["here"]) for t in answers[-1]] == [
+            ("a", "http://a", True)
+        ] * 2
+        clock.now += studio.tick_seconds  # a tick later: read again
+        studio.directory()
+        assert len(reads) - before == 2
+    finally:
+        await studio.stop()  # every table handed back: seen at once, within the tick
+    assert [(t["owner"], t["here"]) for t in studio.directory()] == [(None, False)] * 2
+    with pytest.raises(TableUnavailable):
+        studio.get("d-1")
