@@ -10,6 +10,8 @@ until commit. Subscribers hear about events only after the commit is durable.
 from __future__ import annotations
 
 import json
+import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
@@ -44,6 +46,18 @@ _HEAD = "audit_head"  # (transaction, seq, hash): the head as this locked transa
 _OWN_BEGIN = "audit_own_begin"  # the driver connection whose BEGIN the lock sent
 _FENCED = "audit_fenced"  # (transaction, tables whose fence was checked under the lock)
 _TAIL = "audit_tail"  # (transaction, [(sql, params)]): writes sent with the COMMIT
+_ONE_TRIP = "audit_one_trip"  # (transaction, tables): the lock waits for the commit's trip
+_SAVEPOINT = "livetable_one_trip"
+# Fails (an error, so nothing after it in the trip runs) unless the log's head is the one
+# given; the error's text carries the head as read under the lock.
+_HEAD_GUARD = (
+    "SELECT (CASE WHEN h.seq IS NOT DISTINCT FROM %s AND h.hash IS NOT DISTINCT FROM %s"
+    " THEN '0' ELSE 'livetable head ' || coalesce(h.seq, 0) || ' ' || coalesce(h.hash, %s)"
+    " END)::int FROM (SELECT 1) AS one"
+    " LEFT JOIN LATERAL (SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1) AS h"
+    " ON true"
+)
+_MOVED = re.compile(r"livetable head (\d+) ([0-9a-f]{64})")
 _HEAD_SQL = "SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1"
 _INSERT_EVENTS = (
     "INSERT INTO audit_events (seq, table_id, round_id, type, actor, ts, payload, prev_hash,"
@@ -103,6 +117,26 @@ class StoredEvent:
 Subscriber = Callable[[list[StoredEvent]], None]
 
 
+class OneTripRefused(Exception):
+    """A transaction begun with ``lock(one_trip=True)`` could not commit in one round
+    trip (the fence refused or cannot be said in one statement, something had to be
+    read or written before the commit, or the server refused the trip): nothing of it
+    was written. Run the command again the usual way, which says why if it refuses."""
+
+
+class HeadMoved(Exception):
+    """The one-trip commit found another head than the one this process knew (another
+    writer appended since): nothing of the transaction's writes stands, but the
+    transaction is still open, holding the log's lock and its fence, and now knows the
+    real head. Append (and project) the same events again in it, then commit: the second
+    and last round trip, as on the usual path."""
+
+    def __init__(self, seq: int, hash_: str) -> None:
+        super().__init__(f"the log's head is {seq}, not the one known")
+        self.seq = seq
+        self.hash = hash_
+
+
 class Fence(Protocol):
     """A check that must pass before a transaction writing these tables commits (a
     studio's table leases). Given as a statement, it runs under the log's lock in the
@@ -113,6 +147,12 @@ class Fence(Protocol):
 
     def verify(self, rows: Sequence[Any], tables: frozenset[str]) -> None:
         """Raise unless the rows show these tables may be written by this process."""
+
+    def guard_sql(self, tables: frozenset[str]) -> Sequence[tuple[str, tuple[Any, ...]]] | None:
+        """The fence as statements (``%s`` markers, their parameters) that fail, with an
+        error, unless it passes, taking the locks ``fence_sql`` takes: for a commit sent
+        in one round trip, where nothing can be verified before the COMMIT. None: it
+        cannot be said so (the usual way checks it and says why it refuses)."""
 
 
 def _can_begin_here(raw: Any) -> bool:
@@ -188,6 +228,20 @@ class EventStore:
         self.clock = clock
         self._subscribers: list[Subscriber] = []
         self.fence: Fence | None = None
+        # The head as this process last left it (or saw it under the log's lock): where a
+        # one-trip commit links its events. Only a hint: the trip checks it under the lock.
+        self._known: tuple[int, str] | None = None
+        self._known_guard = threading.Lock()
+        self.one_trips = {"committed": 0, "head_moved": 0, "refused": 0}  # how they went
+
+    def _count(self, outcome: str) -> None:
+        with self._known_guard:
+            self.one_trips[outcome] += 1
+
+    def _learn(self, seq: int, hash_: str) -> None:
+        with self._known_guard:
+            if self._known is None or seq > self._known[0]:
+                self._known = (seq, hash_)
 
     # -- publishing after commit -------------------------------------------------------
     def attach(self, factory: sessionmaker[Session]) -> None:
@@ -216,7 +270,8 @@ class EventStore:
 
     def _before_commit(self, session: Session) -> None:
         """Deferred writes not sent by :meth:`commit` go now, before the commit: a
-        transaction that defers and then commits the ordinary way loses nothing."""
+        transaction that defers and then commits the ordinary way loses nothing (one
+        waiting for a one-trip commit is refused: its lock was never taken)."""
         self.send_deferred(session)
 
     def _after_commit(self, session: Session) -> None:
@@ -224,8 +279,11 @@ class EventStore:
         session.info.pop(_TAIL, None)
         session.info.pop(_HEAD, None)
         session.info.pop(_FENCED, None)
+        session.info.pop(_ONE_TRIP, None)
         pending: list[StoredEvent] = session.info.pop(_PENDING, [])
         if pending:
+            # Appended under the log's lock, held to this commit: the head, just now.
+            self._learn(pending[-1].seq, pending[-1].hash)
             self.announce(pending)
 
     @staticmethod
@@ -241,10 +299,16 @@ class EventStore:
         session.info.pop(_FENCED, None)
         session.info.pop(_TAIL, None)
         session.info.pop(_HEAD, None)  # a savepoint rolled back may take appends with it
+        session.info.pop(_ONE_TRIP, None)
 
     # -- writing -------------------------------------------------------------------------
     def lock(
-        self, session: Session, *, tables: Iterable[str] = (), settings: Sequence[str] = ()
+        self,
+        session: Session,
+        *,
+        tables: Iterable[str] = (),
+        settings: Sequence[str] = (),
+        one_trip: bool = False,
     ) -> None:
         """Take the log's write lock now, before reading state that decides what to append.
 
@@ -253,14 +317,72 @@ class EventStore:
         ``settings``: parameterless statements that set up the transaction (a ``SET
         LOCAL``), sent in the lock's round trip too (each on its own if the lock is held
         already).
+
+        ``one_trip``: for a transaction that reads nothing before its commit and only
+        appends deferred (``append(defer=True)``, :meth:`defer`): on PostgreSQL, when this
+        process knows the head (it appended last, or learned the head since), nothing is
+        sent now; :meth:`commit` sends the lock, the fence, a check that the head is the
+        known one, the writes and the COMMIT in one round trip. If another writer
+        appended since, :meth:`commit` raises :class:`HeadMoved` with the lock and fence
+        held (the caller appends again and commits: two round trips, as usual); if the
+        trip cannot be (the fence refuses, a statement must run before the commit),
+        :class:`OneTripRefused` with nothing written. A later ``lock`` call, a checkpoint
+        or an append that cannot wait takes the lock at once, the usual way.
         """
+        if one_trip and not settings and self._begin_one_trip(session, frozenset(tables)):
+            return
         self._lock(session, tables, settings)
 
+    def _begin_one_trip(self, session: Session, tables: frozenset[str]) -> bool:
+        with self._known_guard:
+            known = self._known
+        transaction = session.get_transaction()
+        if known is None or session.info.get(_LOCKED) is transaction:
+            return False
+        connection = session.connection()  # checked out; nothing is sent
+        raw = connection.connection.dbapi_connection
+        if connection.dialect.name != "postgresql" or raw is None or not _can_begin_here(raw):
+            return False
+        if self.fence is not None and self.fence.guard_sql(tables) is None:
+            return False
+        session.info[_ONE_TRIP] = (transaction, tables)
+        session.info[_HEAD] = (transaction, *known)
+        return True
+
+    @staticmethod
+    def _one_trip(session: Session) -> frozenset[str] | None:
+        """The tables of the one-trip commit this transaction waits for, if it does."""
+        found = session.info.get(_ONE_TRIP)
+        if found is None or found[0] is not session.get_transaction():
+            return None
+        tables: frozenset[str] = found[1]
+        return tables
+
     def _lock(
-        self, session: Session, tables: Iterable[str] = (), settings: Sequence[str] = ()
+        self,
+        session: Session,
+        tables: Iterable[str] = (),
+        settings: Sequence[str] = (),
+        *,
+        one_trip_waits: bool = False,
     ) -> None:
         """Once per transaction: PostgreSQL's advisory lock; on SQLite, beginning the
-        transaction (``BEGIN IMMEDIATE``) is the lock, so only make sure it has begun."""
+        transaction (``BEGIN IMMEDIATE``) is the lock, so only make sure it has begun.
+        A transaction waiting for a one-trip commit takes it now, the usual way, unless
+        ``one_trip_waits`` (an append that can wait for the commit's trip)."""
+        waiting = self._one_trip(session)
+        if waiting is not None:
+            if one_trip_waits:
+                return
+            if session.info.get(_PENDING):
+                # linked to the known head, read without the lock: they cannot stand
+                raise OneTripRefused("events were appended before the log's lock was taken")
+            session.info.pop(_ONE_TRIP, None)
+            session.info.pop(_HEAD, None)
+            raw = session.connection().connection.dbapi_connection
+            if raw is None or not _can_begin_here(raw):
+                raise OneTripRefused("statements ran before the log's lock was taken")
+            tables = waiting | frozenset(tables)
         connection = session.connection()  # begins the transaction if it has not begun
         transaction = session.get_transaction()
         if session.info.get(_LOCKED) is transaction or connection.dialect.name != "postgresql":
@@ -328,8 +450,13 @@ class EventStore:
         nothing of the log before its commit (a checkpoint due flushes it first)."""
         if not events:
             return []
-        self._lock(session)
+        self._lock(session, one_trip_waits=True)
         seq, prev = self.head(session)
+        if self._one_trip(session) is not None and (
+            not defer or self._checkpoint_due(seq + 1, seq + len(events))
+        ):
+            self._lock(session)  # this append cannot wait for the commit's trip
+            seq, prev = self.head(session)
         stored: list[StoredEvent] = []
         ts = self.clock()
         payload_texts: list[str] = []
@@ -358,8 +485,7 @@ class EventStore:
             (e.seq, e.table_id, e.round_id, e.type, e.actor, e.ts, text, e.prev_hash, e.hash)
             for e, text in zip(stored, payload_texts, strict=True)
         ]
-        first = stored[0].seq
-        checkpoint = (first - 1) // self.checkpoint_every != seq // self.checkpoint_every
+        checkpoint = self._checkpoint_due(stored[0].seq, seq)
         if defer and not checkpoint:
             values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
             self.defer(session, f"{_INSERT_EVENTS} {values}", [v for row in rows for v in row])
@@ -368,12 +494,16 @@ class EventStore:
             marker = "?" if connection.dialect.paramstyle == "qmark" else "%s"
             self.send_deferred(session)
             connection.exec_driver_sql(f"{_INSERT_EVENTS} ({', '.join([marker] * 9)})", rows)
-        if session.info.get(_LOCKED) is session.get_transaction():
-            session.info[_HEAD] = (session.get_transaction(), seq, prev)
+        transaction = session.get_transaction()
+        if session.info.get(_LOCKED) is transaction or self._one_trip(session) is not None:
+            session.info[_HEAD] = (transaction, seq, prev)
         if checkpoint:
             self._write_checkpoint(session, seq)
         session.info.setdefault(_PENDING, []).extend(stored)
         return stored
+
+    def _checkpoint_due(self, first: int, last: int) -> bool:
+        return (first - 1) // self.checkpoint_every != last // self.checkpoint_every
 
     # -- writes sent with the commit (PostgreSQL) ---------------------------------------------
     @staticmethod
@@ -407,7 +537,10 @@ class EventStore:
     @classmethod
     def send_deferred(cls, session: Session) -> None:
         """The deferred writes, now, one statement each (a checkpoint, an ordinary
-        commit, an append not deferred: what follows may read them)."""
+        commit, an append not deferred: what follows may read them). A transaction
+        waiting for a one-trip commit is refused: nothing may run before its lock."""
+        if cls._one_trip(session) is not None:
+            raise OneTripRefused("a write could not wait for the one-trip commit")
         tail = cls._take_tail(session)
         if tail:
             _send(session.connection(), tail)
@@ -419,7 +552,14 @@ class EventStore:
         checks: a studio lease's fence, where it was not passed under the log's lock)
         runs first, in the transaction, and is marked done. Where one round trip cannot
         be (nothing deferred, another backend, ORM objects to flush, a savepoint open),
-        the writes go now and the session's commit runs as usual."""
+        the writes go now and the session's commit runs as usual.
+
+        A transaction begun with ``lock(one_trip=True)`` sends its lock, fence and head
+        check with them (see :meth:`lock`)."""
+        waiting = self._one_trip(session)
+        if waiting is not None:
+            self._commit_one_trip(session, waiting)
+            return
         tail = self._take_tail(session)
         if not tail:
             return
@@ -446,6 +586,77 @@ class EventStore:
         finally:
             quote.close()
         _run_script(connection, raw, "; ".join([*statements, "COMMIT"]))
+
+    def _commit_one_trip(self, session: Session, tables: frozenset[str]) -> None:
+        """BEGIN, the log's lock, the fence, a savepoint, the head check, the writes and
+        the COMMIT: one round trip. The fence and the check fail with an error, so the
+        server runs nothing after them: nothing is written, and a head that moved leaves
+        the transaction at the savepoint with the lock and the fence held."""
+        transaction = session.get_transaction()
+        pending: list[StoredEvent] = session.info.get(_PENDING, [])
+        tail = self._take_tail(session)
+        if not pending and not tail:
+            session.info.pop(_ONE_TRIP, None)  # nothing to write: nothing to lock
+            return
+        tables = tables | {e.table_id for e in pending}
+        guard = [] if self.fence is None else self.fence.guard_sql(tables)
+        if guard is None:
+            self._count("refused")
+            raise OneTripRefused("the fence cannot be checked in the commit's round trip")
+        base = (pending[0].seq - 1, pending[0].prev_hash) if pending else self.head(session)
+        # The commit's own checks, with the fence marked as checked (the trip checks it).
+        session.info.pop(_ONE_TRIP, None)
+        session.info[_FENCED] = (transaction, tables)
+        session.dispatch.before_commit(session)
+        connection = session.connection()
+        raw = connection.connection.dbapi_connection
+        if (
+            raw is None
+            or not _can_begin_here(raw)
+            or session.in_nested_transaction()
+            or session.new
+            or session.dirty
+            or session.deleted
+        ):
+            self._count("refused")
+            raise OneTripRefused("statements ran before the log's lock was taken")
+        import psycopg  # only PostgreSQL sends one trip
+
+        quote: psycopg.ClientCursor[Any] = psycopg.ClientCursor(cast(psycopg.Connection[Any], raw))
+        try:
+            statements = [
+                "BEGIN",
+                f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_SQL})",
+                *(quote.mogrify(sql, params) for sql, params in guard),
+                f"SAVEPOINT {_SAVEPOINT}",
+                quote.mogrify(_HEAD_GUARD, (*base, GENESIS_HASH)),
+                *(quote.mogrify(sql, params) for sql, params in tail),
+                "COMMIT",
+            ]
+        finally:
+            quote.close()
+        raw.autocommit = True  # our BEGIN leads the trip (see _lock)
+        connection.connection.info[OWN_BEGIN] = True
+        session.info[_OWN_BEGIN] = raw
+        try:
+            _run_script(connection, raw, "; ".join(statements))
+        except DBAPIError as exc:
+            if exc.connection_invalidated:
+                raise  # the COMMIT may have landed: the caller's outage path reads the log
+            moved = _MOVED.search(str(exc.orig)) if raw.info.transaction_status == 3 else None
+            if moved is None:  # the fence, or the server refused: the whole trip is undone
+                self._count("refused")
+                raise OneTripRefused(f"the one-trip commit was refused: {exc.orig}") from exc
+            head = (int(moved[1]), moved[2])
+            self._learn(*head)
+            # Back to the savepoint with the next statement: the lock and fence stand.
+            session.info[_LOCKED] = transaction
+            session.info[_HEAD] = (transaction, *head)
+            session.info[_PENDING] = []
+            session.info[_TAIL] = (transaction, [(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}", ())])
+            self._count("head_moved")
+            raise HeadMoved(*head) from None
+        self._count("committed")
 
     def checkpoint(self, session: Session) -> AuditCheckpoint | None:
         """Sign a checkpoint at the current head now (no-op if the head is already sealed)."""

@@ -46,7 +46,7 @@ from prometheus_client import (
     disable_created_metrics,
     make_wsgi_app,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import ThreadingWSGIServer, _SilentHandler
 from prometheus_client.registry import Collector
 
@@ -329,6 +329,7 @@ class _LiveCollector(Collector):
         self.publishers: list[Any] = []
         self.studios: list[Any] = []
         self.engines: dict[str, Any] = {}
+        self.one_trips: dict[str, int] = {}  # the event store's, by outcome
         self.incident_times: dict[str, float] = {}
         self.incident_lookup: Callable[[Any, list[str]], dict[str, float]] | None = None
         self._behind_since: dict[str, float] = {}
@@ -350,6 +351,16 @@ class _LiveCollector(Collector):
         yield from self._streams(hubs)
         yield from self._nats(publishers)
         yield from self._pools(engines)
+        one_trips = CounterMetricFamily(
+            "livetable_one_trip_commits",
+            "Commands begun to commit in one round trip (a card, the head known): committed"
+            " so, head_moved (linked again under the lock: two trips) or refused (run again"
+            " the usual way)",
+            labels=["outcome"],
+        )
+        for outcome, count in list(self.one_trips.items()):
+            one_trips.add_metric([outcome], float(count))
+        yield one_trips
 
     def _tables(self, tables: list[Any]) -> Iterator[Metric]:
         now_mono, now_wall = time.monotonic(), time.time()
@@ -595,6 +606,7 @@ def watch_runtime(runtime: Any) -> None:
     """The runtime's pools, and the commit times of its events."""
     with LIVE.lock:
         LIVE.engines["write"] = runtime.engine
+        LIVE.one_trips = runtime.store.one_trips
         if runtime.read_engine is not None and runtime.read_engine is not runtime.engine:
             LIVE.engines["read"] = runtime.read_engine
     # first: the commit is timed before the stream hub hands the events out

@@ -280,6 +280,29 @@ class Leases:
             return None
         return self._fence_select(", ".join(f"'{t}'" for t in sorted(tables)))
 
+    def guard_sql(self, tables: frozenset[str]) -> list[tuple[str, tuple[Any, ...]]] | None:
+        """The fence as one statement that fails unless this process holds every one of
+        these tables' leases with its token, unexpired, reading the rows ``FOR SHARE`` as
+        :meth:`fence_sql` does (a takeover waits for the commit): for a commit sent in one
+        round trip (PostgreSQL), which cannot look at rows before its COMMIT. None when a
+        table is not held here (the usual way refuses it, or lets an unfenced table by)."""
+        if self.dialect != "postgresql":
+            return None
+        held = self.held()
+        if any(t not in held for t in tables):
+            return None
+        if not tables:
+            return []
+        ids = sorted(tables)
+        pairs = ", ".join(["(%s, %s)"] * len(ids))
+        sql = (
+            f"SELECT (CASE WHEN count(*) = {len(ids)} THEN '0'"
+            " ELSE 'livetable lease lost' END)::int"
+            f" FROM (SELECT 1 FROM studio_leases WHERE (table_id, token) IN ({pairs})"
+            f" AND owner = %s AND expires_ms > {self._now} FOR SHARE) AS fence"
+        )
+        return [(sql, (*(v for t in ids for v in (t, held[t])), self.node_id))]
+
     def verify(self, rows: Sequence[Any], tables: frozenset[str]) -> None:
         """Raise :class:`LeaseLost` unless ``rows`` (the lease rows of ``tables``, read
         under a lock) show this process holding each fenced table with its token."""

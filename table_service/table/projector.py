@@ -332,6 +332,21 @@ _AFTER_DEFERRED: frozenset[type] = frozenset(
 )
 
 
+def writes_only_deferred(types: Iterable[str]) -> bool:
+    """Whether projecting events of these types only defers its writes (nothing is read or
+    written before the commit): such a command can commit in one round trip
+    (``EventStore.lock(one_trip=True)``). Money moves at once, and so do the handlers not
+    in ``_AFTER_DEFERRED``."""
+    for name in types:
+        cls = REGISTRY.get(name)
+        if cls is None:
+            if name in _LEDGER:
+                return False
+        elif cls in _BET_MONEY or (cls in _HANDLERS and cls not in _AFTER_DEFERRED):
+            return False
+    return True
+
+
 def _executemany(session: Session, sql: str, rows: list[tuple[Any, ...]]) -> int:
     """A hot executemany straight through the driver (``?`` becomes the driver's marker).
 

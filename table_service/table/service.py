@@ -27,7 +27,7 @@ from typing import Any, Protocol
 import structlog
 from sqlalchemy.orm import Session
 
-from audit.store import EventStore, NewEvent, StoredEvent
+from audit.store import EventStore, HeadMoved, NewEvent, OneTripRefused, StoredEvent
 from table_service import metrics
 from table_service.errors import Refused
 from table_service.logs import bind_context
@@ -49,6 +49,7 @@ from table_service.table.projector import (
     custom_plans,
     custom_plans_with_lock,
     project,
+    writes_only_deferred,
 )
 from table_service.table.state import TableState, fold, game_of, game_of_round
 from table_service.table.wallet import owned_balances
@@ -378,18 +379,32 @@ class TableService:
                 return self._execute_in_transaction(command, principal, look_up=False)
             except KnownKey:
                 log.info("table.bets_retried_with_known_keys", bets=len(command.bets))
+        elif isinstance(command, c.CardScanned) and not self._seated_bank():
+            # A card reads nothing before its commit: one round trip when this process
+            # knows the log's head (EventStore.lock(one_trip=True)); if the trip cannot
+            # be, nothing was written and the card runs again the usual way.
+            try:
+                return self._execute_in_transaction(command, principal, one_trip=True)
+            except OneTripRefused as exc:
+                log.info("table.one_trip_refused", reason=str(exc)[:200])
         return self._execute_in_transaction(command, principal)
 
     def _execute_in_transaction(
-        self, command: c.Command, principal: Principal, *, look_up: bool = True
+        self,
+        command: c.Command,
+        principal: Principal,
+        *,
+        look_up: bool = True,
+        one_trip: bool = False,
     ) -> Outcome:
         bind_context(table_id=self.table_id)
         store = self.runtime.store
         actor = principal.actor
+        one_trip = one_trip and not self._seated_bank()  # its review reads balances
         with self.runtime.sessions.begin() as session:
             bets = isinstance(command, c.PlaceBets)  # their arrays planned as they are
             settings = custom_plans_with_lock(session) if bets else ()
-            store.lock(session, tables=(self.table_id,), settings=settings)
+            store.lock(session, tables=(self.table_id,), settings=settings, one_trip=one_trip)
             held: dict[str, tuple[int, str | None]] | None = None
             if not _trusted(principal):
                 # who may: asked before anything is decided or written (the owners are
@@ -418,19 +433,17 @@ class TableService:
                 command = replace(command, balances=balances(session, seated))
             if decision is None:
                 decision = decide(self.state, command, now=self.clock(), actor=actor)
-            stored = store.append(
-                session,
-                [
-                    NewEvent(self.table_id, d.type, actor, d.payload, d.round_id)
-                    for d in decision.drafts
-                ],
-                defer=True,  # sent with the COMMIT (PostgreSQL): store.commit below
-            )
-            if self._seen is not None:  # before the commit: the streams send at the commit
-                metrics.COMMITS.record_read(stored, self._seen)
-            rnd = decision.state.round
-            session.info[ROUND_CARDS] = (rnd.round_id, rnd.cards) if rnd is not None else None
-            project(session, stored)
+            if one_trip and not writes_only_deferred(d.type for d in decision.drafts):
+                # its projection writes at once (money moves): the lock first, as usual
+                store.lock(session, tables=(self.table_id,))
+            try:
+                stored = self._append_and_project(session, decision, actor)
+                if one_trip:
+                    store.commit(session)
+            except HeadMoved:
+                # Another writer appended since: the transaction holds the lock and the
+                # fence now, and knows the head; the same events again, linked to it.
+                stored = self._append_and_project(session, decision, actor)
             if self._seated_bank() and any(
                 e.type in (ev.RoundSettled.TYPE, ev.RoundVoided.TYPE) for e in stored
             ):
@@ -451,13 +464,30 @@ class TableService:
                     stored = [*stored, *more]
                     decision.state = after.state
             # The deferred writes and the COMMIT in one round trip: the last of the
-            # transaction (the log's lock is held from its statement to here).
+            # transaction (the log's lock is held from its statement to here); done
+            # already by a one-trip commit.
             store.commit(session)
         new_state = decision.state
         if stored:
             new_state = replace(new_state, last_seq=stored[-1].seq)
         self.state = new_state
         return Outcome(_with_plan(decision.answer, plan), stored)
+
+    def _append_and_project(
+        self, session: Session, decision: Decision, actor: str
+    ) -> list[StoredEvent]:
+        drafts = decision.drafts
+        stored = self.runtime.store.append(
+            session,
+            [NewEvent(self.table_id, d.type, actor, d.payload, d.round_id) for d in drafts],
+            defer=True,  # sent with the COMMIT (PostgreSQL): store.commit
+        )
+        if self._seen is not None:  # before the commit: the streams send at the commit
+            metrics.COMMITS.record_read(stored, self._seen)
+        rnd = decision.state.round
+        session.info[ROUND_CARDS] = (rnd.round_id, rnd.cards) if rnd is not None else None
+        project(session, stored)
+        return stored
 
     def _execute_bet_group(
         self, items: list[tuple[c.PlaceBets, Principal]]

@@ -1,7 +1,9 @@
 """Writes sent with the COMMIT (``append(defer=True)``, ``EventStore.defer``,
 ``EventStore.commit``): what a command defers lands with its commit or not at all, in the
 order it was written, with the chain intact; a transaction that defers and commits the
-ordinary way loses nothing."""
+ordinary way loses nothing. With ``lock(one_trip=True)`` the lock goes with them too
+(PostgreSQL, the head known): a head that moved meanwhile is refused and the same events
+are linked again to the real one, once."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 
 from audit.models import AuditEvent
-from audit.store import EventStore, NewEvent
+from audit.store import EventStore, HeadMoved, NewEvent
 from audit.verify import verify_database
 
 
@@ -119,3 +121,66 @@ def test_inside_a_savepoint_the_writes_go_and_the_commit_is_the_sessions(runtime
             assert _count(runtime) == 0  # nothing committed: the outer transaction is open
     assert _count(runtime) == 1
     assert _values(runtime) == [(1, "x")]
+
+
+def _one_trip_append(runtime: Any, session: Any, v: str) -> list[Any]:
+    stored = runtime.store.append(session, [NewEvent("t1", "card", "test", {"v": v})], defer=True)
+    EventStore.defer(
+        session, "INSERT INTO scratch_rows (id, v) VALUES (%s, %s)", (stored[0].seq, v)
+    )
+    return stored
+
+
+def test_one_trip_commits_at_the_known_head(runtime: Any) -> None:
+    _scratch(runtime)
+    with runtime.sessions.begin() as session:  # this process appends: it knows the head
+        runtime.store.append(session, [NewEvent("t1", "a", "test", {})])
+    with runtime.sessions.begin() as session:
+        runtime.store.lock(session, tables=("t1",), one_trip=True)
+        assert _one_trip_append(runtime, session, "x")[0].seq == 2
+        runtime.store.commit(session)
+    one_trip = runtime.engine.dialect.name == "postgresql"  # SQLite: the usual way
+    assert runtime.store.one_trips == {"committed": int(one_trip), "head_moved": 0, "refused": 0}
+    assert _count(runtime) == 2
+    assert _values(runtime) == [(2, "x")]
+    _verified(runtime)
+
+
+def test_a_head_moved_since_is_refused_and_the_events_linked_again_once(make_runtime: Any) -> None:
+    a, b = make_runtime(), make_runtime()  # two processes on one log
+    a.store.checkpoint_every = 3  # the second try's event is due one: it cannot wait
+    _scratch(a)
+    with a.sessions.begin() as session:
+        a.store.append(session, [NewEvent("t1", "a", "test", {})])  # a knows the head: 1
+    with b.sessions.begin() as session:
+        b.store.append(session, [NewEvent("t2", "b", "test", {})])  # and it moves on: 2
+    with a.sessions.begin() as session:
+        a.store.lock(session, tables=("t1",), one_trip=True)
+        stored = _one_trip_append(a, session, "first")
+        if a.engine.dialect.name == "postgresql":
+            assert stored[0].seq == 2  # linked to the head a knew
+            with pytest.raises(HeadMoved) as moved:
+                a.store.commit(session)
+            assert (moved.value.seq, moved.value.hash) == _head(b)
+            stored = _one_trip_append(a, session, "again")  # under the lock, the real head
+        a.store.commit(session)
+    assert stored[0].seq == 3
+    assert _count(a) == 3
+    assert _values(a)[-1] == (3, stored[0].payload["v"])  # the first try's row undone
+    assert len(_values(a)) == 1
+    with a.sessions() as session:
+        assert session.scalar(text("SELECT max(size) FROM audit_checkpoints")) == 3
+    _verified(a)
+    with a.sessions.begin() as session:  # a knows the head again: the next goes in one trip
+        a.store.lock(session, tables=("t1",), one_trip=True)
+        _one_trip_append(a, session, "next")
+        a.store.commit(session)
+    assert _count(a) == 4
+    if a.engine.dialect.name == "postgresql":
+        assert a.store.one_trips == {"committed": 1, "head_moved": 1, "refused": 0}
+    _verified(a)
+
+
+def _head(runtime: Any) -> tuple[int, str]:
+    with runtime.sessions() as session:
+        return EventStore.head(session)

@@ -1,0 +1,142 @@
+"""A scanned card commits in one round trip when its process knows the log's head
+(PostgreSQL: the lock, the fence, the head's check, the writes and the COMMIT together).
+Another writer's append since, or a lease lost, is refused by the server with nothing
+written; the card is then linked to the real head in the same transaction (two round
+trips, as usual), or refused by the fence the usual way. On SQLite the card goes the usual
+way. Either way each card lands once, in order, with the chain intact."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from audit.store import EventStore, NewEvent, OneTripRefused
+from audit.verify import verify_database
+from table_service.studio.lease import LeaseLost, Leases
+from table_service.table import commands as c
+from table_service.table.config import TableConfig
+from table_service.table.service import TableService
+
+READER = "reader:one-trip"
+
+
+def _append(runtime: Any, table_id: str) -> None:
+    """Another process's append: the head moves on without this one knowing."""
+    with runtime.sessions.begin() as session:
+        runtime.store.append(session, [NewEvent(table_id, "noted", "test", {})])
+
+
+def _log(runtime: Any, table_id: str) -> list[tuple[str, Any]]:
+    with runtime.sessions() as session:
+        keys = {runtime.signer.key_id: runtime.signer.public_key}
+        assert verify_database(session, keys, allow_unsigned_tail=True).ok
+        events = EventStore.read(session, table_id=table_id)
+    return [(e.type, e.payload.get("card")) for e in events]
+
+
+async def _table(runtime: Any, table_id: str) -> TableService:
+    service = TableService(runtime, TableConfig(table_id=table_id, betting_seconds=600))
+    await service.start(with_reader=False)
+    await service.execute(c.InsertShoe(), actor="supervisor:s")  # this process appends last
+    return service
+
+
+def test_a_card_lands_once_whether_or_not_the_head_moved(make_runtime: Any) -> None:
+    a_rt, b_rt = make_runtime(), make_runtime()
+
+    async def go() -> None:
+        service = await _table(a_rt, "one-1")
+        await service.execute(c.CardScanned("AS"), actor=READER)  # the head as a left it
+        _append(b_rt, "elsewhere")
+        await service.execute(c.CardScanned("2S"), actor=READER)  # moved: linked again
+        await service.stop()
+
+    asyncio.run(go())
+    cards = [card for kind, card in _log(a_rt, "one-1") if card is not None]
+    assert cards == ["AS", "2S"]  # each once, in order
+    if a_rt.engine.dialect.name == "postgresql":
+        assert a_rt.store.one_trips == {"committed": 1, "head_moved": 1, "refused": 0}
+
+
+def _member(runtime: Any, node: str) -> Leases:
+    leases = Leases(runtime.engine, node, f"http://{node}", 60_000)
+    leases.fenced = frozenset({"one-2"})
+    leases.install_fence(runtime.sessions, runtime.store)
+    return leases
+
+
+def test_a_deposed_process_writes_no_card(make_runtime: Any) -> None:
+    a_rt, b_rt = make_runtime(), make_runtime()
+    a, b = _member(a_rt, "a"), _member(b_rt, "b")
+    assert a.acquire("one-2") == 1
+
+    async def go() -> None:
+        service = await _table(a_rt, "one-2")
+        await service.execute(c.CardScanned("AS"), actor=READER)  # held: one trip
+        with a_rt.engine.begin() as conn:  # a stalls past its lease; b takes the table
+            conn.execute(text("UPDATE studio_leases SET expires_ms = 0"))
+        assert b.acquire("one-2") == 2
+        with pytest.raises(LeaseLost):
+            await service.execute(c.CardScanned("2S"), actor=READER)
+        await service.stop()
+
+    asyncio.run(go())
+    assert [card for _, card in _log(a_rt, "one-2") if card is not None] == ["AS"]
+    if a_rt.engine.dialect.name == "postgresql":
+        assert a_rt.store.one_trips == {"committed": 1, "head_moved": 0, "refused": 1}
+    _append(a_rt, "_wallet")  # a's connections are clean; unfenced tables still pass
+    _append(b_rt, "one-2")
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_takeover_in_flight_refuses_the_one_trip(make_runtime: Any) -> None:
+    """The trip's fence waits on the lease row a takeover holds (``FOR UPDATE``) and
+    reads it again once the takeover commits: the new token refuses the trip."""
+    a_rt, b_rt = make_runtime(), make_runtime()
+    a = _member(a_rt, "a")
+    assert a.acquire("one-3") == 1
+    _append(a_rt, "one-3")  # a knows the head
+    done: list[BaseException | None] = []
+
+    def one_trip() -> None:
+        try:
+            with a_rt.sessions.begin() as session:
+                a_rt.store.lock(session, tables=("one-3",), one_trip=True)
+                a_rt.store.append(session, [NewEvent("one-3", "card", "a", {})], defer=True)
+                a_rt.store.commit(session)
+            done.append(None)
+        except BaseException as exc:
+            done.append(exc)
+
+    with b_rt.engine.begin() as conn:  # b's takeover, in flight
+        conn.execute(text("SELECT token FROM studio_leases WHERE table_id = 'one-3' FOR UPDATE"))
+        writer = threading.Thread(target=one_trip)
+        writer.start()
+        deadline = time.monotonic() + 60
+        while not _waiting_on_a_row(b_rt) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert done == []  # a's trip waits for the lease row
+        conn.execute(
+            text("UPDATE studio_leases SET owner = 'b', token = 2 WHERE table_id = 'one-3'")
+        )
+    writer.join(60)
+    assert len(done) == 1 and isinstance(done[0], OneTripRefused)
+    assert a_rt.store.one_trips["refused"] == 1
+    assert [kind for kind, _ in _log(a_rt, "one-3")] == ["noted"]
+
+
+def _waiting_on_a_row(runtime: Any) -> bool:
+    """a's trip (its fence's text) waits on a lock."""
+    with runtime.engine.connect() as conn:
+        waiting = conn.execute(
+            text(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND query LIKE '%livetable lease lost%'"
+            )
+        )
+        return bool(waiting.scalar())
