@@ -155,18 +155,28 @@ class Fence(Protocol):
         cannot be said so (the usual way checks it and says why it refuses)."""
 
 
-def _can_begin_here(raw: Any) -> bool:
-    """A psycopg connection in its default state with nothing sent in this transaction."""
+def _begin_here(raw: Any) -> str | None:
+    """The BEGIN a psycopg connection with nothing sent in this transaction would send
+    (with its isolation level, read-only and deferrable settings, as the driver words
+    them), for us to send instead in our first round trip; None if something was sent,
+    in autocommit, or another driver.
+
+    A pooled connection once used in autocommit (a lease renewal) comes back with READ
+    COMMITTED set explicitly: its BEGIN says so, and is still ours to send (the driver's
+    own is a round trip of its own)."""
     try:
-        return (
-            raw.autocommit is False
-            and raw.info.transaction_status == 0  # IDLE: the driver has sent no BEGIN
-            and raw.isolation_level is None
-            and raw.read_only is None
-            and raw.deferrable is None
-        )
+        if raw.autocommit is not False or raw.info.transaction_status != 0:  # 0: IDLE
+            return None
+        parts = ["BEGIN"]
+        if raw.isolation_level is not None:
+            parts.append(f"ISOLATION LEVEL {raw.isolation_level.name.replace('_', ' ')}")
+        if raw.read_only is not None:
+            parts.append("READ ONLY" if raw.read_only else "READ WRITE")
+        if raw.deferrable is not None:
+            parts.append("DEFERRABLE" if raw.deferrable else "NOT DEFERRABLE")
+        return " ".join(parts)
     except AttributeError:  # another driver: let it begin as it does
-        return False
+        return None
 
 
 def _send(connection: Connection, tail: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
@@ -341,7 +351,7 @@ class EventStore:
             return False
         connection = session.connection()  # checked out; nothing is sent
         raw = connection.connection.dbapi_connection
-        if connection.dialect.name != "postgresql" or raw is None or not _can_begin_here(raw):
+        if connection.dialect.name != "postgresql" or raw is None or _begin_here(raw) is None:
             return False
         if self.fence is not None and self.fence.guard_sql(tables) is None:
             return False
@@ -380,7 +390,7 @@ class EventStore:
             session.info.pop(_ONE_TRIP, None)
             session.info.pop(_HEAD, None)
             raw = session.connection().connection.dbapi_connection
-            if raw is None or not _can_begin_here(raw):
+            if raw is None or _begin_here(raw) is None:
                 raise OneTripRefused("statements ran before the log's lock was taken")
             tables = waiting | frozenset(tables)
         connection = session.connection()  # begins the transaction if it has not begun
@@ -400,7 +410,8 @@ class EventStore:
                 statements.append(fence_sql)
             statements += settings  # after the reads: their results keep their places
             raw = connection.connection.dbapi_connection
-            if raw is not None and _can_begin_here(raw):
+            begin = _begin_here(raw) if raw is not None else None
+            if raw is not None and begin is not None:
                 # Nothing sent in this transaction yet: our own BEGIN leads the same round
                 # trip (the driver, told it is in autocommit, sends none of its own; the
                 # server is in a transaction block from here to COMMIT or ROLLBACK, which
@@ -408,9 +419,9 @@ class EventStore:
                 raw.autocommit = True
                 connection.connection.info[OWN_BEGIN] = True
                 session.info[_OWN_BEGIN] = raw
-                statements.insert(0, "BEGIN")
+                statements.insert(0, begin)
             results = _run_script(connection, raw, "; ".join(statements))
-            if statements[0] == "BEGIN":
+            if begin is not None:
                 results.pop(0)
             row = results[1][0] if results[1] else None
             leases = results[2] if fence_sql is not None else None
@@ -610,9 +621,10 @@ class EventStore:
         session.dispatch.before_commit(session)
         connection = session.connection()
         raw = connection.connection.dbapi_connection
+        begin = _begin_here(raw) if raw is not None else None
         if (
             raw is None
-            or not _can_begin_here(raw)
+            or begin is None
             or session.in_nested_transaction()
             or session.new
             or session.dirty
@@ -625,7 +637,7 @@ class EventStore:
         quote: psycopg.ClientCursor[Any] = psycopg.ClientCursor(cast(psycopg.Connection[Any], raw))
         try:
             statements = [
-                "BEGIN",
+                begin,
                 f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_SQL})",
                 *(quote.mogrify(sql, params) for sql, params in guard),
                 f"SAVEPOINT {_SAVEPOINT}",

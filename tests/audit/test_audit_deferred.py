@@ -184,3 +184,27 @@ def test_a_head_moved_since_is_refused_and_the_events_linked_again_once(make_run
 def _head(runtime: Any) -> tuple[int, str]:
     with runtime.sessions() as session:
         return EventStore.head(session)
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_connection_with_its_own_isolation_level_begins_as_it_says(runtime: Any) -> None:
+    """The lock's round trip carries the BEGIN the driver would have sent on its own (a
+    round trip of its own), with the connection's isolation level; a pooled connection
+    once used in autocommit (READ COMMITTED then set explicitly) still commits a card's
+    writes in one round trip."""
+    with runtime.sessions.begin() as session:
+        session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+        runtime.store.lock(session)
+        level = session.execute(text("SELECT current_setting('transaction_isolation')"))
+        assert level.scalar() == "repeatable read"
+        runtime.store.append(session, [NewEvent("t1", "a", "test", {})])
+    with runtime.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.exec_driver_sql("SELECT 1")  # as a lease renewal does
+    _scratch(runtime)
+    with runtime.sessions.begin() as session:
+        runtime.store.lock(session, tables=("t1",), one_trip=True)
+        _one_trip_append(runtime, session, "x")
+        runtime.store.commit(session)
+    assert runtime.store.one_trips["committed"] == 1
+    assert _count(runtime) == 2
+    _verified(runtime)
