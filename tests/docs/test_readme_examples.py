@@ -609,20 +609,32 @@ def test_shoe_sim_and_read(tmp_path: Path) -> None:
     steps = _console_steps(_one("shoe sim and read").text)
     sim, read = steps
     assert sim.command.endswith(" &")
+    rate = float(re.search(r"--rate (\S+)", sim.command).group(1))  # type: ignore[union-attr]
     with _shoe_sim(sim.command.removesuffix("&").strip(), tmp_path) as device:
+        # The shoe started before it printed its path: its first card is due 1/rate later.
+        first_card_due = time.monotonic() + 1 / rate
         assert re.fullmatch(r"/tmp/livetable-shoe-\w+/shoe", sim.output[0])
         assert Path(device).exists(), device
         # Typed a moment after the shoe started, as in the README: its first card (due
         # half a second after it starts, at --rate 2) is then waiting when the reader says
         # STA, and goes before the heartbeat that answers it (SEQ 001, the heartbeat 002).
         # A reader started within that half second gets the heartbeat first (a fast
-        # machine did: the card came as SEQ 002).
-        time.sleep(1.0)
+        # machine did: the card came as SEQ 002). The shoe deals only to a reader that
+        # is there, so nothing outside it shows the card is due: the test waits for the
+        # shoe's own schedule (the README's --rate), not for a guessed pause.
+        _wait_until(first_card_due)
         command = read.command.replace(sim.output[0], device)
         got = [json.loads(line) for line in _bash(command, tmp_path, timeout=60).splitlines()]
     assert len(got) == len(read.output)
     for shown, actual in zip(read.output, got, strict=True):
         _same_fields(shown, actual, DYNAMIC)
+
+
+def _wait_until(moment: float) -> None:
+    """Until ``time.monotonic()`` reaches ``moment`` (a time the program under test
+    schedules by itself, and shows nothing of)."""
+    while (left := moment - time.monotonic()) > 0:
+        time.sleep(left)
 
 
 def test_missed_card_suspected_under_faults(tmp_path: Path) -> None:

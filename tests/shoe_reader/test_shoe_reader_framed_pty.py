@@ -4,13 +4,13 @@ the protocol can see is flagged."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
 
 from hardware_sim.virtual_shoe import ShoeJammedError, ShoeLockedError, VirtualShoe
 from shoe_reader.events import (
+    CardSeen,
     CutCardSeen,
     HardwareAlarm,
     HardwareWarning,
@@ -378,8 +378,15 @@ async def test_reconnect_without_a_pending_card_raises_no_duplicate_warning(rig)
     r.shoe.load(["AS", "KD", "AS", "KD"])  # the same codes again: legitimate copies
     await r.online()
     await r.deal(2)
-    await r.settled(2)
-    await asyncio.sleep(0.5)  # heartbeats go on well past the window: KD's ACK got through
+    await r.settled(2)  # KD's ACK got through: the shoe holds nothing to re-send
+    # The cable goes only once the reader has heard the shoe (heartbeats) past the resend
+    # window after KD: the cards it delivered are then no longer suspects at the next HLO.
+    kd = r.of(CardSeen)[-1]
+    window = r.reader.session.resend_window
+    await r.wait(
+        lambda: (r.reader.session._last_frame_at or 0.0) - kd.monotonic > window,
+        "a frame heard past the resend window after KD",
+    )
     r.shoe.unplug()
     await r.wait(lambda: r.of(ReaderOffline), "offline after the cable was pulled")
     r.shoe.replug()
