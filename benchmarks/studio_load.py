@@ -48,7 +48,9 @@ this process) writing the frame's last byte on the pseudo-terminal, the read the
 service's reader thread reading it (``t.read`` of the frame). A card dealt at a table of
 the killed process before its takeover ended waited for the takeover: it counts apart
 (``cards_in_takeover``, ``takeover_scan_to_subscriber_p50_ms`` / ``_p99_ms``), not in
-the figures above,
+the figures above; a card dealt meanwhile at a table the kill did not touch counts in them
+and apart too (``survivor_in_takeover_scan_to_send_p50_ms`` / ``_p99_ms``: the survivors'
+own tables while the others' subscribers look for where their tables run now),
 ``commit_p50_ms`` (a one-row durable commit on the same database, measured in the same
 run, before and after the load), ``run_commit_p50_ms`` / ``_p99_ms`` (the same commit
 every 200 ms from a process of its own while the studio runs: the machine's own tail, for
@@ -449,16 +451,17 @@ class Directory:
         self.headers = {"Authorization": f"Bearer {token}"}
         self.owner: dict[str, str] = {}
         self.http = httpx.AsyncClient(timeout=5)
-        self.asks: list[float] = []  # when each directory request was sent (monotonic)
+        self.asks: list[float] = []  # when each directory request a process answered was sent
 
     async def base_for(self, table_id: str) -> str:
         if table_id not in self.owner:
             for base in self.bases:
-                self.asks.append(time.monotonic())
                 with contextlib.suppress(httpx.HTTPError):
+                    sent = time.monotonic()
                     answer = await self.http.get(
                         f"{base}/api/v1/studio/tables", headers=self.headers
                     )
+                    self.asks.append(sent)
                     if answer.status_code == 200:
                         for t in answer.json()["tables"]:
                             if t["owner_url"]:
@@ -1153,6 +1156,10 @@ async def run_load(
                 split["replayed"].append(received - scanned)
                 continue
             split["scan_to_send"].append(sent - scanned)
+            if killed_at and killed_at <= scanned <= taken_over_by:
+                # a card of a table the kill did not touch, dealt while the others were
+                # taken over (their subscribers asking where they run now): apart too
+                split["survivor_in_takeover_scan_to_send"].append(sent - scanned)
             split["send_to_receive"].append(received - sent)
             split["scan_to_commit"].append(committed - scanned)
             split["commit_to_send"].append(sent - committed)
@@ -1196,6 +1203,7 @@ async def run_load(
         "read_to_send",
         "wire_to_send",
         "takeover_scan_to_subscriber",
+        "survivor_in_takeover_scan_to_send",
     ):
         values = split.get(name, [])
         result[f"{name}_p50_ms"] = round(percentile(values, 0.5) * 1000, 2) if values else None
@@ -1329,6 +1337,7 @@ def main() -> None:
         ("read_to_send", "  read -> send (the table and stream)"),
         ("wire_to_send", "  link -> send"),
         ("takeover_scan_to_subscriber", "in a takeover: scan -> subscriber"),
+        ("survivor_in_takeover_scan_to_send", "meanwhile the others: scan -> send"),
     ):
         p50, p99 = result[f"{name}_p50_ms"], result[f"{name}_p99_ms"]
         if p50 is not None:
