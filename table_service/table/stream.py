@@ -246,7 +246,10 @@ class StreamHub:
         self._tails: OrderedDict[
             tuple[str, str, int], tuple[int | None, float, list[tuple[int, str | None]]]
         ] = OrderedDict()
-        self._heads: dict[str, int] = {}  # the last seq published per table
+        # The last seq published per table; a table that stopped running here has a mark
+        # of its own instead (negative, one per stop), until it publishes here again.
+        self._heads: dict[str, int] = {}
+        self._stops = 0
         # reads on their way, each with its table's head when it was asked for
         self._loading: dict[tuple[str, str, int], tuple[asyncio.Future[Any], int | None]] = {}
         self.replay_slots = asyncio.Semaphore(replay_concurrency)
@@ -357,8 +360,12 @@ class StreamHub:
             if tail[0] == head and time.monotonic() - tail[1] < TAIL_SECONDS:
                 return tail[2]
             del self._tails[key]
+        # A table that stopped running here (its lease lost) may be written by another
+        # process meanwhile, and what a read found then is older than the log by the time
+        # the table runs here again: kept and shared only from the table's next event here.
+        here = head is None or head >= 0
         pending = self._loading.get(key)
-        if pending is not None and pending[1] == head:
+        if pending is not None and pending[1] == head and here:
             # Shared only while nothing was published for the table since that read was
             # asked for: its query may have run before an event this caller's queue joined
             # too late for (published before it subscribed), and the page would lack it.
@@ -379,7 +386,7 @@ class StreamHub:
             self._pages[key] = rendered
             while len(self._pages) > PAGE_CACHE:
                 self._pages.popitem(last=False)
-        elif self._heads.get(table_id) == head:
+        elif self._heads.get(table_id) == head and here:
             # Nothing published for the table since before the read: the tail is current
             # until its head moves (an event committed but not yet published then reaches
             # a subscriber through its queue, which it joined before replaying).
@@ -494,7 +501,8 @@ class StreamHub:
     def end(self, table_id: str) -> None:
         """The table stopped running in this process (handed over): its subscribers are
         closed so they resume from their last seq wherever the table runs now."""
-        self._heads.pop(table_id, None)
+        self._stops -= 1
+        self._heads[table_id] = self._stops  # no read begun before it is kept or shared
         for key in [k for k in self._tails if k[0] == table_id]:
             del self._tails[key]  # another process may add to its log from now on
         for queue in self._subscribers.pop(table_id, set()):

@@ -144,3 +144,35 @@ async def test_a_client_resuming_while_the_same_page_is_being_read_misses_nothin
             if second is not None:
                 await second.close()
             await http.aclose()
+
+
+async def test_a_table_dropped_and_taken_again_is_replayed_from_the_log_not_from_before() -> None:
+    """A process loses a table's lease (its streams end), another process writes the
+    table, and the first takes it back: what a replay read or kept in between is older
+    than the log, and a client resuming then must not be given it."""
+    from audit.store import StoredEvent
+    from table_service.table.stream import StreamHub
+
+    def event(seq: int) -> StoredEvent:
+        return StoredEvent(seq, "t", None, "shoe_inserted", "x", "", {}, "", "")
+
+    log = [event(1)]
+
+    def load(after: int) -> list[StoredEvent]:
+        return [e for e in log if e.seq > after]
+
+    def view(e: StoredEvent) -> dict[str, Any]:
+        return {"seq": e.seq}
+
+    hub = StreamHub(asyncio.get_running_loop())
+    try:
+        hub._dispatch([event(1)])  # written here
+        hub.end("t")  # the lease lost: the table's streams end
+        # a stream still replaying when it ended reads (and would keep) the log's tail
+        assert [seq for seq, _ in await hub.page("t", "public", 0, load, view)] == [1]
+        log.append(event(2))  # the table's new writer, another process
+        # taken back here: a client resumes before this process writes anything
+        hub.subscribe("t")
+        assert [seq for seq, _ in await hub.page("t", "public", 0, load, view)] == [1, 2]
+    finally:
+        hub.close()
