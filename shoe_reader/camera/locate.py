@@ -590,6 +590,17 @@ class Locator:
                     )
                     found = self._choose(bulged)
                     reason = reason2 or reason
+                    if found is None:
+                        # Last of all, a hand over a corner of the card: its paper
+                        # fills less of its rectangle than any card's does.
+                        cornered, reason2 = self._outlines(
+                            work,
+                            "cut",
+                            lambda: work.candidates + work.contours["silhouette"],
+                            cut=True,
+                        )
+                        found = self._choose(cornered)
+                        reason = reason2 or reason
         present, why = work.present, work.why
         if found is None and not present:
             # A card whose paper the table's texture and a hand cut up (a small,
@@ -624,6 +635,7 @@ class Locator:
         name: str,
         contours: Callable[[], list[np.ndarray]],
         cut_bulge: bool = False,
+        cut: bool = False,
     ) -> tuple[list[_Found], str]:
         """The outlines among one set of ``contours`` (small-scale) borne out by the card's
         edges, and why the last one refused was (made once per frame and set).
@@ -641,6 +653,9 @@ class Locator:
         if listed is None:
             work.contours[name] = listed = contours()
         for contour in listed:
+            if cut:
+                found += self._cornered(work.image, contour)
+                continue
             quad = self._card_quad(contour, cut_bulge)
             if isinstance(quad, str):
                 why = quad
@@ -743,7 +758,9 @@ class Locator:
             return None
         return support, float(cv2.contourArea(local)), local + origin
 
-    def _card_quad(self, contour: np.ndarray, cut_bulge: bool = False) -> np.ndarray | str:
+    def _card_quad(
+        self, contour: np.ndarray, cut_bulge: bool = False, fill: float = 0.8
+    ) -> np.ndarray | str:
         """The card quadrilateral an outline traces, or why it is not a card's.
 
         The smallest rectangle round the outline; with ``cut_bulge``, the
@@ -766,7 +783,7 @@ class Locator:
             quad = _order(inner)
         else:
             quad = _order(cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32))
-        why = self._not_a_card(quad, cv2.contourArea(hull))
+        why = self._not_a_card(quad, cv2.contourArea(hull), fill)
         if why or not self.refine:
             return why or quad
         return _refine(quad, contour.reshape(-1, 2).astype(np.float32), self.grow)
@@ -795,6 +812,17 @@ class Locator:
             if again is not None and self._shaped(again[2], RESHAPED):
                 out.append(again)
         return out
+
+    def _cornered(self, image: np.ndarray, contour: np.ndarray) -> list[_Found]:
+        """The outline round a card's paper that a hand cuts a corner out of, borne out by
+        the card's edges (see :meth:`find`)."""
+        quad = self._card_quad(contour, fill=1.0 - COMPLETE)
+        if isinstance(quad, str):
+            return []
+        found = self._snapped(image, quad)
+        if found is None or not self._shaped(found[2], RESHAPED):
+            return []
+        return [found]
 
     def _shaped(self, quad: np.ndarray, slack: float) -> bool:
         """Whether ``quad`` has the card's shape, within ``slack`` more than the tolerance."""
@@ -825,7 +853,7 @@ class Locator:
             out.append(c)
         return out
 
-    def _not_a_card(self, quad: np.ndarray, hull_area: float) -> str:
+    def _not_a_card(self, quad: np.ndarray, hull_area: float, fill: float = 0.8) -> str:
         """Why ``quad``, round an outline or inside it, is not a card's (or ``""``).
 
         ``hull_area``: the outline's hull's. The quad is round the outline, or
@@ -836,7 +864,7 @@ class Locator:
         if long_ <= 0 or abs(short / long_ - self.aspect) > self.aspect_tolerance:
             return f"{_ASPECT} {short / max(long_, 1e-6):.2f} is not a card's"
         area = cv2.contourArea(quad)
-        if min(hull_area, area) / max(hull_area, area, 1e-6) < 0.8:
+        if min(hull_area, area) / max(hull_area, area, 1e-6) < fill:
             return "outline does not fill its quadrilateral"
         return ""
 

@@ -1,7 +1,7 @@
 """Studio passes of the benchmark that the reader used to leave unreadable (issue 37).
 
 Each is regenerated from the random state the benchmark had at its start
-(``python benchmarks/camera.py --levels studio --decks tango``, passes 10 and 70;
+(``python benchmarks/camera.py --levels studio --decks tango``, passes 10, 70 and 127;
 ``--decks neoclassical``, pass 101; the deck calibrated from its own photographs as
 the benchmark does it), so the frames are the benchmark's own. Each test also takes
 the change away and sees the pass unreadable again: the change is what reads it.
@@ -21,6 +21,7 @@ from hardware_sim.camera.synth import write_calibration_set
 from shoe_reader.camera import recognize
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.learn import calibrate
+from shoe_reader.camera.locate import Locator
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.voting import Voter
 from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
@@ -34,6 +35,7 @@ PASSES: dict[tuple[str, int], tuple[str, int, int | None]] = {
     # (deck, pass): (card, the PCG64 state once the card is drawn, its uint32 carry if any)
     ("tango", 10): ("JD", 15468651586204073902178245836316050625, 3903602729),
     ("tango", 70): ("8C", 106438952542254450895803295747528891073, 2742104988),
+    ("tango", 127): ("JD", 188991588607013738827973189704132959437, None),
     ("neoclassical", 101): ("5D", 66502830095577355058823047182249406713, None),
 }
 
@@ -150,3 +152,20 @@ def test_a_corner_that_clearly_says_another_rank_vetoes_the_face(
     assert confident == {code, "4D"}
     (event,) = _vote(rec, frames)
     assert isinstance(event, UnreadableCard) and "conflicting" in event.reason, event
+
+
+def test_a_hand_over_a_corner_leaves_the_card_outlined_by_the_rest(
+    tango: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tango's jack of diamonds with a hand over one of its corners in every frame: the
+    paper the hand left filled less of its rectangle than a card's must (0.8), no outline
+    was taken as the card's, and the pass was unreadable ("outline does not fill its
+    quadrilateral"). That rectangle, put on the card's edges where they show (the side
+    under the hand on what shows of it), now reads it; without that last look the pass is
+    unreadable again."""
+    code, frames = _frames(127)
+    (event,) = _vote(Recognizer(tango), frames)
+    assert isinstance(event, CardSeen) and event.card == code
+    monkeypatch.setattr(Locator, "_cornered", lambda self, image, contour: [])
+    (event,) = _vote(Recognizer(tango), frames)
+    assert isinstance(event, UnreadableCard) and event.cause == "covered", event
