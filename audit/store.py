@@ -653,9 +653,14 @@ class EventStore:
         try:
             _run_script(connection, raw, "; ".join(statements))
         except DBAPIError as exc:
-            if exc.connection_invalidated:
-                raise  # the COMMIT may have landed: the caller's outage path reads the log
-            moved = _MOVED.search(str(exc.orig)) if raw.info.transaction_status == 3 else None
+            status = raw.info.transaction_status
+            if exc.connection_invalidated or status not in (0, 3):
+                # No answer from the server: the COMMIT may have landed (the caller's
+                # outage path reads the log). IDLE (0): the COMMIT itself failed, so the
+                # server rolled back; INERROR (3): a statement before it failed and the
+                # server ran nothing after it.
+                raise
+            moved = _MOVED.search(str(exc.orig)) if status == 3 else None
             if moved is None:  # the fence, or the server refused: the whole trip is undone
                 self._count("refused")
                 raise OneTripRefused(f"the one-trip commit was refused: {exc.orig}") from exc

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
 from audit.store import EventStore, NewEvent, OneTripRefused
 from audit.verify import verify_database
@@ -118,7 +119,7 @@ def test_a_takeover_in_flight_refuses_the_one_trip(make_runtime: Any) -> None:
         writer = threading.Thread(target=one_trip)
         writer.start()
         deadline = time.monotonic() + 60
-        while not _waiting_on_a_row(b_rt) and time.monotonic() < deadline:
+        while not _waiting(b_rt, "livetable lease lost") and time.monotonic() < deadline:
             time.sleep(0.02)
         assert done == []  # a's trip waits for the lease row
         conn.execute(
@@ -130,13 +131,55 @@ def test_a_takeover_in_flight_refuses_the_one_trip(make_runtime: Any) -> None:
     assert [kind for kind, _ in _log(a_rt, "one-3")] == ["noted"]
 
 
-def _waiting_on_a_row(runtime: Any) -> bool:
-    """a's trip (its fence's text) waits on a lock."""
+def _waiting(runtime: Any, marker: str) -> bool:
+    """A trip (a statement of it holding ``marker``) waits on a lock."""
     with runtime.engine.connect() as conn:
         waiting = conn.execute(
             text(
                 "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                " AND query LIKE '%livetable lease lost%'"
-            )
+                " AND query LIKE :marker"
+            ),
+            {"marker": f"%{marker}%"},
         )
         return bool(waiting.scalar())
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_trip_without_an_answer_is_not_run_again(make_runtime: Any) -> None:
+    """A trip whose connection is lost may have committed: the error goes to the caller
+    (a table pauses and reads the log again), never to a second try that could write the
+    card twice."""
+    a_rt, b_rt = make_runtime(), make_runtime()
+    _append(a_rt, "one-4")  # a knows the head
+    done: list[BaseException | None] = []
+
+    def one_trip() -> None:
+        try:
+            with a_rt.sessions.begin() as session:
+                a_rt.store.lock(session, tables=("one-4",), one_trip=True)
+                a_rt.store.append(session, [NewEvent("one-4", "card", "a", {})], defer=True)
+                a_rt.store.commit(session)
+            done.append(None)
+        except BaseException as exc:
+            done.append(exc)
+
+    with b_rt.sessions.begin() as session:
+        b_rt.store.lock(session)  # b holds the log's lock: a's trip waits on it
+        writer = threading.Thread(target=one_trip)
+        writer.start()
+        deadline = time.monotonic() + 60
+        while not _waiting(b_rt, "livetable head") and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with b_rt.engine.connect() as conn:
+            conn.execute(
+                text(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE wait_event_type = 'Lock' AND query LIKE '%livetable head%'"
+                )
+            )
+        writer.join(60)
+    assert len(done) == 1 and isinstance(done[0], DBAPIError)
+    assert not isinstance(done[0], OneTripRefused) and done[0].connection_invalidated
+    assert a_rt.store.one_trips == {"committed": 0, "head_moved": 0, "refused": 0}
+    assert [kind for kind, _ in _log(a_rt, "one-4")] == ["noted"]
+    _append(a_rt, "one-4")  # the pool has let the lost connection go
