@@ -54,6 +54,15 @@ def test_baccarat_round_from_the_dealer_console(make_studio: Any, browser: Any) 
     expect(page.locator("[data-total=banker]")).to_have_text("5")
     studio.shot(page, "dealer-dealing")
 
+    # the connection drops twice with nothing new to send: the second reconnect waits
+    # longer (a connection that opens but delivers nothing does not reset the backoff)
+    for connects in (2, 3):
+        page.evaluate("window.LT.streams[0].drop()")
+        wait_for(
+            lambda n=connects: page.evaluate("window.LT.streams[0].connects") == n,
+            what=f"connection {connects}",
+        )
+    assert page.evaluate("window.LT.streams[0].waits") == [400, 800]
     # the connection drops: the console resumes from its last event, none shown twice
     page.evaluate("window.LT.streams[0].drop()")
     assert studio.deal() == "3S"  # dealt while the console may be offline
@@ -61,12 +70,17 @@ def test_baccarat_round_from_the_dealer_console(make_studio: Any, browser: Any) 
     expect(page.locator("#result [data-result]")).to_have_attribute("data-result", "tie")
     expect(page.locator("#stream-badge")).to_have_attribute("data-status", "live")
     wait_for(lambda: studio.summary()["round"]["phase"] == "settled", what="settled")
-    assert page.evaluate("window.LT.streams[0].connects") == 2
+    assert page.evaluate("window.LT.streams[0].connects") == 4
+    assert page.evaluate("window.LT.streams[0].waits") == [400, 800, 1600]
     first = page.evaluate("window.LT.streams[0].first")
     logged = [
         e["seq"]
         for e in studio.call("GET", f"/audit/events?table_id=bac-1&after_seq={first}", "regulator")
     ]
     wait_for(lambda: page.evaluate("window.LT.streams[0].seqs") == logged, what="every event once")
+    # the events that connection delivered reset the backoff: the next drop waits 400 ms
+    page.evaluate("window.LT.streams[0].drop()")
+    wait_for(lambda: page.evaluate("window.LT.streams[0].connects") == 5, what="connection 5")
+    assert page.evaluate("window.LT.streams[0].waits") == [400, 800, 1600, 400]
     expect(page.locator("#instruction")).to_contain_text("Open betting")
     studio.shot(page, "dealer-result")

@@ -262,7 +262,9 @@ const LT = (() => {
   // and none is shown twice. Refusals (4401/4403/4404, or a refused handshake) are final.
   const streams = [];
   function stream({ path, afterSeq = 0, auth = false, onEvent, onStatus = () => {}, onFatal = () => {} }) {
-    const state = { last: afterSeq, ws: null, closed: false, attempt: 0, received: 0, seqs: [], connects: 0 };
+    const state = {
+      last: afterSeq, ws: null, closed: false, attempt: 0, received: 0, seqs: [], connects: 0, waits: [],
+    };
     const connect = () => {
       const scheme = location.protocol === "https:" ? "wss" : "ws";
       const url = `${scheme}://${location.host}${path}?after_seq=${state.last}`;
@@ -274,7 +276,6 @@ const LT = (() => {
       ws.onopen = () => {
         opened = true;
         state.connects += 1;
-        state.attempt = 0;
         onStatus("live");
       };
       ws.onmessage = (message) => {
@@ -285,6 +286,7 @@ const LT = (() => {
           return;
         }
         if (typeof event.seq !== "number" || event.seq <= state.last) return;
+        state.attempt = 0; // the connection delivers: the next drop starts the backoff anew
         state.last = event.seq;
         state.received += 1;
         state.seqs.push(event.seq);
@@ -314,9 +316,16 @@ const LT = (() => {
             }
           }
         }
+        // The wait doubles until a connection delivers an event, not merely until one
+        // opens: a server that accepts and then refuses (4429 too many streams, 4421 the
+        // table runs elsewhere, 4503 not serving yet) would otherwise be asked again every
+        // 400 ms for ever. Drawn in its upper half, so pages dropped together (a studio's
+        // process taken over) do not all come back in the same instant.
         state.attempt += 1;
         onStatus("reconnecting");
-        setTimeout(connect, Math.min(5000, 200 * 2 ** Math.min(state.attempt, 5)));
+        const wait = Math.min(5000, 200 * 2 ** Math.min(state.attempt, 5));
+        state.waits.push(wait);
+        setTimeout(connect, wait * (0.5 + Math.random() / 2));
       };
     };
     connect();
@@ -334,6 +343,10 @@ const LT = (() => {
       },
       get connects() {
         return state.connects;
+      },
+      // The backoff's ceiling before each reconnect (the wait is drawn in its upper half).
+      get waits() {
+        return state.waits.slice();
       },
       first: afterSeq,
       drop() {
