@@ -24,6 +24,7 @@ from table_service.models import Account, BetRow, LedgerEntry
 from table_service.principals import add_principal
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
+from table_service.table.wallet import Transfer, transfer
 
 TABLES = ("bac-1", "bac-2")
 
@@ -176,8 +177,16 @@ def test_3_balances_are_bounded_in_the_api_and_in_the_database(api: Api) -> None
     over = {"amount": limit + 1, "reference": "r"}
     api.refused("POST", "/accounts/a/credit", "operator", over, 422)
     max_balance = api.runtime.settings.max_balance
-    for i in range(max_balance // limit):
-        api.ok("POST", "/accounts/a/credit", "operator", {"amount": limit, "reference": f"f{i}"})
+    credits = max_balance // limit
+    # The first and the last of the credits that fill the account go through the API; the
+    # ones between through the wallet's transfer, the function the route hands each credit
+    # to (the same checks, lock and log), by the same operator: 1,000 requests took 7-8 s
+    # of CPU a backend, and what is asserted of the route is at the limit, below.
+    api.ok("POST", "/accounts/a/credit", "operator", {"amount": limit, "reference": "f0"})
+    for i in range(1, credits - 1):
+        transfer(api.runtime, Transfer("a", limit, f"f{i}", "credit"), actor="operator:operator")
+    last = {"amount": limit, "reference": f"f{credits - 1}"}
+    assert api.ok("POST", "/accounts/a/credit", "operator", last)["balance"] == max_balance
     problem = api.refused(
         "POST", "/accounts/a/credit", "operator", {"amount": 1, "reference": "one-more"}, 409
     )
