@@ -21,6 +21,30 @@ from hypothesis import HealthCheck, settings
 # servers it starts) an undeclared one is an error, not a field silently left out.
 os.environ.setdefault("LIVETABLE_STRICT_VIEW", "1")
 
+
+def _plain_tracebacks() -> None:
+    """structlog's own default renders an exception's traceback with rich, every frame's
+    locals drawn in panels: 3-4 s of CPU for one logged exception from deep in a request
+    (the undeclared-field reads of tests/hardening spent most of their time there). Until
+    a command configures logging (``table_service.logs``, whose console prints plain
+    tracebacks), the suite's processes keep that default but for a plain traceback: the
+    same frames and lines, as Python prints them."""
+    import structlog
+
+    if structlog.is_configured():
+        return
+    structlog.configure(
+        processors=[
+            structlog.dev.ConsoleRenderer(exception_formatter=structlog.dev.plain_traceback)
+            if isinstance(processor, structlog.dev.ConsoleRenderer)
+            else processor
+            for processor in structlog.get_config()["processors"]
+        ]
+    )
+
+
+_plain_tracebacks()
+
 pytest_plugins = [
     "tests.support.cpu_durations",  # --cpu-durations=N
     "tests.support.longest_first",  # under xdist, each worker starts with its long tests
