@@ -616,6 +616,23 @@ class Locator:
             return Outline(present=present, why=(reason or why) if present else why, work=work)
         return Outline(present=True, quad=found, work=work)
 
+    def outlines(self, found: Outline) -> list[np.ndarray]:
+        """Every outline the search of ``found``'s frame (this locator's, or one with the
+        same settings) saw borne out by the card's edges, the one a hand cut a corner out
+        of too (see :meth:`_cornered`): the best borne out first, then the largest.
+
+        The one :meth:`find` chose is among them: a piece of a court card, or a quad
+        turned across the card beside a hand, can be borne out as well as the card."""
+        work = found.work
+        if work is None:
+            return []
+        self._outlines(
+            work, "cut", lambda: work.candidates + work.contours.get("silhouette", []), cut=True
+        )
+        every = [f for done, _why in work.outlines.values() for f in done]
+        every.sort(key=lambda f: (-f[0], -f[1]))
+        return [f[2] for f in every]
+
     def _work(self, image: np.ndarray) -> _Work:
         """The frame reduced, its edges, and its paper regions grouped into candidates."""
         # Reduced first, then grey: the frame is never converted whole (the

@@ -3,7 +3,8 @@
 Each is regenerated from the random state the benchmark had at its start
 (``python benchmarks/camera.py --levels studio --decks tango``, passes 10, 70 and 127;
 ``--decks neoclassical``, pass 101; the deck calibrated from its own photographs as
-the benchmark does it), so the frames are the benchmark's own. Each test also takes
+the benchmark does it; ``--decks svg-konqi-modern``, pass 199, its locator alone), so the
+frames are the benchmark's own. Each test also takes
 the change away and sees the pass unreadable again: the change is what reads it.
 """
 
@@ -30,12 +31,14 @@ SEED = 2024  # benchmarks/camera.py's default
 INC = {
     "tango": 60069051344365537442021868224815531883,
     "neoclassical": 229511128564491664681240214926400265107,
+    "svg-konqi-modern": 4170965572393300856967156647167621679,
 }
 PASSES: dict[tuple[str, int], tuple[str, int, int | None]] = {
     # (deck, pass): (card, the PCG64 state once the card is drawn, its uint32 carry if any)
     ("tango", 10): ("JD", 15468651586204073902178245836316050625, 3903602729),
     ("tango", 70): ("8C", 106438952542254450895803295747528891073, 2742104988),
     ("tango", 127): ("JD", 188991588607013738827973189704132959437, None),
+    ("svg-konqi-modern", 199): ("8H", 113963768229894862354287659477851918606, None),
     ("neoclassical", 101): ("5D", 66502830095577355058823047182249406713, None),
 }
 
@@ -60,7 +63,8 @@ def neoclassical(tmp_path_factory: pytest.TempPathFactory) -> Calibration:
     return _calibrated("neoclassical", tmp_path_factory)
 
 
-def _frames(k: int, deck: str = "tango") -> tuple[str, list[np.ndarray]]:
+def _drawn(k: int, deck: str = "tango") -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """Pass ``k``'s card and its frames, each with the card's quad as it was drawn."""
     code, state, carry = PASSES[deck, k]
     rng = np.random.default_rng()
     rng.bit_generator.state = {
@@ -70,7 +74,12 @@ def _frames(k: int, deck: str = "tango") -> tuple[str, list[np.ndarray]]:
         "uinteger": carry or 0,
     }
     table = ("felt", "dark", "wood", "light", "grey")[k % 5]
-    return code, [f for f, _q in card_pass(face(deck, code), LEVELS["studio"], rng, table, 8)]
+    return code, card_pass(face(deck, code), LEVELS["studio"], rng, table, 8)
+
+
+def _frames(k: int, deck: str = "tango") -> tuple[str, list[np.ndarray]]:
+    code, shots = _drawn(k, deck)
+    return code, [f for f, _q in shots]
 
 
 def _vote(rec: Recognizer, frames: list[np.ndarray]) -> list[ReaderEvent]:
@@ -90,6 +99,9 @@ def test_a_suit_smeared_by_the_cards_motion_is_told_by_its_smeared_print(
     Judged against both cards' smeared prints as well, they read JD. (Both corners are
     read here, the hand's too, and a corner saying another suit clearly does not veto the
     face, as before those two changes: see the two tests below.)"""
+    # The reader as it was: the other outlines of a frame (see the last test) read this pass
+    # without either change.
+    monkeypatch.setattr(recognize, "OTHER_OUTLINES", 0)
     monkeypatch.setattr(recognize, "COVERED_INDEX", np.inf)
     monkeypatch.setattr(recognize, "_contrary", lambda cal, windows, code: "")
     code, frames = _frames(10)
@@ -122,6 +134,9 @@ def test_a_corner_under_a_finger_is_left_out_and_the_other_speaks(
     """The same jack of diamonds, without the smeared prints: the corner under the hand, its
     index cut by the finger, is left out, and the visible one with the face reads JD. With
     the covered corner read too, the pass is unreadable again."""
+    # The reader as it was: the other outlines of a frame (see the last test) read this pass
+    # without either change.
+    monkeypatch.setattr(recognize, "OTHER_OUTLINES", 0)
     monkeypatch.setattr(Calibration, "pair_smeared", lambda self, a, b: None)
     code, frames = _frames(10)
     (event,) = _vote(Recognizer(tango), frames)
@@ -169,3 +184,28 @@ def test_a_hand_over_a_corner_leaves_the_card_outlined_by_the_rest(
     monkeypatch.setattr(Locator, "_cornered", lambda self, image, contour: [])
     (event,) = _vote(Recognizer(tango), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
+
+
+def _off(found: np.ndarray | None, drawn: np.ndarray) -> float:
+    """The farthest a corner of ``found`` lies from the drawn quad's (in any corner order)."""
+    if found is None:
+        return np.inf
+    turns = [np.roll(q, r, axis=0) for q in (drawn, drawn[::-1]) for r in range(4)]
+    return min(float(np.abs(found - q).max()) for q in turns)
+
+
+def test_the_cards_outline_is_among_the_others_a_frame_shows() -> None:
+    """svg-konqi-modern's eight of hearts under a hand (pass 199, its sixth frame): both
+    locators chose a quad 35-45 px off the card (the face read nothing), and the frame was
+    not read; the card's own outline, within 10 px, is the first of the others the search
+    saw, which the reader now tries (at most two; see ``Recognizer._other_outlines``).
+    The aspect is the deck's as its calibration measures it."""
+    _code, shots = _drawn(199, "svg-konqi-modern")
+    frame, drawn = shots[5]
+    quick = Locator(aspect=0.7495)
+    thorough = Locator(aspect=0.7495, thorough=True, refine=True)
+    first = quick.find(frame)
+    again = thorough.find(frame, prior=first)
+    assert _off(first.quad, drawn) > 30 and _off(again.quad, drawn) > 30
+    others = [q for q in thorough.outlines(again) if not np.allclose(q, again.quad, atol=2.0)]
+    assert _off(others[0], drawn) < 10
