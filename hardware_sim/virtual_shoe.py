@@ -172,6 +172,7 @@ class VirtualShoe:
         self.observers: list[Callable[[str], None]] = []
         self.transmissions: list[Transmission] = []
         self.locked = False
+        self.lock_commands: list[str] = []  # each LCK and ULK received, in order
         self.jammed = False
         self.burn_mode = False
         self.lid_open = False
@@ -655,6 +656,7 @@ class VirtualShoe:
                 self._put_on_wire(seq, out, data, now)
         elif frame.type in ("LCK", "ULK"):
             self.locked = frame.type == "LCK"
+            self.lock_commands.append(frame.type)
             self._next_hbt = now
         elif frame.type == "STA":
             self._next_hbt = now

@@ -99,6 +99,11 @@ class TableService:
         self._turn_clock: tuple[str, str] | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
+        # The shoe's lock follows the betting phase through one task that sends the commands
+        # in order and ends with the last state wanted (see _sync_shoe_lock).
+        self._want_locked = False
+        self._lock_again = False
+        self._lock_task: asyncio.Task[None] | None = None
         self.reader_seen_at: float | None = None  # monotonic: the reader's last report
         self.outage: str | None = None  # why the table waits for its database, if it does
         self._held_reads: list[tuple[Any, str]] = []  # reader events kept meanwhile, in order
@@ -735,11 +740,31 @@ class TableService:
             task.cancel()
         self._schedule_turn()
         if self.reader is not None:
-            want_locked = betting
-            if resync or self.reader.host_locked != want_locked:
-                task = asyncio.create_task(self._set_lock(want_locked))
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
+            self._sync_shoe_lock(betting, resync=resync)
+
+    def _sync_shoe_lock(self, want: bool, *, resync: bool) -> None:
+        """Have the shoe locked while betting is open and unlocked otherwise.
+
+        The reader records a command as sent only once its thread has written it, so a
+        betting window opened and closed before the LCK went out looked already unlocked
+        to the close, and two commands on two threads could reach the shoe in either
+        order: the shoe was left locked with the dealer holding the next card. One task
+        sends the commands one after another, and once more whenever the wanted state
+        changed while it was sending, so the last command sent is the last one wanted."""
+        changed = want != self._want_locked
+        self._want_locked = want
+        if not (resync or changed or self.reader.host_locked != want):
+            return
+        self._lock_again = True
+        if self._lock_task is None or self._lock_task.done():
+            self._lock_task = asyncio.create_task(self._send_shoe_lock())
+            self._background.add(self._lock_task)
+            self._lock_task.add_done_callback(self._background.discard)
+
+    async def _send_shoe_lock(self) -> None:
+        while self._lock_again:
+            self._lock_again = False
+            await self._set_lock(self._want_locked)
 
     async def _set_lock(self, locked: bool) -> None:
         try:

@@ -16,6 +16,7 @@ import uvicorn
 
 from hardware_sim.virtual_shoe import VirtualShoe
 from table_service.runtime import Runtime
+from tests.support.shoe_dealing import deal_unlocked
 
 SHOTS = Path(
     os.environ.get("LIVETABLE_SCREENSHOTS", Path(tempfile.gettempdir()) / "livetable-screenshots")
@@ -78,9 +79,8 @@ class Studio:
         wait_for(lambda: (self.summary()["shoe"] or {}).get("ready"), what="shoe burnt")
 
     def deal(self, scan: bool = True) -> str | None:
-        wait_for(lambda: not self.shoe.locked, what="shoe unlocked")
         before = self.summary()["last_seq"]
-        card = self.shoe.deal(scan=scan)
+        card = deal_unlocked(self.shoe, wait_for, scan=scan)
         if scan:
             wait_for(lambda: self.summary()["last_seq"] > before, what=f"card {card} recorded")
         return card

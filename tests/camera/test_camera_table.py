@@ -23,6 +23,7 @@ from hardware_sim.virtual_shoe import VirtualShoe
 from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.table.config import CameraConfig, ShoeConfig, TableConfig
+from tests.support.shoe_dealing import deal_unlocked
 
 DECK = "plastic"
 ROI_TEXT = ",".join(str(v) for v in ROI)
@@ -185,15 +186,13 @@ def test_both_readers_agree_then_a_disagreement_stops_the_round(both: dict[str, 
     wait_for(lambda: table()["shoe"]["ready"])
     post("/tables/bac-2r/betting/open", "dealer")
     post("/tables/bac-2r/betting/close", "dealer")
-    wait_for(lambda: not shoe.locked)
-    state = _deal_round(table, shoe.deal)
+    state = _deal_round(table, lambda: deal_unlocked(shoe, wait_for))
     assert state["incidents"] == [], state["incidents"]
     assert state["round"]["cards"] == ["2S", "5H", "KD", "TC", "3S"]
 
     post("/tables/bac-2r/betting/open", "dealer")
     post("/tables/bac-2r/betting/close", "dealer")
-    wait_for(lambda: not shoe.locked)
-    shoe.deal()  # 9S, seen by both
+    deal_unlocked(shoe, wait_for)  # 9S, seen by both
     wait_for(lambda: table()["round"]["cards"] == ["9S"])
     camera.show_next_as("7C")  # the camera sees another card than the shoe reads
     shoe.deal()  # 2H

@@ -17,6 +17,7 @@ import pytest
 
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
 from table_service.table.config import ShoeConfig, TableConfig
+from tests.support.shoe_dealing import deal_unlocked
 from tests.support.table_rig import in_process_table
 
 # indicator 2S, two burn cards, then round 1 (spec example, a tie), round 2 (natural),
@@ -70,8 +71,29 @@ def rig(make_runtime, offline_timeout: float) -> Iterator[dict[str, Any]]:  # ty
 
 def _deal_round(rig: dict[str, Any]) -> dict:
     shoe, table = rig["shoe"], rig["rig"]
-    table.wait_for(lambda: not shoe.locked, "ULK reached the shoe")
-    return table.deal_round(shoe.deal)
+    return table.deal_round(lambda: deal_unlocked(shoe, table.wait_for))
+
+
+def test_betting_opened_and_closed_before_the_lock_went_out_leaves_the_shoe_unlocked(
+    rig: dict[str, Any],
+) -> None:
+    """The reader's thread is busy (held here) while the dealer opens and closes betting:
+    the last command the shoe gets is the ULK (after the LCK, or alone if the two were
+    folded into one), and it deals the next card. Before, the close saw the shoe as
+    unlocked already (the LCK was not written yet) and sent nothing: the shoe stayed
+    locked."""
+    shoe, post, wait_for = rig["shoe"], rig["post"], rig["wait_for"]
+    rig["rig"].insert_shoe(shoe.deal)
+    reader = rig["client"].app.state.tables.get("bac-1").reader
+    wait_for(lambda: reader.host_locked is False and shoe.lock_commands[-1:] == ["ULK"])
+    before = len(shoe.lock_commands)
+    with reader._lock:  # the reader's I/O lock: no command goes out meanwhile
+        post("/tables/bac-1/betting/open", "dealer")
+        post("/tables/bac-1/betting/close", "dealer")
+    wait_for(lambda: shoe.lock_commands[before:][-1:] == ["ULK"], "the ULK reached the shoe")
+    assert shoe.lock_commands[before:] in (["LCK", "ULK"], ["ULK"])
+    assert not shoe.locked
+    assert shoe.deal() == "2S"
 
 
 def test_rounds_through_the_serial_driver(rig: dict[str, Any]) -> None:
@@ -109,10 +131,9 @@ def test_rounds_through_the_serial_driver(rig: dict[str, Any]) -> None:
     wait_for(lambda: table()["carried"] == ["7D"], "7D carried to the next round")
     post("/tables/bac-1/betting/open", "dealer")
     post("/tables/bac-1/betting/close", "dealer")
-    wait_for(lambda: not shoe.locked, "ULK reached the shoe")
     assert table()["round"]["cards"] == ["7D"]
     shoe.unread_next()
-    shoe.deal()  # 4C passes unread
+    deal_unlocked(shoe, wait_for)  # 4C passes unread
     incident = wait_for(lambda: table()["incidents"], "an incident for the unread card")[0]
     assert incident["kind"] == "unreadable_card" and incident["details"]["index"] == 1
     assert table()["paused"]
