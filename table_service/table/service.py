@@ -39,7 +39,7 @@ from table_service.table import events as ev
 from table_service.table import policy, reader_pump
 from table_service.table.config import TableConfig
 from table_service.table.decide import SYSTEM, Decision, decide
-from table_service.table.errors import IdempotencyConflict, UnknownTable
+from table_service.table.errors import BettingClosed, IdempotencyConflict, UnknownTable
 from table_service.table.outage import DatabaseUnavailable, outage, room_again
 from table_service.table.projector import (
     ROUND_CARDS,
@@ -613,11 +613,7 @@ class TableService:
                     (a, running[a]) for a in mine if a in held and held[a][1] in (actor, None)
                 )
                 command = c.PlaceBets(tuple(fresh), found, scope)
-                if plan and not command.bets:
-                    known = next((p["round_id"] for p in plan if p and "round_id" in p), None)
-                    decision = Decision(state, answer={"round_id": known})
-                else:
-                    decision = decide(state, command, now=self.clock(), actor=actor)
+                decision = _decide_with_plan(state, command, plan, now=self.clock(), actor=actor)
             except Exception as exc:  # refused before anything of it was written
                 group.results.append(exc)
                 group.all_placed = False
@@ -689,13 +685,7 @@ class TableService:
                 if all(answer.get("status") == "placed" for answer in answers):
                     return plan, decision
         fresh, plan = self._prepare_bets(session, command, actor, held)
-        if plan and not fresh.bets:
-            # Every bet of the request is known already (a retry after a lost answer: a
-            # crash, a timeout). Answer from the database in any phase, so the operator
-            # learns its bet ids even once the betting window has closed.
-            known = next((p["round_id"] for p in plan if p and "round_id" in p), None)
-            return plan, Decision(self.state, answer={"round_id": known})
-        return plan, decide(self.state, fresh, now=self.clock(), actor=actor)
+        return plan, _decide_with_plan(self.state, fresh, plan, now=self.clock(), actor=actor)
 
     def _prepare_bets(
         self,
@@ -1016,6 +1006,40 @@ def _match_keys(
             "idempotency key reused for a different bet", keys=conflicts[:100]
         )
     return fresh, answers
+
+
+def _decide_with_plan(
+    state: TableState,
+    fresh: c.PlaceBets,
+    plan: list[dict[str, Any] | None],
+    *,
+    now: datetime,
+    actor: str,
+) -> Decision:
+    """A bet request's fresh bets decided, knowing the answers its retried keys have
+    already (``plan``), for a lone request and for each request of a group alike.
+
+    A retry after a lost answer (a crash, a timeout) is answered from the record in any
+    phase, so the operator learns its bet ids even once the betting window has closed. If
+    it also holds bets that were never placed and the window has closed, those are
+    refused one by one beside the known ones: refusing the whole request would tell the
+    operator that none of its bets stand, when the first attempt's are in and staked."""
+    if plan and not fresh.bets:
+        return Decision(state, answer={"round_id": _known_round(plan)})
+    try:
+        return decide(state, fresh, now=now, actor=actor)
+    except BettingClosed as exc:
+        if not any(p is not None and p.get("status") == "duplicate" for p in plan):
+            raise
+        refused = [
+            {"key": b.key, "status": "refused", "error": exc.code, "reason": str(exc)}
+            for b in fresh.bets
+        ]
+        return Decision(state, answer={"round_id": _known_round(plan), "results": refused})
+
+
+def _known_round(plan: list[dict[str, Any] | None]) -> str | None:
+    return next((p["round_id"] for p in plan if p and "round_id" in p), None)
 
 
 def _with_plan(answer: dict[str, Any], plan: list[dict[str, Any] | None]) -> dict[str, Any]:

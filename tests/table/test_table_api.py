@@ -207,7 +207,8 @@ def test_a_window_that_ran_out_while_the_service_was_down_is_closed_on_restart(
 ) -> None:
     """The countdown is recorded, not kept in memory: a restart after the deadline closes
     betting at once (as the timer, for the countdown), an operator's retry then learns
-    which of its bets were in, and a request that never reached the log is refused whole."""
+    which of its bets were in and which are refused, and a request that never reached the
+    log is refused whole."""
     table.ready()
     table.post("/accounts/c/credit", "operator", {"amount": 5000, "reference": "d"})
     opened = table.post("/tables/bac-1/betting/open", "dealer")
@@ -228,6 +229,11 @@ def test_a_window_that_ran_out_while_the_service_was_down_is_closed_on_restart(
         assert state["round"]["phase"] == "dealing"
         retry = again.bets(("in", "c", "player", 100))[0]
         assert retry["status"] == "duplicate" and retry["bet_id"] == placed["bet_id"]
+        # a retry holding the placed bet and one never placed: each answered on its own
+        # (a whole-request 409 would say that none of them stand)
+        mixed = again.bets(("in", "c", "player", 100), ("late", "c", "player", 100))
+        assert mixed[0]["status"] == "duplicate" and mixed[0]["bet_id"] == placed["bet_id"]
+        assert mixed[1]["status"] == "refused" and mixed[1]["error"] == "betting_closed"
         body = {"bets": [{"key": "never", "account": "c", "type": "player", "stake": 100}]}
         assert again.post("/tables/bac-1/bets", "operator", body, 409)["error"] == (
             "betting_closed"
