@@ -179,6 +179,28 @@ def _begin_here(raw: Any) -> str | None:
         return None
 
 
+def _literal(raw: Any, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[str]:
+    """Statements with their parameters bound as literals by the driver's own quoting
+    (psycopg), for a simple-query script sent in one round trip."""
+    import psycopg  # only PostgreSQL sends scripts
+
+    quote: psycopg.ClientCursor[Any] = psycopg.ClientCursor(cast(psycopg.Connection[Any], raw))
+    try:
+        return [quote.mogrify(sql, params) for sql, params in statements]
+    finally:
+        quote.close()
+
+
+def _lead_with_own_begin(session: Session, connection: Any, raw: Any) -> None:
+    """Nothing sent in this transaction yet: our own BEGIN (:func:`_begin_here`) leads the
+    round trip about to be sent. The driver, told it is in autocommit, sends none of its
+    own; the server is in a transaction block from there to COMMIT or ROLLBACK, which the
+    driver sends as usual. Put back as the transaction ends."""
+    raw.autocommit = True
+    connection.connection.info[OWN_BEGIN] = True
+    session.info[_OWN_BEGIN] = raw
+
+
 def _send(connection: Connection, tail: Sequence[tuple[str, tuple[Any, ...]]]) -> None:
     """Deferred writes, one statement each, in the order they were deferred."""
     for sql, params in tail:
@@ -412,13 +434,7 @@ class EventStore:
             raw = connection.connection.dbapi_connection
             begin = _begin_here(raw) if raw is not None else None
             if raw is not None and begin is not None:
-                # Nothing sent in this transaction yet: our own BEGIN leads the same round
-                # trip (the driver, told it is in autocommit, sends none of its own; the
-                # server is in a transaction block from here to COMMIT or ROLLBACK, which
-                # the driver sends as usual). Put back as the transaction ends.
-                raw.autocommit = True
-                connection.connection.info[OWN_BEGIN] = True
-                session.info[_OWN_BEGIN] = raw
+                _lead_with_own_begin(session, connection, raw)
                 statements.insert(0, begin)
             results = _run_script(connection, raw, "; ".join(statements))
             if begin is not None:
@@ -588,15 +604,7 @@ class EventStore:
         session.dispatch.before_commit(session)
         checked = {e.table_id for e in session.info.get(_PENDING, ())}
         session.info[_FENCED] = (session.get_transaction(), self.fenced(session) | checked)
-        import psycopg  # only PostgreSQL defers
-
-        # Literals bound by the driver's own quoting, for the one simple-query script.
-        quote: psycopg.ClientCursor[Any] = psycopg.ClientCursor(cast(psycopg.Connection[Any], raw))
-        try:
-            statements = [quote.mogrify(sql, params) for sql, params in tail]
-        finally:
-            quote.close()
-        _run_script(connection, raw, "; ".join([*statements, "COMMIT"]))
+        _run_script(connection, raw, "; ".join([*_literal(raw, tail), "COMMIT"]))
 
     def _commit_one_trip(self, session: Session, tables: frozenset[str]) -> None:
         """BEGIN, the log's lock, the fence, a savepoint, the head check, the writes and
@@ -632,24 +640,16 @@ class EventStore:
         ):
             self._count("refused")
             raise OneTripRefused("statements ran before the log's lock was taken")
-        import psycopg  # only PostgreSQL sends one trip
-
-        quote: psycopg.ClientCursor[Any] = psycopg.ClientCursor(cast(psycopg.Connection[Any], raw))
-        try:
-            statements = [
-                begin,
-                f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_SQL})",
-                *(quote.mogrify(sql, params) for sql, params in guard),
-                f"SAVEPOINT {_SAVEPOINT}",
-                quote.mogrify(_HEAD_GUARD, (*base, GENESIS_HASH)),
-                *(quote.mogrify(sql, params) for sql, params in tail),
-                "COMMIT",
-            ]
-        finally:
-            quote.close()
-        raw.autocommit = True  # our BEGIN leads the trip (see _lock)
-        connection.connection.info[OWN_BEGIN] = True
-        session.info[_OWN_BEGIN] = raw
+        bound = _literal(raw, [*guard, (_HEAD_GUARD, (*base, GENESIS_HASH)), *tail])
+        statements = [
+            begin,
+            f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_SQL})",
+            *bound[: len(guard)],
+            f"SAVEPOINT {_SAVEPOINT}",
+            *bound[len(guard) :],
+            "COMMIT",
+        ]
+        _lead_with_own_begin(session, connection, raw)
         try:
             _run_script(connection, raw, "; ".join(statements))
         except DBAPIError as exc:
