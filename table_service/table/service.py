@@ -385,9 +385,10 @@ class TableService:
             except KnownKey:
                 log.info("table.bets_retried_with_known_keys", bets=len(command.bets))
         elif isinstance(command, c.CardScanned) and not self._seated_bank():
-            # A card reads nothing before its commit: one round trip when this process
-            # knows the log's head (EventStore.lock(one_trip=True)); if the trip cannot
-            # be, nothing was written and the card runs again the usual way.
+            # A card reads nothing before its commit (but at a seated bank's table, whose
+            # review after a settling card reads balances): one round trip when this
+            # process knows the log's head (EventStore.lock(one_trip=True)); if the trip
+            # cannot be, nothing was written and the card runs again the usual way.
             try:
                 return self._execute_in_transaction(command, principal, one_trip=True)
             except OneTripRefused as exc:
@@ -405,7 +406,6 @@ class TableService:
         bind_context(table_id=self.table_id)
         store = self.runtime.store
         actor = principal.actor
-        one_trip = one_trip and not self._seated_bank()  # its review reads balances
         with self.runtime.sessions.begin() as session:
             bets = isinstance(command, c.PlaceBets)  # their arrays planned as they are
             settings = custom_plans_with_lock(session) if bets else ()

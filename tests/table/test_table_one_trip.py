@@ -102,25 +102,9 @@ def test_a_takeover_in_flight_refuses_the_one_trip(make_runtime: Any) -> None:
     a = _member(a_rt, "a")
     assert a.acquire("one-3") == 1
     _append(a_rt, "one-3")  # a knows the head
-    done: list[BaseException | None] = []
-
-    def one_trip() -> None:
-        try:
-            with a_rt.sessions.begin() as session:
-                a_rt.store.lock(session, tables=("one-3",), one_trip=True)
-                a_rt.store.append(session, [NewEvent("one-3", "card", "a", {})], defer=True)
-                a_rt.store.commit(session)
-            done.append(None)
-        except BaseException as exc:
-            done.append(exc)
-
     with b_rt.engine.begin() as conn:  # b's takeover, in flight
         conn.execute(text("SELECT token FROM studio_leases WHERE table_id = 'one-3' FOR UPDATE"))
-        writer = threading.Thread(target=one_trip)
-        writer.start()
-        deadline = time.monotonic() + 60
-        while not _waiting(b_rt, "livetable lease lost") and time.monotonic() < deadline:
-            time.sleep(0.02)
+        writer, done = _one_trip_waiting(a_rt, "one-3", b_rt, "livetable lease lost")
         assert done == []  # a's trip waits for the lease row
         conn.execute(
             text("UPDATE studio_leases SET owner = 'b', token = 2 WHERE table_id = 'one-3'")
@@ -129,6 +113,32 @@ def test_a_takeover_in_flight_refuses_the_one_trip(make_runtime: Any) -> None:
     assert len(done) == 1 and isinstance(done[0], OneTripRefused)
     assert a_rt.store.one_trips["refused"] == 1
     assert [kind for kind, _ in _log(a_rt, "one-3")] == ["noted"]
+
+
+def _one_trip_waiting(
+    runtime: Any, table_id: str, other: Any, marker: str
+) -> tuple[threading.Thread, list[BaseException | None]]:
+    """A card of ``table_id`` committed in one trip on a thread of its own, returned once
+    ``other`` sees it wait on a lock in its statement holding ``marker`` (or after a
+    generous bound); the thread and, once it ends, how the trip ended (None: committed)."""
+    done: list[BaseException | None] = []
+
+    def one_trip() -> None:
+        try:
+            with runtime.sessions.begin() as session:
+                runtime.store.lock(session, tables=(table_id,), one_trip=True)
+                runtime.store.append(session, [NewEvent(table_id, "card", "a", {})], defer=True)
+                runtime.store.commit(session)
+            done.append(None)
+        except BaseException as exc:
+            done.append(exc)
+
+    writer = threading.Thread(target=one_trip)
+    writer.start()
+    deadline = time.monotonic() + 60
+    while not _waiting(other, marker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return writer, done
 
 
 def _waiting(runtime: Any, marker: str) -> bool:
@@ -151,25 +161,9 @@ def test_a_trip_without_an_answer_is_not_run_again(make_runtime: Any) -> None:
     card twice."""
     a_rt, b_rt = make_runtime(), make_runtime()
     _append(a_rt, "one-4")  # a knows the head
-    done: list[BaseException | None] = []
-
-    def one_trip() -> None:
-        try:
-            with a_rt.sessions.begin() as session:
-                a_rt.store.lock(session, tables=("one-4",), one_trip=True)
-                a_rt.store.append(session, [NewEvent("one-4", "card", "a", {})], defer=True)
-                a_rt.store.commit(session)
-            done.append(None)
-        except BaseException as exc:
-            done.append(exc)
-
     with b_rt.sessions.begin() as session:
         b_rt.store.lock(session)  # b holds the log's lock: a's trip waits on it
-        writer = threading.Thread(target=one_trip)
-        writer.start()
-        deadline = time.monotonic() + 60
-        while not _waiting(b_rt, "livetable head") and time.monotonic() < deadline:
-            time.sleep(0.02)
+        writer, done = _one_trip_waiting(a_rt, "one-4", b_rt, "livetable head")
         with b_rt.engine.connect() as conn:
             conn.execute(
                 text(
