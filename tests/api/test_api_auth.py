@@ -135,3 +135,41 @@ def test_every_answer_carries_its_request_id_and_its_log_lines_too(setup) -> Non
         forged = {"x-request-id": "req-43", "Authorization": "Bearer lt_forged"}
         client.get("/api/v1/principals", headers=forged)
     assert any(line.get("request_id") == "req-43" for line in lines)
+
+
+def test_a_token_is_checked_in_one_statement_outside_a_transaction(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    """Every request's authentication reads the principal at the moment of the request
+    (revoked by another process: refused at once), in one round trip on PostgreSQL (no
+    BEGIN, no ROLLBACK around it), and leaves the pool's connections as it found them."""
+    from sqlalchemy import event
+
+    from table_service.principals import identify_token
+
+    runtime, other = make_runtime(), make_runtime()  # two processes on one database
+    with runtime.sessions.begin() as session:
+        token = add_principal(session, runtime.store, "op-x", "operator", actor="test")
+    engine = other.read_engine
+    assert engine is not None
+    seen: list[tuple[str, bool]] = []
+
+    @event.listens_for(engine, "after_cursor_execute")
+    def _after(conn, _cursor, statement, _params, _context, _many) -> None:  # type: ignore[no-untyped-def]
+        raw = conn.connection.dbapi_connection
+        in_transaction = (
+            raw.info.transaction_status != 0 if conn.dialect.name == "postgresql" else True
+        )
+        seen.append((statement.split()[0], in_transaction))
+
+    identity = identify_token(engine, token)
+    assert identity is not None and identity.name == "op-x"
+    assert [word for word, _ in seen] == ["SELECT"]
+    if engine.dialect.name == "postgresql":
+        assert seen == [("SELECT", False)]  # autocommit: the statement is the transaction
+        seen.clear()
+        with other.reads() as session:  # the pooled connection is transactional again
+            session.execute(select(func.count()).select_from(Principal))
+        assert seen == [("SELECT", True)]
+    assert identify_token(engine, "not-a-token") is None
+    with runtime.sessions.begin() as session:
+        revoke_principal(session, runtime.store, "op-x", actor="test")
+    assert identify_token(engine, token) is None  # the other process's next request
