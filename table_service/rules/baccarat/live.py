@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from table_service.rules.baccarat.dealing import next_position, positions
 from table_service.rules.baccarat.errors import BetRefused
-from table_service.rules.baccarat.outcome import outcome
+from table_service.rules.baccarat.outcome import Outcome, outcome
 from table_service.rules.baccarat.paytable import (
     BET_TYPES,
     DEFAULT_PAYTABLE_RESOURCE,
@@ -259,8 +259,7 @@ class BaccaratGame(GameBase):
     def placed_stakes(self, state: BaccaratRound) -> tuple[Stake, ...]:
         return tuple(Stake(b.bet_id, b.bet_id, b.bet_type, "original", b.stake) for b in state.bets)
 
-    def _outcome(self, state: BaccaratRound) -> dict[str, Any]:
-        result = outcome(state.cards)
+    def _outcome(self, state: BaccaratRound, result: Outcome) -> dict[str, Any]:
         return {
             **result.to_json(),
             "natural": result.natural,
@@ -295,7 +294,7 @@ class BaccaratGame(GameBase):
                     settled.case,
                 )
             )
-        return Settlement(tuple(lines), self._outcome(state))
+        return Settlement(tuple(lines), self._outcome(state, result))
 
     def view(self, state: BaccaratRound, audience: Audience) -> dict[str, Any]:
         placed = list(zip(state.cards, _positions(state.cards), strict=True))
