@@ -8,6 +8,7 @@ by any JCS implementation.
 from __future__ import annotations
 
 import json
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -82,6 +83,52 @@ def _valid(value: Any) -> bool:
     return not isinstance(value, float) and isinstance(value, str | int)
 
 
+_FLAT: frozenset[type] = frozenset({str, int, bool, type(None)})
+_RECORDS = 8  # a shorter list is walked: the bulk look costs more than it saves
+_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER  # the range _valid checks
+
+
+def _flat_records(items: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether ``items`` are all dicts whose values are strings, integers, booleans or
+    nulls (exact types; the integers' range and the keys are not looked at): a log's bet
+    lists (a settlement's results, a batch of bets), records of a few scalars each. Their
+    values' types are gathered by C loops (``map``, ``chain``, ``set``), not a Python test
+    per value. The keys are the encoder's to check: orjson refuses any key that is not
+    exactly a ``str``, and the caller then walks it all (:func:`_valid`)."""
+    if set(map(type, items)) != {dict}:
+        return False
+    return set(map(type, chain.from_iterable(map(dict.values, items)))) <= _FLAT
+
+
+def _valid_records_unranged(value: Any) -> bool:
+    """:func:`_valid`, except that a long list of flat records (:func:`_flat_records`)
+    has its values' types checked but not its integers' range nor its keys: the caller
+    has the encoder check those (``OPT_STRICT_INTEGER``: the same bound; only ``str``
+    keys) and, if it refuses, walks it all with :func:`_valid` for the message. A
+    100-bet settlement's payload: ~100 -> ~45 us (machine under load)."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return _valid(value)
+            item_kind = type(item)
+            if item_kind is str or item_kind is bool or item is None:
+                continue
+            if item_kind is int:
+                if not -_MAX_INT <= item <= _MAX_INT:
+                    return False
+                continue
+            records = (item_kind is list or item_kind is tuple) and len(item) >= _RECORDS
+            if records and _flat_records(item):
+                continue
+            if not _valid(item):
+                return False
+        return True
+    if (kind is list or kind is tuple) and len(value) >= _RECORDS and _flat_records(value):
+        return True
+    return _valid(value)
+
+
 def canonical_json(value: Any) -> bytes:
     """UTF-8 bytes of the RFC 8785 form of ``value``; raises :class:`NonCanonicalValue`.
 
@@ -92,15 +139,18 @@ def canonical_json(value: Any) -> bytes:
     where orjson declines; the pure-Python ``rfc8785`` package stays the reference and
     handles the remaining cases (a property test holds them equal).
     """
-    if not _valid(value):
+    if not _valid_records_unranged(value):
         _check(value, "$")
         raise NonCanonicalValue("$: not canonical JSON")
     try:
-        raw = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        raw = orjson.dumps(value, option=_OPTIONS)
     except orjson.JSONEncodeError:  # nested past orjson's depth, a lone surrogate...
-        raw = json.dumps(
-            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-        ).encode("utf-8", "surrogatepass")
+        if not _valid(value):  # ... or an integer out of range in a list of records
+            _check(value, "$")
+            raise NonCanonicalValue("$: not canonical JSON") from None
+        raw = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+            "utf-8", "surrogatepass"
+        )
     if raw.isascii():  # then every key is ASCII too, so code-point order is RFC 8785 order
         return raw
     return rfc8785.dumps(value)

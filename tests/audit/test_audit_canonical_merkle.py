@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -147,3 +148,44 @@ def test_event_body_splice_equals_the_reference(
         }
     )
     assert body.canonical() == reference
+
+
+# Lists long enough for the bulk look at flat records (audit.canonical._flat_records).
+flat_records = st.lists(
+    st.dictionaries(
+        st.text(max_size=6),
+        st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | st.text(max_size=6),
+        max_size=5,
+    ),
+    min_size=8,
+    max_size=20,
+)
+not_canonical = st.sampled_from(
+    [2**53, -(2**53), 2**64, 0.5, float("nan"), float("inf"), b"x", {1.5}, object()]
+)
+
+
+@given(flat_records)
+def test_long_lists_of_flat_records_equal_the_reference(records: list[dict[str, object]]) -> None:
+    import rfc8785
+
+    for value in (records, {"round_id": "r", "results": records}, tuple(records)):
+        assert canonical_json(value) == rfc8785.dumps(value)
+
+
+@given(flat_records, st.data())
+def test_a_bad_value_or_key_in_a_long_list_of_records_is_refused_with_its_path(
+    records: list[dict[str, object]], data: st.DataObject
+) -> None:
+    """The bulk look leaves integers' range and keys to the encoder: a bad one anywhere
+    is still refused, with the path the full walk names."""
+    at = data.draw(st.integers(0, len(records) - 1))
+    if data.draw(st.booleans()):
+        key = data.draw(st.text(max_size=4))
+        records[at] = {**records[at], key: data.draw(not_canonical)}
+        where = f"$.results[{at}].{key}"
+    else:
+        records[at] = {**records[at], data.draw(st.sampled_from([1, None, b"k"])): 1}
+        where = f"$.results[{at}]: object keys"
+    with pytest.raises(NonCanonicalValue, match=re.escape(where)):
+        canonical_json({"round_id": "r", "results": records})
