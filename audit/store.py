@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
 import structlog
+from sqlalchemy import Engine, select
 from sqlalchemy import event as sa_event
-from sqlalchemy import select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from audit.canonical import canonical_json
 from audit.chain import GENESIS_HASH, EventBody, event_hash, utc_timestamp
 from audit.db import OWN_BEGIN
+from audit.heads import HeadFeed, notify_sql
 from audit.merkle import MerkleFrontier
 from audit.models import AuditCheckpoint, AuditEvent
 from audit.note import NoteSigner, check_key_name, checkpoint_text, sign_note
@@ -47,6 +48,7 @@ _OWN_BEGIN = "audit_own_begin"  # the driver connection whose BEGIN the lock sen
 _FENCED = "audit_fenced"  # (transaction, tables whose fence was checked under the lock)
 _TAIL = "audit_tail"  # (transaction, [(sql, params)]): writes sent with the COMMIT
 _ONE_TRIP = "audit_one_trip"  # (transaction, tables): the lock waits for the commit's trip
+_NOTIFIED = "audit_notified"  # (transaction, seq): the head it announces (audit.heads)
 _SAVEPOINT = "livetable_one_trip"
 # Fails (an error, so nothing after it in the trip runs) unless the log's head is the one
 # given; the error's text carries the head as read under the lock.
@@ -265,15 +267,39 @@ class EventStore:
         self._known: tuple[int, str] | None = None
         self._known_guard = threading.Lock()
         self.one_trips = {"committed": 0, "head_moved": 0, "refused": 0}  # how they went
+        self.feed: HeadFeed | None = None
 
     def _count(self, outcome: str) -> None:
         with self._known_guard:
             self.one_trips[outcome] += 1
 
-    def _learn(self, seq: int, hash_: str) -> None:
+    def _learn(self, seq: int, hash_: str, *, read_under_lock: bool = False) -> None:
+        """Keep the highest head heard of (a late notification never takes the known
+        head back). A head read under the log's lock is the head, for as long as the lock
+        is held: it replaces whatever was heard, a wrong higher one included."""
         with self._known_guard:
-            if self._known is None or seq > self._known[0]:
+            if read_under_lock or self._known is None or seq > self._known[0]:
                 self._known = (seq, hash_)
+
+    @property
+    def known_head(self) -> tuple[int, str] | None:
+        """The head a one-trip commit would link to now (only a hint: see :meth:`lock`)."""
+        with self._known_guard:
+            return self._known
+
+    def follow(self, engine: Engine) -> None:
+        """Learn the log's head as other processes commit (PostgreSQL; nothing to learn
+        on SQLite, whose writers are one at a time anyway): a :class:`~audit.heads.HeadFeed`
+        on a connection of its own, until :meth:`unfollow`. For a process sharing the log
+        with others (a studio), whose cards then find the head they expect."""
+        if self.feed is not None or engine.dialect.name != "postgresql":
+            return
+        self.feed = HeadFeed(engine, self._learn).start()
+
+    def unfollow(self) -> None:
+        feed, self.feed = self.feed, None
+        if feed is not None:
+            feed.close()
 
     # -- publishing after commit -------------------------------------------------------
     def attach(self, factory: sessionmaker[Session]) -> None:
@@ -303,11 +329,25 @@ class EventStore:
     def _before_commit(self, session: Session) -> None:
         """Deferred writes not sent by :meth:`commit` go now, before the commit: a
         transaction that defers and then commits the ordinary way loses nothing (one
-        waiting for a one-trip commit is refused: its lock was never taken)."""
+        waiting for a one-trip commit is refused: its lock was never taken). On
+        PostgreSQL the new head is announced (:mod:`audit.heads`) unless the commit's own
+        round trip carries it."""
         self.send_deferred(session)
+        pending: list[StoredEvent] = session.info.get(_PENDING, [])
+        if not pending:
+            return
+        # (before the outer commit, and as a savepoint is released: the highest counts)
+        announced = (session.get_transaction(), pending[-1].seq)
+        found = session.info.get(_NOTIFIED)
+        if found is None or found[0] is not announced[0] or found[1] != announced[1]:
+            connection = session.connection()
+            if connection.dialect.name == "postgresql":
+                connection.exec_driver_sql(notify_sql(pending[-1].seq, pending[-1].hash))
+            session.info[_NOTIFIED] = announced
 
     def _after_commit(self, session: Session) -> None:
         _end_own_begin(session)
+        session.info.pop(_NOTIFIED, None)
         session.info.pop(_TAIL, None)
         session.info.pop(_HEAD, None)
         session.info.pop(_FENCED, None)
@@ -327,6 +367,7 @@ class EventStore:
     @staticmethod
     def _after_rollback(session: Session, _previous: Any) -> None:
         _end_own_begin(session)
+        session.info.pop(_NOTIFIED, None)
         session.info.pop(_PENDING, None)
         session.info.pop(_FENCED, None)
         session.info.pop(_TAIL, None)
@@ -601,10 +642,14 @@ class EventStore:
         # The checks a commit runs, now, while the transaction is open: a check that
         # refuses raises here and nothing is written. Their tables are then fenced for
         # this transaction, so the session's commit does not check them again.
+        pending: list[StoredEvent] = session.info.get(_PENDING, [])
+        announce = [notify_sql(pending[-1].seq, pending[-1].hash)] if pending else []
+        if pending:  # by the trip below
+            session.info[_NOTIFIED] = (session.get_transaction(), pending[-1].seq)
         session.dispatch.before_commit(session)
-        checked = {e.table_id for e in session.info.get(_PENDING, ())}
+        checked = {e.table_id for e in pending}
         session.info[_FENCED] = (session.get_transaction(), self.fenced(session) | checked)
-        _run_script(connection, raw, "; ".join([*_literal(raw, tail), "COMMIT"]))
+        _run_script(connection, raw, "; ".join([*_literal(raw, tail), *announce, "COMMIT"]))
 
     def _commit_one_trip(self, session: Session, tables: frozenset[str]) -> None:
         """BEGIN, the log's lock, the fence, a savepoint, the head check, the writes and
@@ -623,9 +668,12 @@ class EventStore:
             self._count("refused")
             raise OneTripRefused("the fence cannot be checked in the commit's round trip")
         base = (pending[0].seq - 1, pending[0].prev_hash) if pending else self.head(session)
-        # The commit's own checks, with the fence marked as checked (the trip checks it).
+        # The commit's own checks, with the fence marked as checked (the trip checks it),
+        # and the new head announced by the trip.
         session.info.pop(_ONE_TRIP, None)
         session.info[_FENCED] = (transaction, tables)
+        if pending:
+            session.info[_NOTIFIED] = (transaction, pending[-1].seq)
         session.dispatch.before_commit(session)
         connection = session.connection()
         raw = connection.connection.dbapi_connection
@@ -647,6 +695,7 @@ class EventStore:
             *bound[: len(guard)],
             f"SAVEPOINT {_SAVEPOINT}",
             *bound[len(guard) :],
+            *([notify_sql(pending[-1].seq, pending[-1].hash)] if pending else []),
             "COMMIT",
         ]
         _lead_with_own_begin(session, connection, raw)
@@ -665,11 +714,12 @@ class EventStore:
                 self._count("refused")
                 raise OneTripRefused(f"the one-trip commit was refused: {exc.orig}") from exc
             head = (int(moved[1]), moved[2])
-            self._learn(*head)
+            self._learn(*head, read_under_lock=True)
             # Back to the savepoint with the next statement: the lock and fence stand.
             session.info[_LOCKED] = transaction
             session.info[_HEAD] = (transaction, *head)
             session.info[_PENDING] = []
+            session.info.pop(_NOTIFIED, None)  # the events linked again announce their head
             session.info[_TAIL] = (transaction, [(f"ROLLBACK TO SAVEPOINT {_SAVEPOINT}", ())])
             self._count("head_moved")
             raise HeadMoved(*head) from None

@@ -102,6 +102,7 @@ class Runtime:
         return True, f"database at {current}"
 
     def close(self) -> None:
+        self.store.unfollow()
         if self.read_engine is not None and self.read_engine is not self.engine:
             self.read_engine.dispose()
         self.engine.dispose()

@@ -151,6 +151,9 @@ class Studio:
         keep the share in the background."""
         self._with_readers = with_readers
         metrics.watch_studio(self)
+        # The processes of a studio share one log: each hears the others' commits, so its
+        # cards find the head they expect and commit in one round trip (PostgreSQL).
+        self.runtime.store.follow(self.runtime.engine)
         await self.tick()
         self._task = asyncio.create_task(self._run())
 
@@ -165,6 +168,7 @@ class Studio:
                 await self._drop(table_id, release=True)
         with contextlib.suppress(Exception):
             await asyncio.to_thread(self.leases.leave)
+        await asyncio.to_thread(self.runtime.store.unfollow)
         metrics.unwatch("studios", self)
 
     async def _run(self) -> None:
