@@ -567,9 +567,13 @@ def subscriber_process(
     pipe: Any,
     prefix: str = "s",
     fixed_retry: bool = False,
+    nice: int = 0,
 ) -> None:
     """Public subscribers (one per entry of ``tables``) in a process of their own; told
-    when to drain and stop, they send back what each held and its CPU time."""
+    when to drain and stop, they send back what each held and its CPU time. ``nice``:
+    the process's niceness (``--subscriber-nice``)."""
+    if nice:
+        os.nice(nice)
 
     async def main() -> tuple[list[dict[str, Any]], list[float]]:
         directory = Directory(bases, token)
@@ -972,6 +976,7 @@ async def run_load(
                     child,
                     f"p{k}.",
                     args.reconnect == "fixed",
+                    args.subscriber_nice,
                 ),
             )
             proc.start()
@@ -1258,6 +1263,12 @@ def main() -> None:
         default="backoff",
         help="subscribers reconnect with exponential backoff and jitter, as real clients "
         "do (default), or every 0.2 s (the old bots)",
+    )
+    parser.add_argument(
+        "--subscriber-nice",
+        type=int,
+        default=0,
+        help="niceness of the subscribers' processes (clients elsewhere: not competing)",
     )
     parser.add_argument("--nats-consumers", type=int, default=12)
     parser.add_argument("--operators", type=int, default=2)
