@@ -80,6 +80,10 @@ def create_db_engine(
 
         return engine
     ping = kwargs.pop("pool_pre_ping", None)
+    # The connection checked in last is checked out first (LIFO): under a steady trickle
+    # of commands the same few stay warm, and the rest sit idle rather than each being
+    # used once a round (FIFO) just past IDLE_PING_SECONDS and pinged, a round trip more.
+    kwargs.setdefault("pool_use_lifo", True)
     engine = create_engine(url, **kwargs)
     _pool_hooks(engine, IDLE_PING_SECONDS if ping is not False else None)
     return engine

@@ -74,3 +74,21 @@ def test_the_lock_round_trip_keeps_transactions_whole(make_runtime) -> None:  # 
         assert [e.payload["n"] for e in EventStore.read(session)] == [1]
         assert session.execute(text("SELECT count(*) FROM studio_members")).scalar_one() == 0
         assert EventStore.head(session)[0] == 1
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_the_connection_checked_in_last_is_used_first_so_the_others_idle(db_url: str) -> None:
+    """The pool hands out the connection returned last (LIFO): under a steady trickle of
+    commands the same connection stays warm, where FIFO used each in turn, each once a
+    round, just past the idle time, and pinged it (a round trip more) every time."""
+    engine = create_db_engine(db_url, pool_size=3, max_overflow=0)
+    try:
+        held = [engine.connect() for _ in range(3)]
+        pids = [c.exec_driver_sql("SELECT pg_backend_pid()").scalar_one() for c in held]
+        for conn in held:  # back in the order taken: the last one back is pids[2]
+            conn.close()
+        for _ in range(3):  # one at a time, as a quiet table's commands
+            with engine.connect() as conn:
+                assert conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one() == pids[2]
+    finally:
+        engine.dispose()
