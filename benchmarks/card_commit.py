@@ -1,6 +1,7 @@
 """A card's commit, as the table writes it, next to one durable commit: the usual two
 round trips against one (``EventStore.lock(one_trip=True)``), and the one-trip commit that
-finds the head moved (another process appended first: refused, linked again, two trips).
+finds the head moved (another process appended first: refused, linked again, two trips),
+or heard it move (``EventStore.follow``: one trip again).
 
 Run: ``python benchmarks/card_commit.py [--db URL] [--cards N] [--busy SHARE]``. Each card
 is what a dealt card writes: the log's lock (with a table's lease fence on PostgreSQL, its
@@ -9,11 +10,13 @@ appended, its round row's update, the COMMIT. The kinds run in turn, card by car
 as cards are, each first in the turn as often as the others, so that each sees the same
 load: a one-row commit (the yardstick), a card the usual way, a card in one trip at the
 head this process knows; then a card in one trip after a second process (a second
-runtime on the same database) appended. Another thread of the process runs Python a
-share of the time (``--busy``), as a serve process's event loop does: a round trip then
-costs what it costs there, the wait for the interpreter after it included. On SQLite
-every card goes the usual way. The last line is one JSON object.
+runtime on the same database) appended, unheard, and one after it appended with this
+process following the log's head (heard before the card: untimed). Another thread of
+the process runs Python a share of the time (``--busy``), as a serve process's event loop
+does: a round trip then costs what it costs there, the wait for the interpreter after it
+included. On SQLite every card goes the usual way. The last line is one JSON object.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -119,19 +122,27 @@ def run(runtime: Runtime, other: Runtime, cards: int) -> None:
         with runtime.engine.begin() as conn:
             conn.execute(insert(yardstick).values(id=n, value=n))
 
-    def moved(n: int) -> None:
+    def moved(n: int, kind: str) -> None:
         with other.sessions.begin() as session:  # untimed: another process's append
             other.store.append(session, [NewEvent("elsewhere", "noted", "bench", {})])
+        if kind == "one trip, head heard" and backend == "postgresql":  # untimed: until
+            # the feed has told this process
+            with other.sessions() as session:
+                head = EventStore.head(session)
+            heard = threading.Event()
+            while runtime.store.known_head != head:
+                heard.wait(0.0005)
         start = time.perf_counter()
         card(runtime, n, one_trip=True)
-        times["one trip, head moved"].append(time.perf_counter() - start)
+        times[kind].append(time.perf_counter() - start)
 
     kinds: dict[str, Callable[[int], None]] = {
         "one-row commit": one_row,
         "card, usual (two trips)": lambda n: card(runtime, n, one_trip=False),
         "card, one trip": lambda n: card(runtime, n, one_trip=True),
     }
-    times: dict[str, list[float]] = {name: [] for name in [*kinds, "one trip, head moved"]}
+    after = ["one trip, head moved", "one trip, head heard"]
+    times: dict[str, list[float]] = {name: [] for name in [*kinds, *after]}
     card(runtime, 0, one_trip=False)  # this process knows the head from here
     order = list(kinds.items())
     for n in range(1, cards + 1):
@@ -144,9 +155,17 @@ def run(runtime: Runtime, other: Runtime, cards: int) -> None:
         if leases is not None and time.monotonic() > renewed + 1:
             leases.renew()  # once a second, in autocommit, as a studio member does (untimed)
             renewed = time.monotonic()
-        card(runtime, 0, one_trip=False)  # the head known again (untimed)
-        moved(cards + n)
-        time.sleep(PACE)
+        for kind in after if n % 2 else after[::-1]:
+            card(runtime, 0, one_trip=False)  # the head known again (untimed)
+            if kind == "one trip, head heard":  # listening before the other one appends
+                runtime.store.follow(runtime.engine)
+                feed = runtime.store.feed
+                assert feed is None or feed.wait_listening()
+            else:
+                runtime.store.unfollow()
+            moved(cards + n, kind)
+            time.sleep(PACE)
+    runtime.store.unfollow()
     meta.drop_all(runtime.engine)
     floor = percentile(times["one-row commit"], 0.5)
     print(f"backend {backend}; {cards} of each, in turn; one trips {runtime.store.one_trips}")
