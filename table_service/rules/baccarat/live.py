@@ -274,26 +274,20 @@ class BaccaratGame(GameBase):
         result = outcome(state.cards)
         lines = []
         # settle_bet is pure: a round's bets share a handful of (type, stake) pairs, so each
-        # pair is settled once by the rules code and its answer reused.
-        settled_by: dict[tuple[str, int], Any] = {}
+        # pair is settled once by the rules code and its answer reused: the line's fields
+        # after the bet's own (result, returned, the case as its reason, and the defaults).
+        settled_by: dict[tuple[str, int], tuple[Any, ...]] = {}
         paytable = state.rules.paytable
         for bet in state.bets:
-            key = (bet.bet_type, bet.stake)
-            settled = settled_by.get(key)
-            if settled is None:
-                settled = settled_by[key] = settle_bet(bet.bet_type, bet.stake, result, paytable)
-            lines.append(
-                Line(
-                    bet.bet_id,
-                    bet.bet_id,
-                    bet.bet_type,
-                    "original",
-                    bet.stake,
-                    settled.result,
-                    settled.returned,
-                    settled.case,
-                )
-            )
+            bet_id, bet_type, stake = bet.bet_id, bet.bet_type, bet.stake
+            key = (bet_type, stake)
+            tail = settled_by.get(key)
+            if tail is None:
+                settled = settle_bet(bet_type, stake, result, paytable)
+                tail = settled_by[key] = (settled.result, settled.returned, settled.case, *_NO_SEAT)
+            # the tuple made whole, not through the named tuple's __new__ (a Python call
+            # with eleven arguments per bet)
+            lines.append(_new_line(Line, (bet_id, bet_id, bet_type, "original", stake, *tail)))
         return Settlement(tuple(lines), self._outcome(state, result))
 
     def view(self, state: BaccaratRound, audience: Audience) -> dict[str, Any]:
@@ -330,6 +324,10 @@ class BaccaratGame(GameBase):
         )
         outcome_json = {k: answer[k] for k in ("player", "banker", "winner")}
         return Settlement(lines, outcome_json)
+
+
+_new_line = tuple.__new__
+_NO_SEAT = (None, None, 0)  # a baccarat line's seat, hand and commission
 
 
 def _positions(cards: Sequence[Card]) -> list[str]:
