@@ -61,7 +61,8 @@ def _move_money(session: Session, deltas: dict[str, int], seq: int) -> None:
     thousands of accounts. The caller holds the log's write lock, so nothing moves between
     a read and the writes; the guard in the UPDATE and the schema's CHECK stay as the
     backstop. On PostgreSQL the guarded UPDATE itself says which accounts it moved (no
-    read before it: a round trip less for every bet, credit and settlement).
+    read before it: a round trip less for every bet, credit and settlement); on SQLite
+    credits alone (a settlement, a wallet credit) are one upsert, with no read before it.
     """
     moves = {account: delta for account, delta in deltas.items() if delta != 0}
     if not moves:
@@ -88,6 +89,9 @@ def _move_money(session: Session, deltas: dict[str, int], seq: int) -> None:
                 f"account {short[0]}: debit {moves[short[0]]} exceeds the balance"
             )
         new = [(a, moves[a], seq) for a in missing]
+    elif min(moves.values()) > 0:  # credits only: nothing to check, nothing to read
+        _executemany(session, _CREDIT_SQLITE, [(a, d, seq) for a, d in moves.items()])
+        return
     else:
         known = balances(session, moves)
         short_debits = {a: d for a, d in moves.items() if d < 0 and known.get(a, 0) + d < 0}
@@ -111,6 +115,13 @@ def _move_money(session: Session, deltas: dict[str, int], seq: int) -> None:
         )
 
 
+# Credits on SQLite: an account's credit, or the account made with it (what the guarded
+# UPDATE and the INSERT of new accounts do for credits), without reading the balances first.
+_CREDIT_SQLITE = (
+    "INSERT INTO accounts (account_id, balance, updated_seq) VALUES (?, ?, ?)"
+    " ON CONFLICT (account_id) DO UPDATE"
+    " SET balance = balance + excluded.balance, updated_seq = excluded.updated_seq"
+)
 _CUSTOM_PLANS = "projector_custom_plans"
 _CUSTOM_PLANS_SQL = "SET LOCAL plan_cache_mode = force_custom_plan"
 
@@ -185,6 +196,7 @@ class _BetRows:
     stakes: list[tuple[Any, ...]] = field(default_factory=list)
     returns: list[tuple[Any, ...]] = field(default_factory=list)
     placed_seq: int = 0  # the last placing event's; 0: none yet, -1: they came out of order
+    paying: int = 0  # the settling and refunding events gathered
 
     def write(self, session: Session, seq: int) -> None:
         """One executemany (one ``COPY`` on PostgreSQL) per table for the whole command,
@@ -195,12 +207,15 @@ class _BetRows:
         in the log's order), so they are sorted only if the events came out of order:
         sorting 5,000 rows already in order was 4-11 ms of a batch under load.
 
-        On PostgreSQL a command that only pays (settles or refunds: no stake taken, no
-        balance going down, so nothing to check before the commit) sends nothing now:
-        its return entries and credits wait for the COMMIT (:func:`_defer_credits`)."""
+        On PostgreSQL a command that only pays, with one event (settles or refunds up to
+        a chunk of bets: no stake taken, no balance going down, so nothing to check
+        before the commit) sends nothing now: its return entries and credits wait for
+        the COMMIT (:func:`_defer_credits`). A larger one goes by COPY, as before: the
+        server's work is the same for a hundred rows either way, and the COPY's cheaper
+        for 100,000 (a settlement of 100k bets 1.8-2.3 s by COPY, 2.3-2.6 s by JSON)."""
         if (
-            not self.placed
-            and self.returns
+            self.paying == _DEFERRED_PAYING
+            and not self.placed
             and min(self.deltas.values(), default=0) >= 0
             and session.connection().dialect.name == "postgresql"
         ):
@@ -226,16 +241,17 @@ _seq_then_bet = itemgetter(7, 0)  # a placed bet row: placed_seq, bet_id
 # (PostgreSQL): each takes its rows as one JSON array parameter (one literal when the
 # commit binds it: a parameter a value was ~1 us to bind, a hundred rows' arrays ~0.6
 # ms), in their order (the ledger's ids follow it, as they followed the COPY's).
+_DEFERRED_PAYING = 1  # a command paying with more events writes at once (COPY)
 _DEFERRED_RETURNS = (
     "INSERT INTO ledger_entries (account_id, amount, kind, bet_id, seq, result)"
     " SELECT r->>0, (r->>1)::bigint, r->>2, r->>3, (r->>4)::bigint, r->>5"
-    " FROM json_array_elements(%s::json) WITH ORDINALITY AS x(r, n) ORDER BY n"
+    " FROM jsonb_array_elements(%s::jsonb) WITH ORDINALITY AS x(r, n) ORDER BY n"
 )
 # The credit of each account, made if it has none yet: what _move_money's UPDATE and
 # INSERT do for credits (no guard to check: no balance goes down).
 _DEFERRED_CREDITS = (
     "INSERT INTO accounts AS a (account_id, balance, updated_seq)"
-    " SELECT r->>0, (r->>1)::bigint, %s FROM json_array_elements(%s::json) AS x(r)"
+    " SELECT r->>0, (r->>1)::bigint, %s FROM jsonb_array_elements(%s::jsonb) AS x(r)"
     " ON CONFLICT (account_id) DO UPDATE"
     " SET balance = a.balance + EXCLUDED.balance, updated_seq = EXCLUDED.updated_seq"
 )
@@ -397,9 +413,11 @@ def writes_only_deferred(types: Iterable[str]) -> bool:
     written before the commit): such a command can commit in one round trip
     (``EventStore.lock(one_trip=True)``). Stakes taken and the ledger's own movements
     write at once (a balance going down is checked), and so do the handlers not in
-    ``_AFTER_DEFERRED``; settled and refunded bets only pay, and wait (``_BetRows.write``;
-    a return below zero, which no rule makes, would write at once, and the one-trip
-    commit then refuses the trip: the card runs again the usual way)."""
+    ``_AFTER_DEFERRED``; settled or refunded bets in one event (up to a chunk) only pay,
+    and wait (``_BetRows.write``: a return below zero, which no rule makes, would write
+    at once, and the one-trip commit then refuses the trip: the card runs again the
+    usual way)."""
+    paying = 0
     for name in types:
         cls = REGISTRY.get(name)
         if cls is None:
@@ -407,7 +425,9 @@ def writes_only_deferred(types: Iterable[str]) -> bool:
                 return False
         elif cls is ev.BetsPlaced or (cls in _HANDLERS and cls not in _AFTER_DEFERRED):
             return False
-    return True
+        elif cls in _BET_MONEY:
+            paying += 1
+    return paying <= _DEFERRED_PAYING
 
 
 def _executemany(session: Session, sql: str, rows: list[tuple[Any, ...]]) -> int:
@@ -488,6 +508,7 @@ def _returns(rows: _BetRows, seq: int, items: Iterable[Mapping[str, Any]]) -> No
     (the ``bets`` view derives status, result and return from it). ``(bet_id, kind)`` is
     unique, so a second settlement or refund of a bet aborts the transaction."""
     deltas = rows.deltas
+    rows.paying += 1
     closed = list(items)
     for i in closed:
         deltas[i["account"]] += i["returned"]

@@ -1,9 +1,10 @@
 """The card that settles a round writes its return entries and credits with its COMMIT
 (PostgreSQL): nothing is read or written before it, so it commits in one round trip like
-any other card. The rows and balances are what they were: one return entry per bet in the
-bets' order, each account credited once with the command's last seq; the schema still
-refuses a balance past its ceiling, and the card then leaves nothing behind. A balance read
-in the same transaction after the settlement sees it (both backends)."""
+any other card (on SQLite its credits are one upsert, with no read of the balances). The
+rows and balances are what they were: one return entry per bet in the bets' order, each
+account credited once with the command's last seq; the schema still refuses a balance past
+its ceiling, and the card then leaves nothing behind. A balance read in the same
+transaction after the settlement sees it (both backends)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from audit.store import EventStore, NewEvent
 from table_service.models import BALANCE_CEILING
 from table_service.table import commands as c
 from table_service.table.config import StakeLimits, TableConfig
-from table_service.table.projector import balances, project
+from table_service.table.projector import balances, project, writes_only_deferred
 from table_service.table.service import TableService
 from table_service.table.wallet import Transfer, transfer
 
@@ -110,6 +111,8 @@ def test_the_settling_card_commits_in_one_trip_with_the_same_rows(runtime: Any) 
     if runtime.engine.dialect.name == "postgresql":
         assert sent == []  # the lock, the rows, the balances: all in the COMMIT's trip
         assert runtime.store.one_trips["committed"] == trips["committed"] + 1
+    else:  # credits are one upsert: no balance is read first
+        assert not [s for s in sent if "FROM accounts" in s], sent
 
 
 def test_a_settlement_past_the_balance_ceiling_leaves_nothing_behind(runtime: Any) -> None:
@@ -149,3 +152,14 @@ def test_balances_read_after_a_settlement_in_its_transaction_see_it(runtime: Any
         project(session, stored)
         assert balances(session, ["a1", "a2"]) == {"a1": 10_200, "a2": 10_000}
         session.rollback()
+
+
+def test_which_commands_write_only_with_their_commit() -> None:
+    """A card settling up to a chunk of bets (one paying event) waits for its commit; one
+    settling more writes at once (by COPY), as do stakes taken."""
+    settling = ["card_dealt", "round_result", "bets_settled", "round_settled"]
+    assert writes_only_deferred(settling)
+    assert writes_only_deferred(["round_voided", "bets_refunded"])
+    assert not writes_only_deferred([*settling[:2], "bets_settled", *settling[2:]])
+    assert not writes_only_deferred(["bets_placed"])
+    assert not writes_only_deferred(["account_credited"])
