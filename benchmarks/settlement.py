@@ -7,6 +7,11 @@ ledger and balances, in one durable transaction. The yardstick is a raw ``execut
 insert of as many rows on the same database (one transaction). Goal: settlement <= 2x.
 A settlement writes one row per bet (its return entry in the ledger; bets are a view),
 so "raw same rows" is as many raw inserts into a table with the ledger's indexes.
+
+``--round-bets N`` (say 100, a studio's round) measures instead the card that settles a
+round of N bets on N accounts of two operators, round after round (``--rounds``), against
+a plain card of the same rounds and a durable one-row commit measured in the same run:
+the settling card's wall time and its process CPU, p50 and p90, and each as x that commit.
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ import argparse
 import asyncio
 import time
 import uuid
+from typing import Any
 
-from scratch import scratch_runtime
+from scratch import commit_table, scratch_runtime
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, insert
 
 from table_service.logs import configure_logging
@@ -133,12 +139,110 @@ async def settle_round(runtime: Runtime, bets: int) -> tuple[float, float, int]:
     return placing, settling, len(outcome.events)
 
 
+SUITS = "HDCS"
+
+
+def one_row_commits(runtime: Runtime, samples: int) -> list[float]:
+    """Seconds for each of ``samples`` durable one-row commits (the floor)."""
+    meta = MetaData()
+    scratch = commit_table(meta, "bench_commit")
+    meta.create_all(runtime.engine)
+    times = []
+    for i in range(samples):
+        start = time.perf_counter()
+        with runtime.engine.begin() as conn:
+            conn.execute(insert(scratch).values(id=i, value=i))
+        times.append(time.perf_counter() - start)
+    meta.drop_all(runtime.engine)
+    return times
+
+
+async def timed(service: TableService, command: c.Command) -> tuple[float, float, Any]:
+    """(wall seconds, process CPU seconds, outcome) of one command."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    outcome = await service.execute(command, actor=ACTOR)
+    return time.perf_counter() - wall, time.process_time() - cpu, outcome
+
+
+async def settling_cards(runtime: Runtime, bets: int, rounds: int) -> dict[str, list[float]]:
+    """Rounds of ``bets`` bets on as many accounts (two operators), each settled by its
+    fourth card (player natural 9): that card's and the round's third card's times."""
+    config = TableConfig(
+        table_id="bench-settling-card",
+        betting_seconds=600,
+        limits=StakeLimits(min_stake=1, max_stake=10**9),
+        max_bets_per_request=bets,
+    )
+    service = TableService(runtime, config)
+    await service.start(with_reader=False)
+    operators = ("operator:a", "operator:b")
+    for n in range(bets):
+        item = Transfer(f"acct-{n}", 10**12, f"seed-{n}", "credit")
+        await asyncio.to_thread(transfer, runtime, item, actor=operators[n % 2])
+    await service.execute(c.InsertShoe(), actor=ACTOR)
+    await service.execute(c.CardScanned("AS"), actor=ACTOR)  # indicator: burn one more
+    await service.execute(c.CardScanned("2S"), actor=ACTOR)
+    times: dict[str, list[float]] = {"settling": [], "settling_cpu": [], "plain": []}
+    for r in range(rounds):
+        await service.execute(c.OpenBetting(), actor=ACTOR)
+        for o, operator in enumerate(operators):
+            requests = tuple(
+                c.BetRequest(
+                    new_bet_id(), f"r{r}-{n}", f"acct-{n}", BET_TYPES[n % len(BET_TYPES)], 100
+                )
+                for n in range(o, bets, 2)
+            )
+            await service.execute(c.PlaceBets(requests), actor=operator)
+        await service.execute(c.CloseBetting(), actor=ACTOR)
+        suit = SUITS[r % 4]  # 32 rounds a shoe: 8 decks of each card in four suits
+        for card in ("9", "2"):
+            await service.execute(c.CardScanned(card + suit), actor=ACTOR)
+        wall, _, _ = await timed(service, c.CardScanned("K" + suit))
+        times["plain"].append(wall)
+        wall, cpu, outcome = await timed(service, c.CardScanned("3" + suit))
+        assert any(e.type == "bets_settled" for e in outcome.events), outcome.events
+        times["settling"].append(wall)
+        times["settling_cpu"].append(cpu)
+    await service.stop()
+    return times
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def settling_card_report(db: str | None, bets: int, rounds: int) -> None:
+    with scratch_runtime(db) as runtime:
+        backend = runtime.engine.dialect.name
+        times = asyncio.run(settling_cards(runtime, bets, rounds))
+        floor = quantile(one_row_commits(runtime, 200), 0.5)
+    print(f"backend            {backend}")
+    print(f"rounds             {rounds} of {bets} bets on {bets} accounts")
+    print(f"one durable commit p50 {floor * 1000:.2f} ms; each figure p50 / p90 and x that commit:")
+    for label, key in (
+        ("settling card wall", "settling"),
+        ("settling card CPU ", "settling_cpu"),
+        ("plain card wall   ", "plain"),
+    ):
+        p50, p90 = quantile(times[key], 0.5), quantile(times[key], 0.9)
+        print(
+            f"  {label}  {p50 * 1000:7.2f} / {p90 * 1000:7.2f} ms"
+            f"  {p50 / floor:6.2f}x / {p90 / floor:6.2f}x"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bets", type=int, default=100_000)
     parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
+    parser.add_argument("--round-bets", type=int, default=0, help="time a settling card instead")
+    parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
     configure_logging(level="WARNING")
+    if args.round_bets:
+        settling_card_report(args.db, args.round_bets, min(args.rounds, 32))
+        return
     with scratch_runtime(args.db) as runtime:
         backend = runtime.engine.dialect.name
         placing, settling, events = asyncio.run(settle_round(runtime, args.bets))
