@@ -9,9 +9,10 @@ A settlement writes one row per bet (its return entry in the ledger; bets are a 
 so "raw same rows" is as many raw inserts into a table with the ledger's indexes.
 
 ``--round-bets N`` (say 100, a studio's round) measures instead the card that settles a
-round of N bets on N accounts of two operators, round after round (``--rounds``), against
-a plain card of the same rounds and a durable one-row commit measured in the same run:
-the settling card's wall time and its process CPU, p50 and p90, and each as x that commit.
+round of N bets on N accounts of two operators, round after round (``--rounds``, up to 28:
+one shoe), against a plain card of the same rounds and a durable one-row commit measured
+in the same run: the settling card's wall time and its process CPU, p50 and p90, and each
+as x that commit.
 """
 
 from __future__ import annotations
@@ -140,6 +141,7 @@ async def settle_round(runtime: Runtime, bets: int) -> tuple[float, float, int]:
 
 
 SUITS = "HDCS"
+MAX_ROUNDS = 28  # a shoe's 8 decks, the burnt 2S taken out: 7 rounds a suit
 
 
 def one_row_commits(runtime: Runtime, samples: int) -> list[float]:
@@ -194,7 +196,7 @@ async def settling_cards(runtime: Runtime, bets: int, rounds: int) -> dict[str, 
             )
             await service.execute(c.PlaceBets(requests), actor=operator)
         await service.execute(c.CloseBetting(), actor=ACTOR)
-        suit = SUITS[r % 4]  # 32 rounds a shoe: 8 decks of each card in four suits
+        suit = SUITS[r % 4]
         for card in ("9", "2"):
             await service.execute(c.CardScanned(card + suit), actor=ACTOR)
         wall, _, _ = await timed(service, c.CardScanned("K" + suit))
@@ -237,11 +239,11 @@ def main() -> None:
     parser.add_argument("--bets", type=int, default=100_000)
     parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
     parser.add_argument("--round-bets", type=int, default=0, help="time a settling card instead")
-    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=MAX_ROUNDS)
     args = parser.parse_args()
     configure_logging(level="WARNING")
     if args.round_bets:
-        settling_card_report(args.db, args.round_bets, min(args.rounds, 32))
+        settling_card_report(args.db, args.round_bets, min(args.rounds, MAX_ROUNDS))
         return
     with scratch_runtime(args.db) as runtime:
         backend = runtime.engine.dialect.name
