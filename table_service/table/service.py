@@ -367,6 +367,13 @@ class TableService:
     def _execute_sync(self, command: c.Command, principal: Principal | str) -> Outcome:
         if isinstance(principal, str):  # an in-process caller naming itself (a tool, a test)
             principal = Internal.of(principal)
+        if isinstance(command, c.PlaceBets):
+            # One way for bets, alone or grouped: a request on its own (a seated bank's
+            # table) is a group of one, decided and written as every group is.
+            (result,) = self._execute_bet_group([(command, principal)])
+            if isinstance(result, Exception):
+                raise result
+            return result
         rnd = self.state.round
         bets = len(command.bets) if isinstance(command, c.PlaceBets) else 0
         if max(bets, len(rnd.bets) if rnd is not None else 0) < GC_PAUSE_BETS:
@@ -375,16 +382,7 @@ class TableService:
             return self._execute_bets_or_command(command, principal)
 
     def _execute_bets_or_command(self, command: c.Command, principal: Principal) -> Outcome:
-        """A bet request is first written without looking its idempotency keys up (see
-        :meth:`_decide_bets`); if one of them was recorded after all, the unique key
-        refuses the write, nothing of it commits, and it runs again with them looked
-        up."""
-        if isinstance(command, c.PlaceBets):
-            try:
-                return self._execute_in_transaction(command, principal, look_up=False)
-            except KnownKey:
-                log.info("table.bets_retried_with_known_keys", bets=len(command.bets))
-        elif isinstance(command, c.CardScanned) and not self._seated_bank():
+        if isinstance(command, c.CardScanned) and not self._seated_bank():
             # A card reads nothing before its commit (but at a seated bank's table, whose
             # review after a settling card reads balances): one round trip when this
             # process knows the log's head (EventStore.lock(one_trip=True)); if the trip
@@ -400,16 +398,13 @@ class TableService:
         command: c.Command,
         principal: Principal,
         *,
-        look_up: bool = True,
         one_trip: bool = False,
     ) -> Outcome:
         bind_context(table_id=self.table_id)
         store = self.runtime.store
         actor = principal.actor
         with self.runtime.sessions.begin() as session:
-            bets = isinstance(command, c.PlaceBets)  # their arrays planned as they are
-            settings = custom_plans_with_lock(session) if bets else ()
-            store.lock(session, tables=(self.table_id,), settings=settings, one_trip=one_trip)
+            store.lock(session, tables=(self.table_id,), one_trip=one_trip)
             held: dict[str, tuple[int, str | None]] | None = None
             if not _trusted(principal):
                 # who may: asked before anything is decided or written (the owners are
@@ -417,11 +412,8 @@ class TableService:
                 held = balances_and_owners(session, policy.accounts_named(command, self.state))
                 owners = {account: owner for account, (_, owner) in held.items()}
                 policy.check(policy.may(principal, command, self.state, owners))
-            plan: list[dict[str, Any] | None] = []
             decision: Decision | None = None
-            if isinstance(command, c.PlaceBets):
-                plan, decision = self._decide_bets(session, command, actor, held, look_up)
-            elif isinstance(command, c.Act):
+            if isinstance(command, c.Act):
                 # a decision may add stakes (double, split, insurance, a follow offer)
                 rnd = self.state.round
                 answering = {command.account} if command.account else set()
@@ -476,7 +468,7 @@ class TableService:
         if stored:
             new_state = replace(new_state, last_seq=stored[-1].seq)
         self.state = new_state
-        return Outcome(_with_plan(decision.answer, plan), stored)
+        return Outcome(decision.answer, stored)
 
     def _append_and_project(
         self, session: Session, decision: Decision, actor: str
@@ -498,36 +490,48 @@ class TableService:
         self, items: list[tuple[c.PlaceBets, Principal]]
     ) -> list[Outcome | Exception]:
         """Every waiting bet request, in order, decided one after the other and committed
-        together; each request's answer or refusal is its own."""
-        if len(items) == 1:
-            return [_attempt(self._execute_sync, *items[0])]
+        together; each request's answer or refusal is its own. A lone request is a group
+        of one: bets have this one way to be decided and written."""
         rnd = self.state.round
         bets = sum(len(command.bets) for command, _ in items)
         big = max(bets, len(rnd.bets) if rnd is not None else 0) >= GC_PAUSE_BETS
         results: list[Outcome | Exception] = []
         with gc_paused() if big else contextlib.nullcontext():
             rest = items
-            look_up = False  # the keys taken as new first, as a lone request's are
             while rest:
                 try:
-                    done, rest = self._bet_group_in_transaction(rest, look_up=look_up)
+                    done, rest = self._bets_written(rest)
                 except Exception as exc:
-                    if isinstance(exc, KnownKey) and not look_up:
-                        log.info("table.bet_group_retried_with_known_keys", requests=len(rest))
-                        look_up = True  # a key was recorded after all: again, looked up
-                        continue
                     rest, failed = [], rest
-                    if outage(exc) is not None:  # the database is away: for all of them
-                        done = [exc] * len(failed)
+                    if outage(exc) is not None or len(failed) == 1:
+                        done = [exc] * len(failed)  # the database away, or a request alone
                     else:
                         # A write failed (a constraint, the lease): nothing of the group was
                         # committed. Each request again on its own, so that each gets its
                         # own answer or error.
                         log.warning("table.bet_group_failed", exc_info=True)
-                        done = [_attempt(self._execute_sync, *item) for item in failed]
+                        done = [_attempt(self._bet_request_alone, item) for item in failed]
                 results.extend(done)
-                look_up = False
         return results
+
+    def _bets_written(
+        self, items: list[tuple[c.PlaceBets, Principal]]
+    ) -> tuple[list[Outcome | Exception], list[tuple[c.PlaceBets, Principal]]]:
+        """A group's transaction with its keys taken as new first (see
+        :meth:`_bet_group_in_transaction`); if one of them was recorded after all, the
+        unique key refuses the write, nothing of it commits, and it runs again with them
+        looked up."""
+        try:
+            return self._bet_group_in_transaction(items, look_up=False)
+        except KnownKey:
+            log.info("table.bet_group_retried_with_known_keys", requests=len(items))
+            return self._bet_group_in_transaction(items, look_up=True)
+
+    def _bet_request_alone(self, item: tuple[c.PlaceBets, Principal]) -> Outcome:
+        (result,), _ = self._bets_written([item])
+        if isinstance(result, Exception):
+            raise result
+        return result
 
     def _bet_group_in_transaction(
         self, items: list[tuple[c.PlaceBets, Principal]], *, look_up: bool = True
@@ -537,11 +541,15 @@ class TableService:
         answers and the requests left for another transaction (after one whose decision
         did more than place bets, such as closing a room).
 
-        Without ``look_up`` the keys are taken as new, as a lone request's are (see
-        :meth:`_decide_bets`): unless every bet of every request is then placed, the
-        group is decided again here with its keys looked up, before anything is written;
-        a bet placed under a recorded key fails the write (:class:`KnownKey`), and the
-        caller runs the group again looking up."""
+        Without ``look_up`` the keys are taken as new: looking 5,000 keys up in
+        ``placed_bets`` was a tenth of a batch's time, for keys that are almost never
+        there. That is the answer a lookup would give only if every bet is then placed (a
+        known key's bet is answered ``duplicate``, never refused; a request whose every
+        key is known is answered even after the window closed): so unless every bet of
+        every request is then placed, the group is decided again here with its keys
+        looked up, before anything is written; a bet placed under a recorded key fails
+        the write (:class:`KnownKey`), and :meth:`_bets_written` runs the group again
+        looking up."""
         bind_context(table_id=self.table_id)
         store = self.runtime.store
         with self.runtime.sessions.begin() as session:
@@ -562,8 +570,7 @@ class TableService:
                     items, scopes, _existing_bets(session, keys), held, seated
                 )
             # The events' rows wait for the COMMIT (store.commit below): the read models
-            # read nothing of the log, so the lock is held a round trip less, as for a
-            # lone request.
+            # read nothing of the log, so the lock is held a round trip less.
             stored = store.append(session, group.events, defer=True)
             state = group.state
             rnd = state.round
@@ -653,70 +660,6 @@ class TableService:
             return False
         game, _ = game_of(self.state)
         return game.seated_bank
-
-    def _decide_bets(
-        self,
-        session: Session,
-        command: c.PlaceBets,
-        actor: str,
-        held: dict[str, tuple[int, str | None]] | None,
-        look_up: bool,
-    ) -> tuple[list[dict[str, Any] | None], Decision]:
-        """A bet request decided: per requested bet in order, the answer already known (a
-        retry or a conflict) or None (decided now), and the decision.
-
-        Without ``look_up``, the request's keys are taken as new: looking 5,000 keys up in
-        ``placed_bets`` was a tenth of a batch's time, for keys that are almost never
-        there. That is the answer a lookup would give only if every bet is then placed (a
-        known key's bet is answered ``duplicate``, never refused; a request whose every
-        key is known is answered even after the window closed): so anything short of
-        every bet placed (a refusal, a conflict) is decided again here with the keys
-        looked up, before anything is written; and a bet placed under a known key fails
-        the write on the unique key (:class:`KnownKey`), for the caller to run again
-        looking up."""
-        if not look_up:
-            try:
-                fresh, plan = self._prepare_bets(session, command, actor, held, look_up=False)
-                decision = decide(self.state, fresh, now=self.clock(), actor=actor)
-            except Refused:
-                pass
-            else:
-                answers = decision.answer.get("results", ())
-                if all(answer.get("status") == "placed" for answer in answers):
-                    return plan, decision
-        fresh, plan = self._prepare_bets(session, command, actor, held)
-        return plan, _decide_with_plan(self.state, fresh, plan, now=self.clock(), actor=actor)
-
-    def _prepare_bets(
-        self,
-        session: Session,
-        command: c.PlaceBets,
-        actor: str,
-        known: dict[str, tuple[int, str | None]] | None = None,
-        *,
-        look_up: bool = True,
-    ) -> tuple[c.PlaceBets, list[dict[str, Any] | None]]:
-        """Namespace idempotency keys per operator; answer retries from the database
-        (without ``look_up``: as if none of the keys were recorded).
-
-        Returns the fresh bets to decide on and, per requested bet in order, either the
-        answer already known (a retry or a conflict) or None (decided now).
-        """
-        scope = _scope(actor)
-        existing = _existing_bets(session, [scope + b.key for b in command.bets]) if look_up else {}
-        fresh, answers = _match_keys(command.bets, scope, existing, {})
-        accounts = {b.account for b in fresh}
-        # Stakes come only from the operator's own accounts: another operator's account
-        # looks like an empty one (nothing about it is revealed). Seated players' balances
-        # are read as they are (the game may need them, e.g. a bank passing on).
-        found = balances(session, set(self.state.seats_for_round().values()) - accounts)
-        if known is not None:  # the policy has read them already, in this transaction
-            found.update(
-                {a: b for a, (b, who) in known.items() if a in accounts and who in (actor, None)}
-            )
-        else:
-            found.update(owned_balances(session, accounts, actor))
-        return c.PlaceBets(tuple(fresh), found, scope), answers
 
     # -- effects after a commit ---------------------------------------------------------------
     def _after_commit_effects(self, *, resync: bool = False) -> None:
@@ -1017,7 +960,7 @@ def _decide_with_plan(
     actor: str,
 ) -> Decision:
     """A bet request's fresh bets decided, knowing the answers its retried keys have
-    already (``plan``), for a lone request and for each request of a group alike.
+    already (``plan``), for each request of a group (a lone request is a group of one).
 
     A retry after a lost answer (a crash, a timeout) is answered from the record in any
     phase, so the operator learns its bet ids even once the betting window has closed. If

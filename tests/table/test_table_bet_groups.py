@@ -214,13 +214,13 @@ async def test_a_request_under_recorded_keys_is_answered_as_a_lookup_answers_it(
     on the unique key and nothing of it commits, and a request whose keys are all known is
     answered after the close."""
     reruns: list[int] = []
-    original = table._execute_in_transaction
+    original = table._bet_group_in_transaction
 
-    def counted(command: Any, principal: Any, *, look_up: bool = True) -> Outcome:
+    def counted(items: Any, *, look_up: bool = True) -> Any:
         reruns.append(look_up)
-        return original(command, principal, look_up=look_up)
+        return original(items, look_up=look_up)
 
-    monkeypatch.setattr(table, "_execute_in_transaction", counted)
+    monkeypatch.setattr(table, "_bet_group_in_transaction", counted)
     first = await table.execute(bets(("k1", "a0", 700), ("k2", "a1", 100)), actor="operator:a")
     ids = {r["key"]: r["bet_id"] for r in first.answer["results"]}
     assert reruns == [False]
