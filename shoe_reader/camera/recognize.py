@@ -186,6 +186,9 @@ class CardRead:
     corners: tuple[str, ...] = ()
     """A frame not read confidently: the cards its corner indices clear enough to look at
     say (rank and suit), however weakly."""
+    dispute: tuple[str, str] | tuple[()] = ()
+    """A frame ``disputed`` between its face and its index: the card the face reads and the
+    card the index reads (see :class:`~shoe_reader.camera.voting.VotingRules`)."""
 
 
 @dataclass(frozen=True)
@@ -430,8 +433,9 @@ def _read(
     per_card = book.scores(maps, keep)  # compared once: the index read below asks again
     best, fit, share, other = _settle(cal, per_card, windows, keep)
     if other is not None:
-        why = f"{DISPUTED}: face reads {book.codes[best]}, index reads {book.codes[other]}"
-        return CardRead(None, 0.0, why, disputed=True, cause=COVERED), None
+        pair = (book.codes[best], book.codes[other])
+        why = f"{DISPUTED}: face reads {pair[0]}, index reads {pair[1]}"
+        return CardRead(None, 0.0, why, disputed=True, cause=COVERED, dispute=pair), None
     code = book.codes[best]
     runner = int(np.argmin(share))
     separation = float(share[runner]) if np.isfinite(share[runner]) else 1.0
@@ -465,7 +469,8 @@ def _read(
         contrary = _contrary(cal, windows, found.code)
         if contrary:
             why = f"{DISPUTED}: face reads {found.code}, index reads {contrary}"
-            return CardRead(None, 0.0, why, disputed=True, cause=COVERED), None
+            pair = (found.code, contrary)
+            return CardRead(None, 0.0, why, disputed=True, cause=COVERED, dispute=pair), None
     if confidence >= WEAK:
         return CardRead(found.code, confidence, "", deck_fit=index), found
     # The face alone is not clear (a finger, a glare spot across it), or the
@@ -584,7 +589,7 @@ def _read_index(
         if _confidence(float(per_card[face_best]), float(share)) >= WEAK:
             other = book.codes[face_best]
             why = f"{DISPUTED}: face reads {other}, index reads {code}"
-            return CardRead(None, 0.0, why, disputed=True, cause=COVERED)
+            return CardRead(None, 0.0, why, disputed=True, cause=COVERED, dispute=(other, code))
     index = _own_index(cal, windows, code)
     # This deck's index, as in :func:`_read` (the face path), and never below the floor.
     low = min(INDEX_MIN, max(fit, INDEX_FLOOR)) if book.blurred(maps, mine, keep) else INDEX_MIN
