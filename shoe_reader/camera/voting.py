@@ -70,6 +70,14 @@ class VotingRules:
     four more). Measured on the development decks at the "studio" level (2,800 passes): the
     index was right in 79 frames of such disputes and the face in 41, and no pass had a
     confident frame misread that an index in a dispute said too."""
+    lean_sure_votes: int = 1
+    """Or, in place of ``lean_votes`` confident frames, this many read at least ``sure``, with
+    as many frames in all (``lean_frames``) that read the card or lean to it, and nothing in the
+    pass against it: a hand over one end of the card in all but one frame, the others showing
+    the card by its face and a corner each. Measured on the development decks at the "studio"
+    level: a card the pass did not show was leaned to in at most two frames of a pass (this
+    asks three), and a frame read as another card at 0.95 or more always came with frames
+    reading or leaning to the card shown."""
     min_share: float = 0.8  # the winner's share of the confident votes
     gap_frames: int = 3  # empty frames that end a pass
     min_present_frames: int = 3  # shorter glimpses are not a card pass
@@ -245,7 +253,7 @@ class Voter:
             (n >= self.rules.min_votes and against <= n)
             or (p.sure[code] >= self.rules.sure_votes and n == total and not against)
             or (
-                n >= self.rules.lean_votes
+                (n >= self.rules.lean_votes or p.sure[code] >= self.rules.lean_sure_votes)
                 and n + p.leans[code] >= self.rules.lean_frames
                 and clean
                 and p.pointed <= {code}
