@@ -354,7 +354,8 @@ def _round(state: TableState, round_id: str | ev.Absent) -> TableRound:
 def apply_event(state: TableState, event: ev.TableEvent, seq: int = 0) -> TableState:
     """The state after one typed event, dispatched on its class. Types that change nothing
     of the table (the consoles' records, the commission line) leave it as it was."""
-    state = replace(state, last_seq=max(state.last_seq, seq))
+    if seq > state.last_seq:  # a decision's emits pass 0: nothing to copy for them
+        state = replace(state, last_seq=seq)
     handler = _HANDLERS.get(type(event))
     return handler(state, event) if handler is not None else state
 
