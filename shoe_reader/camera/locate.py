@@ -619,7 +619,9 @@ class Locator:
     def outlines(self, found: Outline) -> list[np.ndarray]:
         """Every outline the search of ``found``'s frame (this locator's, or one with the
         same settings) saw borne out by the card's edges, the one a hand cut a corner out
-        of too (see :meth:`_cornered`): the best borne out first, then the largest.
+        of too (see :meth:`_cornered`): the best borne out first, then the largest; and
+        before them all, the outlines round the pieces of the card a hand cuts apart
+        (see :meth:`_joined`).
 
         The one :meth:`find` chose is among them: a piece of a court card, or a quad
         turned across the card beside a hand, can be borne out as well as the card."""
@@ -629,9 +631,56 @@ class Locator:
         self._outlines(
             work, "cut", lambda: work.candidates + work.contours.get("silhouette", []), cut=True
         )
-        every = [f for done, _why in work.outlines.values() for f in done]
+        joined, _why = self._outlines(work, "joined", lambda: self._joined(work), cut=True)
+        every = [f for done, _why in work.outlines.values() if done is not joined for f in done]
         every.sort(key=lambda f: (-f[0], -f[1]))
-        return [f[2] for f in every]
+        # A hand across the card cuts its silhouette in pieces, each of them borne out by
+        # edges as well as the card (the hand's own edge taken for a side): the outline
+        # round the pieces the hand joins is the whole card, and comes first.
+        joined = sorted(joined, key=lambda f: (-f[0], -f[1]))
+        return [f[2] for f in joined + every]
+
+    def _joined(self, work: _Work) -> list[np.ndarray]:
+        """The pieces of the card's silhouette a dealer's hand cuts apart, joined through the
+        skin: per hand, the outline of every piece it touches (two pieces at least).
+
+        A finger along a card's side leaves a strip of paper beyond it, a hand over one
+        end leaves the card's far corners beside it: the silhouette's largest piece
+        alone has the hand's edge for one of its sides. The pieces a hand's skin joins
+        (with the table around them, nothing else of the card is in view) are one card
+        under it; their outline is then the card's, less what the hand hides.
+        """
+        if work.small.ndim != 3:
+            return []
+        if work.difference is None:
+            work.difference = _table_difference(work.small)
+        total, limit = work.difference
+        if work.skin is None:
+            work.skin = cv2.dilate(skin_pixels(work.small), self._kernel)
+        skin = work.skin
+        h, w = total.shape
+        fg: np.ndarray = (total > limit).view(np.uint8)
+        fg = cv2.morphologyEx(cv2.bitwise_and(fg, 1 - skin), cv2.MORPH_OPEN, self._kernel)
+        n, labels = cv2.connectedComponents(cv2.bitwise_or(fg, skin), connectivity=8)
+        if n <= 2:
+            return []
+        handed = np.zeros(n, bool)
+        handed[labels[skin > 0]] = True
+        handed[0] = False
+        min_area = self.min_card_fraction * h * w
+        out = []
+        for i in np.flatnonzero(handed):
+            piece = ((labels == i) & (fg > 0)).view(np.uint8)
+            contours, _ = cv2.findContours(piece, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+            contours = [c for c in contours if cv2.contourArea(c) >= 4]
+            if len(contours) < 2:
+                continue
+            c = np.concatenate(contours).reshape(-1, 2)
+            x, y, bw, bh = cv2.boundingRect(c)
+            if bw * bh < min_area or x <= 1 or y <= 1 or x + bw >= w - 1 or y + bh >= h - 1:
+                continue
+            out.append(c)
+        return out
 
     def _work(self, image: np.ndarray) -> _Work:
         """The frame reduced, its edges, and its paper regions grouped into candidates."""

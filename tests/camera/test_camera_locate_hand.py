@@ -1,0 +1,122 @@
+"""A dealer's hand across the card cuts its silhouette in pieces (issue 37): the pieces the
+hand joins are one card under it.
+
+The frames are the benchmark's own studio passes, regenerated from the random state
+``python benchmarks/camera.py --levels studio --passes 200`` had once it drew the pass's
+card (``--decks guyenne-classic``, pass 78; ``--decks svg-gm-paris``, pass 139). Each test
+also takes the joined pieces away and sees the frame or the pass lost again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hardware_sim.camera.decks import face
+from hardware_sim.camera.published import CHECK_DECKS, DECKS
+from hardware_sim.camera.scene import LEVELS, card_pass
+from hardware_sim.camera.synth import write_calibration_set
+from shoe_reader.camera.calibration import Calibration
+from shoe_reader.camera.learn import calibrate
+from shoe_reader.camera.locate import Locator
+from shoe_reader.camera.recognize import Recognizer
+from shoe_reader.camera.voting import Voter
+from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
+
+SEED = 2024  # benchmarks/camera.py's default
+PASSES: dict[tuple[str, int], tuple[str, int, int, int]] = {
+    # (deck, pass): (card, the PCG64 state and increment once the card is drawn, its carry)
+    ("guyenne-classic", 78): (
+        "JC",
+        331286367029159193386894227231450753177,
+        257347700949124703954272556460378877139,
+        1877150584,
+    ),
+    ("svg-gm-paris", 139): (
+        "JS",
+        64184265021202278444473471839881079879,
+        167534963021076796806002528129395310319,
+        3144858817,
+    ),
+}
+
+
+def _drawn(deck: str, k: int) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
+    """Pass ``k``'s card and its frames, each with the card's quad as it was drawn."""
+    code, state, inc, carry = PASSES[deck, k]
+    rng = np.random.default_rng()
+    rng.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": state, "inc": inc},
+        "has_uint32": 1,
+        "uinteger": carry,
+    }
+    table = ("felt", "dark", "wood", "light", "grey")[k % 5]
+    return code, card_pass(face(deck, code), LEVELS["studio"], rng, table, 8)
+
+
+def _off(found: np.ndarray | None, drawn: np.ndarray) -> float:
+    """The farthest a corner of ``found`` lies from the drawn quad's (in any corner order)."""
+    if found is None:
+        return np.inf
+    turns = [np.roll(q, r, axis=0) for q in (drawn, drawn[::-1]) for r in range(4)]
+    return min(float(np.abs(found - q).max()) for q in turns)
+
+
+def test_a_finger_across_the_card_leaves_it_outlined_round_both_pieces(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """guyenne-classic's jack of clubs with a finger right across it (its fourth frame, the
+    deck's aspect as its calibration measures it): the finger cuts the card's silhouette in
+    two, both locators chose an outline 100 px and more off the card, and none of the
+    others the search saw lay within 30 px of it. The outline round the two pieces the
+    finger joins, put on the card's edges, is the card's (within 5 px), and the first of
+    the others. Without it, none is within 30 px again."""
+    _code, shots = _drawn("guyenne-classic", 78)
+    frame, drawn = shots[3]
+    quick = Locator(aspect=0.642)
+    thorough = Locator(aspect=0.642, thorough=True, refine=True)
+    first = quick.find(frame)
+    again = thorough.find(frame, prior=first)
+    assert _off(first.quad, drawn) > 100 and _off(again.quad, drawn) > 100
+    assert _off(thorough.outlines(again)[0], drawn) < 5
+    monkeypatch.setattr(Locator, "_joined", lambda self, work: [])
+    thorough = Locator(aspect=0.642, thorough=True, refine=True)
+    again = thorough.find(frame, prior=quick.find(frame))
+    assert min(_off(q, drawn) for q in thorough.outlines(again)) > 30
+
+
+@pytest.fixture(scope="module")
+def gm_paris(tmp_path_factory: pytest.TempPathFactory) -> Calibration:
+    """svg-gm-paris calibrated as the benchmark calibrates it (its seed, a grey mat)."""
+    photos = tmp_path_factory.mktemp("svg-gm-paris-photos")
+    seed = SEED + [*DECKS, *CHECK_DECKS].index("svg-gm-paris")
+    write_calibration_set("svg-gm-paris", photos, seed=seed, backdrop="grey")
+    cal, problems = calibrate(photos)
+    assert problems == []
+    return cal
+
+
+def _vote(rec: Recognizer, frames: list[np.ndarray]) -> list[ReaderEvent]:
+    voter = Voter("camera")
+    events: list[ReaderEvent] = []
+    for i, frame in enumerate(frames):
+        events += voter.feed(i, rec.read_frame(frame))
+    return events + voter.finish()
+
+
+def test_a_hand_over_one_end_of_a_court_card_leaves_it_read(
+    gm_paris: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """svg-gm-paris's jack of spades with a hand over one end in every frame: its silhouette
+    came in pieces (the figure's, the far corners beside the hand), no outline the search
+    saw was the card's but in one frame, and the pass was unreadable (one frame read).
+    The pieces the hand joins outline the card, and the pass reads JS; without them it is
+    unreadable again, never another card."""
+    code, shots = _drawn("svg-gm-paris", 139)
+    frames = [f for f, _q in shots]
+    (event,) = _vote(Recognizer(gm_paris), frames)
+    assert isinstance(event, CardSeen) and event.card == code
+    monkeypatch.setattr(Locator, "_joined", lambda self, work: [])
+    (event,) = _vote(Recognizer(gm_paris), frames)
+    assert isinstance(event, UnreadableCard) and event.cause == "covered", event
