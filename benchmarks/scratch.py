@@ -23,7 +23,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import BigInteger, Column, Connection, Integer, MetaData, Table, create_engine, text
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Connection,
+    Engine,
+    Integer,
+    MetaData,
+    Table,
+    create_engine,
+    insert,
+    text,
+)
 
 from table_service.config import Settings
 from table_service.runtime import Runtime
@@ -42,6 +53,26 @@ def commit_table(meta: MetaData, prefix: str) -> Table:
         Column("id", Integer, primary_key=True),
         Column("value", BigInteger),
     )
+
+
+def one_row_commits(engine: Engine, samples: int, *, pace: float = 0.0) -> list[float]:
+    """Seconds for each of ``samples`` minimal durable transactions (one small row
+    inserted, committed) on a throw-away table: the floor the benchmarks compare with.
+    ``pace``: seconds between two commits (back-to-back commits queue their flushes behind
+    each other and make a slower, kinder yardstick than a table's spaced cards)."""
+    meta = MetaData()
+    scratch = commit_table(meta, "bench_commit")
+    meta.create_all(engine)
+    times = []
+    for i in range(samples):
+        start = time.perf_counter()
+        with engine.begin() as conn:
+            conn.execute(insert(scratch).values(id=i, value=i))
+        times.append(time.perf_counter() - start)
+        if pace:
+            time.sleep(pace)
+    meta.drop_all(engine)
+    return times
 
 
 def _lock(conn: Connection, schema: str, *, wait: bool) -> bool:

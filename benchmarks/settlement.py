@@ -23,7 +23,7 @@ import time
 import uuid
 from typing import Any
 
-from scratch import commit_table, scratch_runtime
+from scratch import one_row_commits, scratch_runtime
 from sqlalchemy import BigInteger, Column, MetaData, String, Table, insert
 
 from table_service.logs import configure_logging
@@ -144,21 +144,6 @@ SUITS = "HDCS"
 MAX_ROUNDS = 28  # a shoe's 8 decks, the burnt 2S taken out: 7 rounds a suit
 
 
-def one_row_commits(runtime: Runtime, samples: int) -> list[float]:
-    """Seconds for each of ``samples`` durable one-row commits (the floor)."""
-    meta = MetaData()
-    scratch = commit_table(meta, "bench_commit")
-    meta.create_all(runtime.engine)
-    times = []
-    for i in range(samples):
-        start = time.perf_counter()
-        with runtime.engine.begin() as conn:
-            conn.execute(insert(scratch).values(id=i, value=i))
-        times.append(time.perf_counter() - start)
-    meta.drop_all(runtime.engine)
-    return times
-
-
 async def timed(service: TableService, command: c.Command) -> tuple[float, float, Any]:
     """(wall seconds, process CPU seconds, outcome) of one command."""
     wall, cpu = time.perf_counter(), time.process_time()
@@ -218,7 +203,7 @@ def settling_card_report(db: str | None, bets: int, rounds: int) -> None:
     with scratch_runtime(db) as runtime:
         backend = runtime.engine.dialect.name
         times = asyncio.run(settling_cards(runtime, bets, rounds))
-        floor = quantile(one_row_commits(runtime, 200), 0.5)
+        floor = quantile(one_row_commits(runtime.engine, 200), 0.5)
     print(f"backend            {backend}")
     print(f"rounds             {rounds} of {bets} bets on {bets} accounts")
     print(f"one durable commit p50 {floor * 1000:.2f} ms; each figure p50 / p90 and x that commit:")

@@ -87,7 +87,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from scratch import commit_table, drop_stale_streams, scratch_runtime
+from scratch import commit_table, drop_stale_streams, one_row_commits, scratch_runtime
 from serving import cpu_seconds
 from sqlalchemy import MetaData, func, insert, select
 
@@ -115,21 +115,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def commit_cost(runtime: Runtime, samples: int) -> list[float]:
-    """Seconds per minimal durable transaction: one small row inserted, committed."""
-    meta = MetaData()
-    scratch = commit_table(meta, "bench_commit")
-    meta.create_all(runtime.engine)
-    times = []
-    for i in range(samples):
-        start = time.perf_counter()
-        with runtime.engine.begin() as conn:
-            conn.execute(insert(scratch).values(id=i, value=i))
-        times.append(time.perf_counter() - start)
-    meta.drop_all(runtime.engine)
-    return times
 
 
 def commit_sampler(db_url: str, pipe: Any, every: float = 0.2) -> None:
@@ -1309,7 +1294,7 @@ def main() -> None:
     try:
         with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:
             db_url = runtime.engine.url.render_as_string(hide_password=False)
-            commits = commit_cost(runtime, 200)
+            commits = one_row_commits(runtime.engine, 200)
             say(
                 f"backend {runtime.engine.dialect.name}; "
                 f"durable commit p50 {statistics.median(commits) * 1000:.2f} ms"
@@ -1328,7 +1313,7 @@ def main() -> None:
                     )
             if args.memory_trace:
                 result["memory_trace"] = traced_growth(Path(args.memory_trace_dir), SERVES)
-            commits += commit_cost(runtime, 200)
+            commits += one_row_commits(runtime.engine, 200)
     finally:
         if args.nats:
             asyncio.run(_drop_stream(args.nats, args.nats_stream))

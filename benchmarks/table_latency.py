@@ -22,8 +22,7 @@ import statistics
 import time
 import uuid
 
-from scratch import commit_table, scratch_runtime
-from sqlalchemy import MetaData, insert
+from scratch import one_row_commits, scratch_runtime
 
 from audit.store import StoredEvent
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
@@ -42,25 +41,6 @@ SEATS = {1: "bench-p1", 2: "bench-p2", 3: "bench-p3"}
 
 
 PACE = 0.01  # a dealer's hand is slower than this: the pause after each card
-
-
-def commit_cost(runtime: Runtime, samples: int) -> list[float]:
-    """Seconds per minimal durable transaction: one small row inserted, committed.
-
-    Paced as the cards are (one every :data:`PACE` seconds): back-to-back commits queue
-    their flushes behind each other and would make a slower, kinder yardstick."""
-    meta = MetaData()
-    scratch = commit_table(meta, "bench_commit")
-    meta.create_all(runtime.engine)
-    times = []
-    for i in range(samples):
-        start = time.perf_counter()
-        with runtime.engine.begin() as conn:
-            conn.execute(insert(scratch).values(id=i, value=i))
-        times.append(time.perf_counter() - start)
-        time.sleep(PACE)
-    meta.drop_all(runtime.engine)
-    return times
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -323,7 +303,7 @@ def measure(
         backend = runtime.engine.dialect.name
         if studio:
             lease_the_table(runtime)
-        commits = commit_cost(runtime, 200)
+        commits = one_row_commits(runtime.engine, 200, pace=PACE)
         blackjack = game == "blackjack"
         count = cards or (100 if blackjack else 300)
         # blackjack: one shoe without a cut card holds the whole run (416 cards)
@@ -336,7 +316,7 @@ def measure(
             shoe.stop()
             if clock is not None:
                 clock.uninstall()
-        commits += commit_cost(runtime, 200)
+        commits += one_row_commits(runtime.engine, 200, pace=PACE)
     return {"backend": backend, "bench": bench, "commits": commits, "clock": clock}
 
 
