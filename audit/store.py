@@ -352,6 +352,14 @@ class EventStore:
         session.info.pop(_HEAD, None)
         session.info.pop(_FENCED, None)
         session.info.pop(_ONE_TRIP, None)
+        self._committed(session)
+
+    def _committed(self, session: Session) -> None:
+        """The transaction's events are durable: learn the head, tell the subscribers.
+        Called as soon as a trip carrying the COMMIT has come back (the session's own
+        commit that follows sends nothing more; its after-commit bookkeeping was 0.2 ms
+        at p50 between a card's commit and its stream in a loaded studio), and after any
+        other commit, for what is left."""
         pending: list[StoredEvent] = session.info.pop(_PENDING, [])
         if pending:
             # Appended under the log's lock, held to this commit: the head, just now.
@@ -650,6 +658,7 @@ class EventStore:
         checked = {e.table_id for e in pending}
         session.info[_FENCED] = (session.get_transaction(), self.fenced(session) | checked)
         _run_script(connection, raw, "; ".join([*_literal(raw, tail), *announce, "COMMIT"]))
+        self._committed(session)
 
     def _commit_one_trip(self, session: Session, tables: frozenset[str]) -> None:
         """BEGIN, the log's lock, the fence, a savepoint, the head check, the writes and
@@ -724,6 +733,7 @@ class EventStore:
             self._count("head_moved")
             raise HeadMoved(*head) from None
         self._count("committed")
+        self._committed(session)
 
     def checkpoint(self, session: Session) -> AuditCheckpoint | None:
         """Sign a checkpoint at the current head now (no-op if the head is already sealed)."""

@@ -208,3 +208,31 @@ def test_a_connection_with_its_own_isolation_level_begins_as_it_says(runtime: An
     assert runtime.store.one_trips["committed"] == 1
     assert _count(runtime) == 2
     _verified(runtime)
+
+
+@pytest.mark.parametrize("one_trip", [False, True])
+def test_subscribers_hear_the_events_as_the_commits_trip_comes_back(
+    runtime: Any, one_trip: bool
+) -> None:
+    """The trip that carries the COMMIT makes the events durable: the subscribers (the
+    streams, the head's learners) hear them then, not after the session's own commit
+    bookkeeping, and only once; a rolled-back transaction is never heard."""
+    heard: list[list[int]] = []
+    runtime.store.subscribe(lambda events: heard.append([e.seq for e in events]))
+    with runtime.sessions.begin() as session:  # a first commit: the head known
+        runtime.store.lock(session)
+        runtime.store.append(session, [NewEvent("t1", "a", "test", {})], defer=True)
+        runtime.store.commit(session)
+    assert heard == [[1]]
+    with runtime.sessions.begin() as session:
+        runtime.store.lock(session, tables=("t1",), one_trip=one_trip)
+        runtime.store.append(session, [NewEvent("t1", "b", "test", {})], defer=True)
+        runtime.store.commit(session)
+        if runtime.engine.dialect.name == "postgresql":
+            assert heard == [[1], [2]]  # before the session's commit
+    assert heard == [[1], [2]]
+    with pytest.raises(RuntimeError), runtime.sessions.begin() as session:
+        runtime.store.lock(session)
+        runtime.store.append(session, [NewEvent("t1", "c", "test", {})], defer=True)
+        raise RuntimeError("rolled back")
+    assert heard == [[1], [2]]
