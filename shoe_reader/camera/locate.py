@@ -621,7 +621,7 @@ class Locator:
         same settings) saw borne out by the card's edges, the one a hand cut a corner out
         of too (see :meth:`_cornered`): the best borne out first, then the largest; and
         before them all, the outlines round the pieces of the card a hand cuts apart
-        (see :meth:`_joined`).
+        (see :meth:`_joined`), then the same with its faint parts.
 
         The one :meth:`find` chose is among them: a piece of a court card, or a quad
         turned across the card beside a hand, can be borne out as well as the card."""
@@ -632,17 +632,31 @@ class Locator:
             work, "cut", lambda: work.candidates + work.contours.get("silhouette", []), cut=True
         )
         joined, _why = self._outlines(work, "joined", lambda: self._joined(work), cut=True)
-        every = [f for done, _why in work.outlines.values() if done is not joined for f in done]
+        faint, _why = self._outlines(
+            work, "joined faint", lambda: self._joined(work, FAINT), cut=True
+        )
+        every = [
+            f
+            for done, _why in work.outlines.values()
+            if done is not joined and done is not faint
+            for f in done
+        ]
         every.sort(key=lambda f: (-f[0], -f[1]))
         # A hand across the card cuts its silhouette in pieces, each of them borne out by
         # edges as well as the card (the hand's own edge taken for a side): the outline
-        # round the pieces the hand joins is the whole card, and comes first.
-        joined = sorted(joined, key=lambda f: (-f[0], -f[1]))
-        return [f[2] for f in joined + every]
+        # round the pieces the hand joins is the whole card, and comes first (then the
+        # same with the card's faint parts, see :meth:`_joined`).
+        first = sorted(joined, key=lambda f: (-f[0], -f[1]))
+        first += sorted(faint, key=lambda f: (-f[0], -f[1]))
+        return [f[2] for f in first + every]
 
-    def _joined(self, work: _Work) -> list[np.ndarray]:
+    def _joined(self, work: _Work, faint: float = 1.0) -> list[np.ndarray]:
         """The pieces of the card's silhouette a dealer's hand cuts apart, joined through the
         skin: per hand, the outline of every piece it touches (two pieces at least).
+
+        With ``faint`` below 1, what differs from the table by that share of the limit
+        (see :meth:`_silhouettes`) counts too: a card's paper fading into a light table
+        (jolly-royal's, konqi-modern's) leaves only its print beside the hand otherwise.
 
         A finger along a card's side leaves a strip of paper beyond it, a hand over one
         end leaves the card's far corners beside it: the silhouette's largest piece
@@ -659,7 +673,7 @@ class Locator:
             work.skin = cv2.dilate(skin_pixels(work.small), self._kernel)
         skin = work.skin
         h, w = total.shape
-        fg: np.ndarray = (total > limit).view(np.uint8)
+        fg: np.ndarray = (total > faint * limit).view(np.uint8)
         fg = cv2.morphologyEx(cv2.bitwise_and(fg, 1 - skin), cv2.MORPH_OPEN, self._kernel)
         n, labels = cv2.connectedComponents(cv2.bitwise_or(fg, skin), connectivity=8)
         if n <= 2:

@@ -3,7 +3,8 @@ hand joins are one card under it.
 
 The frames are the benchmark's own studio passes, regenerated from the random state
 ``python benchmarks/camera.py --levels studio --passes 200`` had once it drew the pass's
-card (``--decks guyenne-classic``, pass 78; ``--decks svg-gm-paris``, pass 139). Each test
+card (``--decks guyenne-classic``, pass 78; ``--decks svg-gm-paris``, pass 139;
+``--decks svg-konqi-modern``, pass 163). Each test
 also takes the joined pieces away and sees the frame or the pass lost again.
 """
 
@@ -37,6 +38,12 @@ PASSES: dict[tuple[str, int], tuple[str, int, int, int]] = {
         64184265021202278444473471839881079879,
         167534963021076796806002528129395310319,
         3144858817,
+    ),
+    ("svg-konqi-modern", 163): (
+        "TS",
+        267741000581939823504033211698557304090,
+        4170965572393300856967156647167621679,
+        2670299925,
     ),
 }
 
@@ -80,21 +87,25 @@ def test_a_finger_across_the_card_leaves_it_outlined_round_both_pieces(
     again = thorough.find(frame, prior=first)
     assert _off(first.quad, drawn) > 100 and _off(again.quad, drawn) > 100
     assert _off(thorough.outlines(again)[0], drawn) < 5
-    monkeypatch.setattr(Locator, "_joined", lambda self, work: [])
+    monkeypatch.setattr(Locator, "_joined", lambda self, work, faint=1.0: [])
     thorough = Locator(aspect=0.642, thorough=True, refine=True)
     again = thorough.find(frame, prior=quick.find(frame))
     assert min(_off(q, drawn) for q in thorough.outlines(again)) > 30
 
 
-@pytest.fixture(scope="module")
-def gm_paris(tmp_path_factory: pytest.TempPathFactory) -> Calibration:
-    """svg-gm-paris calibrated as the benchmark calibrates it (its seed, a grey mat)."""
-    photos = tmp_path_factory.mktemp("svg-gm-paris-photos")
-    seed = SEED + [*DECKS, *CHECK_DECKS].index("svg-gm-paris")
-    write_calibration_set("svg-gm-paris", photos, seed=seed, backdrop="grey")
+def _calibrated(deck: str, tmp_path_factory: pytest.TempPathFactory) -> Calibration:
+    """``deck`` calibrated as the benchmark calibrates it (its seed, a grey mat)."""
+    photos = tmp_path_factory.mktemp(f"{deck}-photos")
+    seed = SEED + [*DECKS, *CHECK_DECKS].index(deck)
+    write_calibration_set(deck, photos, seed=seed, backdrop="grey")
     cal, problems = calibrate(photos)
     assert problems == []
     return cal
+
+
+@pytest.fixture(scope="module")
+def gm_paris(tmp_path_factory: pytest.TempPathFactory) -> Calibration:
+    return _calibrated("svg-gm-paris", tmp_path_factory)
 
 
 def _vote(rec: Recognizer, frames: list[np.ndarray]) -> list[ReaderEvent]:
@@ -117,6 +128,27 @@ def test_a_hand_over_one_end_of_a_court_card_leaves_it_read(
     frames = [f for f, _q in shots]
     (event,) = _vote(Recognizer(gm_paris), frames)
     assert isinstance(event, CardSeen) and event.card == code
-    monkeypatch.setattr(Locator, "_joined", lambda self, work: [])
+    monkeypatch.setattr(Locator, "_joined", lambda self, work, faint=1.0: [])
     (event,) = _vote(Recognizer(gm_paris), frames)
+    assert isinstance(event, UnreadableCard) and event.cause == "covered", event
+
+
+def test_a_card_fading_into_the_table_beside_a_hand_is_joined_with_its_faint_parts(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """svg-konqi-modern's ten of spades under a hand on the light table, sliding into view
+    (three frames whole): its paper differs from the table too little to be joined to
+    its print, and the pass was unreadable (two frames read). Joined with what differs
+    from the table by half the limit (as the faint silhouette takes it), the pieces
+    beside the hand outline the card and the pass reads TS; without, unreadable again."""
+    cal = _calibrated("svg-konqi-modern", tmp_path_factory)
+    code, shots = _drawn("svg-konqi-modern", 163)
+    frames = [f for f, _q in shots]
+    (event,) = _vote(Recognizer(cal), frames)
+    assert isinstance(event, CardSeen) and event.card == code
+    joined = Locator._joined
+    monkeypatch.setattr(
+        Locator, "_joined", lambda self, work, faint=1.0: joined(self, work) if faint == 1 else []
+    )
+    (event,) = _vote(Recognizer(cal), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
