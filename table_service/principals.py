@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sqlalchemy import Connection, Engine, bindparam, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from audit.chain import utc_timestamp
@@ -200,44 +200,19 @@ def revoked_among(session: Session, names: Iterable[str]) -> set[str]:
     return set(rows)
 
 
-# The columns authentication needs, by the token's hash (its unique index): a plain
-# statement, with no ORM objects to build for a lookup every authenticated request makes.
-_BY_TOKEN = select(
-    PrincipalRow.name,
-    PrincipalRow.role,
-    PrincipalRow.table_id,
-    PrincipalRow.token_hash,
-    PrincipalRow.revoked_at,
-).where(PrincipalRow.token_hash == bindparam("digest"))
-
-
-def authenticate(session: Session | Connection, token: str) -> Identity | None:
+def authenticate(session: Session, token: str) -> Identity | None:
     """The identity behind a token, or None for an unknown or revoked token."""
     if not token.startswith(TOKEN_PREFIX):
         return None
     digest = hash_token(token)
-    row = session.execute(_BY_TOKEN, {"digest": digest}).first()
-    if row is None or not hmac.compare_digest(row.token_hash, digest):
+    principal = session.scalars(
+        select(PrincipalRow).where(PrincipalRow.token_hash == digest)
+    ).first()
+    if principal is None or not hmac.compare_digest(principal.token_hash, digest):
         return None
-    if row.revoked_at is not None:
+    if principal.revoked_at is not None:
         return None
-    return Identity(row.name, Role(row.role), row.table_id)
-
-
-def identify_token(engine: Engine, token: str) -> Identity | None:
-    """:func:`authenticate` on a connection of its own, as every API request and stream
-    does: read at the moment of the request (a token revoked by any process is refused
-    by the next request), in one round trip on PostgreSQL.
-
-    A session's read transaction took three there (its BEGIN, the lookup, the ROLLBACK
-    as it closed) and built an ORM object; one statement alone in autocommit reads the
-    same row with the same snapshot rules, since it is the transaction's only one."""
-    if not token.startswith(TOKEN_PREFIX):
-        return None
-    with engine.connect() as connection:
-        if connection.dialect.name == "postgresql":
-            connection.execution_options(isolation_level="AUTOCOMMIT")
-        return authenticate(connection, token)
+    return Identity(principal.name, Role(principal.role), principal.table_id)
 
 
 def opened_tables(session: Session) -> set[str]:

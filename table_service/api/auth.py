@@ -16,7 +16,7 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from table_service.logs import bind_context
-from table_service.principals import Identity, identify_token
+from table_service.principals import Identity, authenticate
 from table_service.runtime import Runtime
 from table_service.table import policy
 
@@ -39,7 +39,8 @@ def identify(
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "missing bearer token", challenge)
     runtime = get_runtime(request)
-    identity = identify_token(runtime.read_engine or runtime.engine, credentials.credentials)
+    with runtime.reads() as session:
+        identity = authenticate(session, credentials.credentials)
     if identity is None:
         log.warning("auth.rejected", path=request.url.path)
         raise HTTPException(status.HTTP_401_UNAUTHORIZED, "invalid or revoked token", challenge)

@@ -15,7 +15,7 @@ from table_service import metrics
 from table_service.api.types import SEQ_MAX
 from table_service.api.viewers import holding, ownership
 from table_service.errors import Refused
-from table_service.principals import Identity, identify_token
+from table_service.principals import Identity, authenticate
 from table_service.runtime import Runtime
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import policy
@@ -134,7 +134,8 @@ def _after_seq(text: str | None) -> int | None:
 
 
 def _authenticate(runtime: Runtime, token: str) -> Identity | None:
-    return identify_token(runtime.read_engine or runtime.engine, token)
+    with runtime.reads() as session:
+        return authenticate(session, token)
 
 
 async def _serve_stream(
