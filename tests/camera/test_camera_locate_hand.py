@@ -13,18 +13,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hardware_sim.camera.decks import face
-from hardware_sim.camera.published import CHECK_DECKS, DECKS
-from hardware_sim.camera.scene import LEVELS, card_pass
-from hardware_sim.camera.synth import write_calibration_set
 from shoe_reader.camera.calibration import Calibration
-from shoe_reader.camera.learn import calibrate
 from shoe_reader.camera.locate import Locator
 from shoe_reader.camera.recognize import Recognizer
-from shoe_reader.camera.voting import Voter
-from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
+from shoe_reader.events import CardSeen, UnreadableCard
+from tests.support.benchmark_passes import calibrated, pass_frames, vote
 
-SEED = 2024  # benchmarks/camera.py's default
 PASSES: dict[tuple[str, int], tuple[str, int, int, int]] = {
     # (deck, pass): (card, the PCG64 state and increment once the card is drawn, its carry)
     ("guyenne-classic", 78): (
@@ -51,15 +45,7 @@ PASSES: dict[tuple[str, int], tuple[str, int, int, int]] = {
 def _drawn(deck: str, k: int) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
     """Pass ``k``'s card and its frames, each with the card's quad as it was drawn."""
     code, state, inc, carry = PASSES[deck, k]
-    rng = np.random.default_rng()
-    rng.bit_generator.state = {
-        "bit_generator": "PCG64",
-        "state": {"state": state, "inc": inc},
-        "has_uint32": 1,
-        "uinteger": carry,
-    }
-    table = ("felt", "dark", "wood", "light", "grey")[k % 5]
-    return code, card_pass(face(deck, code), LEVELS["studio"], rng, table, 8)
+    return code, pass_frames(deck, k, code, state, inc, carry)
 
 
 def _off(found: np.ndarray | None, drawn: np.ndarray) -> float:
@@ -93,27 +79,9 @@ def test_a_finger_across_the_card_leaves_it_outlined_round_both_pieces(
     assert min(_off(q, drawn) for q in thorough.outlines(again)) > 30
 
 
-def _calibrated(deck: str, tmp_path_factory: pytest.TempPathFactory) -> Calibration:
-    """``deck`` calibrated as the benchmark calibrates it (its seed, a grey mat)."""
-    photos = tmp_path_factory.mktemp(f"{deck}-photos")
-    seed = SEED + [*DECKS, *CHECK_DECKS].index(deck)
-    write_calibration_set(deck, photos, seed=seed, backdrop="grey")
-    cal, problems = calibrate(photos)
-    assert problems == []
-    return cal
-
-
 @pytest.fixture(scope="module")
 def gm_paris(tmp_path_factory: pytest.TempPathFactory) -> Calibration:
-    return _calibrated("svg-gm-paris", tmp_path_factory)
-
-
-def _vote(rec: Recognizer, frames: list[np.ndarray]) -> list[ReaderEvent]:
-    voter = Voter("camera")
-    events: list[ReaderEvent] = []
-    for i, frame in enumerate(frames):
-        events += voter.feed(i, rec.read_frame(frame))
-    return events + voter.finish()
+    return calibrated("svg-gm-paris", tmp_path_factory)
 
 
 def test_a_hand_over_one_end_of_a_court_card_leaves_it_read(
@@ -126,10 +94,10 @@ def test_a_hand_over_one_end_of_a_court_card_leaves_it_read(
     unreadable again, never another card."""
     code, shots = _drawn("svg-gm-paris", 139)
     frames = [f for f, _q in shots]
-    (event,) = _vote(Recognizer(gm_paris), frames)
+    (event,) = vote(Recognizer(gm_paris), frames)
     assert isinstance(event, CardSeen) and event.card == code
     monkeypatch.setattr(Locator, "_joined", lambda self, work, faint=1.0: [])
-    (event,) = _vote(Recognizer(gm_paris), frames)
+    (event,) = vote(Recognizer(gm_paris), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
 
@@ -141,14 +109,14 @@ def test_a_card_fading_into_the_table_beside_a_hand_is_joined_with_its_faint_par
     its print, and the pass was unreadable (two frames read). Joined with what differs
     from the table by half the limit (as the faint silhouette takes it), the pieces
     beside the hand outline the card and the pass reads TS; without, unreadable again."""
-    cal = _calibrated("svg-konqi-modern", tmp_path_factory)
+    cal = calibrated("svg-konqi-modern", tmp_path_factory)
     code, shots = _drawn("svg-konqi-modern", 163)
     frames = [f for f, _q in shots]
-    (event,) = _vote(Recognizer(cal), frames)
+    (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, CardSeen) and event.card == code
     joined = Locator._joined
     monkeypatch.setattr(
         Locator, "_joined", lambda self, work, faint=1.0: joined(self, work) if faint == 1 else []
     )
-    (event,) = _vote(Recognizer(cal), frames)
+    (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event

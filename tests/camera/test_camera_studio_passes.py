@@ -10,24 +10,17 @@ the change away and sees the pass unreadable again: the change is what reads it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from hardware_sim.camera.decks import face
-from hardware_sim.camera.published import CHECK_DECKS, DECKS
-from hardware_sim.camera.scene import LEVELS, card_pass
-from hardware_sim.camera.synth import write_calibration_set
 from shoe_reader.camera import recognize
 from shoe_reader.camera.calibration import Calibration
-from shoe_reader.camera.learn import calibrate
 from shoe_reader.camera.locate import Locator
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.voting import Voter, VotingRules
 from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
+from tests.support.benchmark_passes import calibrated, pass_frames, vote
 
-SEED = 2024  # benchmarks/camera.py's default
 INC = {
     "tango": 60069051344365537442021868224815531883,
     "neoclassical": 229511128564491664681240214926400265107,
@@ -45,51 +38,25 @@ PASSES: dict[tuple[str, int], tuple[str, int, int | None]] = {
 }
 
 
-def _calibrated(deck: str, tmp_path_factory: pytest.TempPathFactory) -> Calibration:
-    """``deck`` calibrated as the benchmark calibrates it (its seed, a grey mat)."""
-    photos: Path = tmp_path_factory.mktemp(f"{deck}-photos")
-    seed = SEED + [*DECKS, *CHECK_DECKS].index(deck)
-    write_calibration_set(deck, photos, seed=seed, backdrop="grey")
-    cal, problems = calibrate(photos)
-    assert problems == []
-    return cal
-
-
 @pytest.fixture(scope="module")
 def tango(tmp_path_factory: pytest.TempPathFactory) -> Calibration:
-    return _calibrated("tango", tmp_path_factory)
+    return calibrated("tango", tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def neoclassical(tmp_path_factory: pytest.TempPathFactory) -> Calibration:
-    return _calibrated("neoclassical", tmp_path_factory)
+    return calibrated("neoclassical", tmp_path_factory)
 
 
 def _drawn(k: int, deck: str = "tango") -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
     """Pass ``k``'s card and its frames, each with the card's quad as it was drawn."""
     code, state, carry = PASSES[deck, k]
-    rng = np.random.default_rng()
-    rng.bit_generator.state = {
-        "bit_generator": "PCG64",
-        "state": {"state": state, "inc": INC[deck]},
-        "has_uint32": int(carry is not None),
-        "uinteger": carry or 0,
-    }
-    table = ("felt", "dark", "wood", "light", "grey")[k % 5]
-    return code, card_pass(face(deck, code), LEVELS["studio"], rng, table, 8)
+    return code, pass_frames(deck, k, code, state, INC[deck], carry)
 
 
 def _frames(k: int, deck: str = "tango") -> tuple[str, list[np.ndarray]]:
     code, shots = _drawn(k, deck)
     return code, [f for f, _q in shots]
-
-
-def _vote(rec: Recognizer, frames: list[np.ndarray]) -> list[ReaderEvent]:
-    voter = Voter("camera")
-    events: list[ReaderEvent] = []
-    for i, frame in enumerate(frames):
-        events += voter.feed(i, rec.read_frame(frame))
-    return events + voter.finish()
 
 
 def test_a_suit_smeared_by_the_cards_motion_is_told_by_its_smeared_print(
@@ -107,11 +74,11 @@ def test_a_suit_smeared_by_the_cards_motion_is_told_by_its_smeared_print(
     monkeypatch.setattr(recognize, "COVERED_INDEX", np.inf)
     monkeypatch.setattr(recognize, "_contrary", lambda cal, windows, code: "")
     code, frames = _frames(10)
-    (event,) = _vote(Recognizer(tango), frames)
+    (event,) = vote(Recognizer(tango), frames)
     assert isinstance(event, CardSeen) and event.card == code
     # Without the smeared prints the pass is unreadable again (and never read as JH).
     monkeypatch.setattr(Calibration, "pair_smeared", lambda self, a, b: None)
-    (event,) = _vote(Recognizer(tango), frames)
+    (event,) = vote(Recognizer(tango), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
 
@@ -123,10 +90,10 @@ def test_a_face_under_a_finger_that_ties_two_suits_leaves_the_index_to_say(
     measure), both corner indices read clubs, and every frame was a dispute. The index
     now reads it; with no room for a tie the pass is unreadable again."""
     code, frames = _frames(70)
-    (event,) = _vote(Recognizer(tango), frames)
+    (event,) = vote(Recognizer(tango), frames)
     assert isinstance(event, CardSeen) and event.card == code
     monkeypatch.setattr(recognize, "COVERED_NO_SAY", 0.0)
-    (event,) = _vote(Recognizer(tango), frames)
+    (event,) = vote(Recognizer(tango), frames)
     assert isinstance(event, UnreadableCard) and "face and index disagree" in event.reason
 
 
@@ -141,10 +108,10 @@ def test_a_corner_under_a_finger_is_left_out_and_the_other_speaks(
     monkeypatch.setattr(recognize, "OTHER_OUTLINES", 0)
     monkeypatch.setattr(Calibration, "pair_smeared", lambda self, a, b: None)
     code, frames = _frames(10)
-    (event,) = _vote(Recognizer(tango), frames)
+    (event,) = vote(Recognizer(tango), frames)
     assert isinstance(event, CardSeen) and event.card == code
     monkeypatch.setattr(recognize, "COVERED_INDEX", np.inf)
-    (event,) = _vote(Recognizer(tango), frames)
+    (event,) = vote(Recognizer(tango), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
 
@@ -161,13 +128,13 @@ def test_a_corner_that_clearly_says_another_rank_vetoes_the_face(
     reads = [rec.read_frame(f).read for f in frames]
     confident = {r.code for r in reads if r is not None and r.code and r.confidence >= 0.5}
     assert confident == {code}
-    (event,) = _vote(rec, frames)
+    (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code
     monkeypatch.setattr(recognize, "_contrary", lambda cal, windows, code: "")
     reads = [rec.read_frame(f).read for f in frames]
     confident = {r.code for r in reads if r is not None and r.code and r.confidence >= 0.5}
     assert confident == {code, "4D"}
-    (event,) = _vote(rec, frames)
+    (event,) = vote(rec, frames)
     assert isinstance(event, UnreadableCard) and "conflicting" in event.reason, event
 
 
@@ -182,7 +149,7 @@ def test_a_face_short_of_a_pip_does_not_dispute_the_rank_its_index_reads(
     seen = [Recognizer(neoclassical).read_frame(f) for f in frames]
     disputes = [s.read.dispute for s in seen if s.read is not None and s.read.disputed]
     assert len(disputes) >= 3 and set(disputes) == {("4D", code)}
-    events = _vote(Recognizer(neoclassical), frames)
+    events = vote(Recognizer(neoclassical), frames)
     assert [e.card for e in events if isinstance(e, CardSeen)] == [code]
     voter = Voter("camera", VotingRules(index_over_pips=False))
     for i, s in enumerate(seen):
@@ -203,15 +170,15 @@ def test_one_sure_frame_and_three_that_lean_to_the_card_read_it(
     reads = [s.read for s in seen if s.read is not None]
     assert [r.code for r in reads if r.code and r.confidence >= 0.5] == [code]
 
-    def vote(rules: VotingRules) -> list[ReaderEvent]:
+    def voted(rules: VotingRules) -> list[ReaderEvent]:
         voter = Voter("camera", rules)
         for i, s in enumerate(seen):
             voter.feed(i, s)
         return voter.finish()
 
-    (event,) = vote(VotingRules())
+    (event,) = voted(VotingRules())
     assert isinstance(event, CardSeen) and event.card == code
-    (event,) = vote(VotingRules(lean_sure_votes=99))
+    (event,) = voted(VotingRules(lean_sure_votes=99))
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
 
@@ -225,10 +192,10 @@ def test_a_hand_over_a_corner_leaves_the_card_outlined_by_the_rest(
     under the hand on what shows of it), now reads it; without that last look the pass is
     unreadable again."""
     code, frames = _frames(127)
-    (event,) = _vote(Recognizer(tango), frames)
+    (event,) = vote(Recognizer(tango), frames)
     assert isinstance(event, CardSeen) and event.card == code
     monkeypatch.setattr(Locator, "_cornered", lambda self, image, contour: [])
-    (event,) = _vote(Recognizer(tango), frames)
+    (event,) = vote(Recognizer(tango), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
 

@@ -1,0 +1,62 @@
+"""The camera benchmark's studio passes, drawn again in a test (issue 37).
+
+``benchmarks/camera.py`` draws each pass's card and frames from one random generator per
+deck; a test that keeps the generator's state at the moment a pass's card was drawn gets
+that pass's very frames back, and calibrates the deck as the benchmark does. The tests
+taken from benchmark passes (the reader's, the locator's) share these, so a pass reads
+the same in every test that names it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hardware_sim.camera.decks import face
+from hardware_sim.camera.published import CHECK_DECKS, DECKS
+from hardware_sim.camera.scene import LEVELS, card_pass
+from hardware_sim.camera.synth import write_calibration_set
+from shoe_reader.camera.calibration import Calibration
+from shoe_reader.camera.learn import calibrate
+from shoe_reader.camera.recognize import Recognizer
+from shoe_reader.camera.voting import Voter
+from shoe_reader.events import ReaderEvent
+
+SEED = 2024  # benchmarks/camera.py's default
+
+
+def calibrated(deck: str, tmp_path_factory: pytest.TempPathFactory) -> Calibration:
+    """``deck`` calibrated as the benchmark calibrates it (its seed, a grey mat)."""
+    photos: Path = tmp_path_factory.mktemp(f"{deck}-photos")
+    seed = SEED + [*DECKS, *CHECK_DECKS].index(deck)
+    write_calibration_set(deck, photos, seed=seed, backdrop="grey")
+    cal, problems = calibrate(photos)
+    assert problems == []
+    return cal
+
+
+def pass_frames(
+    deck: str, k: int, card: str, state: int, inc: int, carry: int | None
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Pass ``k``'s frames (``card`` of ``deck``), each with the card's quad as it was
+    drawn, from the PCG64 ``state`` and ``inc`` the benchmark's generator had once it drew
+    the card (``carry``: its kept uint32, if it had one)."""
+    rng = np.random.default_rng()
+    rng.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": state, "inc": inc},
+        "has_uint32": int(carry is not None),
+        "uinteger": carry or 0,
+    }
+    table = ("felt", "dark", "wood", "light", "grey")[k % 5]
+    return card_pass(face(deck, card), LEVELS["studio"], rng, table, 8)
+
+
+def vote(rec: Recognizer, frames: list[np.ndarray]) -> list[ReaderEvent]:
+    """What the camera reports for these frames of one pass."""
+    voter = Voter("camera")
+    events: list[ReaderEvent] = []
+    for i, frame in enumerate(frames):
+        events += voter.feed(i, rec.read_frame(frame))
+    return events + voter.finish()
