@@ -375,13 +375,12 @@ class TableService:
                 raise result
             return result
         rnd = self.state.round
-        bets = len(command.bets) if isinstance(command, c.PlaceBets) else 0
-        if max(bets, len(rnd.bets) if rnd is not None else 0) < GC_PAUSE_BETS:
-            return self._execute_bets_or_command(command, principal)
-        with gc_paused():  # a batch of bets, or a command settling or voiding a big round
-            return self._execute_bets_or_command(command, principal)
+        if (len(rnd.bets) if rnd is not None else 0) < GC_PAUSE_BETS:
+            return self._execute_command(command, principal)
+        with gc_paused():  # a command settling or voiding a big round
+            return self._execute_command(command, principal)
 
-    def _execute_bets_or_command(self, command: c.Command, principal: Principal) -> Outcome:
+    def _execute_command(self, command: c.Command, principal: Principal) -> Outcome:
         if isinstance(command, c.CardScanned) and not self._seated_bank():
             # A card reads nothing before its commit (but at a seated bank's table, whose
             # review after a settling card reads balances): one round trip when this
