@@ -102,22 +102,31 @@ def raw_same_rows(runtime: Runtime, rows: int) -> float:
     return elapsed
 
 
-async def settle_round(runtime: Runtime, bets: int) -> tuple[float, float, int]:
-    """(seconds placing, seconds settling, events appended by the settling command)."""
+async def dealing_table(
+    runtime: Runtime, table_id: str, bets: int, accounts: int, owners: tuple[str, ...]
+) -> TableService:
+    """A baccarat table taking up to ``bets`` bets a request, its shoe in and burnt, with
+    ``accounts`` funded accounts (``acct-N``, owned in turn by ``owners``)."""
     config = TableConfig(
-        table_id="bench-settle",
+        table_id=table_id,
         betting_seconds=600,
         limits=StakeLimits(min_stake=1, max_stake=10**9),
         max_bets_per_request=bets,
     )
     service = TableService(runtime, config)
     await service.start(with_reader=False)
-    for account in range(ACCOUNTS):
-        item = Transfer(f"acct-{account}", 10**12, f"seed-{account}", "credit")
-        await asyncio.to_thread(transfer, runtime, item, actor=ACTOR)
+    for n in range(accounts):
+        item = Transfer(f"acct-{n}", 10**12, f"seed-{n}", "credit")
+        await asyncio.to_thread(transfer, runtime, item, actor=owners[n % len(owners)])
     await service.execute(c.InsertShoe(), actor=ACTOR)
     await service.execute(c.CardScanned("AS"), actor=ACTOR)  # indicator: burn one more
     await service.execute(c.CardScanned("2S"), actor=ACTOR)
+    return service
+
+
+async def settle_round(runtime: Runtime, bets: int) -> tuple[float, float, int]:
+    """(seconds placing, seconds settling, events appended by the settling command)."""
+    service = await dealing_table(runtime, "bench-settle", bets, ACCOUNTS, (ACTOR,))
     await service.execute(c.OpenBetting(), actor=ACTOR)
     requests = [
         c.BetRequest(
@@ -154,21 +163,8 @@ async def timed(service: TableService, command: c.Command) -> tuple[float, float
 async def settling_cards(runtime: Runtime, bets: int, rounds: int) -> dict[str, list[float]]:
     """Rounds of ``bets`` bets on as many accounts (two operators), each settled by its
     fourth card (player natural 9): that card's and the round's third card's times."""
-    config = TableConfig(
-        table_id="bench-settling-card",
-        betting_seconds=600,
-        limits=StakeLimits(min_stake=1, max_stake=10**9),
-        max_bets_per_request=bets,
-    )
-    service = TableService(runtime, config)
-    await service.start(with_reader=False)
     operators = ("operator:a", "operator:b")
-    for n in range(bets):
-        item = Transfer(f"acct-{n}", 10**12, f"seed-{n}", "credit")
-        await asyncio.to_thread(transfer, runtime, item, actor=operators[n % 2])
-    await service.execute(c.InsertShoe(), actor=ACTOR)
-    await service.execute(c.CardScanned("AS"), actor=ACTOR)  # indicator: burn one more
-    await service.execute(c.CardScanned("2S"), actor=ACTOR)
+    service = await dealing_table(runtime, "bench-settling-card", bets, bets, operators)
     times: dict[str, list[float]] = {"settling": [], "settling_cpu": [], "plain": []}
     for r in range(rounds):
         await service.execute(c.OpenBetting(), actor=ACTOR)
