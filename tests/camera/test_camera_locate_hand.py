@@ -17,7 +17,7 @@ from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.locate import Locator
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.events import CardSeen, UnreadableCard
-from tests.support.benchmark_passes import calibrated, pass_frames, vote
+from tests.support.benchmark_passes import calibrated, corner_error, located, pass_frames, vote
 
 PASSES: dict[tuple[str, int], tuple[str, int, int, int]] = {
     # (deck, pass): (card, the PCG64 state and increment once the card is drawn, its carry)
@@ -48,14 +48,6 @@ def _drawn(deck: str, k: int) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]
     return code, pass_frames(deck, k, code, state, inc, carry)
 
 
-def _off(found: np.ndarray | None, drawn: np.ndarray) -> float:
-    """The farthest a corner of ``found`` lies from the drawn quad's (in any corner order)."""
-    if found is None:
-        return np.inf
-    turns = [np.roll(q, r, axis=0) for q in (drawn, drawn[::-1]) for r in range(4)]
-    return min(float(np.abs(found - q).max()) for q in turns)
-
-
 def test_a_finger_across_the_card_leaves_it_outlined_round_both_pieces(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -67,16 +59,12 @@ def test_a_finger_across_the_card_leaves_it_outlined_round_both_pieces(
     the others. Without it, none is within 30 px again."""
     _code, shots = _drawn("guyenne-classic", 78)
     frame, drawn = shots[3]
-    quick = Locator(aspect=0.642)
-    thorough = Locator(aspect=0.642, thorough=True, refine=True)
-    first = quick.find(frame)
-    again = thorough.find(frame, prior=first)
-    assert _off(first.quad, drawn) > 100 and _off(again.quad, drawn) > 100
-    assert _off(thorough.outlines(again)[0], drawn) < 5
+    first, again, thorough = located(frame, 0.642)
+    assert corner_error(first.quad, drawn) > 100 and corner_error(again.quad, drawn) > 100
+    assert corner_error(thorough.outlines(again)[0], drawn) < 5
     monkeypatch.setattr(Locator, "_joined", lambda self, work, faint=1.0: [])
-    thorough = Locator(aspect=0.642, thorough=True, refine=True)
-    again = thorough.find(frame, prior=quick.find(frame))
-    assert min(_off(q, drawn) for q in thorough.outlines(again)) > 30
+    _first, again, thorough = located(frame, 0.642)
+    assert min(corner_error(q, drawn) for q in thorough.outlines(again)) > 30
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from shoe_reader.camera.locate import Locator
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.voting import Voter, VotingRules
 from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
-from tests.support.benchmark_passes import calibrated, pass_frames, vote
+from tests.support.benchmark_passes import calibrated, corner_error, located, pass_frames, vote
 
 INC = {
     "tango": 60069051344365537442021868224815531883,
@@ -199,14 +199,6 @@ def test_a_hand_over_a_corner_leaves_the_card_outlined_by_the_rest(
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
 
-def _off(found: np.ndarray | None, drawn: np.ndarray) -> float:
-    """The farthest a corner of ``found`` lies from the drawn quad's (in any corner order)."""
-    if found is None:
-        return np.inf
-    turns = [np.roll(q, r, axis=0) for q in (drawn, drawn[::-1]) for r in range(4)]
-    return min(float(np.abs(found - q).max()) for q in turns)
-
-
 def test_the_cards_outline_is_among_the_others_a_frame_shows() -> None:
     """svg-konqi-modern's eight of hearts under a hand (pass 199, its sixth frame): both
     locators chose a quad 35-45 px off the card (the face read nothing), and the frame was
@@ -215,10 +207,7 @@ def test_the_cards_outline_is_among_the_others_a_frame_shows() -> None:
     The aspect is the deck's as its calibration measures it."""
     _code, shots = _drawn(199, "svg-konqi-modern")
     frame, drawn = shots[5]
-    quick = Locator(aspect=0.7495)
-    thorough = Locator(aspect=0.7495, thorough=True, refine=True)
-    first = quick.find(frame)
-    again = thorough.find(frame, prior=first)
-    assert _off(first.quad, drawn) > 30 and _off(again.quad, drawn) > 30
+    first, again, thorough = located(frame, 0.7495)
+    assert corner_error(first.quad, drawn) > 30 and corner_error(again.quad, drawn) > 30
     others = [q for q in thorough.outlines(again) if not np.allclose(q, again.quad, atol=2.0)]
-    assert _off(others[0], drawn) < 10
+    assert corner_error(others[0], drawn) < 10

@@ -19,6 +19,7 @@ from hardware_sim.camera.scene import LEVELS, card_pass
 from hardware_sim.camera.synth import write_calibration_set
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.learn import calibrate
+from shoe_reader.camera.locate import Locator, Outline
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.voting import Voter
 from shoe_reader.events import ReaderEvent
@@ -60,3 +61,20 @@ def vote(rec: Recognizer, frames: list[np.ndarray]) -> list[ReaderEvent]:
     for i, frame in enumerate(frames):
         events += voter.feed(i, rec.read_frame(frame))
     return events + voter.finish()
+
+
+def corner_error(found: np.ndarray | None, drawn: np.ndarray) -> float:
+    """The farthest a corner of ``found`` lies from the drawn quad's (in any corner order)."""
+    if found is None:
+        return np.inf
+    turns = [np.roll(q, r, axis=0) for q in (drawn, drawn[::-1]) for r in range(4)]
+    return min(float(np.abs(found - q).max()) for q in turns)
+
+
+def located(frame: np.ndarray, aspect: float) -> tuple[Outline, Outline, Locator]:
+    """The reader's two looks at a frame (the quick locator, then the thorough one from
+    its outline), for a deck of this ``aspect``: both outlines and the thorough locator,
+    whose other outlines a test may look at."""
+    thorough = Locator(aspect=aspect, thorough=True, refine=True)
+    first = Locator(aspect=aspect).find(frame)
+    return first, thorough.find(frame, prior=first), thorough
