@@ -193,6 +193,16 @@ def _literal(raw: Any, statements: Sequence[tuple[str, Sequence[Any]]]) -> list[
         quote.close()
 
 
+def _announced_by_trip(session: Session, pending: Sequence[StoredEvent]) -> list[str]:
+    """The statement that announces this transaction's new head (:mod:`audit.heads`), for
+    the trip carrying its COMMIT, marked as sent so that the session's own commit checks
+    do not send it again; none if it appended nothing."""
+    if not pending:
+        return []
+    session.info[_NOTIFIED] = (session.get_transaction(), pending[-1].seq)
+    return [notify_sql(pending[-1].seq, pending[-1].hash)]
+
+
 def _lead_with_own_begin(session: Session, connection: Any, raw: Any) -> None:
     """Nothing sent in this transaction yet: our own BEGIN (:func:`_begin_here`) leads the
     round trip about to be sent. The driver, told it is in autocommit, sends none of its
@@ -651,9 +661,7 @@ class EventStore:
         # refuses raises here and nothing is written. Their tables are then fenced for
         # this transaction, so the session's commit does not check them again.
         pending: list[StoredEvent] = session.info.get(_PENDING, [])
-        announce = [notify_sql(pending[-1].seq, pending[-1].hash)] if pending else []
-        if pending:  # by the trip below
-            session.info[_NOTIFIED] = (session.get_transaction(), pending[-1].seq)
+        announce = _announced_by_trip(session, pending)
         session.dispatch.before_commit(session)
         checked = {e.table_id for e in pending}
         session.info[_FENCED] = (session.get_transaction(), self.fenced(session) | checked)
@@ -681,8 +689,7 @@ class EventStore:
         # and the new head announced by the trip.
         session.info.pop(_ONE_TRIP, None)
         session.info[_FENCED] = (transaction, tables)
-        if pending:
-            session.info[_NOTIFIED] = (transaction, pending[-1].seq)
+        announce = _announced_by_trip(session, pending)
         session.dispatch.before_commit(session)
         connection = session.connection()
         raw = connection.connection.dbapi_connection
@@ -704,7 +711,7 @@ class EventStore:
             *bound[: len(guard)],
             f"SAVEPOINT {_SAVEPOINT}",
             *bound[len(guard) :],
-            *([notify_sql(pending[-1].seq, pending[-1].hash)] if pending else []),
+            *announce,
             "COMMIT",
         ]
         _lead_with_own_begin(session, connection, raw)
