@@ -49,6 +49,7 @@ _FENCED = "audit_fenced"  # (transaction, tables whose fence was checked under t
 _TAIL = "audit_tail"  # (transaction, [(sql, params)]): writes sent with the COMMIT
 _ONE_TRIP = "audit_one_trip"  # (transaction, tables): the lock waits for the commit's trip
 _NOTIFIED = "audit_notified"  # (transaction, seq): the head it announces (audit.heads)
+_READS_FIRST = "audit_reads_first"  # the one-trip transaction that may read before its lock
 _SAVEPOINT = "livetable_one_trip"
 # Fails (an error, so nothing after it in the trip runs) unless the log's head is the one
 # given; the error's text carries the head as read under the lock.
@@ -58,6 +59,15 @@ _HEAD_GUARD = (
     " END)::int FROM (SELECT 1) AS one"
     " LEFT JOIN LATERAL (SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1) AS h"
     " ON true"
+)
+# Fails unless this transaction has written nothing (a plain read is given no transaction
+# id) and reads each statement afresh (READ COMMITTED: the head check after the lock sees
+# the head as the lock left it): the first statement of a one-trip commit whose
+# transaction read before it (lock(reads_first=True)).
+_NOTHING_WRITTEN = (
+    "SELECT (CASE WHEN pg_current_xact_id_if_assigned() IS NULL"
+    " AND current_setting('transaction_isolation') = 'read committed'"
+    " THEN '0' ELSE 'livetable wrote before the lock' END)::int"
 )
 _MOVED = re.compile(r"livetable head (\d+) ([0-9a-f]{64})")
 _HEAD_SQL = "SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1"
@@ -362,6 +372,7 @@ class EventStore:
         session.info.pop(_HEAD, None)
         session.info.pop(_FENCED, None)
         session.info.pop(_ONE_TRIP, None)
+        session.info.pop(_READS_FIRST, None)
         self._committed(session)
 
     def _committed(self, session: Session) -> None:
@@ -391,6 +402,7 @@ class EventStore:
         session.info.pop(_TAIL, None)
         session.info.pop(_HEAD, None)  # a savepoint rolled back may take appends with it
         session.info.pop(_ONE_TRIP, None)
+        session.info.pop(_READS_FIRST, None)
 
     # -- writing -------------------------------------------------------------------------
     def lock(
@@ -400,6 +412,7 @@ class EventStore:
         tables: Iterable[str] = (),
         settings: Sequence[str] = (),
         one_trip: bool = False,
+        reads_first: bool = False,
     ) -> None:
         """Take the log's write lock now, before reading state that decides what to append.
 
@@ -419,12 +432,20 @@ class EventStore:
         trip cannot be (the fence refuses, a statement must run before the commit),
         :class:`OneTripRefused` with nothing written. A later ``lock`` call, a checkpoint
         or an append that cannot wait takes the lock at once, the usual way.
+
+        ``reads_first`` (with ``one_trip``): the transaction reads before its commit,
+        without the log's lock (:meth:`fetch`), and its deferred writes themselves refuse
+        what would make those reads wrong (a bet's debit refuses a balance gone short):
+        the lock is taken in the commit's round trip only, which fails (nothing written)
+        if anything but reads ran before it. :meth:`waits_for_commit` says whether the
+        lock waits; if not (no head known, SQLite), it was taken here, the usual way.
         """
-        if one_trip and not settings and self._begin_one_trip(session, frozenset(tables)):
+        tables = frozenset(tables)
+        if one_trip and not settings and self._begin_one_trip(session, tables, reads_first):
             return
         self._lock(session, tables, settings)
 
-    def _begin_one_trip(self, session: Session, tables: frozenset[str]) -> bool:
+    def _begin_one_trip(self, session: Session, tables: frozenset[str], reads_first: bool) -> bool:
         with self._known_guard:
             known = self._known
         transaction = session.get_transaction()
@@ -438,7 +459,31 @@ class EventStore:
             return False
         session.info[_ONE_TRIP] = (transaction, tables)
         session.info[_HEAD] = (transaction, *known)
+        if reads_first:
+            session.info[_READS_FIRST] = transaction
         return True
+
+    @classmethod
+    def waits_for_commit(cls, session: Session) -> bool:
+        """Whether this transaction's lock waits for its one-trip commit."""
+        return cls._one_trip(session) is not None
+
+    @staticmethod
+    def fetch(session: Session, sql: str, params: Sequence[Any]) -> list[Any]:
+        """The rows of one statement (``%s`` markers), sent with our own BEGIN when it is
+        the transaction's first (PostgreSQL: one round trip where the driver's BEGIN
+        would take one of its own; the parameters bound as literals, so keep them few:
+        a list goes best as one JSON text). A one-trip transaction that reads first
+        (``lock(reads_first=True)``) reads so before its lock."""
+        connection = session.connection()
+        raw = connection.connection.dbapi_connection
+        begin = _begin_here(raw) if raw is not None else None
+        if begin is None:
+            marked = sql if connection.dialect.name == "postgresql" else sql.replace("%s", "?")
+            return list(connection.exec_driver_sql(marked, tuple(params)).all())
+        (statement,) = _literal(raw, [(sql, params)])
+        _lead_with_own_begin(session, connection, raw)
+        return _run_script(connection, raw, f"{begin}; {statement}")[1]
 
     @staticmethod
     def _one_trip(session: Session) -> frozenset[str] | None:
@@ -468,10 +513,12 @@ class EventStore:
             if session.info.get(_PENDING):
                 # linked to the known head, read without the lock: they cannot stand
                 raise OneTripRefused("events were appended before the log's lock was taken")
+            # Its reads (lock(reads_first=True)) stand before the lock, as any read may.
+            read = session.info.pop(_READS_FIRST, None) is session.get_transaction()
             session.info.pop(_ONE_TRIP, None)
             session.info.pop(_HEAD, None)
             raw = session.connection().connection.dbapi_connection
-            if raw is None or _begin_here(raw) is None:
+            if raw is None or (_begin_here(raw) is None and not read):
                 raise OneTripRefused("statements ran before the log's lock was taken")
             tables = waiting | frozenset(tables)
         connection = session.connection()  # begins the transaction if it has not begun
@@ -694,9 +741,11 @@ class EventStore:
         connection = session.connection()
         raw = connection.connection.dbapi_connection
         begin = _begin_here(raw) if raw is not None else None
+        # Or begun by its reads (lock(reads_first=True)): the trip checks they wrote nothing.
+        read = begin is None and session.info.get(_READS_FIRST) is transaction
         if (
             raw is None
-            or begin is None
+            or (begin is None and not (read and raw.info.transaction_status == 2))  # INTRANS
             or session.in_nested_transaction()
             or session.new
             or session.dirty
@@ -706,7 +755,7 @@ class EventStore:
             raise OneTripRefused("statements ran before the log's lock was taken")
         bound = _literal(raw, [*guard, (_HEAD_GUARD, (*base, GENESIS_HASH)), *tail])
         statements = [
-            begin,
+            begin if begin is not None else _NOTHING_WRITTEN,
             f"SELECT pg_advisory_xact_lock({ADVISORY_LOCK_SQL})",
             *bound[: len(guard)],
             f"SAVEPOINT {_SAVEPOINT}",
@@ -714,7 +763,8 @@ class EventStore:
             *announce,
             "COMMIT",
         ]
-        _lead_with_own_begin(session, connection, raw)
+        if begin is not None:
+            _lead_with_own_begin(session, connection, raw)
         try:
             _run_script(connection, raw, "; ".join(statements))
         except DBAPIError as exc:

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import structlog
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from audit.store import EventStore, HeadMoved, NewEvent, OneTripRefused, StoredEvent
@@ -42,12 +43,15 @@ from table_service.table.decide import SYSTEM, Decision, decide
 from table_service.table.errors import BettingClosed, IdempotencyConflict, UnknownTable
 from table_service.table.outage import DatabaseUnavailable, outage, room_again
 from table_service.table.projector import (
+    DEFERRED_PLACING,
     ROUND_CARDS,
     KnownKey,
     balances,
     balances_and_owners,
     custom_plans,
     custom_plans_with_lock,
+    debit_refused,
+    key_violated,
     project,
     writes_only_deferred,
 )
@@ -519,18 +523,32 @@ class TableService:
         """A group's transaction with its keys taken as new first (see
         :meth:`_bet_group_in_transaction`); if one of them was recorded after all, the
         unique key refuses the write, nothing of it commits, and it runs again with them
-        looked up."""
+        looked up. A group whose lock waited for its commit's trip (see there) and whose
+        trip was refused (the lease, a balance gone short since it was read) runs again
+        the same way, the lock taken first."""
         try:
             return self._bet_group_in_transaction(items, look_up=False)
         except KnownKey:
             log.info("table.bet_group_retried_with_known_keys", requests=len(items))
-            return self._bet_group_in_transaction(items, look_up=True)
+        except OneTripRefused as exc:
+            log.info("table.bet_group_trip_refused", reason=str(exc)[:200])
+        return self._bet_group_in_transaction(items, look_up=True)
 
     def _bet_request_alone(self, item: tuple[c.PlaceBets, Principal]) -> Outcome:
         (result,), _ = self._bets_written([item])
         if isinstance(result, Exception):
             raise result
         return result
+
+    def _unlocked_bets(self, items: list[tuple[c.PlaceBets, Principal]]) -> bool:
+        """Whether a group may read its balances before the log's lock: its rows wait for
+        the COMMIT (PostgreSQL, few enough bets), and nothing but its own accounts'
+        balances decides it (no seated bank, whose rules read the seated players')."""
+        return (
+            self.runtime.engine.dialect.name == "postgresql"
+            and sum(len(command.bets) for command, _ in items) <= DEFERRED_PLACING
+            and not self._seated_bank()
+        )
 
     def _bet_group_in_transaction(
         self, items: list[tuple[c.PlaceBets, Principal]], *, look_up: bool = True
@@ -548,17 +566,40 @@ class TableService:
         every request is then placed, the group is decided again here with its keys
         looked up, before anything is written; a bet placed under a recorded key fails
         the write (:class:`KnownKey`), and :meth:`_bets_written` runs the group again
-        looking up."""
+        looking up.
+
+        Without ``look_up``, a group whose rows wait for its COMMIT (PostgreSQL, see
+        :meth:`_unlocked_bets`) reads its balances and owners before the log's lock (one
+        round trip, with the BEGIN) and takes the lock with its writes and COMMIT, in
+        one round trip (``EventStore.lock(reads_first=True)``), or two if another writer
+        moved the log's head meanwhile: the lock is no longer held across the group's
+        round trips, which every card of the log's other writers waited behind. That
+        stands only for a decision the lock could not have changed (``_stands_unlocked``:
+        every bet placed from an account its operator owns, nothing else decided), with
+        the debits refusing at the commit a balance gone short since (the trip fails
+        whole: ``OneTripRefused``). Any other decision is made again in the same
+        transaction, the lock taken first, as usual."""
         bind_context(table_id=self.table_id)
         store = self.runtime.store
+        accounts = {b.account for command, _ in items for b in command.bets}
         with self.runtime.sessions.begin() as session:
-            store.lock(session, tables=(self.table_id,), settings=custom_plans_with_lock(session))
+            unlocked = not look_up and self._unlocked_bets(items)
+            if unlocked:
+                store.lock(session, tables=(self.table_id,), one_trip=True, reads_first=True)
+                unlocked = store.waits_for_commit(session)  # or the lock is taken already
+            else:
+                settings = custom_plans_with_lock(session)
+                store.lock(session, tables=(self.table_id,), settings=settings)
             scopes = [_scope(principal.actor) for _, principal in items]
             seated = set(self.state.seats_for_round().values())
-            held = balances_and_owners(
-                session, {b.account for command, _ in items for b in command.bets} | seated
-            )
+            held = balances_and_owners(session, accounts | seated, lock=not unlocked)
             group = None if look_up else self._decide_group(items, scopes, {}, held, seated)
+            if unlocked and (group is None or not _stands_unlocked(group, items, held)):
+                # Decided again under the lock, its keys looked up (not every bet placed).
+                settings = custom_plans_with_lock(session)
+                store.lock(session, tables=(self.table_id,), settings=settings)
+                held = balances_and_owners(session, accounts | seated)
+                group = None
             if group is None or not group.all_placed:
                 keys = [
                     scope + b.key
@@ -570,12 +611,29 @@ class TableService:
                 )
             # The events' rows wait for the COMMIT (store.commit below): the read models
             # read nothing of the log, so the lock is held a round trip less.
-            stored = store.append(session, group.events, defer=True)
             state = group.state
             rnd = state.round
             session.info[ROUND_CARDS] = (rnd.round_id, rnd.cards) if rnd is not None else None
+            stored = store.append(session, group.events, defer=True)
             project(session, stored)
-            store.commit(session)
+            try:
+                try:
+                    store.commit(session)
+                except HeadMoved:
+                    # Another writer appended since: the transaction holds the lock and the
+                    # fence now, and knows the head; the same events again, linked to it.
+                    stored = store.append(session, group.events, defer=True)
+                    project(session, stored)
+                    store.commit(session)
+            except (DBAPIError, OneTripRefused) as exc:
+                # A key taken as new was recorded (the trip refused on it): look them up.
+                failed = exc.__cause__ if isinstance(exc, OneTripRefused) else exc
+                if failed is not None and key_violated(failed):
+                    raise KnownKey(str(failed)) from exc
+                if unlocked and failed is not None and debit_refused(failed):
+                    # (the second trip, after a head moved): decided again, the lock first
+                    raise OneTripRefused(f"a balance went short: {failed}") from exc
+                raise
         if stored:
             state = replace(state, last_seq=stored[-1].seq)
         self.state = state
@@ -806,6 +864,29 @@ class TableService:
         if isinstance(command, c.CardScanned) and outcome.events:
             metrics.card_committed(self.table_id, event)
         return outcome
+
+
+def _stands_unlocked(
+    group: _Group,
+    items: list[tuple[c.PlaceBets, Principal]],
+    held: dict[str, tuple[int, str | None]],
+) -> bool:
+    """Whether a group decided on balances and owners read without the log's lock is the
+    decision the lock would have given, provided the debits still find enough at the
+    commit (they check): every bet of every request placed (a refusal may rest on a
+    balance since credited, or a key since used), nothing but bets decided, and each
+    staked account owned by the request's operator (an account's owner, once recorded,
+    never changes; one without could be funded, and owned, by another meanwhile)."""
+    if not group.all_placed or group.rest or len(group.decided) != len(items):
+        return False
+    drafts = (d for _, decision, _ in group.decided for d in decision.drafts)
+    if any(not isinstance(d.event, ev.BetsPlaced) for d in drafts):
+        return False
+    return all(
+        held.get(bet.account, (0, None))[1] == principal.actor
+        for command, principal in items
+        for bet in command.bets
+    )
 
 
 @dataclass
