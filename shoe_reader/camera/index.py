@@ -62,10 +62,14 @@ class Part:
     box: tuple[int, int, int, int]  # y0, y1, x0, x1 in feature pixels (before shifting)
     root_weights: np.ndarray  # (y1-y0, x1-x0, 3): square root of the weights
     templates: np.ndarray  # (n, D) weighted samples (times root_weights), unit length
+    """Over the D features of the box that carry weight only (see ``gather``)."""
     template_norms: np.ndarray  # (n,) lengths of the weighted samples
     labels: np.ndarray  # (n,) the rank (or suit) of each sample
     features: float  # how many features carry weight
     pairs: np.ndarray | None  # (n, n) pair_similarities of the samples
+    gather: np.ndarray  # (shifts, D) where each weighted feature lies in a raveled feature map
+    root_kept: np.ndarray  # (D,) the square roots of the weights that are not 0
+    map_shape: tuple[int, ...]  # the shape of the feature maps ``gather`` is for
 
 
 def _spreads(maps: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -100,22 +104,62 @@ def learn_part(maps: np.ndarray, labels: np.ndarray) -> Part:
     x0, x1 = max(int(xs.min()), SHIFT), min(int(xs.max()) + 1, w - SHIFT)
     weights = np.where(useful[y0:y1, x0:x1], 1.0 / noise[y0:y1, x0:x1], 0.0)
     root = np.sqrt(weights).astype(np.float32)
-    templates = (maps[:, y0:y1, x0:x1] * root).reshape(len(maps), -1).astype(np.float32)
+    # Only the features that carry weight are compared: the rest add 0 to every product
+    # (three quarters of a rank's or suit's box, nearly all of a pair's).
+    kept = np.flatnonzero(root)
+    templates = (maps[:, y0:y1, x0:x1] * root).reshape(len(maps), -1)[:, kept].astype(np.float32)
     norms = np.sqrt((templates**2).sum(axis=1))
     templates = templates / np.maximum(norms, 1e-6)[:, None]
-    part = Part((y0, y1, x0, x1), root, templates, norms, labels, float((weights > 0).sum()), None)
+    gather = _gather((y0, y1, x0, x1), root.shape, maps.shape[1:], kept)
+    part = Part(
+        (y0, y1, x0, x1),
+        root,
+        templates,
+        norms,
+        labels,
+        float((weights > 0).sum()),
+        None,
+        gather,
+        np.ascontiguousarray(root.ravel()[kept]),
+        tuple(maps.shape[1:]),
+    )
     # How alike two samples are, each shifted as a frame would be against the other.
     pairs = np.stack([similarities(part, m) for m in maps])
     return replace(part, pairs=np.maximum(pairs, pairs.T))
 
 
-def shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
-    """The part's window in ``fmap`` at every allowed shift, weighted, as rows (k, D).
+def _gather(
+    box: tuple[int, int, int, int],
+    window: tuple[int, ...],
+    shape: tuple[int, ...],
+    kept: np.ndarray,
+) -> np.ndarray:
+    """Where each ``kept`` feature of the ``box`` (its ``window``: height, width, channels)
+    lies in a raveled feature map of ``shape``, at every shift (row-major over the shifts, as
+    a loop over ``dy`` then ``dx`` would give), (shifts, len(kept))."""
+    y0, _y1, x0, _x1 = box
+    h, w, c = window
+    rows, cols, chans = np.unravel_index(kept, (h, w, c))
+    k = 2 * SHIFT + 1
+    dy, dx = np.divmod(np.arange(k * k), k)
+    y = y0 - SHIFT + dy[:, None] + rows[None, :]
+    x = x0 - SHIFT + dx[:, None] + cols[None, :]
+    if kept.size and (y.min() < 0 or x.min() < 0 or y.max() >= shape[0] or x.max() >= shape[1]):
+        return np.zeros((0, len(kept)), np.intp)  # maps too small: shifted() says so
+    return np.asarray(np.ravel_multi_index((y, x, np.broadcast_to(chans, y.shape)), shape[:3]))
 
-    The shifted windows are strided views of one slice of ``fmap`` (row-major
-    over the shifts, as a loop over ``dy`` then ``dx`` would give), weighted
-    in one product: it runs several times a frame.
+
+def shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
+    """The part's window in ``fmap`` at every allowed shift, weighted, as rows (k, D): the
+    features that carry weight only, as the part's templates.
+
+    Gathered from the raveled map where it has the shape the part was learned
+    on (it runs several times a frame); else from strided views of one slice
+    of ``fmap``, weighted in one product.
     """
+    if fmap.shape == part.map_shape and len(part.gather) and fmap.flags.c_contiguous:
+        picked: np.ndarray = fmap.ravel()[part.gather] * part.root_kept
+        return picked
     y0, y1, x0, x1 = part.box
     around = fmap[y0 - SHIFT : y1 + SHIFT, x0 - SHIFT : x1 + SHIFT]
     k = 2 * SHIFT + 1
@@ -130,7 +174,8 @@ def shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
         windows = np.ndarray(shape, fmap.dtype, fmap, start, strides)
     else:
         windows = as_strided(around, shape, strides, writeable=False)
-    shifted_windows: np.ndarray = (windows * part.root_weights).reshape(k * k, -1)
+    weighted = (windows * part.root_weights).reshape(k * k, -1)
+    shifted_windows: np.ndarray = weighted[:, np.flatnonzero(part.root_weights)]
     return shifted_windows
 
 
@@ -183,13 +228,14 @@ def blurred_templates(part: Part, maps: np.ndarray) -> np.ndarray:
     smeared frame's features are the photograph's features smeared.
     """
     y0, y1, x0, x1 = part.box
+    kept = np.flatnonzero(part.root_weights)
     out = []
     for fmap in maps:
         for length in SMEARS:
             for kernel in (np.full((1, length), 1 / length, np.float32),
                            np.full((length, 1), 1 / length, np.float32)):  # fmt: skip
                 smeared = cv2.filter2D(fmap, -1, kernel, borderType=cv2.BORDER_REPLICATE)
-                out.append((smeared[y0:y1, x0:x1] * part.root_weights).ravel())
+                out.append((smeared[y0:y1, x0:x1] * part.root_weights).ravel()[kept])
     t = np.array(out, np.float32)
     unit: np.ndarray = t / np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-6)
     return unit

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shoe_reader.camera import kernels
+from shoe_reader.camera.index import SHIFT, learn_part, shifted, similarities
 from shoe_reader.camera.locate import (
     _NEXT,
     _PREV,
@@ -371,3 +372,39 @@ def test_masked_cosines_are_the_two_products_to_float32_rounding(seed: int, n: i
     got = kernels.masked_cosines(templates, x, mask)
     assert got.dtype == np.float32
     assert np.allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), classes=st.integers(2, 5), strided=st.booleans())
+def test_a_parts_cosines_over_its_weighted_features_are_the_whole_boxs(
+    seed: int, classes: int, strided: bool
+) -> None:
+    """A part compares only the features of its box that carry weight: each sample's cosine
+    with a window, at its best shift, is the old product over the whole box (the features
+    weighted 0 adding nothing) within float32's rounding, gathered from a map of the shape
+    learned or cut from one of another layout."""
+    rng = np.random.default_rng(seed)
+    labels = np.repeat(np.arange(classes), 3).astype(str)
+    maps = rng.normal(0, 0.02, (len(labels), 20, 16, 3)).astype(np.float32)
+    for i, label in enumerate(labels):  # each class inks its own patch
+        c = int(label)
+        maps[i, 4 + 2 * c : 8 + 2 * c, 3 + c : 9 + c] += 0.5
+    part = learn_part(maps, labels)
+    assert 0 < part.templates.shape[1] < part.root_weights.size
+    fmap = maps[int(rng.integers(len(maps)))] + rng.normal(0, 0.05, (20, 16, 3)).astype(np.float32)
+    if strided:
+        fmap = np.asfortranarray(fmap)
+    y0, y1, x0, x1 = part.box
+    k = 2 * SHIFT + 1
+    rows = np.stack([
+        (fmap[y0 - SHIFT + dy : y1 - SHIFT + dy, x0 - SHIFT + dx : x1 - SHIFT + dx]
+         * part.root_weights).ravel()
+        for dy in range(k) for dx in range(k)
+    ])  # fmt: skip
+    unit = rows / np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-6)
+    whole = (maps[:, y0:y1, x0:x1] * part.root_weights).reshape(len(maps), -1)
+    whole /= np.maximum(np.linalg.norm(whole, axis=1, keepdims=True), 1e-6)
+    want = (whole @ unit.T).max(axis=1)
+    assert np.allclose(similarities(part, fmap), want, rtol=1e-5, atol=1e-5)
+    kept = part.root_weights.ravel() > 0
+    assert np.allclose(shifted(part, fmap), rows[:, kept], rtol=1e-6, atol=1e-7)
