@@ -78,6 +78,13 @@ class VotingRules:
     level: a card the pass did not show was leaned to in at most two frames of a pass (this
     asks three), and a frame read as another card at 0.95 or more always came with frames
     reading or leaning to the card shown."""
+    rank_splits: bool = True
+    """A frame whose corners disagree between the card and cards of other ranks only (a six's
+    index half hidden is a nine's turned, a six's an eight's) does not count against the card
+    the pass's sure frames read (``sure_votes``): every frame the development decks and the
+    check decks read confidently as a card not shown was that card's rank in the other suit
+    of its colour (a smeared club a spade, a heart a diamond), and a split with such a card
+    still counts, as a dispute between face and index does."""
     min_share: float = 0.8  # the winner's share of the confident votes
     gap_frames: int = 3  # empty frames that end a pass
     min_present_frames: int = 3  # shorter glimpses are not a card pass
@@ -111,6 +118,7 @@ class _Pass:
     sure: Counter[str] = field(default_factory=Counter)  # votes of at least ``sure``
     disputed: int = 0  # frames whose face and index, or two corners, read two cards
     ranks: Counter[str] = field(default_factory=Counter)  # see VotingRules.index_over_pips
+    splits: Counter[str] = field(default_factory=Counter)  # see VotingRules.rank_splits
     leans: Counter[str] = field(default_factory=Counter)  # see VotingRules.lean_votes
     pointed: set[str] = field(default_factory=set)  # what frames not read say, however weakly
 
@@ -143,7 +151,12 @@ class Voter:
             p.causes[seen.cause] += 1
             return []
         if read.code is None or read.confidence < self.rules.min_confidence:
-            p.disputed += read.disputed or read.reason.startswith(CORNERS_DISAGREE)
+            split = read.reason.startswith(CORNERS_DISAGREE)
+            p.disputed += read.disputed or split
+            if split:
+                for code in read.corners:
+                    if all(c[0] != code[0] for c in read.corners if c != code):
+                        p.splits[code] += 1
             if read.dispute:
                 face, index = read.dispute
                 if face[1] == index[1] and face[0] != index[0]:
@@ -249,9 +262,10 @@ class Voter:
         # the index saying otherwise in four more.
         clean = n == total and not p.disputed  # nothing in the pass against the card
         against = p.disputed - (p.ranks[code] if self.rules.index_over_pips else 0)
+        split = p.splits[code] if self.rules.rank_splits else 0
         enough = (
             (n >= self.rules.min_votes and against <= n)
-            or (p.sure[code] >= self.rules.sure_votes and n == total and not against)
+            or (p.sure[code] >= self.rules.sure_votes and n == total and against <= split)
             or (
                 (n >= self.rules.lean_votes or p.sure[code] >= self.rules.lean_sure_votes)
                 and n + p.leans[code] >= self.rules.lean_frames

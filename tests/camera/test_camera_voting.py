@@ -272,3 +272,25 @@ def test_two_confident_frames_and_frames_leaning_to_the_card_are_enough() -> Non
     ):
         (event,) = run([*frames, EMPTY, EMPTY, EMPTY])
         assert isinstance(event, UnreadableCard), frames
+
+
+def test_corners_split_between_the_sure_card_and_another_rank_do_not_count_against_it() -> None:
+    """svg-jolly-royal's six of spades (benchmark, studio level, pass 72): two frames read it
+    at 0.98 and 1.00, and in one more its corners said the six and the nine of spades (a six's
+    index half hidden is a nine's turned). Two sure frames with such a split report the card;
+    a split with the card's rank in another suit (the confident misreads seen were all such),
+    a split between two other cards, or the rule off leave it unreadable."""
+
+    def split(*codes: str) -> FrameRead:
+        why = f"corners disagree: {' and '.join(codes)}"
+        return FrameRead(True, CardRead(None, 0.0, why, cause=COVERED, corners=codes))
+
+    hidden = seen(None, 0.0, "face not clear")
+    sure = [PARTIAL, seen("6S", 0.98), PARTIAL, seen("6S", 1.0), split("6S", "9S"), hidden]
+    (event,) = run([*sure, EMPTY, EMPTY, EMPTY])
+    assert isinstance(event, CardSeen) and event.card == "6S"
+    (event,) = run([*sure, EMPTY, EMPTY, EMPTY], VotingRules(rank_splits=False))
+    assert isinstance(event, UnreadableCard)
+    for spoiler in (split("6S", "6C"), split("6S", "9S", "6C"), split("8S", "9S")):
+        (event,) = run([*sure[:4], spoiler, hidden, EMPTY, EMPTY, EMPTY])
+        assert isinstance(event, UnreadableCard), spoiler
