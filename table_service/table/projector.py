@@ -400,20 +400,17 @@ def project(session: Session, events: Iterable[StoredEvent]) -> None:
 
 
 def _betting_opened(session: Session, e: StoredEvent, x: ev.BettingOpened) -> None:
+    """Nothing reads the new round's row before the commit (a card dealt in the same
+    command asks for what waits to be sent first): on PostgreSQL it goes with the COMMIT,
+    so opening the betting window commits in one round trip, as a card does."""
     shoe_no = given(x.shoe_no, None)
     if shoe_no is None:  # recorded before the event carried it: the round id names it
         shoe_no = int(x.round_id.rsplit("-s", 1)[1].split("-g")[0])
-    session.execute(
-        insert(RoundRow).values(
-            round_id=x.round_id,
-            table_id=e.table_id,
-            shoe_no=shoe_no,
-            game_number=x.game_number,
-            phase="betting",
-            closes_at=x.closes_at,
-            cards="[]",
-            opened_seq=e.seq,
-        )
+    EventStore.defer(
+        session,
+        "INSERT INTO rounds (round_id, table_id, shoe_no, game_number, phase, closes_at,"
+        " cards, opened_seq) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+        (x.round_id, e.table_id, shoe_no, x.game_number, "betting", x.closes_at, "[]", e.seq),
     )
 
 
@@ -488,7 +485,14 @@ def _round_result(session: Session, e: StoredEvent, x: ev.RoundResult) -> None:
 # events' order: a round's cards, then its phase). Any other handler has the waiting
 # writes sent first, so the order is the events'.
 _AFTER_DEFERRED: frozenset[type] = frozenset(
-    {ev.CardDealt, ev.BettingClosed, ev.RoundResult, ev.RoundSettled, ev.RoundVoided}
+    {
+        ev.BettingOpened,
+        ev.CardDealt,
+        ev.BettingClosed,
+        ev.RoundResult,
+        ev.RoundSettled,
+        ev.RoundVoided,
+    }
 )
 
 

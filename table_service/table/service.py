@@ -385,11 +385,12 @@ class TableService:
             return self._execute_command(command, principal)
 
     def _execute_command(self, command: c.Command, principal: Principal) -> Outcome:
-        if isinstance(command, c.CardScanned) and not self._seated_bank():
-            # A card reads nothing before its commit (but at a seated bank's table, whose
-            # review after a settling card reads balances): one round trip when this
-            # process knows the log's head (EventStore.lock(one_trip=True)); if the trip
-            # cannot be, nothing was written and the card runs again the usual way.
+        if isinstance(command, _ONE_TRIP) and not self._seated_bank():
+            # A card, or the betting window opened or closed, reads nothing before its
+            # commit (but at a seated bank's table, whose review after a settling card
+            # reads balances, and whose opening reads the seated players'): one round
+            # trip when this process knows the log's head (EventStore.lock(one_trip=True));
+            # if the trip cannot be, nothing was written and it runs again the usual way.
             try:
                 return self._execute_in_transaction(command, principal, one_trip=True)
             except OneTripRefused as exc:
@@ -1086,6 +1087,10 @@ def _trusted(principal: Principal) -> bool:
     """The service's own code (timers, restart, configuration, tools): no policy to ask."""
     return isinstance(principal, Internal) and principal.kind == "system"
 
+
+# The commands that may commit in one round trip (see TableService._execute_command): the
+# ones a dealer's round is made of, besides the bets (a bet group reads its balances first).
+_ONE_TRIP = (c.CardScanned, c.OpenBetting, c.CloseBetting)
 
 GC_PAUSE_BETS = 1000  # commands touching fewer bets run with the collector as usual
 _gc_lock = threading.Lock()

@@ -64,3 +64,34 @@ def test_the_rounds_phase_and_result_go_with_the_commit(runtime: Any) -> None:
         assert round_writes == []  # every one went with its command's COMMIT
     else:
         assert round_writes  # SQLite writes as it goes (nothing to save)
+
+
+def test_opening_and_closing_betting_commit_in_one_trip_each(runtime: Any) -> None:
+    """The new round's row waits for the COMMIT too: on PostgreSQL opening the betting
+    window, like closing it, commits in one round trip; the row reads as before."""
+
+    async def go() -> TableService:
+        service = TableService(runtime, TableConfig(table_id="defer-2", betting_seconds=600))
+        await service.start(with_reader=False)
+        for step in (c.InsertShoe(), c.CardScanned("AS"), c.CardScanned("2S")):
+            await service.execute(step, actor="supervisor:s")
+        before = dict(runtime.store.one_trips)
+        await service.execute(c.OpenBetting(), actor="dealer:d")
+        rnd = service.state.round
+        assert rnd is not None
+        with runtime.sessions() as session:
+            row = session.scalars(select(RoundRow).where(RoundRow.round_id == rnd.round_id)).one()
+            assert (row.phase, row.cards, row.table_id) == ("betting", "[]", "defer-2")
+        await service.execute(c.CloseBetting(), actor="dealer:d")
+        if runtime.engine.dialect.name == "postgresql":
+            assert runtime.store.one_trips["committed"] == before["committed"] + 2
+        await service.stop()
+        return service
+
+    service = asyncio.run(go())
+    rnd = service.state.round
+    assert rnd is not None
+    with runtime.sessions() as session:
+        row = session.scalars(select(RoundRow).where(RoundRow.round_id == rnd.round_id)).one()
+        opened = next(e.seq for e in EventStore.read(session, round_id=rnd.round_id))
+    assert (row.phase, row.opened_seq) == ("dealing", opened)
