@@ -271,7 +271,7 @@ def _median(values: list[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
-def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
+def _snap(gray: np.ndarray, quad: np.ndarray, own: bool = True) -> tuple[np.ndarray, float]:
     """Move each side of ``quad`` onto the strongest edge across it, at full resolution.
 
     The blob a card was found from is only roughly its outline (rounded corners,
@@ -280,7 +280,9 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
     A side whose edge cannot be found keeps its first estimate. Also returns
     the support: the share of the samples, on the worst side, that found the
     side's straight edge (a quad drawn round a card and a fingertip has a side
-    over bare table).
+    over bare table). With ``own``, a side whose edge the card's own steps put
+    further in (a shadow or the table's grain stepped beyond it) is moved there
+    (see :func:`_card_steps`).
 
     The four sides are sampled in one ``remap``; the sampling maps and the
     search across the samples are compiled (:mod:`shoe_reader.camera.kernels`):
@@ -305,7 +307,112 @@ def _snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, float]:
     )
     if not ok:
         return quad, 0.0
+    # A shadow's or the table's step beyond the card's edge, if it is strong enough,
+    # is the outermost: with ``own``, the sides are found again from the card's own
+    # steps alone (see :func:`_card_steps`).
+    kept = _card_steps(prof) if own else prof
+    if kept is not prof:
+        ok, inner, _support = kernels.snap_finish(
+            kept, quad, normal, lengths, _SNAP_T, _SNAP_D, SIDE_TOLERANCE
+        )
+        if ok:
+            out = _sides_within(out, inner, prof, quad, normal)
     return out, support
+
+
+ONE_WAY = 10.0
+"""Grey levels by which the inside of a side (its median over the side) must be brighter, or
+darker, than the table beyond it for only the steps that way round to be the card's edge."""
+_ENDS = 8
+"""Samples (6 px) at either end of a profile across a side: the card inside, the table beyond."""
+RIM = 2.5
+"""Pixels inside the side found from every step from which the side found from the card's own
+steps alone is taken (nearer, it is a printed outline's inner edge: see :func:`_sides_within`)."""
+INK = 0.6
+"""Share of the table's brightness below which the band between a card's paper and the table is
+a printed outline's ink (a card's shadow darkens the table by a third at most)."""
+
+
+def _card_steps(prof: np.ndarray) -> np.ndarray:
+    """The profiles across each side (see :func:`_snap`) with only the steps the card's edge
+    can make left in them (``prof`` itself if no side shows which way round that is).
+
+    The edge is the outermost strong step across a side; beyond it, the card's
+    own soft shadow rises back to the table's brightness and wood grain or a
+    cloth's weave steps both ways, and where the card's edge is faint (a white
+    paper on a light table, smeared by the card's travel) such a step is
+    strong enough to be the outermost, and the side is laid on it, several
+    pixels out. Where the card is brighter than the table beyond it (the
+    median over a side), its edge steps down going outwards: the steps up are
+    taken out of the profile (its rises flattened, its falls kept), and the
+    other way round where the card is darker.
+    """
+    n_t = len(_SNAP_T)
+    ends = (prof[:, :_ENDS].sum(axis=1) - prof[:, -_ENDS:].sum(axis=1)).reshape(4, n_t)
+    ends.sort(axis=1)
+    contrast = ends[:, n_t // 2 - 1] + ends[:, n_t // 2]  # the median, times 2 * _ENDS
+    down, up = contrast > 2 * _ENDS * ONE_WAY, contrast < -2 * _ENDS * ONE_WAY
+    if not (down.any() or up.any()):
+        return prof
+    steps = prof[:, 1:] - prof[:, :-1]
+    if down.all():  # (a card brighter than the table all round: most often)
+        np.minimum(steps, 0, out=steps)
+    else:
+        way = np.repeat(up.astype(np.float32) - down, n_t)[:, None]
+        # (a step kept where the side's way is 0, or goes the side's way)
+        steps[steps * way < 0] = 0
+    out = np.empty_like(prof)
+    out[:, 0] = prof[:, 0]
+    np.cumsum(steps, axis=1, out=out[:, 1:])
+    out[:, 1:] += prof[:, :1]
+    return out
+
+
+def _sides_within(
+    found: np.ndarray, inner: np.ndarray, prof: np.ndarray, quad: np.ndarray, normal: np.ndarray
+) -> np.ndarray:
+    """``found`` with each side of ``inner`` (the same card's quad from its own steps, see
+    :func:`_card_steps`) that lies ``RIM`` or more inside it put in its place, unless ink
+    lies between the two.
+
+    ``prof``: the profiles across the sides of ``quad`` both were snapped from
+    (``normal``: its sides' outward normals). A side found from the card's own
+    steps inside the one found from every step, with a band darker than ``INK``
+    of the table beyond between them, is a printed outline's inner edge (the
+    table beyond the outline brighter than its ink): the outline is the card's
+    (calibration measures it on that outer edge, see :func:`snap_to_outline`),
+    and the side stays. A shadow is never that dark, nor is the table between
+    its grain's steps.
+    """
+    if float(np.abs(inner - found).max()) < RIM:
+        return found  # (no side's middle can lie RIM inside)
+    centre = found.mean(axis=0)
+    d = found[_NEXT] - found
+    lengths = np.sqrt((d * d).sum(axis=1))
+    normals = np.stack([d[:, 1], -d[:, 0]], axis=1) / np.maximum(lengths, 1e-6)[:, None]
+    normals[((found - centre) * normals).sum(axis=1) < 0] *= -1
+    # How far inside each side of ``found`` the middle of ``inner``'s lies.
+    depth = -(((inner + inner[_NEXT]) / 2 - found) * normals).sum(axis=1)
+    take = depth >= RIM
+    if not take.any():
+        return found
+    # Where the two sides' middles lie across ``quad``'s (the profiles' offsets).
+    middle = (quad + quad[_NEXT]) / 2
+    outer_at = (((found + found[_NEXT]) / 2 - middle) * normal).sum(axis=1)
+    inner_at = (((inner + inner[_NEXT]) / 2 - middle) * normal).sum(axis=1)
+    levels = np.median(prof.reshape(4, len(_SNAP_T), -1), axis=1)
+    for k in np.flatnonzero(take):
+        across, width = _SNAP_D - inner_at[k], outer_at[k] - inner_at[k]
+        band = levels[k][(across > 0) & (across < width)]
+        beyond = levels[k][across > width + 1.5]
+        if len(band) and len(beyond) and band.min() < INK * float(np.median(beyond)):
+            take[k] = False
+    if not take.any():
+        return found
+    met = _meet(
+        np.where(take[:, None], inner, found), np.where(take[:, None], inner[_NEXT], found[_NEXT])
+    )
+    return found if met is None else met.astype(np.float32)
 
 
 def _beside_skin(
@@ -497,6 +604,13 @@ class Locator:
     ``aspect`` is the card's width/height as measured on the studio's own deck
     during calibration; a quad too far from it is not a whole card (a card half
     under the shoe, a stack of chips) and gives ``present`` without a quad.
+
+    ``own_steps``: each side is also found from the steps that go the card's way
+    alone (see :func:`_card_steps`), for a camera's frames, where the card's
+    travel smears its edge and its shadow or the table steps beyond it. A
+    calibration photograph is sharp, on a plain mat: there the outermost step is
+    the card's edge (its printed outline's outer edge too, however wide), as
+    calibration has always measured it.
     """
 
     def __init__(
@@ -511,8 +625,10 @@ class Locator:
         thorough: bool = False,
         refine: bool = False,
         grow: float = 1.1,
+        own_steps: bool = True,
     ) -> None:
         self.thorough = thorough
+        self.own_steps = own_steps
         self.refine = refine
         self.grow = grow
         self.edge_low = edge_low
@@ -538,6 +654,7 @@ class Locator:
             edge_low,
             edge_high,
             min_contrast,
+            own_steps,
         )
 
     def find(self, image: np.ndarray, prior: Outline | None = None) -> Outline:
@@ -825,9 +942,9 @@ class Locator:
         g = crop.astype(np.float32)
         origin = np.array([x0, y0], np.float32)
         first = full - origin
-        local, support = _snap(g, first)
+        local, support = _snap(g, first, self.own_steps)
         if float(np.abs(local - first).max()) > SNAP_SETTLED:
-            local, support = _snap(g, local)  # again from the better first estimate
+            local, support = _snap(g, local, self.own_steps)  # again from the better estimate
         if support < MIN_SUPPORT and image.ndim == 3:
             # Borne out only beside a hand: it passes, but ranks below any outline
             # its edges bear out all round.
