@@ -321,8 +321,8 @@ def _snap(gray: np.ndarray, quad: np.ndarray, own: bool = True) -> tuple[np.ndar
 
 
 ONE_WAY = 10.0
-"""Grey levels by which the inside of a side (its median over the side) must be brighter, or
-darker, than the table beyond it for only the steps that way round to be the card's edge."""
+"""Grey levels by which the inside of a side (its median over the side) must be brighter than
+the table beyond it for only the steps down (outwards) to be the card's edge."""
 _ENDS = 8
 """Samples (6 px) at either end of a profile across a side: the card inside, the table beyond."""
 RIM = 2.5
@@ -344,23 +344,23 @@ def _card_steps(prof: np.ndarray) -> np.ndarray:
     strong enough to be the outermost, and the side is laid on it, several
     pixels out. Where the card is brighter than the table beyond it (the
     median over a side), its edge steps down going outwards: the steps up are
-    taken out of the profile (its rises flattened, its falls kept), and the
-    other way round where the card is darker.
+    taken out of the profile (its rises flattened, its falls kept). Not the
+    other way round: a card darker inside than the table (svg-oxygen's dark
+    red faces) has been seen printed with a light border, whose edge steps
+    down all the same.
     """
     n_t = len(_SNAP_T)
     ends = (prof[:, :_ENDS].sum(axis=1) - prof[:, -_ENDS:].sum(axis=1)).reshape(4, n_t)
     ends.sort(axis=1)
     contrast = ends[:, n_t // 2 - 1] + ends[:, n_t // 2]  # the median, times 2 * _ENDS
-    down, up = contrast > 2 * _ENDS * ONE_WAY, contrast < -2 * _ENDS * ONE_WAY
-    if not (down.any() or up.any()):
+    down = contrast > 2 * _ENDS * ONE_WAY
+    if not down.any():
         return prof
     steps = prof[:, 1:] - prof[:, :-1]
     if down.all():  # (a card brighter than the table all round: most often)
         np.minimum(steps, 0, out=steps)
     else:
-        way = np.repeat(up.astype(np.float32) - down, n_t)[:, None]
-        # (a step kept where the side's way is 0, or goes the side's way)
-        steps[steps * way < 0] = 0
+        steps[np.repeat(down, n_t)[:, None] & (steps > 0)] = 0
     out = np.empty_like(prof)
     out[:, 0] = prof[:, 0]
     np.cumsum(steps, axis=1, out=out[:, 1:])
