@@ -631,7 +631,7 @@ class EventStore:
         if session.info.get(_LOCKED) is transaction or self._one_trip(session) is not None:
             session.info[_HEAD] = (transaction, seq, prev)
         if checkpoint:
-            self._write_checkpoint(session, seq)
+            self._write_checkpoint(session, seq, self._latest_checkpoint(session))
         session.info.setdefault(_PENDING, []).extend(stored)
         return stored
 
@@ -801,7 +801,7 @@ class EventStore:
         latest = self._latest_checkpoint(session)
         if latest is not None and latest.size >= size:
             return latest
-        return self._write_checkpoint(session, size)
+        return self._write_checkpoint(session, size, latest)
 
     @staticmethod
     def _latest_checkpoint(session: Session) -> AuditCheckpoint | None:
@@ -809,8 +809,12 @@ class EventStore:
             select(AuditCheckpoint).order_by(AuditCheckpoint.size.desc()).limit(1)
         ).first()
 
-    def _write_checkpoint(self, session: Session, size: int) -> AuditCheckpoint:
-        latest = self._latest_checkpoint(session)
+    def _write_checkpoint(
+        self, session: Session, size: int, latest: AuditCheckpoint | None
+    ) -> AuditCheckpoint:
+        """The checkpoint at ``size``, extending ``latest`` (the last one, as the caller
+        read it under the log's lock: read once, where the seal read it twice, a round
+        trip more under the lock every few seconds)."""
         if latest is None:
             frontier = MerkleFrontier()
         else:
