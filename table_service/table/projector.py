@@ -232,6 +232,10 @@ class _BetRows:
         group) sends nothing now: its bets, stake lines and debits wait for the COMMIT
         (:func:`_defer_stakes`), the debits refusing, there, any balance they would take
         below zero."""
+        if self.placed_seq < 0:  # the events came out of order
+            self.placed.sort(key=_seq_then_bet)
+            self.stakes.sort(key=_ledger_order)
+        self.returns.sort(key=_ledger_order)
         if (
             self.placed
             and not self.returns
@@ -239,9 +243,6 @@ class _BetRows:
             and max(self.deltas.values(), default=0) <= 0
             and session.connection().dialect.name == "postgresql"
         ):
-            if self.placed_seq < 0:
-                self.placed.sort(key=_seq_then_bet)
-                self.stakes.sort(key=_ledger_order)
             _defer_stakes(session, self.placed, self.stakes, self.deltas, seq)
             return
         if (
@@ -250,18 +251,12 @@ class _BetRows:
             and min(self.deltas.values(), default=0) >= 0
             and session.connection().dialect.name == "postgresql"
         ):
-            self.returns.sort(key=_ledger_order)
             _defer_credits(session, self.returns, self.deltas, seq)
             return
-        in_order = self.placed_seq >= 0
         if self.placed:
-            if not in_order:
-                self.placed.sort(key=_seq_then_bet)
             _executemany(session, _INSERT_BET, self.placed)
         for sql, rows in ((_INSERT_LEDGER, self.stakes), (_INSERT_RETURN, self.returns)):
             if rows:
-                if rows is not self.stakes or not in_order:
-                    rows.sort(key=_ledger_order)
                 _executemany(session, sql, rows)
         _move_money(session, self.deltas, seq)
 
