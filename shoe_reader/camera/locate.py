@@ -388,8 +388,8 @@ def _sides_within(
         return found  # (no side's middle can lie RIM inside)
     centre = found.mean(axis=0)
     d = found[_NEXT] - found
-    lengths = np.sqrt((d * d).sum(axis=1))
-    normals = np.stack([d[:, 1], -d[:, 0]], axis=1) / np.maximum(lengths, 1e-6)[:, None]
+    normals = np.stack([d[:, 1], -d[:, 0]], axis=1)
+    normals /= np.maximum(_side_lengths(found), 1e-6)[:, None]
     normals[((found - centre) * normals).sum(axis=1) < 0] *= -1
     # How far inside each side of ``found`` the middle of ``inner``'s lies.
     depth = -(((inner + inner[_NEXT]) / 2 - found) * normals).sum(axis=1)
