@@ -1,11 +1,11 @@
 """Load of a whole studio: T tables on P ``serve`` processes, one SIGKILLed halfway.
 
 Run: ``python benchmarks/studio_load.py [--db URL] [--nats URL] [--tables T]
-[--processes P] [--seconds S]``. A fresh database (a scratch schema on PostgreSQL, or
-SQLite in a temporary folder), T framed virtual shoes on pseudo-terminals read by the
-real serial reader, P real ``livetable serve`` processes sharing the tables out through
-their leases. Per table a dealer bot runs rounds as fast as the table allows (betting,
-bets, close, cards from the shoe), operator bots place a batch of bets every round, and
+[--processes P] [--seconds S] [--pace human|max]``. A fresh database (a scratch schema on
+PostgreSQL, or SQLite in a temporary folder), T framed virtual shoes on pseudo-terminals
+read by the real serial reader, P real ``livetable serve`` processes sharing the tables
+out through their leases. Per table a dealer bot runs rounds (betting, bets, close, cards
+from the shoe), operator bots place a batch of bets every round, and
 public WebSocket subscribers (hundreds in all) follow the tables' streams, reconnecting
 where the directory says a table runs now; with ``--nats``, JetStream consumers follow
 the tables' subjects. A subscriber reconnects as real clients do: after a wait that doubles
@@ -19,6 +19,35 @@ event (a gap below the last seq it holds) is printed with the connections around
 Halfway, the process running the most tables is SIGKILLed and its tables are taken over
 by the others.
 
+A dealer bot plays from its table's console, as a dealer does: it follows the table's
+staff stream with the dealer's token (the dealer console's stream) and folds each event
+into the table's state with the service's own fold, so phase changes, cards, settlement,
+incidents and the shoe's events drive it. It reads the table (``GET /tables/{t}``) only
+when it must: at the start, once its console has reconnected (a takeover), after an
+incident, when a card it dealt has not come back within 2 s (read again after a second;
+if the card is still missing, the reader's report was lost with a killed process and the
+supervisor keys the card in), and when the stream has been quiet for 5 s while it waited;
+each command's answer carries the table as the command left it, and the bot goes on from
+whichever of that and its fold is newer. The bots used to read the table before every
+move: py-spy found ~45 % of the serve processes' event loop answering those polls.
+
+How fast the dealers deal (``--pace``):
+
+- ``human`` (the default): a brisk live dealer. A card every 0.5-1.0 s (uniform: a live
+  baccarat or blackjack dealer deals about one card a second at best), the burn's cards
+  every 0.3-0.6 s (slid out unshown), the betting window held open 1.8-2.4 s with each
+  operator's batch of bets arriving at a random moment in it (the dealer closes once the
+  window has passed and every batch is answered; 10-15 s in production, shortened so that
+  a minute holds enough rounds), and 1-2 s from a round's settlement to the next round's
+  betting (the layout cleared). Each table starts 0-4 s after the run does, so the tables
+  are out of phase from the start and drift further apart with every draw. A round takes
+  7-8 s: the default minute deals some 270 cards into ~55 rounds at 8 tables (the issue's
+  studio: 8 tables on 2 processes), each card received by ~25 subscribers.
+- ``max``: each dealer's next move as soon as the service has answered its last, a
+  closed loop at saturation (the old bots): the view for throughput and for what the
+  service does when it is the bottleneck. A faster service is then only a busier one: the
+  latency it shows is queueing, which is not what a studio looks like.
+
 The public subscribers run in ``--subscriber-procs`` processes of their own (the dealer
 bots, shoes and one console stream per table stay in the benchmark's process), and ask
 for the service's timing on each frame (``timing=1``: the host's monotonic clock as the
@@ -27,8 +56,11 @@ latency is split where it is spent: scan → commit and commit → send inside t
 send → receive at the subscriber. The load generator's CPU time (the benchmark process and
 the subscribers' processes) and the servers' are printed beside it.
 
-It prints figures as it goes and, last, one JSON line: ``tables``, ``processes``,
-``rounds``, ``bets``, ``events``, ``subscribers``, ``lost_events``, ``duplicate_events``
+It prints figures as it goes and, last, one JSON line: ``tables``, ``processes``, ``pace``,
+``rounds``, ``cards`` (dealt into rounds by the bots; ``cards_timed``: of them, received
+live by a subscriber), ``dealer_reads`` (the bots' reads of their tables, by why), ``cards_keyed``
+(cards the supervisor keyed in: the reader's report lost with the killed process),
+``bets``, ``events``, ``subscribers``, ``lost_events``, ``duplicate_events``
 (each subscriber's events against the log: lost is a gap below the last event it holds),
 ``refused_by_code`` (the close codes that ended subscribers' connections, 4429 the
 per-address cap), ``refused_at_end`` (subscribers whose last connection was refused),
@@ -54,11 +86,11 @@ own tables while the others' subscribers look for where their tables run now),
 ``commit_p50_ms`` (a one-row durable commit on the same database, measured in the same
 run, before and after the load), ``run_commit_p50_ms`` / ``_p99_ms`` (the same commit
 every 200 ms from a process of its own while the studio runs: the machine's own tail, for
-the p99s above), ``takeover_seconds`` (kill to every table running again) and the CPU seconds of the
-load generator and the servers. The default run is sized for a 2-core machine (about a
-minute); a larger one: ``--tables 24 --processes 4 --subscribers 1000 --seconds 300`` on
-PostgreSQL. Goal of the default run: the service's scan → send p50 at most 3x a durable
-commit's p50, and its p99 at most 15x.
+the p99s above), ``takeover_seconds`` (kill to every table running again) and the CPU
+seconds of the load generator and the servers. The default run is sized for a 2-core
+machine (about a minute, 8 tables at the human pace); a larger one: ``--tables 24
+--processes 4 --subscribers 1000 --seconds 300`` on PostgreSQL. Goal of the default run:
+the service's scan → send p50 at most 3x a durable commit's p50, and its p99 at most 15x.
 """
 
 from __future__ import annotations
@@ -83,6 +115,7 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +130,8 @@ from table_service.logs import configure_logging
 from table_service.models import Account, BetRow, LedgerEntry
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
+from table_service.table.state import TableState
+from table_service.table.state import apply as apply_table_event
 from table_service.table.stream import public_view
 
 BET_TYPES = ["player", "banker", "tie", "player_pair", "banker_pair"]
@@ -365,10 +400,14 @@ class Subscriber:
         timing: bool = False,
         name: str = "",
         fixed_retry: bool = False,
+        token: str | None = None,
     ) -> None:
         self.studio = studio  # anything with base_for(table_id) and an owner cache
         self.table_id = table_id
         self.timing = timing
+        # A staff token: the staff stream (a dealer console's: every event, as logged),
+        # not the public one.
+        self.token = token
         self.name = name or table_id
         self.seqs: list[int] = []
         # (round_id, index, received, sent, committed, read) per card, monotonic seconds
@@ -387,11 +426,15 @@ class Subscriber:
         while not stop.is_set():
             base = await self.studio.base_for(self.table_id)
             after = self.seqs[-1] if self.seqs else 0
-            url = f"{base.replace('http', 'ws', 1)}/api/v1/public/tables/{self.table_id}/stream"
+            scope = "" if self.token else "/public"
+            url = f"{base.replace('http', 'ws', 1)}/api/v1{scope}/tables/{self.table_id}/stream"
+            headers = {"Authorization": f"Bearer {self.token}"} if self.token else None
             record: list[Any] = [time.monotonic(), base, after, None, None, 0, None, ""]
             self.connections.append(record)
             try:
-                async with connect(f"{url}?after_seq={after}{query}", open_timeout=10) as ws:
+                async with connect(
+                    f"{url}?after_seq={after}{query}", open_timeout=10, additional_headers=headers
+                ) as ws:
                     while not stop.is_set():
                         try:
                             text = await asyncio.wait_for(ws.recv(), 0.5)
@@ -596,33 +639,162 @@ def subscriber_process(
     pipe.send((held, time.process_time() - cpu0, asks))
 
 
+@dataclass(frozen=True)
+class Pace:
+    """How fast a table's dealer works: each figure a uniform draw, in seconds, between
+    its two bounds (``--pace``)."""
+
+    name: str
+    start: tuple[float, float] = (0.0, 0.0)  # the table's first move after the run starts
+    burn: tuple[float, float] = (0.0, 0.0)  # between two cards of the burn
+    window: tuple[float, float] = (0.0, 0.0)  # betting open -> the dealer closes it
+    card: tuple[float, float] = (0.0, 0.0)  # betting closed or a card -> the next card
+    between: tuple[float, float] = (0.0, 0.0)  # a round settled -> the next one's betting
+
+    def draw(self, rng: random.Random, span: tuple[float, float]) -> float:
+        return rng.uniform(*span) if span[1] > 0 else 0.0
+
+
+PACES: dict[str, Pace] = {
+    # A brisk live dealer (see the module's docstring): a card every 0.5-1.0 s, the burn's
+    # cards slid out faster, a 2 s betting window, 1-2 s to clear the layout, and tables
+    # out of phase from the start (and further apart with every draw).
+    "human": Pace(
+        "human",
+        start=(0.0, 4.0),
+        burn=(0.3, 0.6),
+        window=(1.8, 2.4),
+        card=(0.5, 1.0),
+        between=(1.0, 2.0),
+    ),
+    # As fast as the service allows: a closed loop at saturation (the bots' old pace).
+    "max": Pace("max"),
+}
+QUIET = 5.0  # seconds without a frame on a console while waiting: the bot reads the table
+CARD_EVENTS = frozenset(
+    {
+        "card_dealt",
+        "card_burnt",
+        "card_set_aside",
+        "cut_card_drawn",
+        "incident_raised",
+        "round_settled",
+    }
+)
+
+
 class Dealer:
-    """Runs a table's rounds from its state: shoe, burn, betting, bets, close, cards."""
+    """Runs a table's rounds as a dealer at the console: shoe, burn, betting, bets, close,
+    cards. It follows the table on its console's staff stream, folding each event into the
+    table's state with the service's own fold (:func:`table_service.table.state.apply`),
+    and reads the table (``GET /tables/{t}``) only when it must: at the start, once its
+    console has reconnected (a takeover), after an incident, when a card it dealt did not
+    come back (the supervisor may have to key it in), and when the stream has been quiet
+    for :data:`QUIET` seconds while it waited. Each command's answer carries the table as
+    the command left it: the bot goes on from whichever of that and the fold is newer."""
 
     def __init__(
-        self, studio: Studio, table_id: str, shoe: VirtualShoe, operators: list[str], bets: int
+        self,
+        studio: Studio,
+        table_id: str,
+        shoe: VirtualShoe,
+        operators: list[str],
+        bets: int,
+        pace: Pace | None = None,
+        seed: int = 0,
     ) -> None:
         self.studio = studio
         self.table_id = table_id
         self.shoe = shoe
         self.operators = operators
         self.bets_per_round = bets
+        self.pace = pace or PACES["max"]
+        self.rng = random.Random(seed)
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.console: Subscriber | None = None  # the stream feeding ``events``
+        self.table = TableState(table_id=table_id)  # folded from the console's stream
+        self.answered: dict[str, Any] | None = None  # the table as last read or answered
+        self.reads: Counter[str] = Counter()  # GET /tables/{t}, by why
+        self.connections_seen = 0
+        self.incidents_seen = 0
+        self.stale: str | None = "start"  # why the table must be read before the next move
+        self.last_move = 0.0  # when the last card went out (or betting closed)
+        self.settled_at = 0.0  # when the fold saw the last round end
         self.dealt: dict[tuple[str, int], float] = {}
         # when the shoe's thread wrote the card's frame on the link (its last byte)
         self.wired: dict[tuple[str, int], float] = {}
         self.rounds = 0
+        self.keyed = 0  # cards the supervisor keyed in (the reader's report lost)
         self.bet_rounds: set[str] = set()
         self.round_cards: dict[str, list[str]] = defaultdict(list)
         self.errors: Counter[str] = Counter()
 
-    async def state(self) -> dict[str, Any]:
+    # -- what the console knows ------------------------------------------------------------
+    def fold(self, item: dict[str, Any]) -> None:
+        seq = item["seq"]
+        if seq <= self.table.last_seq:
+            return
+        try:
+            self.table = apply_table_event(self.table, item["type"], item["payload"], seq)
+        except Exception as exc:  # the fold is the service's: a bug to see, not to hide
+            self.errors[f"fold:{item['type']}:{type(exc).__name__}"] += 1
+            self.table = replace(self.table, last_seq=seq)
+            self.stale = "fold"
+            return
+        if item["type"] in ("round_settled", "round_voided"):
+            self.settled_at = time.monotonic()
+
+    def catch_up(self) -> list[dict[str, Any]]:
+        """Fold what the stream has brought so far, without waiting."""
+        items = []
+        while not self.events.empty():
+            item = self.events.get_nowait()
+            self.fold(item)
+            items.append(item)
+        return items
+
+    async def follow(self, seconds: float) -> list[dict[str, Any]]:
+        """Wait up to ``seconds`` for the stream's next frames and fold them."""
+        try:
+            first = await asyncio.wait_for(self.events.get(), seconds)
+        except TimeoutError:
+            return []
+        self.fold(first)
+        return [first, *self.catch_up()]
+
+    def head(self) -> int:
+        answered = self.answered["last_seq"] if self.answered is not None else 0
+        return max(self.table.last_seq, answered)
+
+    def view(self) -> dict[str, Any]:
+        """The table as the console knows it: the fold, or a newer read or answer."""
+        if self.answered is not None and self.answered["last_seq"] > self.table.last_seq:
+            return self.answered
+        return self.table.public_summary()
+
+    async def state(self, why: str) -> dict[str, Any]:
+        self.reads[why] += 1
         answer = await self.studio.call(
             "supervisor", "GET", self.table_id, f"/tables/{self.table_id}"
         )
         answer.raise_for_status()
-        return answer.json()
+        table: dict[str, Any] = answer.json()
+        self.answered = table
+        return table
 
+    def must_read(self) -> str | None:
+        if self.stale is not None:
+            return self.stale
+        if self.console is not None and len(self.console.connections) > self.connections_seen:
+            self.connections_seen = len(self.console.connections)
+            if self.connections_seen > 1:
+                return "reconnect"
+        if self.table.incidents_raised > self.incidents_seen:
+            self.incidents_seen = self.table.incidents_raised
+            return "incident"
+        return None
+
+    # -- the dealer's moves ----------------------------------------------------------------
     async def post(
         self, role: str, path: str, body: dict[str, Any] | None = None
     ) -> httpx.Response:
@@ -631,9 +803,20 @@ class Dealer:
         )
         if answer.status_code != 200:
             self.errors[f"{path}:{answer.status_code}:{answer.json().get('error')}"] += 1
+        else:
+            table = answer.json().get("table")
+            newer = isinstance(table, dict) and table.get("last_seq") is not None
+            if newer and (self.answered is None or table["last_seq"] >= self.head()):
+                self.answered = table
         return answer
 
+    async def until(self, when: float) -> None:
+        """Wait until ``when`` (monotonic), folding the stream meanwhile."""
+        while (left := when - time.monotonic()) > 0:
+            await self.follow(left)
+
     async def deal_one(self, round_id: str | None, index: int | None) -> None:
+        head = self.head()
         deadline = time.monotonic() + 5
         while True:
             before = time.monotonic()  # the shoe's thread may write it before deal() returns
@@ -646,11 +829,11 @@ class Dealer:
                 await asyncio.sleep(0.005)
         if card is None:
             return
-        now = time.monotonic()
+        now = self.last_move = time.monotonic()
         if round_id is not None and index is not None and card != "CUT":
             self.dealt[(round_id, index)] = now
             self.round_cards[round_id].append(card)
-        await self.wait_for_card(2.0)
+        await self.wait_for_card(head, 2.0)
         if round_id is not None and index is not None and card != "CUT":
             # The frame's write by the simulated shoe's thread (in this process, so its
             # delay is the load generator's, not the service's).
@@ -659,22 +842,22 @@ class Dealer:
                     self.wired[(round_id, index)] = sent.sent
                     break
 
-    async def wait_for_card(self, seconds: float) -> None:
+    async def wait_for_card(self, head: int, seconds: float) -> None:
+        """Wait for what the card made of the table (an event newer than ``head``)."""
         end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            try:
-                item = await asyncio.wait_for(self.events.get(), end - time.monotonic())
-            except TimeoutError:
-                return
-            if item["type"] in ("card_dealt", "card_burnt", "round_settled", "cut_card_drawn"):
+        while (left := end - time.monotonic()) > 0:
+            items = await self.follow(left)
+            if any(i["seq"] > head and i["type"] in CARD_EVENTS for i in items):
                 return
 
     async def run(self, stop: asyncio.Event) -> None:
+        await asyncio.sleep(self.pace.draw(self.rng, self.pace.start))
         while not stop.is_set():
             try:
                 await self.step()
             except Exception as exc:  # the process under us died: re-read and go on
                 self.errors[type(exc).__name__] += 1
+                self.stale = "error"
                 if os.environ.get("STUDIO_LOAD_DEBUG"):
                     import traceback
 
@@ -682,7 +865,12 @@ class Dealer:
                 await asyncio.sleep(0.2)
 
     async def step(self) -> None:
-        table = await self.state()
+        self.catch_up()
+        why = self.must_read()
+        if why is not None:
+            await self.state(why)
+            self.stale = None
+        table = self.view()
         shoe, rnd = table["shoe"], table["round"]
         blocking = [i for i in table["incidents"] if i["blocking"]]
         if blocking and rnd is not None and rnd["phase"] not in ("settled", "voided"):
@@ -702,9 +890,11 @@ class Dealer:
             await self.post("supervisor", "/shoe")
             return
         if not shoe["ready"]:
+            await self.until(self.last_move + self.pace.draw(self.rng, self.pace.burn))
             await self.deal_one(None, None)
             return
         if round_over:
+            await self.until(self.settled_at + self.pace.draw(self.rng, self.pace.between))
             answer = await self.post("dealer", "/betting/open")
             if answer.status_code == 200:
                 self.rounds += 1
@@ -715,24 +905,31 @@ class Dealer:
         round_id = rnd["round_id"]
         if rnd["phase"] == "betting":
             if round_id not in self.bet_rounds:
-                await self.place_bets(round_id)
                 self.bet_rounds.add(round_id)
-            await self.post("dealer", "/betting/close")
+                await self.betting(round_id)
+            answer = await self.post("dealer", "/betting/close")
+            if answer.status_code == 200:
+                self.last_move = time.monotonic()
             return
         if rnd["phase"] == "dealing" and rnd["next_position"] is not None:
             recorded = len(rnd["cards"])
             mine = self.round_cards.get(round_id, [])
             if len(mine) > recorded:
-                # Dealt from the shoe while the table's process died: the reader's report
-                # was lost with it. The supervisor keys the card in, as the rules say.
-                await asyncio.sleep(1.0)
-                again = (await self.state())["round"]
+                # Dealt from the shoe, its event not seen: late, or the reader's report was
+                # lost with the table's process. Read the table after a second; if the card
+                # is still missing, the supervisor keys it in, as the rules say.
+                await self.until(time.monotonic() + 1.0)
+                again = (await self.state("card missing"))["round"]
                 if again and again["round_id"] == round_id and len(again["cards"]) == recorded:
-                    await self.post("supervisor", "/cards", {"card": mine[recorded]})
+                    answer = await self.post("supervisor", "/cards", {"card": mine[recorded]})
+                    self.keyed += answer.status_code == 200
                 return
+            await self.until(self.last_move + self.pace.draw(self.rng, self.pace.card))
             await self.deal_one(round_id, recorded)
             return
-        await asyncio.sleep(0.05)
+        # Nothing for the dealer to do: the table is settling, or a frame is on its way.
+        if not await self.follow(QUIET):
+            self.stale = "quiet"
 
     def new_shoe(self) -> None:
         """The table's new shoe is a new physical shoe too: what was left of the old one is
@@ -741,26 +938,45 @@ class Dealer:
         until the physical shoe ran empty and every table stalled)."""
         self.shoe.refill()
 
-    async def place_bets(self, round_id: str) -> None:
-        for op_no, operator in enumerate(self.operators):
-            bets = [
-                {
-                    "key": f"{round_id}-{i}",
-                    "account": f"{operator}-acct-{(i + op_no) % 20}",
-                    "type": BET_TYPES[i % len(BET_TYPES)],
-                    "stake": 100 + 100 * (i % 7),
-                }
-                for i in range(self.bets_per_round)
-            ]
-            answer = await self.studio.call(
-                operator,
-                "POST",
-                self.table_id,
-                f"/tables/{self.table_id}/bets",
-                json={"bets": bets},
-            )
-            if answer.status_code != 200:
-                self.errors[f"bets:{answer.status_code}"] += 1
+    async def betting(self, round_id: str) -> None:
+        """The betting window: each operator's platform sends its players' bets (one batch
+        per operator). At ``--pace max`` one after the other, then the dealer closes; at a
+        human pace the window is held open and each batch arrives at a random moment in it
+        (closing once the window has passed and every batch was answered)."""
+        window = self.pace.draw(self.rng, self.pace.window)
+        if not window:
+            for op_no, operator in enumerate(self.operators):
+                await self.place_bets(round_id, op_no, operator)
+            return
+        opened = time.monotonic()
+
+        async def later(op_no: int, operator: str) -> None:
+            await asyncio.sleep(self.rng.uniform(0.1, max(0.1, window - 0.4)))
+            await self.place_bets(round_id, op_no, operator)
+
+        batches = [asyncio.create_task(later(n, op)) for n, op in enumerate(self.operators)]
+        await self.until(opened + window)
+        await asyncio.gather(*batches)
+
+    async def place_bets(self, round_id: str, op_no: int, operator: str) -> None:
+        bets = [
+            {
+                "key": f"{round_id}-{i}",
+                "account": f"{operator}-acct-{(i + op_no) % 20}",
+                "type": BET_TYPES[i % len(BET_TYPES)],
+                "stake": 100 + 100 * (i % 7),
+            }
+            for i in range(self.bets_per_round)
+        ]
+        answer = await self.studio.call(
+            operator,
+            "POST",
+            self.table_id,
+            f"/tables/{self.table_id}/bets",
+            json={"bets": bets},
+        )
+        if answer.status_code != 200:
+            self.errors[f"bets:{answer.status_code}"] += 1
 
 
 class NatsFollower:
@@ -880,10 +1096,11 @@ async def run_load(
         "LIVETABLE_TAKEOVER_SECONDS": str(args.takeover_seconds),
         # Every bot connects from 127.0.0.1, standing for players on many addresses: the
         # per-address cap on anonymous streams (50 by default) would refuse most of them.
-        # Once a process is killed, the one left standing holds every stream the run opens:
-        # the public subscribers and each table's console (a public stream too). The cap was
-        # the subscribers alone, so after a takeover as many streams as there are tables
-        # were refused (4429) to the end and never caught up (behind_at_end).
+        # Once a process is killed, the one left standing holds every stream the run opens.
+        # (The tables' consoles were public streams too, and counted: with the cap at the
+        # subscribers alone, after a takeover as many streams as there are tables were
+        # refused (4429) to the end and never caught up. They follow the staff stream now,
+        # which the cap does not count; the margin stays.)
         "LIVETABLE_STREAM_MAX_PUBLIC_PER_ADDRESS": str(max(50, args.subscribers + args.tables)),
         "LIVETABLE_STREAM_MAX_PUBLIC_PER_TABLE": str(max(2000, args.subscribers)),
     }
@@ -925,7 +1142,7 @@ async def run_load(
             if time.monotonic() - started > 120:
                 raise RuntimeError(f"tables not shared out: {owners}")
             await asyncio.sleep(0.2)
-        say(f"studio up: {dict(owners)} in {time.monotonic() - started:.1f} s")
+        say(f"studio up: {dict(owners)} in {time.monotonic() - started:.1f} s; pace {args.pace}")
         for op in operators:
             for n in range(20):
                 await studio.call(
@@ -935,15 +1152,24 @@ async def run_load(
                     f"/accounts/{op}-acct-{n}/credit",
                     json={"amount": 10**12, "reference": f"seed-{op}-{n}"},
                 )
-        dealers = {t: Dealer(studio, t, shoes[t], operators, args.bets) for t in table_ids}
-        # One console stream per table in this process (the dealer bot waits on it); the
-        # public crowd in processes of its own.
+        pace = PACES[args.pace]
+        dealers = {
+            t: Dealer(studio, t, shoes[t], operators, args.bets, pace, seed=n)
+            for n, t in enumerate(table_ids)
+        }
+        # One dealer console per table in this process (the staff stream, with the dealer's
+        # token: the bot plays from it); the public crowd in processes of its own.
         consoles: list[Subscriber] = []
         for t in table_ids:
             console = Subscriber(
-                studio, t, name=f"console-{t}", fixed_retry=args.reconnect == "fixed"
+                studio,
+                t,
+                name=f"console-{t}",
+                fixed_retry=args.reconnect == "fixed",
+                token=tokens["dealer"],
             )
             console.listeners.append(dealers[t].events)
+            dealers[t].console = console
             consoles.append(console)
         crowd_tables = [table_ids[n % len(table_ids)] for n in range(args.subscribers)]
         ctx = mp.get_context("spawn")
@@ -1028,7 +1254,8 @@ async def run_load(
             if now >= next_report:
                 next_report = now + 5
                 rounds = sum(d.rounds for d in dealers.values())
-                say(f"t={now - run_started:5.1f}s rounds={rounds}")
+                cards = sum(len(d.dealt) for d in dealers.values())
+                say(f"t={now - run_started:5.1f}s rounds={rounds} cards={cards}")
         ran = time.monotonic() - run_started
         for task in tasks[len(consoles) + len(followers) :]:
             task.cancel()
@@ -1167,10 +1394,20 @@ async def run_load(
         errors.update(d.errors)
     if errors:
         say(f"refusals and errors seen by the bots: {dict(errors.most_common(8))}")
+    reads: Counter[str] = Counter()
+    for d in dealers.values():
+        reads.update(d.reads)
+    say(f"the dealer bots read their tables (GET) {sum(reads.values())} times: {dict(reads)}")
+    timed = {(r, i) for held in crowd for r, i, _, _, c, _ in held["samples"] if c is not None}
     result: dict[str, Any] = {
         "tables": len(table_ids),
         "processes": args.processes,
+        "pace": args.pace,
         "rounds": rounds,
+        "cards": len(dealt),  # dealt into rounds by the bots, from their shoes
+        "cards_timed": len(timed & set(dealt)),  # of them, received live by a subscriber
+        "dealer_reads": dict(reads),
+        "cards_keyed": sum(d.keyed for d in dealers.values()),
         "bets": bets,
         "events": sum(len(v) for v in every.values()),
         "subscribers": len(crowd) + len(followers),  # the audience (not the dealers' consoles)
@@ -1233,7 +1470,15 @@ def main() -> None:
     parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
     parser.add_argument("--nats", default=None, help="NATS URL: publish and follow JetStream")
     parser.add_argument("--nats-stream", default=f"LOAD{uuid.uuid4().hex[:8].upper()}")
-    parser.add_argument("--tables", type=int, default=6)
+    parser.add_argument("--tables", type=int, default=8)
+    parser.add_argument(
+        "--pace",
+        choices=sorted(PACES),
+        default="human",
+        help="human: each dealer deals at a brisk live pace (a card every 0.5-1.0 s, a 2 s "
+        "betting window; the module's docstring); max: as fast as the service allows, a "
+        "closed loop at saturation",
+    )
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--subscribers", type=int, default=200, help="public WebSocket clients")
@@ -1345,6 +1590,11 @@ def main() -> None:
     say(
         f"  {'a commit through the run (every 200 ms)':36} {run_p50:8.2f} / {run_p99:8.2f} ms"
         f"   {run_p50 / commit:6.2f}x / {run_p99 / commit:6.2f}x  (the machine's own tail)"
+    )
+    say(
+        f"pace {result['pace']}: {result['rounds']} rounds settled, {result['cards']} cards "
+        f"dealt into rounds ({result['cards_timed']} of them timed live) at "
+        f"{result['tables']} tables"
     )
     say(
         f"CPU over the {result['run_seconds']} s run: load generator"

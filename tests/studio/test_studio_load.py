@@ -52,6 +52,7 @@ def test_short_studio_load_loses_and_doubles_nothing(pg_database: str, nats_url:
     assert result["ledger_mismatches"] == 0, run.stdout
     assert result["takeover_seconds"] is not None and result["takeover_seconds"] <= 3 + 10
     assert result["rounds"] >= 1 and result["bets"] >= 10 and result["events"] > 0
+    assert result["pace"] == "human" and result["cards"] >= 4  # the dealers' default pace
     assert result["subscribers"] == 15
     assert result["commit_p50_ms"] > 0
 
