@@ -29,7 +29,10 @@ if the card is still missing, the reader's report was lost with a killed process
 supervisor keys the card in), and when the stream has been quiet for 5 s while it waited;
 each command's answer carries the table as the command left it, and the bot goes on from
 whichever of that and its fold is newer. The bots used to read the table before every
-move: py-spy found ~45 % of the serve processes' event loop answering those polls.
+move: py-spy found ~45 % of the serve processes' event loop answering those polls. The
+dealer console itself (``dealer.js``) reads its view again 60 ms after each burst of its
+stream's frames (the supervisor's console and the overlay do likewise):
+``--console-views`` adds those reads, about one a card, a betting change or a settlement.
 
 How fast the dealers deal (``--pace``):
 
@@ -725,6 +728,7 @@ class Dealer:
         self.wired: dict[tuple[str, int], float] = {}
         self.rounds = 0
         self.keyed = 0  # cards the supervisor keyed in (the reader's report lost)
+        self.views = 0  # --console-views: the console's reads of its view
         self.bet_rounds: set[str] = set()
         self.round_cards: dict[str, list[str]] = defaultdict(list)
         self.errors: Counter[str] = Counter()
@@ -930,6 +934,25 @@ class Dealer:
         # Nothing for the dealer to do: the table is settling, or a frame is on its way.
         if not await self.follow(QUIET):
             self.stale = "quiet"
+
+    async def console_views(self, frames: asyncio.Queue[dict[str, Any]]) -> None:
+        """``--console-views``: the dealer console's own reads, as ``dealer.js`` makes them:
+        its view (``GET /console/tables/{t}/view``) read again 60 ms after the last frame
+        of each burst its stream brings (``refreshSoon``, debounced)."""
+        while True:
+            await frames.get()
+            with contextlib.suppress(TimeoutError):
+                while True:
+                    await asyncio.wait_for(frames.get(), 0.06)
+            try:
+                answer = await self.studio.call(
+                    "dealer", "GET", self.table_id, f"/console/tables/{self.table_id}/view"
+                )
+                self.views += 1
+                if answer.status_code != 200:
+                    self.errors[f"view:{answer.status_code}"] += 1
+            except Exception as exc:  # the process under us died: the next burst reads
+                self.errors[f"view:{type(exc).__name__}"] += 1
 
     def new_shoe(self) -> None:
         """The table's new shoe is a new physical shoe too: what was left of the old one is
@@ -1160,6 +1183,7 @@ async def run_load(
         # One dealer console per table in this process (the staff stream, with the dealer's
         # token: the bot plays from it); the public crowd in processes of its own.
         consoles: list[Subscriber] = []
+        viewing: list[asyncio.Task[None]] = []  # --console-views
         for t in table_ids:
             console = Subscriber(
                 studio,
@@ -1170,6 +1194,10 @@ async def run_load(
             )
             console.listeners.append(dealers[t].events)
             dealers[t].console = console
+            if args.console_views:
+                frames: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+                console.listeners.append(frames)
+                viewing.append(asyncio.create_task(dealers[t].console_views(frames)))
             consoles.append(console)
         crowd_tables = [table_ids[n % len(table_ids)] for n in range(args.subscribers)]
         ctx = mp.get_context("spawn")
@@ -1257,7 +1285,7 @@ async def run_load(
                 cards = sum(len(d.dealt) for d in dealers.values())
                 say(f"t={now - run_started:5.1f}s rounds={rounds} cards={cards}")
         ran = time.monotonic() - run_started
-        for task in tasks[len(consoles) + len(followers) :]:
+        for task in tasks[len(consoles) + len(followers) :] + viewing:
             task.cancel()
         for spy in spies:
             spy.wait(60)
@@ -1397,7 +1425,11 @@ async def run_load(
     reads: Counter[str] = Counter()
     for d in dealers.values():
         reads.update(d.reads)
-    say(f"the dealer bots read their tables (GET) {sum(reads.values())} times: {dict(reads)}")
+    views = sum(d.views for d in dealers.values())
+    say(
+        f"the dealer bots read their tables (GET) {sum(reads.values())} times: {dict(reads)}"
+        + (f"; their consoles read their views {views} times" if args.console_views else "")
+    )
     timed = {(r, i) for held in crowd for r, i, _, _, c, _ in held["samples"] if c is not None}
     result: dict[str, Any] = {
         "tables": len(table_ids),
@@ -1408,6 +1440,7 @@ async def run_load(
         "cards_timed": len(timed & set(dealt)),  # of them, received live by a subscriber
         "dealer_reads": dict(reads),
         "cards_keyed": sum(d.keyed for d in dealers.values()),
+        "console_views": views if args.console_views else None,
         "bets": bets,
         "events": sum(len(v) for v in every.values()),
         "subscribers": len(crowd) + len(followers),  # the audience (not the dealers' consoles)
@@ -1478,6 +1511,12 @@ def main() -> None:
         help="human: each dealer deals at a brisk live pace (a card every 0.5-1.0 s, a 2 s "
         "betting window; the module's docstring); max: as fast as the service allows, a "
         "closed loop at saturation",
+    )
+    parser.add_argument(
+        "--console-views",
+        action="store_true",
+        help="each table's dealer console also reads its view 60 ms after each burst of "
+        "its stream's frames, as dealer.js does",
     )
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=60)
