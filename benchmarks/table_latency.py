@@ -205,8 +205,8 @@ class Bench:
 
 
 STAGES = (
-    ("reader", "CRD frame's last byte -> the reader's event reaches the table"),
-    ("hop", "-> the command runs in its worker thread"),
+    ("reader", "CRD frame's last byte -> the reader's thread hands the event to the table"),
+    ("hop", "-> the command runs in the table's command thread"),
     ("begin", "-> transaction begun, log write lock held"),
     ("decide", "-> decided (rules, state)"),
     ("append", "-> appended to the hash-chained log"),
@@ -236,20 +236,21 @@ class StageClock:
     def install(self, runtime: Runtime, hub: StreamHub) -> None:
         import table_service.table.service as service_module
         from audit.store import EventStore
+        from table_service.table.reader_lane import ReaderLane
 
         clock = self
-        on_event, run_sync = TableService.on_reader_event, TableService._execute_sync
+        take, run_sync = ReaderLane.take, TableService._execute_sync
         lock, append = EventStore.lock, EventStore.append
         decide, project = service_module.decide, service_module.project
         dispatch = hub._dispatch
 
-        async def on_reader_event(self, event, *, actor):  # type: ignore[no-untyped-def]
+        def take_events(self, events):  # type: ignore[no-untyped-def]
             clock.mark("reader")
-            return await on_event(self, event, actor=actor)
+            return take(self, events)
 
-        def execute_sync(self, command, actor):  # type: ignore[no-untyped-def]
+        def execute_sync(self, command, actor, *seen):  # type: ignore[no-untyped-def]
             clock.mark("hop")
-            return run_sync(self, command, actor)
+            return run_sync(self, command, actor, *seen)
 
         def timed(name: str, function):  # type: ignore[no-untyped-def]
             def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -259,7 +260,7 @@ class StageClock:
 
             return wrapper
 
-        self._patch(TableService, "on_reader_event", on_reader_event)
+        self._patch(ReaderLane, "take", take_events)
         self._patch(TableService, "_execute_sync", execute_sync)
         self._patch(EventStore, "lock", timed("begin", lock))
         self._patch(EventStore, "append", timed("append", append))

@@ -2,7 +2,8 @@
 
 One background thread owns the port: it reads, feeds the dialect's sans-I/O session,
 writes the ACK / NAK the session asks for, and hands events to the asyncio side through
-a queue. Blocking serial I/O stays off the event loop, and the thread stops promptly on
+a queue (or, with :meth:`ShoeReader.hand_off`, to a consumer's own thread without the
+event loop). Blocking serial I/O stays off the event loop, and the thread stops promptly on
 :meth:`ShoeReader.close` (reads time out every ``read_timeout`` seconds).
 
 When the device disappears (USB unplugged, pseudo-terminal closed, socket dropped) or a
@@ -30,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
 import serial
@@ -114,7 +115,21 @@ class ShoeReader:
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._take: Callable[[list[ReaderEvent]], None] | None = None
         self._closed = False
+
+    def hand_off(self, take: Callable[[list[ReaderEvent]], None]) -> None:
+        """Give every event to ``take``, called on the reader's own thread in the order
+        read, instead of queueing it for :meth:`events` (which then yields nothing).
+
+        For a consumer that runs events on a thread of its own (a table's command
+        thread): an event queued for the event loop waits there behind whatever else the
+        loop is doing before the consumer even sees it. ``take`` must only hand the events
+        over (the port is not read meanwhile) and must not raise. Set before :meth:`start`,
+        so that no event went the other way first."""
+        if self._thread is not None or self._closed:
+            raise ReaderStateError("hand the events off before the reader starts")
+        self._take = take
 
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> ShoeReader:
@@ -228,6 +243,12 @@ class ShoeReader:
     # ------------------------------------------------------------------ I/O thread
     def _emit(self, events: list[ReaderEvent]) -> None:
         if not events or self._loop is None:
+            return
+        if self._take is not None:
+            try:
+                self._take(events)
+            except Exception:  # the consumer's bug must not stop the port being read
+                log.exception("shoe reader: events not taken", reader_id=self.reader_id)
             return
         with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is listening
             self._loop.call_soon_threadsafe(self._deliver, events)

@@ -24,6 +24,15 @@ from table_service.table.config import TableConfig
 log = structlog.get_logger(__name__)
 
 
+class Lane(Protocol):
+    """A reader's way into its table (:class:`~table_service.table.reader_lane.ReaderLane`):
+    ``take`` on the reader's thread, ``run`` on the loop for what comes back to it."""
+
+    def take(self, events: list[Any]) -> None: ...
+
+    async def run(self) -> None: ...
+
+
 class ReaderTable(Protocol):
     """What the pump needs of a table (``TableService``): its configuration, a place
     for the open shoe (to lock it while bets are taken) and the entry for reports."""
@@ -35,6 +44,8 @@ class ReaderTable(Protocol):
     def attach_reader(self, reader: Any) -> None: ...
 
     async def on_reader_event(self, event: Any, *, actor: str) -> Any: ...
+
+    def reader_lane(self, actor: str) -> Lane: ...
 
     async def execute(self, command: c.Command, *, actor: str) -> Any: ...
 
@@ -105,12 +116,16 @@ async def _serial_pump(table: ReaderTable) -> None:
     reader_id = f"{table.table_id}-shoe"
     while True:
         try:
-            async with open_reader(
+            # The reader's thread hands its events to the table's command thread, which
+            # runs a card at once; the rest comes back to the loop (lane.run), in order.
+            lane = table.reader_lane(f"reader:{reader_id}")
+            reader = open_reader(
                 shoe.port, shoe.dialect, reader_id, shoe.baud, **table.reader_options
-            ) as reader:
+            )
+            reader.hand_off(lane.take)
+            async with reader:
                 table.attach_reader(reader)
-                async for event in reader.events():
-                    await table.on_reader_event(event, actor=f"reader:{reader_id}")
+                await lane.run()
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -1,10 +1,14 @@
 """One table as a running service: one writer, a durable log, read models, timers, reader.
 
-Commands for a table are serialised by an asyncio lock and run in a worker thread (the
-database API is synchronous), so tables proceed side by side while no two commands ever
-race on one round. Each command is one database transaction: the global log lock, the
-inputs it needs (balances, idempotency keys), the decision, the events, the read models,
-commit. Only after the commit does the in-memory state move and anything get published.
+Commands for a table are serialised by an asyncio lock and run in a worker thread of the
+table's own (the database API is synchronous), so tables proceed side by side while no
+two commands ever race on one round. A serial shoe's card comes to that thread straight
+from the reader's thread, without the event loop (:mod:`reader_lane`); the thread runs one
+thing at a time, in the order it was given, so the card runs before or after any other
+command, never alongside. Each command is one database transaction: the global log lock,
+the inputs it needs (balances, idempotency keys), the decision, the events, the read
+models, commit. Only after the commit does the in-memory state move and anything get
+published.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import structlog
 from sqlalchemy.exc import DBAPIError
@@ -55,6 +59,7 @@ from table_service.table.projector import (
     project,
     writes_only_deferred,
 )
+from table_service.table.reader_lane import ReaderLane
 from table_service.table.state import TableState, fold, game_of, game_of_round
 from table_service.table.wallet import owned_balances
 
@@ -62,6 +67,7 @@ log = structlog.get_logger(__name__)
 
 Clock = Callable[[], datetime]
 Listener = Callable[["TableService", list[StoredEvent]], None]
+T = TypeVar("T")
 
 
 def utc_now() -> datetime:
@@ -207,31 +213,33 @@ class TableService:
             if self.outage is not None:
                 await self._resume()  # or DatabaseUnavailable: still away
             started = time.perf_counter()
-            self._seen = seen
             try:
-                outcome = await self._on_worker(self._execute_sync, command, principal)
+                outcome = await self._on_worker(self._execute_sync, command, principal, seen)
             except Exception as exc:
-                metrics.command_failed(self.table_id, command, exc, time.perf_counter() - started)
-                cause = outage(exc)
-                if cause is None:
+                failed = self.command_failed(command, exc, time.perf_counter() - started)
+                if failed is exc:
                     raise
-                self._pause(cause, exc)
-                raise self._unavailable() from exc
-            finally:
-                self._seen = None
+                raise failed from exc
             metrics.command_done(self.table_id, command, outcome, time.perf_counter() - started)
             if outcome.events:
                 self._after_commit_effects()
                 self._tell_listeners(outcome)
             return outcome
 
-    async def _on_worker(self, run: Callable[..., Outcome], *args: Any) -> Outcome:
+    async def _on_worker(self, run: Callable[..., T], *args: Any) -> T:
         """``run`` on the table's own thread (the caller holds the table's lock, so one
         command at a time). A card must not queue for the loop's shared threads behind
-        stream authentications, table views, lease renewals or another table's command."""
+        stream authentications, table views, lease renewals or another table's command.
+        Everything that reads the log into the table's state or moves it runs there, so
+        that a card its reader hands to that thread directly (:mod:`reader_lane`) runs
+        before or after it, never alongside."""
         context = contextvars.copy_context()  # as asyncio.to_thread: structlog's binds
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._worker, functools.partial(context.run, run, *args))
+
+    def on_command_thread(self, run: Callable[..., Any], *args: Any) -> None:
+        """Queue ``run`` on the table's command thread, from any thread (the reader's)."""
+        self._worker.submit(run, *args)
 
     def _tell_listeners(self, outcome: Outcome) -> None:
         for listener in self.listeners:
@@ -268,7 +276,7 @@ class TableService:
                 try:
                     if self.outage is not None:
                         await self._resume()  # or DatabaseUnavailable: still away
-                    results = await asyncio.to_thread(self._execute_bet_group, items)
+                    results = await self._on_worker(self._execute_bet_group, items)
                 except DatabaseUnavailable as exc:
                     results = [exc] * len(items)
                 except BaseException as exc:  # cancelled at shutdown: nobody waits forever
@@ -325,12 +333,11 @@ class TableService:
         """Under the table's lock: rebuild the state from the log (a commit whose answer
         was lost may have landed), hand any such events to the subscribers, and run again;
         DatabaseUnavailable while the database is still away."""
-        previous = self.state.last_seq
         url = self.runtime.settings.resolved_database_url
         try:
             if self.outage == "database_full" and not await asyncio.to_thread(room_again, url):
                 raise self._unavailable()
-            landed = await asyncio.to_thread(self._reload, previous)
+            landed = await self._on_worker(self._reload)
         except DatabaseUnavailable:
             raise
         except Exception as exc:
@@ -343,7 +350,8 @@ class TableService:
             self.runtime.store.announce(landed)
         self._after_commit_effects(resync=True)
 
-    def _reload(self, previous: int) -> list[StoredEvent]:
+    def _reload(self) -> list[StoredEvent]:
+        previous = self.state.last_seq
         self.load()
         with self.runtime.sessions() as session:
             return EventStore.read(session, after_seq=previous, table_id=self.table_id)
@@ -368,7 +376,16 @@ class TableService:
             if self.outage is None and not self._held_reads:
                 return
 
-    def _execute_sync(self, command: c.Command, principal: Principal | str) -> Outcome:
+    def _execute_sync(
+        self, command: c.Command, principal: Principal | str, seen: float | None = None
+    ) -> Outcome:
+        self._seen = seen  # (the command thread's own: one command at a time there)
+        try:
+            return self._execute_here(command, principal)
+        finally:
+            self._seen = None
+
+    def _execute_here(self, command: c.Command, principal: Principal | str) -> Outcome:
         if isinstance(principal, str):  # an in-process caller naming itself (a tool, a test)
             principal = Internal.of(principal)
         if isinstance(command, c.PlaceBets):
@@ -824,13 +841,55 @@ class TableService:
         self.reader = reader
         self._after_commit_effects(resync=True)
 
-    async def on_reader_event(self, event: Any, *, actor: str) -> Outcome | None:
+    def reader_lane(self, actor: str) -> ReaderLane:
+        """The way a serial shoe's events come in: its reader's thread hands them to this
+        table's command thread, which runs a card there (see :mod:`reader_lane`)."""
+        return ReaderLane(self, actor)
+
+    def takes_reader_events(self) -> bool:
+        """Whether a reader's card may run now, straight on the command thread: not while
+        the table waits for its database or keeps earlier reader events for later."""
+        return self.outage is None and not self._held_reads
+
+    def run_reader_command(self, command: c.Command, actor: str, event: Any) -> Outcome:
+        """A reader's command, run on the command thread that calls it (the lane's)."""
+        return self._execute_sync(command, Internal.of(actor), event.monotonic)
+
+    def reader_command_done(
+        self, event: Any, command: c.Command, outcome: Outcome, seconds: float
+    ) -> None:
+        """The loop's part of a reader's command run on the command thread: what
+        :meth:`execute` does after the commit (timers, the shoe's lock, listeners)."""
+        metrics.command_done(self.table_id, command, outcome, seconds)
+        if outcome.events:
+            self._after_commit_effects()
+            self._tell_listeners(outcome)
+            if isinstance(command, c.CardScanned):
+                metrics.card_committed(self.table_id, event)
+
+    def command_failed(self, command: c.Command, exc: Exception, seconds: float) -> Exception:
+        """A command failed (on the loop): counted, and if the database went away the
+        table pauses and the error to raise says so (nothing was written)."""
+        metrics.command_failed(self.table_id, command, exc, seconds)
+        cause = outage(exc)
+        if cause is None:
+            return exc
+        self._pause(cause, exc)
+        unavailable = self._unavailable()
+        unavailable.__cause__ = exc
+        return unavailable
+
+    async def on_reader_event(
+        self, event: Any, *, actor: str, failed: Exception | None = None
+    ) -> Outcome | None:
+        """A reader's event, on the loop. ``failed``: its command already ran on the
+        command thread and failed so (:meth:`command_failed`), not run again."""
         self.reader_seen_at = time.monotonic()
-        if self.outage is not None or self._held_reads:
+        if failed is None and (self.outage is not None or self._held_reads):
             self._held_reads.append((event, actor))  # in order, until the database is back
             return None
         try:
-            return await self._reader_event(event, actor)
+            return await self._reader_event(event, actor, failed)
         except Refused as exc:  # only the transient ones come here: see _reader_event
             log.warning("table.reader_event_kept", reader_event=event.event, reason=exc.code)
             self._held_reads.append((event, actor))
@@ -838,13 +897,17 @@ class TableService:
                 self._recovery = asyncio.create_task(self._recover())
             return None
 
-    async def _reader_event(self, event: Any, actor: str) -> Outcome | None:
+    async def _reader_event(
+        self, event: Any, actor: str, failed: Exception | None = None
+    ) -> Outcome | None:
         command = reader_pump.reader_command(event)
         if command is None:
             log.info("table.reader_event", reader_event=event.event)
             return None
         started = time.perf_counter()
         try:
+            if failed is not None:
+                raise failed
             outcome = await self.execute(command, actor=actor, seen=event.monotonic)
         except Exception as exc:
             if transient(exc):

@@ -1,0 +1,104 @@
+"""A shoe's events go from its reader's thread to the table's command thread: a card runs
+there without waiting for the event loop, and no event ever overtakes an earlier one."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from audit.store import EventStore, StoredEvent
+from shoe_reader.events import CardSeen, UnreadableCard
+from table_service.table import commands as c
+from table_service.table.config import TableConfig
+from table_service.table.reader_lane import ReaderLane
+from table_service.table.service import TableService
+
+ACTOR = "reader:t-shoe"
+
+
+async def _until(check: Callable[[], bool], what: str) -> None:
+    for _ in range(1000):  # a condition, bounded (10 s): never a guess at a duration
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(what)
+
+
+async def _from_reader_thread(lane: ReaderLane, events: list[Any]) -> None:
+    """``events`` as the reader's thread hands them over: one batch, off the loop."""
+    thread = threading.Thread(target=lane.take, args=(events,))
+    thread.start()
+    await asyncio.to_thread(thread.join)
+
+
+def _log(service: TableService) -> list[StoredEvent]:
+    with service.runtime.sessions() as session:
+        return EventStore.read(session, table_id=service.table_id)
+
+
+async def test_a_card_after_an_event_the_loop_runs_waits_for_it(make_runtime: Any) -> None:
+    """The indicator runs on the command thread at once; the unreadable card goes to the
+    loop; the card read after it must not overtake it, so it goes to the loop too, behind
+    it (run on the command thread at once, it would be burnt before the unreadable one)."""
+    service = TableService(make_runtime(), TableConfig(table_id="t"))
+    await service.start(with_reader=False)
+    committed_on: list[str] = []
+    service.runtime.store.subscribe(lambda _: committed_on.append(threading.current_thread().name))
+    lane = service.reader_lane(ACTOR)
+    loop_side = asyncio.create_task(lane.run())
+    try:
+        await service.execute(c.InsertShoe(), actor="dealer:test")
+        before = len(_log(service))
+        events = [
+            CardSeen(reader_id="t-shoe", seq=1, card="2S"),
+            UnreadableCard(reader_id="t-shoe", seq=2, reason="smudged"),
+            CardSeen(reader_id="t-shoe", seq=3, card="3H"),
+        ]
+        await _from_reader_thread(lane, events)
+        await _until(lambda: lane.handed_back == 2, "the loop ran the two events handed back")
+        assert lane.direct == 1  # the indicator only: the 3H was read behind the fault
+        new = _log(service)[before:]
+        # in the order read: the indicator, the unreadable card burnt, then the 3H
+        assert [(e.type, e.payload["card"]) for e in new] == [
+            ("card_burnt", "2S"),
+            ("card_burnt", None),
+            ("card_burnt", "3H"),
+        ]
+        assert new[1].payload["unreadable"]
+        assert committed_on and all(name.startswith("table-t") for name in committed_on)
+    finally:
+        loop_side.cancel()
+        await service.stop()
+
+
+async def test_a_card_refused_on_the_command_thread_is_recorded_before_the_next(
+    make_runtime: Any,
+) -> None:
+    """A card the table cannot take fails on the command thread and goes to the loop,
+    which records it unreadable as it always did; the card read after it waits for that."""
+    service = TableService(make_runtime(), TableConfig(table_id="t"))
+    await service.start(with_reader=False)
+    lane = service.reader_lane(ACTOR)
+    loop_side = asyncio.create_task(lane.run())
+    try:
+        await service.execute(c.InsertShoe(), actor="dealer:test")
+        before = len(_log(service))
+        events = [
+            CardSeen(reader_id="t-shoe", seq=1, card="ZZ"),
+            CardSeen(reader_id="t-shoe", seq=2, card="2S"),
+        ]
+        await _from_reader_thread(lane, events)
+        await _until(lambda: lane.handed_back == 2, "the loop ran both cards")
+        assert lane.direct == 0
+        new = _log(service)[before:]
+        # the refused card is recorded unreadable (a burn, here) before the 2S is read
+        assert [(e.type, e.payload["card"]) for e in new] == [
+            ("card_burnt", None),
+            ("card_burnt", "2S"),
+        ]
+        assert new[0].payload["unreadable"] and new[1].payload["indicator"]
+    finally:
+        loop_side.cancel()
+        await service.stop()
