@@ -270,11 +270,19 @@ async def replay_turn(slots: asyncio.Semaphore) -> AsyncIterator[None]:
         slots.release()
 
 
+_DELIVERIES: dict[str, Any] = {}  # COMMIT_TO_SUBSCRIBER's child per table (never removed)
+
+
 def delivered(table_id: str, seq: int) -> None:
-    """A live event went out on a subscriber's socket."""
+    """A live event went out on a subscriber's socket: once per subscriber per event, on
+    the loop, so the table's histogram is looked up once (``labels`` took 14 of this
+    call's 18 samples, of 185 for the streams' frames, in a studio's py-spy profile)."""
     at = COMMITS.get(table_id, seq)
     if at is not None:
-        COMMIT_TO_SUBSCRIBER.labels(table_id).observe(time.monotonic() - at)
+        child = _DELIVERIES.get(table_id)
+        if child is None:
+            child = _DELIVERIES[table_id] = COMMIT_TO_SUBSCRIBER.labels(table_id)
+        child.observe(time.monotonic() - at)
 
 
 class ResponseCounter:
