@@ -101,7 +101,7 @@ class ReaderLane:
                 continue
             self.direct += 1
             seconds = time.perf_counter() - started
-            self._to_loop(self.table.reader_command_done, event, command, outcome, seconds)
+            self._to_loop(self._after_the_frames, event, command, outcome, seconds)
 
     def _may_run_here(self) -> bool:
         """Nothing before this card is still waiting for the loop, and the table takes
@@ -127,6 +127,12 @@ class ReaderLane:
         return True
 
     # -- the event loop -----------------------------------------------------------------
+    def _after_the_frames(self, *done: Any) -> None:
+        """The card's after-commit work (timers, the shoe's lock, metrics), queued behind
+        what the loop has to do now: the hub's dispatch of the card's events, handed over
+        at the commit, may have just woken its subscribers, whose frames go first."""
+        self.loop.call_soon(self.table.reader_command_done, *done)
+
     async def run(self) -> None:
         """Run what was handed back, one after another in order, until cancelled."""
         while True:
