@@ -19,7 +19,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from shoe_reader.camera.calibration import Calibration
-from shoe_reader.camera.face_match import FACE_H, FACE_W, FaceMatch, face_features
+from shoe_reader.camera.face_match import FACE_H, FACE_W, FaceBook, FaceMatch, face_features
 from shoe_reader.camera.index import (
     FEAT_H,
     FEAT_W,
@@ -140,6 +140,15 @@ AGAINST_FACE = 0.6
 """Share of an index read's confidence kept where the face, not clear, is nearest another
 card."""
 CORNERS_DISAGREE = "corners disagree"
+FACE_SUIT = 0.6
+"""Share (see :meth:`~shoe_reader.camera.face_match.FaceBook.shares`) by which the face's best
+card must be preferred to every card of another suit for the face to say its suit
+(``CardRead.face_suit``). Measured on the development decks at the "studio" level (seed 2024,
+and seed 7 on six of them; every frame whose face fits a card at ``FIT_MIN``): of 16,067
+frames whose face preferred its suit by 0.5 or more, none was of another suit; the most a
+wrong suit was preferred by was 0.43 (svg-jolly-royal's jack of spades read as the jack of
+clubs, a court figure). A corner's suit alone is no such evidence: 1,200 of 36,435 clear
+corners (fit 0.84 or more) said a wrong suit, 25 of them by a margin of 0.9 or more."""
 OTHER_OUTLINES = 2
 """Outlines read beyond the two the locators chose, on a frame neither read (see
 :meth:`Recognizer._other_outlines`). Measured on the development decks at the "studio"
@@ -189,6 +198,14 @@ class CardRead:
     dispute: tuple[str, str] | tuple[()] = ()
     """A frame ``disputed`` between its face and its index: the card the face reads and the
     card the index reads (see :class:`~shoe_reader.camera.voting.VotingRules`)."""
+    index: str = ""
+    """A frame not read confidently: the card its corner indices read on their own (rank and
+    suit each clearer than a wrong one was measured, see ``RANK_ALONE``), every corner clear
+    enough to look at saying it, and the face not ruling it out (see :func:`_read_index`)."""
+    face_suit: str = ""
+    """A frame not read confidently: the suit of the cards the face cannot tell apart, where
+    it tells them from every card of another suit (see ``FACE_SUIT``): a finger over the pips
+    that tell a seven of hearts from an eight leaves the hearts' shape and colour."""
 
 
 @dataclass(frozen=True)
@@ -481,13 +498,25 @@ def _read(
     # What the face and the corners say, for the pass to weigh (see CardRead.face).
     clear = found.code if _confidence(found.fit, found.separation) >= WEAK else ""
     heard = tuple(sorted(said))
+    suit = _face_suit(book, per_card)
     if by_index is not None:
-        return replace(by_index, face=clear, corners=heard), found
+        return replace(by_index, face=clear, corners=heard, face_suit=suit), found
     cause = _cause(covered, found, index)
-    if confidence <= 0:
-        return CardRead(None, 0.0, why, cause=cause, face=clear, corners=heard), found
-    read = CardRead(found.code, confidence, why, deck_fit=index, cause=cause)
-    return replace(read, face=clear, corners=heard), found
+    read = CardRead(None, 0.0, why, cause=cause)
+    if confidence > 0:
+        read = CardRead(found.code, confidence, why, deck_fit=index, cause=cause)
+    return replace(read, face=clear, corners=heard, face_suit=suit), found
+
+
+def _face_suit(book: FaceBook, per_card: np.ndarray) -> str:
+    """The suit the face says (see ``CardRead.face_suit``), or ``""``."""
+    best = int(np.argmax(per_card))
+    if float(per_card[best]) < FIT_MIN:
+        return ""
+    suit = book.codes[best][1]
+    share = book.shares(per_card, best)
+    other = [i for i, code in enumerate(book.codes) if code[1] != suit]
+    return suit if other and float(share[other].min()) >= FACE_SUIT else ""
 
 
 def _cause(covered: float, found: FaceMatch, index: float) -> str:
@@ -562,6 +591,10 @@ def _read_index(
     fit = float(per_card[mine])
     if fit < FIT_MIN:
         return CardRead(None, 0.0, f"face not this deck's {code} (fit {fit:.2f})", cause=UNKNOWN)
+    # The face not ruling the card out (its best, or within ``SEP_MIN`` of it), the frame
+    # leans to it by its index (see CardRead.index), whatever it is read as below.
+    lean = face_best == mine or float(book.shares(per_card, face_best)[mine]) < SEP_MIN
+    leaning = code if lean else ""
     settled: list[float] = []  # the index's say against the face's contenders, once asked
 
     def settles() -> float:
@@ -583,7 +616,10 @@ def _read_index(
         share = book.shares(per_card, mine)
         if (face_best != mine or float(share.min()) < ONE_CORNER_FACE) and settles() < PAIR_OK:
             why = f"index not clear: one corner reads {code}, the face does not say so clearly"
-            return CardRead(None, 0.0, why, cause=COVERED if keep is not None else BLURRED)
+            cause = COVERED if keep is not None else BLURRED
+            # How well the index fits this deck's print, for the pass (VotingRules.deck_fit).
+            deck = _own_index(cal, windows, code) if lean else 1.0
+            return CardRead(None, 0.0, why, cause=cause, index=leaning, deck_fit=deck)
     if face_best != mine:
         share = book.shares(per_card, face_best)[mine]
         if _confidence(float(per_card[face_best]), float(share)) >= WEAK:
@@ -596,7 +632,8 @@ def _read_index(
     factor = float(np.clip((index - low) / (INDEX_OK - INDEX_MIN), 0.0, 1.0))
     if index < INDEX_FLOOR or factor <= 0:
         cause = UNKNOWN if fit >= SHARP else BLURRED
-        return CardRead(None, 0.0, f"index not this deck's {code} (fit {index:.2f})", cause=cause)
+        why = f"index not this deck's {code} (fit {index:.2f})"
+        return CardRead(None, 0.0, why, cause=cause, index=leaning, deck_fit=index)
     miss = 1.0
     for _code, conf in reads:
         miss *= 1.0 - conf
@@ -612,7 +649,7 @@ def _read_index(
     if confidence >= WEAK:
         return CardRead(code, confidence, "", deck_fit=index)
     cause = COVERED if keep is not None else BLURRED
-    return CardRead(code, confidence, "index not clear", deck_fit=index, cause=cause)
+    return CardRead(code, confidence, "index not clear", deck_fit=index, cause=cause, index=leaning)
 
 
 def _index_settles(cal: Calibration, per_card: np.ndarray, windows: _Windows, mine: int) -> float:

@@ -85,6 +85,22 @@ class VotingRules:
     check decks read confidently as a card not shown was that card's rank in the other suit
     of its colour (a smeared club a spade, a heart a diamond), and a split with such a card
     still counts, as a dispute between face and index does."""
+    index_leans: bool = True
+    """A frame not read confidently also leans to the card its corner indices read on their
+    own when its face, not clear enough to tell the card, says the card's suit (see
+    :attr:`CardRead.index` and :attr:`CardRead.face_suit`: a finger over the pips that tell a
+    seven of hearts from an eight leaves the hearts' shape and colour) and nothing in the
+    frame says another card: the rank from the index, the suit from both. The suit alone of a
+    corner is never enough (ancient_french's ace of clubs had its corner say the ace of spades
+    in seven of eight frames): the face must tell it."""
+    index_frames: int = 5
+    """Or, with no frame read confidently at all, this many frames that lean to the card (one
+    of them by index and face suit at least, and the index fitting this deck's print of the
+    card to ``deck_fit`` in one of those), with nothing in the pass against it: no frame
+    disputed, no other card said, however weakly (0: never). A hand over one corner and the
+    pips that tell the card from its neighbours, the other corner clear in every frame.
+    Measured on the development decks at the "studio" level (2,800 passes of seed 2024, 360
+    of seed 7): no pass leaned to a card not shown in more than one frame."""
     min_share: float = 0.8  # the winner's share of the confident votes
     gap_frames: int = 3  # empty frames that end a pass
     min_present_frames: int = 3  # shorter glimpses are not a card pass
@@ -120,6 +136,8 @@ class _Pass:
     ranks: Counter[str] = field(default_factory=Counter)  # see VotingRules.index_over_pips
     splits: Counter[str] = field(default_factory=Counter)  # see VotingRules.rank_splits
     leans: Counter[str] = field(default_factory=Counter)  # see VotingRules.lean_votes
+    indexed: Counter[str] = field(default_factory=Counter)  # see VotingRules.index_leans
+    lean_deck: defaultdict[str, float] = field(default_factory=lambda: defaultdict(float))
     pointed: set[str] = field(default_factory=set)  # what frames not read say, however weakly
 
 
@@ -165,6 +183,17 @@ class Voter:
             p.pointed.update(says)
             if len(says) >= 2 and len(set(says)) == 1 and not read.disputed:
                 p.leans[says[0]] += 1
+            elif (
+                self.rules.index_leans
+                and read.index
+                and read.face_suit == read.index[1:]
+                and set(says) <= {read.index}
+                and not read.disputed
+            ):
+                p.leans[read.index] += 1
+                p.indexed[read.index] += 1
+                p.pointed.add(read.index)
+                p.lean_deck[read.index] = max(p.lean_deck[read.index], read.deck_fit)
             p.reasons[read.reason or f"low confidence read {read.code}"] += 1
             p.causes[read.cause or BLURRED] += 1
             p.best_rejected = max(p.best_rejected, read.confidence)
@@ -244,6 +273,22 @@ class Voter:
 
     def _decide(self, p: _Pass) -> CardSeen | UnreadableCard:
         total = sum(p.votes.values())
+        if total == 0 and self.rules.index_frames and len(p.pointed) == 1 and not p.disputed:
+            # No confident frame: the card every frame that says anything leans to (see
+            # VotingRules.index_frames), its confidence half the share of frames leaning.
+            (code,) = p.pointed
+            if (
+                p.leans[code] >= self.rules.index_frames
+                and p.indexed[code]
+                and p.lean_deck[code] >= self.rules.deck_fit
+            ):
+                return CardSeen(
+                    reader_id=self.reader_id,
+                    card=code,
+                    confidence=round(p.leans[code] / (2 * p.present_frames), 3),
+                    frame=p.first_frame,
+                    captured=p.first_captured,
+                )
         if total == 0:
             why = p.reasons.most_common(1)[0][0] if p.reasons else "no read"
             return UnreadableCard(

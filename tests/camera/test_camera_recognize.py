@@ -13,7 +13,9 @@ import pytest
 from hardware_sim.camera.faces import DESIGNS, all_codes, render_blank, render_face, render_joker
 from hardware_sim.camera.scene import LEVELS, photograph
 from hardware_sim.camera.synth import shots
+from shoe_reader.camera import recognize
 from shoe_reader.camera.calibration import Calibration
+from shoe_reader.camera.face_match import FaceBook
 from shoe_reader.camera.index import corners_of
 from shoe_reader.camera.learn import calibrate
 from shoe_reader.camera.locate import CARD_H, CARD_W, straighten, straighten_corner
@@ -240,3 +242,22 @@ def test_a_face_and_index_dispute_is_unreadable_and_tries_no_other_outline(
     clear = rec.read_frame(frame).read
     assert clear is not None and clear.code == "7H" and not clear.disputed
     assert clear.confidence >= MIN_CONFIDENCE
+
+
+def test_the_face_says_its_suit_only_where_it_tells_every_other_suit_apart() -> None:
+    """A face under a finger that cannot tell a seven of hearts from an eight still says
+    hearts when it lies clearly nearer them than any card of another suit (see
+    ``recognize.FACE_SUIT``); not when a card of another suit is nearly as near (a seven of
+    diamonds), nor when it fits no card well."""
+    codes = ("7D", "7H", "8H", "8S")
+    pairs = np.array(
+        [[1.0, 0.8, 0.6, 0.3], [0.8, 1.0, 0.9, 0.3], [0.6, 0.9, 1.0, 0.3], [0.3, 0.3, 0.3, 1.0]],
+        np.float32,
+    )
+    book = FaceBook(codes, np.arange(4), np.eye(4, dtype=np.float32), pairs, np.arange(4))
+    hearts = np.array([0.5, 0.93, 0.92, 0.3], np.float32)
+    assert recognize._face_suit(book, hearts) == "H"
+    assert recognize._face_suit(book, hearts[[0, 2, 1, 3]]) == "H"  # the eight nearest
+    near_diamond = np.array([0.88, 0.93, 0.92, 0.3], np.float32)
+    assert recognize._face_suit(book, near_diamond) == ""
+    assert recognize._face_suit(book, hearts - 0.4) == ""  # fits nothing well

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -294,3 +296,48 @@ def test_corners_split_between_the_sure_card_and_another_rank_do_not_count_again
     for spoiler in (split("6S", "6C"), split("6S", "9S", "6C"), split("8S", "9S")):
         (event,) = run([*sure[:4], spoiler, hidden, EMPTY, EMPTY, EMPTY])
         assert isinstance(event, UnreadableCard), spoiler
+
+
+def by_index(card: str, suit: str, corners: tuple[str, ...] | None = None) -> FrameRead:
+    """A frame not read confidently whose corners read ``card`` on their own and whose face
+    says the suit ``suit`` (not the card: a finger over the pips that tell it)."""
+    said = (card,) if corners is None else corners
+    read = CardRead(None, 0.0, "index not clear: one corner reads it", cause=COVERED,
+                    corners=said, index=card, face_suit=suit, deck_fit=0.97)  # fmt: skip
+    return FrameRead(True, read)
+
+
+def test_a_corner_with_the_faces_suit_leans_to_the_card_and_the_corner_alone_does_not() -> None:
+    """anglo_modern's eight of hearts with a finger over one corner and the pips that tell it
+    from the seven (benchmark, studio level, pass 120): no frame read, one corner said 8H in
+    all eight, the face said hearts. Frames whose index reads the card and whose face says
+    its suit lean to it: five of them and nothing else in the pass read it; the suit of the
+    corner alone, four frames, another card said once, a dispute, an index never this deck's
+    print, or the rule off leave it unreadable. With one sure frame, three such frames are
+    the leans the pass asks (VotingRules.lean_sure_votes)."""
+    hidden = seen(None, 0.0, "face not clear")
+    frames = [by_index("8H", "H")] * 5 + [hidden]
+    (event,) = run([*frames, EMPTY, EMPTY, EMPTY])
+    assert isinstance(event, CardSeen) and event.card == "8H" and (event.confidence or 1.0) < 0.5
+    no_suit = [by_index("8H", "")] * 5  # the face says no suit: the corner's suit alone
+    wrong_suit = [by_index("8H", "D")] * 5
+    dispute = FrameRead(True, CardRead(None, 0.0, "face and index disagree", disputed=True))
+    other = FrameRead(True, CardRead(None, 0.0, "not clear", corners=("7H",)))
+    foreign = [replace(f, read=replace(f.read, deck_fit=0.93)) for f in frames if f.read]
+    for spoiled in (
+        no_suit,
+        wrong_suit,
+        frames[1:],
+        [*frames, other],
+        [*frames, dispute],
+        [*frames, by_index("8H", "H", ("8H", "6H"))],
+        foreign,
+    ):
+        (event,) = run([*spoiled, EMPTY, EMPTY, EMPTY])
+        assert isinstance(event, UnreadableCard), spoiled
+    (event,) = run([*frames, EMPTY, EMPTY, EMPTY], VotingRules(index_leans=False))
+    assert isinstance(event, UnreadableCard)
+    (event,) = run([seen("8H", 0.97), *frames[:3], hidden, EMPTY, EMPTY, EMPTY])
+    assert isinstance(event, CardSeen) and event.card == "8H"
+    (event,) = run([seen("8H", 0.97), *no_suit[:3], hidden, EMPTY, EMPTY, EMPTY])
+    assert isinstance(event, UnreadableCard)
