@@ -122,6 +122,13 @@ class Settings(BaseSettings):
         description="serve: offer permessage-deflate on WebSockets (each frame compressed"
         " per subscriber: CPU for bandwidth)",
     )
+    stream_websocket: Literal["websockets-sansio", "websockets"] = Field(
+        "websockets-sansio",
+        description="serve: uvicorn's WebSocket implementation; websockets-sansio (uvicorn"
+        " 0.55's own choice, pinned here) fans a frame out in 23-25 us a subscriber against"
+        " 27 for the older websockets, and 28 against 34 us of CPU a frame at 200"
+        " subscribers (benchmarks/fanout.py, PostgreSQL, load 5-8)",
+    )
     stream_replay_workers: int = Field(
         2, ge=1, le=32, description="Threads that read stream replays (apart from writes)"
     )

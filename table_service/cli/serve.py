@@ -81,6 +81,7 @@ def serve(
             host=bind_host,
             port=bind_port,
             log_config=None,
+            ws=settings.stream_websocket,
             ws_per_message_deflate=settings.stream_compression,
         )
     finally:
