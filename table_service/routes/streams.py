@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from time import monotonic
 from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
@@ -37,6 +38,7 @@ from table_service.table.stream import (
     operator_view,
     public_view,
     render,
+    stamped,
     with_timing,
 )
 
@@ -198,23 +200,29 @@ async def _serve_stream(
         if replayed is None:
             return  # too slow to take the replay: closed
         last = replayed
+        # The live path, once per subscriber per event: nothing here but the send may wait
+        # (the frame rendered once per audience, an operator's off the loop, the timing's
+        # commit and read times put in once per audience; the py-spy of benchmarks/fanout.py
+        # finds three quarters of a frame's time in the socket's write itself).
+        send = websocket.send_text
+        shared = view_key == "public" or view_key == "internal"
         while True:
-            event = await queue.get()  # a client gone puts None here too (no wait per event)
+            # a client gone puts None here too (no wait per event)
+            event = queue.get_nowait() if queue.qsize() else await queue.get()
             if event is None:
                 if not gone.done():
                     await websocket.close(*_why_ended(hub, manager, queue, table_id))
                 return
             if event.seq <= last:
                 continue
-            frame = await _frame(hub, view_key, view, event)
+            if shared:
+                frame = hub.rendered(view_key, view, event)
+            else:
+                frame = await _frame(hub, view_key, view, event)
             if frame is not None:
                 if timing:
-                    frame = with_timing(
-                        frame,
-                        metrics.COMMITS.get(table_id, event.seq),
-                        metrics.COMMITS.read_at(table_id, event.seq),
-                    )
-                await websocket.send_text(frame)
+                    frame = stamped(hub.timed(view_key, table_id, event, frame), monotonic())
+                await send(frame)
                 metrics.delivered(table_id, event.seq)
             last = event.seq
     except (WebSocketDisconnect, RuntimeError):

@@ -48,6 +48,7 @@ from typing import Any
 import structlog
 
 from audit.store import StoredEvent
+from table_service import metrics
 from table_service.table.audience import Audience
 from table_service.table.view import PUBLIC_VIEWER, STAFF_VIEWER, Viewer, no_hand, view
 
@@ -187,11 +188,21 @@ def with_timing(text: str, committed: float | None, read: float | None = None) -
     keep), and for a reader's card ``t.read``, when the reader's thread read the frame's
     bytes. Seconds; a subscriber on the same host tells the service's share of a latency
     from its own."""
-    sent = time.monotonic()
+    return stamped(timing_prefix(text, committed, read), time.monotonic())
+
+
+def timing_prefix(text: str, committed: float | None, read: float | None = None) -> str:
+    """All of a timed frame but its send time (the same for every subscriber of an
+    event's audience: built once per event and audience, see :meth:`StreamHub.timed`)."""
     commit = "" if committed is None else f'"commit":{committed:.6f},'
     if read is not None:
         commit = f'"read":{read:.6f},{commit}'
-    return f'{text[:-1]},"t":{{{commit}"send":{sent:.6f}}}}}'
+    return f'{text[:-1]},"t":{{{commit}"send":'
+
+
+def stamped(prefix: str, sent: float) -> str:
+    """A timed frame: its :func:`timing_prefix` and the send time, per subscriber."""
+    return f"{prefix}{sent:.6f}}}}}"
 
 
 @dataclass
@@ -260,6 +271,7 @@ class StreamHub:
         self._tokens = float(replay_rate) / 10
         self._stamp = loop.time()
         self._live: OrderedDict[tuple[str, int], str | None] = OrderedDict()
+        self._timed: OrderedDict[tuple[str, int], str] = OrderedDict()
 
     @contextlib.asynccontextmanager
     async def turn(self, frames: int) -> AsyncIterator[None]:
@@ -304,6 +316,22 @@ class StreamHub:
         while len(self._live) > LIVE_RENDERED:
             self._live.popitem(last=False)
         return text
+
+    def timed(self, view_key: str, table_id: str, event: StoredEvent, text: str) -> str:
+        """A live frame's :func:`timing_prefix` (its commit and read times), built once
+        per event and audience however many ``timing=1`` subscribers it has."""
+        key = (view_key, event.seq)
+        prefix = self._timed.get(key)
+        if prefix is None:
+            prefix = timing_prefix(
+                text,
+                metrics.COMMITS.get(table_id, event.seq),
+                metrics.COMMITS.read_at(table_id, event.seq),
+            )
+            self._timed[key] = prefix
+            while len(self._timed) > LIVE_RENDERED:
+                self._timed.popitem(last=False)
+        return prefix
 
     def kept(self, view_key: str, seq: int) -> str | None:
         """A live event already rendered for ``view_key`` (:data:`MISSING` if not)."""

@@ -155,7 +155,7 @@ async def test_a_readers_card_carries_when_its_bytes_were_read(runtime: Any) -> 
     from table_service import metrics
     from table_service.table import commands as c
     from table_service.table.service import TableService
-    from table_service.table.stream import with_timing
+    from table_service.table.stream import StreamHub, stamped, with_timing
 
     service = TableService(runtime, TableConfig(table_id="read-1"))
     await service.start(with_reader=False)
@@ -169,5 +169,22 @@ async def test_a_readers_card_carries_when_its_bytes_were_read(runtime: Any) -> 
         timing = json.loads(framed)["t"]
         assert timing["read"] == round(read, 6)
         assert timing["read"] <= timing["commit"] <= timing["send"]
+        # live frames: the same stamps, the commit and read times put in once per event and
+        # audience, the send time per subscriber
+        hub = StreamHub(asyncio.get_running_loop())
+        event = card.events[0]
+        metrics.COMMITS.record([event])  # as the app's event store hook does
+        text = json.dumps({"seq": event.seq})
+        prefix = hub.timed("public", "read-1", event, text)
+        assert hub.timed("public", "read-1", event, text) is prefix
+        first, second = stamped(prefix, 1.0), stamped(prefix, 2.5)
+        assert json.loads(first)["t"] == {
+            "read": round(read, 6),
+            "commit": round(metrics.COMMITS.get("read-1", event.seq) or -1, 6),
+            "send": 1.0,
+        }
+        assert json.loads(second)["t"]["send"] == 2.5
+        assert json.loads(second)["seq"] == event.seq
+        hub.close()
     finally:
         await service.stop()
