@@ -41,7 +41,7 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
     if not folder.is_dir():
         raise CalibrationError(f"{folder} is not a folder")
     files, problems = _face_files(folder)
-    locator = Locator(aspect_tolerance=0.2, thorough=True, own_steps=False)
+    locator = Locator(aspect_tolerance=0.2, thorough=True, own_steps=False, hands=False)
     samples: dict[str, FaceSample] = {}
     for code in (r + s for s in SUITS for r in RANKS):
         path = files.get(code)

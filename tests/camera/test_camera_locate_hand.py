@@ -98,8 +98,9 @@ def test_a_card_fading_into_the_table_beside_a_hand_is_joined_with_its_faint_par
     its print, and the pass was unreadable (two frames read). Joined with what differs
     from the table by half the limit (as the faint silhouette takes it), the pieces
     beside the hand outline the card and the pass reads TS; without, unreadable again.
-    (Its sides laid on the card's own steps read it as well, beside a faint edge: they
-    are taken away too, see test_camera_locate_edges.py.)"""
+    (Its sides laid on the card's own steps read it as well, beside a faint edge, and so
+    do a side askew under the hand laid again and the paper without the hand's skin: they
+    are taken away too, see test_camera_locate_edges.py and test_camera_locate_askew.py.)"""
     cal = calibrated("svg-konqi-modern", tmp_path_factory)
     code, shots = _drawn("svg-konqi-modern", 163)
     frames = [f for f, _q in shots]
@@ -110,5 +111,7 @@ def test_a_card_fading_into_the_table_beside_a_hand_is_joined_with_its_faint_par
         Locator, "_joined", lambda self, work, faint=1.0: joined(self, work) if faint == 1 else []
     )
     monkeypatch.setattr(locate, "_card_steps", lambda prof: prof)
+    monkeypatch.setattr(locate, "SQUARE", False)
+    monkeypatch.setattr(locate, "SKIN_CUT", False)
     (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
