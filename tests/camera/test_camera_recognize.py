@@ -261,3 +261,24 @@ def test_the_face_says_its_suit_only_where_it_tells_every_other_suit_apart() -> 
     near_diamond = np.array([0.88, 0.93, 0.92, 0.3], np.float32)
     assert recognize._face_suit(book, near_diamond) == ""
     assert recognize._face_suit(book, hearts - 0.4) == ""  # fits nothing well
+
+
+def test_a_corners_suit_gives_way_where_the_print_that_tells_its_twin_says_the_twin(
+    heldout_calibration: Calibration,
+) -> None:
+    """A corner's suit read is checked against its twin's (clubs against spades) on the print
+    where this deck's two cards of that rank differ: a spade read on a club's corner says no
+    suit; a spade read on a spade's corner, or on a corner half-way between the two, stands
+    (see ``recognize._twin_checked``)."""
+    cal = heldout_calibration
+    cards = np.array(cal.cards)
+    club = cal.maps[(cards == "5C") & ~cal.soft][0]
+    spade = cal.maps[(cards == "5S") & ~cal.soft][0]
+    said_spade = recognize.PartRead("S", 0.9, 0.6, 0.5)
+    vetoed = recognize._twin_checked(cal, club, "5", said_spade)
+    assert vetoed.label == "S" and vetoed.margin == 0.0 and vetoed.confidence == 0.0
+    assert recognize._twin_checked(cal, spade, "5", said_spade) == said_spade
+    between = np.ascontiguousarray((club + spade) / 2)
+    assert recognize._twin_checked(cal, between, "5", said_spade) == said_spade
+    said_club = recognize.PartRead("C", 0.9, 0.6, 0.5)
+    assert recognize._twin_checked(cal, club, "5", said_club) == said_club
