@@ -34,15 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from serving import Serve, cpu_seconds, load_average
+from serving import Serve, cpu_seconds, load_average, percentile
 
 TABLE = "fan-1"
 ACTOR = "bench:fanout"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
 def crowd(ws_url: str, n: int, pipe: Any) -> None:
@@ -110,20 +105,7 @@ def run(args: argparse.Namespace, runtime: Any, tmp: Path) -> dict[str, Any]:
 
     with runtime.sessions.begin() as session:
         sup = add_principal(session, runtime.store, "fan-sup", "supervisor", actor=ACTOR)
-    tables = tmp / "tables.toml"
-    tables.write_text(f'[[tables]]\ntable_id = "{TABLE}"\n')
-    cap = str(max(1000, args.subscribers))
-    server = Serve(
-        runtime.engine.url.render_as_string(hide_password=False),
-        runtime.settings.data_dir,
-        tables,
-        tmp / "serve.log",
-        {
-            "LIVETABLE_STREAM_MAX_PUBLIC_PER_ADDRESS": cap,
-            "LIVETABLE_STREAM_MAX_PUBLIC_PER_TABLE": cap,
-            **dict(item.split("=", 1) for item in args.serve_setting),
-        },
-    )
+    server = Serve.one_table(runtime, tmp, TABLE, max(1000, args.subscribers), args.serve_setting)
     server.start()
     procs: list[Any] = []
     pipes: list[Any] = []

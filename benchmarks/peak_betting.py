@@ -46,7 +46,7 @@ from typing import Any
 
 import httpx
 from rowfloor import placed_rows, write_floor
-from serving import Serve, cpu_seconds, load_average
+from serving import Serve, cpu_seconds, load_average, percentile
 
 TABLE = "peak-1"
 BET_TYPES = ("player", "banker", "tie", "player_pair", "banker_pair")
@@ -56,11 +56,6 @@ UNDERFUNDED = 100  # one player in this many holds less than the stake
 
 def say(text: str) -> None:
     print(text, flush=True)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
 # -- set-up --------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -33,6 +34,12 @@ def cpu_seconds(pid: int) -> float:
 
 def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank ``q`` quantile (0.0 for no values), as every benchmark here reports it."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
 class Serve:
@@ -57,6 +64,27 @@ class Serve:
         }
         self.tables = tables
         self.proc: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def one_table(
+        cls, runtime: Any, tmp: Path, table_id: str, public_cap: int, settings: list[str]
+    ) -> Serve:
+        """A ``serve`` of one table on the runtime's database, its public streams capped at
+        ``public_cap`` per address and per table (a crowd of subscribers comes from one
+        address here), with ``settings`` (``LIVETABLE_X=VALUE``) beyond the defaults."""
+        tables = tmp / "tables.toml"
+        tables.write_text(f'[[tables]]\ntable_id = "{table_id}"\n')
+        return cls(
+            runtime.engine.url.render_as_string(hide_password=False),
+            runtime.settings.data_dir,
+            tables,
+            tmp / "serve.log",
+            {
+                "LIVETABLE_STREAM_MAX_PUBLIC_PER_ADDRESS": str(public_cap),
+                "LIVETABLE_STREAM_MAX_PUBLIC_PER_TABLE": str(public_cap),
+                **dict(item.split("=", 1) for item in settings),
+            },
+        )
 
     @property
     def base(self) -> str:

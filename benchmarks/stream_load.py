@@ -31,15 +31,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from serving import Serve, cpu_seconds, load_average
+from serving import Serve, cpu_seconds, load_average, percentile
 
 TABLE = "bench-1"
 ACTOR = "bench:stream"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
 # -- the writer (a process of its own) ---------------------------------------------------------
@@ -135,19 +130,8 @@ def run(args: argparse.Namespace, runtime: Any, tmp: Path) -> dict[str, Any]:
     with runtime.sessions.begin() as session:
         op = add_principal(session, runtime.store, "bench-op", "operator", actor=ACTOR)
         sup = add_principal(session, runtime.store, "bench-sup", "supervisor", actor=ACTOR)
-    tables = tmp / "tables.toml"
-    tables.write_text(f'[[tables]]\ntable_id = "{TABLE}"\n')
-    cap = str(max(100_000, args.subscribers))
-    server = Serve(
-        runtime.engine.url.render_as_string(hide_password=False),
-        runtime.settings.data_dir,
-        tables,
-        tmp / "serve.log",
-        {
-            "LIVETABLE_STREAM_MAX_PUBLIC_PER_ADDRESS": cap,
-            "LIVETABLE_STREAM_MAX_PUBLIC_PER_TABLE": cap,
-            **dict(item.split("=", 1) for item in args.serve_setting),
-        },
+    server = Serve.one_table(
+        runtime, tmp, TABLE, max(100_000, args.subscribers), args.serve_setting
     )
     server.start()
     procs: list[Any] = []
