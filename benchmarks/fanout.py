@@ -28,13 +28,12 @@ import asyncio
 import json
 import multiprocessing as mp
 import statistics
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
-from serving import Serve, cpu_seconds, load_average, percentile
+from serving import Serve, cpu_seconds, load_average, percentile, run_on_scratch, serve_arguments
 
 TABLE = "fan-1"
 ACTOR = "bench:fanout"
@@ -199,22 +198,9 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=0.04, help="seconds between events")
     parser.add_argument("--client-procs", type=int, default=1, help="subscriber processes")
     parser.add_argument("--floor-samples", type=int, default=100, help="durable commits timed")
-    parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
-    parser.add_argument(
-        "--serve-setting",
-        action="append",
-        default=[],
-        metavar="LIVETABLE_X=VALUE",
-        help="a setting of the server beyond its defaults (repeatable)",
-    )
+    serve_arguments(parser)
     args = parser.parse_args()
-    from scratch import scratch_runtime
-
-    from table_service.logs import configure_logging
-
-    configure_logging(level="WARNING")
-    with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:
-        r = run(args, runtime, Path(tmp))
+    r = run_on_scratch(run, args)
     print(
         f"fan-out on {r['backend']} (livetable serve): {r['subscribers']} public subscribers"
         f" (timing=1) on one table, {r['events']} events, {r['frames']} frames"

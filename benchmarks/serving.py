@@ -7,13 +7,16 @@ Shared by ``peak_betting.py``, ``stream_load.py`` and ``studio_load.py``-like ru
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +131,29 @@ class Serve:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+
+
+def serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a benchmark that runs one ``serve`` on a scratch database."""
+    parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
+    parser.add_argument(
+        "--serve-setting",
+        action="append",
+        default=[],
+        metavar="LIVETABLE_X=VALUE",
+        help="a setting of the server beyond its defaults (repeatable)",
+    )
+
+
+def run_on_scratch(
+    run: Callable[[argparse.Namespace, Any, Path], dict[str, Any]], args: argparse.Namespace
+) -> dict[str, Any]:
+    """``run(args, runtime, tmp)`` on a scratch database (``--db``) and a temporary folder,
+    the service's logging at WARNING."""
+    from scratch import scratch_runtime
+
+    from table_service.logs import configure_logging
+
+    configure_logging(level="WARNING")
+    with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:
+        return run(args, runtime, Path(tmp))

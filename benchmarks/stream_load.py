@@ -25,13 +25,12 @@ import asyncio
 import json
 import multiprocessing as mp
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx
-from serving import Serve, cpu_seconds, load_average, percentile
+from serving import Serve, cpu_seconds, load_average, percentile, run_on_scratch, serve_arguments
 
 TABLE = "bench-1"
 ACTOR = "bench:stream"
@@ -235,24 +234,11 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=300, help="events in the table's log")
     parser.add_argument("--warmup", type=float, default=3.0, help="seconds before timing")
     parser.add_argument("--client-procs", type=int, default=2, help="subscriber processes")
-    parser.add_argument("--db", default=None, help="database URL (default: SQLite in a temp dir)")
     parser.add_argument("--profile", default=None, help="py-spy the server into this file")
     parser.add_argument("--idle", action="store_true", help="py-spy: sample waiting threads too")
-    parser.add_argument(
-        "--serve-setting",
-        action="append",
-        default=[],
-        metavar="LIVETABLE_X=VALUE",
-        help="a setting of the server beyond its defaults (repeatable)",
-    )
+    serve_arguments(parser)
     args = parser.parse_args()
-    from scratch import scratch_runtime
-
-    from table_service.logs import configure_logging
-
-    configure_logging(level="WARNING")
-    with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:
-        r = run(args, runtime, Path(tmp))
+    r = run_on_scratch(run, args)
     print(
         f"stream load on {r['backend']} (livetable serve): {r['subscribers']} public subscribers"
         f" replaying {r['history_events']} events each from seq 0, {r['writes']} operator"

@@ -4,8 +4,9 @@ there without waiting for the event loop, and no event ever overtakes an earlier
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from audit.store import EventStore, StoredEvent
@@ -38,19 +39,31 @@ def _log(service: TableService) -> list[StoredEvent]:
         return EventStore.read(session, table_id=service.table_id)
 
 
-async def test_a_card_after_an_event_the_loop_runs_waits_for_it(make_runtime: Any) -> None:
-    """The indicator runs on the command thread at once; the unreadable card goes to the
-    loop; the card read after it must not overtake it, so it goes to the loop too, behind
-    it (run on the command thread at once, it would be burnt before the unreadable one)."""
+@contextlib.asynccontextmanager
+async def _shoe_in(make_runtime: Any) -> AsyncIterator[tuple[TableService, ReaderLane, int]]:
+    """A started table with a shoe in and its reader's lane running on the loop: the
+    table, the lane, and how many events the log held before the reader's."""
     service = TableService(make_runtime(), TableConfig(table_id="t"))
     await service.start(with_reader=False)
-    committed_on: list[str] = []
-    service.runtime.store.subscribe(lambda _: committed_on.append(threading.current_thread().name))
     lane = service.reader_lane(ACTOR)
     loop_side = asyncio.create_task(lane.run())
     try:
         await service.execute(c.InsertShoe(), actor="dealer:test")
-        before = len(_log(service))
+        yield service, lane, len(_log(service))
+    finally:
+        loop_side.cancel()
+        await service.stop()
+
+
+async def test_a_card_after_an_event_the_loop_runs_waits_for_it(make_runtime: Any) -> None:
+    """The indicator runs on the command thread at once; the unreadable card goes to the
+    loop; the card read after it must not overtake it, so it goes to the loop too, behind
+    it (run on the command thread at once, it would be burnt before the unreadable one)."""
+    committed_on: list[str] = []
+    async with _shoe_in(make_runtime) as (service, lane, before):
+        service.runtime.store.subscribe(
+            lambda _: committed_on.append(threading.current_thread().name)
+        )
         events = [
             CardSeen(reader_id="t-shoe", seq=1, card="2S"),
             UnreadableCard(reader_id="t-shoe", seq=2, reason="smudged"),
@@ -68,9 +81,6 @@ async def test_a_card_after_an_event_the_loop_runs_waits_for_it(make_runtime: An
         ]
         assert new[1].payload["unreadable"]
         assert committed_on and all(name.startswith("table-t") for name in committed_on)
-    finally:
-        loop_side.cancel()
-        await service.stop()
 
 
 async def test_a_card_refused_on_the_command_thread_is_recorded_before_the_next(
@@ -78,13 +88,7 @@ async def test_a_card_refused_on_the_command_thread_is_recorded_before_the_next(
 ) -> None:
     """A card the table cannot take fails on the command thread and goes to the loop,
     which records it unreadable as it always did; the card read after it waits for that."""
-    service = TableService(make_runtime(), TableConfig(table_id="t"))
-    await service.start(with_reader=False)
-    lane = service.reader_lane(ACTOR)
-    loop_side = asyncio.create_task(lane.run())
-    try:
-        await service.execute(c.InsertShoe(), actor="dealer:test")
-        before = len(_log(service))
+    async with _shoe_in(make_runtime) as (service, lane, before):
         events = [
             CardSeen(reader_id="t-shoe", seq=1, card="ZZ"),
             CardSeen(reader_id="t-shoe", seq=2, card="2S"),
@@ -99,6 +103,3 @@ async def test_a_card_refused_on_the_command_thread_is_recorded_before_the_next(
             ("card_burnt", "2S"),
         ]
         assert new[0].payload["unreadable"] and new[1].payload["indicator"]
-    finally:
-        loop_side.cancel()
-        await service.stop()
