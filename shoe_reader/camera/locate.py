@@ -623,6 +623,20 @@ def _shrunk(cut: np.ndarray, crop: np.ndarray) -> bool:
     return x >= 2 or y >= 2 or x + w <= crop.shape[1] - 2 or y + h <= crop.shape[0] - 2
 
 
+AROUND = 16
+"""Pixels of the frame kept round a full-scale quad when its sides are snapped: more than
+the edge search reaches beyond the first estimate (``_SNAP_D``, 12 px, see :func:`_snap`)."""
+
+
+def _around(image: np.ndarray, quad: np.ndarray) -> tuple[int, int, int, int]:
+    """The box (``x0, y0, x1, y1``) of ``image`` round ``quad`` (full-scale), ``AROUND``
+    pixels wider on every side, within the image."""
+    h, w = image.shape[:2]
+    x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - AROUND, 0)
+    x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + AROUND
+    return int(x0), int(y0), min(int(x1), w), min(int(y1), h)
+
+
 def _skews(quad: np.ndarray) -> tuple[float, float]:
     """Degrees between sides 0 and 2 of ``quad``, and between sides 1 and 3 (0: parallel)."""
     d = quad[_NEXT] - quad
@@ -1000,10 +1014,7 @@ class Locator:
     ) -> _Found | None:
         """:meth:`_snapped` of a full-scale ``quad``; with ``square``, a side that lies
         askew of the one across from it is laid again (see :meth:`_squared`)."""
-        h, w = image.shape[:2]
-        x0, y0 = np.maximum(np.floor(full.min(axis=0)).astype(int) - 16, 0)
-        x1, y1 = np.ceil(full.max(axis=0)).astype(int) + 16
-        x1, y1 = min(int(x1), w), min(int(y1), h)
+        x0, y0, x1, y1 = _around(image, full)
         if x1 - x0 < 8 or y1 - y0 < 8:
             return None
         crop = image[y0:y1, x0:x1]
@@ -1086,10 +1097,7 @@ class Locator:
     def _hidden_laid(self, image: np.ndarray, quad: np.ndarray, side: int) -> _Found | None:
         """``quad`` (full-scale) as it was laid, its ``side`` under the hand (see
         :meth:`_squared`), if the other three sides bear it out beside the hand."""
-        h, w = image.shape[:2]
-        x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - 16, 0)
-        x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + 16
-        x1, y1 = min(int(x1), w), min(int(y1), h)
+        x0, y0, x1, y1 = _around(image, quad)
         colour = image[y0:y1, x0:x1]
         g = cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY).astype(np.float32)
         origin = np.array([x0, y0], np.float32)
