@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import select
 import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
@@ -67,6 +69,18 @@ class ReaderStateError(ReaderError):
 
 
 _CLOSED = object()
+
+POSIX_PORT: type[serial.SerialBase] | None
+"""The port class ``serial_for_url`` opens for a device path on a POSIX system."""
+try:
+    from serial.serialposix import Serial as _PosixSerial
+
+    POSIX_PORT = _PosixSerial
+except ImportError:  # (not on Windows: every port is read through pyserial there)
+    POSIX_PORT = None
+
+READ_SIZE = 4096
+"""The most one read of a POSIX port takes: many frames (a frame is at most 64 bytes)."""
 
 
 class ShoeReader:
@@ -312,11 +326,10 @@ class ShoeReader:
     def _pump(self, port: serial.SerialBase) -> tuple[bool, str]:
         """Read until the device goes away or falls silent; returns (had traffic, reason)."""
         had_traffic = False
+        read = _reads_of(port, self.read_timeout)
         while not self._stop.is_set():
             try:
-                # Every port class has in_waiting; serial_for_url is typed as returning
-                # their base class, which does not declare it.
-                data = port.read(port.in_waiting or 1)  # type: ignore[attr-defined]
+                data = read()
             except (serial.SerialException, OSError) as exc:
                 return had_traffic, f"device lost: {exc}"
             stamp = Stamp.now()
@@ -342,11 +355,72 @@ class ShoeReader:
 
     def _write(self, port: serial.SerialBase, data: bytes) -> bool:
         try:
-            port.write(data)
+            _write_all(port, data)
         except (serial.SerialException, OSError) as exc:
             log.warning("write to shoe failed", url=self.url, error=str(exc))
             return False
         return True
+
+
+def _reads_of(port: serial.SerialBase, timeout: float) -> Callable[[], bytes]:
+    """How the reader's thread reads ``port``: whatever has arrived (b"" after
+    ``timeout`` seconds of silence, or once :meth:`ShoeReader.close` cancels the read).
+
+    A POSIX port (a device, a pseudo-terminal) is waited on and read directly: one
+    ``select`` and one ``read`` of everything waiting. pyserial's own ``read`` needs the
+    size first (``in_waiting``), so a frame took a one-byte read, then the count, then a
+    second wait and read of the rest: five system calls, and on each the thread let go of
+    the interpreter and waited to have it back behind the process's other threads (the
+    event loop, the tables' command threads) before the card was even handed on. Other
+    ports (``loop://``, ``socket://``, ``rfc2217://``) are read through pyserial as
+    before."""
+    fd = getattr(port, "fd", None)
+    abort = getattr(port, "pipe_abort_read_r", None)
+    posix = POSIX_PORT is not None and type(port) is POSIX_PORT
+    if not (posix and isinstance(fd, int) and isinstance(abort, int)):
+        # Every port class has in_waiting; serial_for_url is typed as returning their
+        # base class, which does not declare it.
+        return lambda: port.read(port.in_waiting or 1)  # type: ignore[attr-defined]
+    waited = [fd, abort]
+
+    def read() -> bytes:
+        try:
+            ready, _, _ = select.select(waited, [], [], timeout)
+            if abort in ready:  # close(): cancel_read
+                os.read(abort, 1000)
+                return b""
+            if not ready:
+                return b""
+            data = os.read(fd, READ_SIZE)
+        except BlockingIOError:  # (EAGAIN: nothing after all; pyserial ignores it too)
+            return b""
+        except InterruptedError:
+            return b""
+        if not data:
+            # As pyserial says it: on Linux a device that went away reads as ready and empty.
+            raise serial.SerialException(
+                "device reports readiness to read but returned no data "
+                "(device disconnected or multiple access on port?)"
+            )
+        return data
+
+    return read
+
+
+def _write_all(port: serial.SerialBase, data: bytes) -> None:
+    """``data`` on the wire: straight to a POSIX port's descriptor (a frame fits its
+    buffer, so one ``write`` sends it, where pyserial's also waits on ``select`` for the
+    port to be writable again), the rest, if any, through pyserial (its write timeout)."""
+    fd = getattr(port, "fd", None)
+    if POSIX_PORT is not None and type(port) is POSIX_PORT and isinstance(fd, int):
+        try:
+            sent = os.write(fd, data)
+        except BlockingIOError:
+            sent = 0
+        if sent == len(data):
+            return
+        data = data[sent:]
+    port.write(data)
 
 
 def open_reader(
