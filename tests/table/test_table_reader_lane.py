@@ -103,3 +103,52 @@ async def test_a_card_refused_on_the_command_thread_is_recorded_before_the_next(
             ("card_burnt", "2S"),
         ]
         assert new[0].payload["unreadable"] and new[1].payload["indicator"]
+
+
+async def test_a_cards_streams_run_before_its_thread_finishes_the_transaction(
+    make_runtime: Any, monkeypatch: Any
+) -> None:
+    """Once a reader's card is committed, its command thread lets the loop run what the
+    commit handed it (the streams' dispatch) before finishing the transaction's own
+    bookkeeping: the loop ran it while the table's state had not moved yet. (The wait is
+    made long here so that a loaded machine cannot end it first.) On SQLite the streams
+    hear of the commit in the session's own commit, the last of the transaction: there
+    is nothing to let the loop do before it, and the card does not wait."""
+    import table_service.table.service as service_module
+
+    monkeypatch.setattr(service_module, "STREAMS_FIRST_SECONDS", 30.0)
+    loop = asyncio.get_running_loop()
+    seen_by_loop: list[tuple[int, int]] = []  # (the card's seq, the table's last seq then)
+    async with _shoe_in(make_runtime) as (service, lane, before):
+
+        def dispatch(events: list[StoredEvent]) -> None:  # as the stream hub's publish
+            loop.call_soon_threadsafe(
+                lambda: seen_by_loop.append((events[-1].seq, service.state.last_seq))
+            )
+
+        service.runtime.store.subscribe(dispatch)
+        await _from_reader_thread(lane, [CardSeen(reader_id="t-shoe", seq=1, card="2S")])
+        await _until(lambda: lane.direct == 1 and bool(seen_by_loop), "the card ran")
+        card_seq, table_seq = seen_by_loop[0]
+        if service.runtime.engine.dialect.name == "postgresql":
+            assert table_seq < card_seq  # the loop went first
+        await _until(lambda: service.state.last_seq == card_seq, "the table's state moved")
+        assert [e.type for e in _log(service)[before:]] == ["card_burnt"]
+
+
+async def test_a_card_run_on_the_loops_own_thread_does_not_wait_for_the_loop(
+    make_runtime: Any, monkeypatch: Any
+) -> None:
+    """A tool or test running a reader's card synchronously on the loop's thread: the loop
+    cannot run while the command waits, so it does not wait."""
+    import table_service.table.service as service_module
+
+    monkeypatch.setattr(service_module, "STREAMS_FIRST_SECONDS", 60.0)
+    async with _shoe_in(make_runtime) as (service, _lane, before):
+        started = asyncio.get_running_loop().time()
+        service.run_reader_command(
+            c.CardScanned("2S", 1), ACTOR, CardSeen(reader_id="t-shoe", seq=1, card="2S")
+        )
+        loop_time = asyncio.get_running_loop().time()
+        assert loop_time - started < 30  # not the 60 s wait: it did not wait at all
+        assert [e.type for e in _log(service)[before:]] == ["card_burnt"]
