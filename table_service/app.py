@@ -27,6 +27,7 @@ from table_service.api.problems import install_problem_handlers, install_problem
 from table_service.api.tiles import tiles_router
 from table_service.consoles.routes import mount_consoles
 from table_service.principals import revoked_among
+from table_service.routes.sockets import Connections
 from table_service.routes.tables import table_router
 from table_service.runtime import Runtime
 from table_service.studio.api import studio_router, table_elsewhere
@@ -175,5 +176,8 @@ def build_app(
     # Starlette types a handler as taking any Exception; this one takes the one it is for.
     app.add_exception_handler(TableElsewhere, table_elsewhere)  # type: ignore[arg-type]
     app.add_middleware(metrics.ResponseCounter)
+    # Outermost, where a WebSocket's send is its server protocol's own: the live streams
+    # write their frames to it (table_service/routes/sockets.py).
+    app.add_middleware(Connections)
 
     return app

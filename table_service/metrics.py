@@ -285,6 +285,19 @@ def delivered(table_id: str, seq: int) -> None:
         child.observe(time.monotonic() - at)
 
 
+def delivered_at(sent: list[tuple[str, int, float]]) -> None:
+    """Live events that went out on subscribers' sockets, each ``(table, seq, when)``: the
+    stream hub's writes of one dispatch, observed after the last of them (each frame
+    still counted, at its own send time, but none of them waits for the others' metric)."""
+    for table_id, seq, when in sent:
+        at = COMMITS.get(table_id, seq)
+        if at is not None:
+            child = _DELIVERIES.get(table_id)
+            if child is None:
+                child = _DELIVERIES[table_id] = COMMIT_TO_SUBSCRIBER.labels(table_id)
+            child.observe(when - at)
+
+
 class ResponseCounter:
     """ASGI middleware: every HTTP answer counted by status code (the error-rate alert)."""
 

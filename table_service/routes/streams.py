@@ -17,6 +17,7 @@ from table_service.api.types import SEQ_MAX
 from table_service.api.viewers import holding, ownership
 from table_service.errors import Refused
 from table_service.principals import Identity, authenticate
+from table_service.routes.sockets import socket_of
 from table_service.runtime import Runtime
 from table_service.studio.errors import TableElsewhere, TableUnavailable
 from table_service.table import policy
@@ -32,6 +33,7 @@ from table_service.table.stream import (
     MISSING,
     REPLAY_PAGE,
     SEND_BURST,
+    Live,
     StreamHub,
     dealer_view,
     internal_view,
@@ -199,16 +201,32 @@ async def _serve_stream(
         replayed = replay.result()
         if replayed is None:
             return  # too slow to take the replay: closed
-        last = replayed
         # The live path, once per subscriber per event: nothing here but the send may wait
         # (the frame rendered once per audience, an operator's off the loop, the timing's
-        # commit and read times put in once per audience; the py-spy of benchmarks/fanout.py
-        # finds three quarters of a frame's time in the socket's write itself).
+        # commit and read times put in once per audience). The public and staff audiences'
+        # frames (rendered on the loop) the hub writes itself while this task waits idle
+        # on an empty queue (see stream.Live); this task sends what it finds queued.
         send = websocket.send_text
         shared = view_key == "public" or view_key == "internal"
+        socket = socket_of(websocket) if shared else None
+        live = Live(table_id, view_key, view, timing, socket, replayed) if socket else None
+        if live is not None:
+            hub.go_live(queue, live)
+        last = replayed
         while True:
             # a client gone puts None here too (no wait per event)
-            event = queue.get_nowait() if queue.qsize() else await queue.get()
+            if queue.qsize():
+                event = queue.get_nowait()
+            elif live is None:
+                event = await queue.get()
+            else:
+                live.idle = True
+                try:
+                    event = await queue.get()
+                finally:
+                    live.idle = False
+            if live is not None:
+                last = live.last  # and what the hub wrote meanwhile
             if event is None:
                 if not gone.done():
                     await websocket.close(*_why_ended(hub, manager, queue, table_id))
@@ -225,6 +243,8 @@ async def _serve_stream(
                 await send(frame)
                 metrics.delivered(table_id, event.seq)
             last = event.seq
+            if live is not None:
+                live.last = last
     except (WebSocketDisconnect, RuntimeError):
         pass  # the client went away mid-send
     finally:

@@ -31,6 +31,16 @@ The last page of a table's history (shorter than a page) is kept too, for as lon
 table's head has not moved: a crowd replaying the same few hundred events would otherwise
 read and render it again for each client, on threads that take the interpreter's lock
 from the writes.
+
+Live frames of the public and staff audiences go out from the hub's dispatch itself, to
+each subscriber that waits idle on its queue with a socket ready to take them
+(:class:`Live`): one write per subscriber, the frame's bytes built once per event and
+audience (with ``timing=1`` all but the send time), where each subscriber's task took a
+turn of the loop for it. A subscriber that is not idle (its task still sending), or whose
+socket is not ready (the transport's buffer full: backpressure, or closing), gets the
+event on its queue as before, and from then on every event, until its task has sent them
+all and waits again: so its frames still go out in order, and a slow one is still cut off
+at :data:`QUEUE_LIMIT`.
 """
 
 from __future__ import annotations
@@ -38,12 +48,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import struct
 import time
 from collections import OrderedDict, defaultdict
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
@@ -202,7 +213,65 @@ def timing_prefix(text: str, committed: float | None, read: float | None = None)
 
 def stamped(prefix: str, sent: float) -> str:
     """A timed frame: its :func:`timing_prefix` and the send time, per subscriber."""
-    return f"{prefix}{sent:.6f}}}}}"
+    return prefix + stamp(sent)
+
+
+def stamp(sent: float) -> str:
+    """What follows a timed frame's :func:`timing_prefix`: its send time, and the end."""
+    return f"{sent:.6f}}}}}"
+
+
+def frame_header(length: int) -> bytes:
+    """The header of a WebSocket text frame from the server (RFC 6455 section 5.2: final,
+    unmasked, no extension bits) with ``length`` bytes of payload."""
+    if length < 126:
+        return bytes((0x81, length))
+    if length < 65536:
+        return struct.pack("!BBH", 0x81, 126, length)
+    return struct.pack("!BBQ", 0x81, 127, length)
+
+
+class Socket(Protocol):
+    """A subscriber's WebSocket as the hub writes to it (see :class:`Live`)."""
+
+    def ready(self) -> bool:
+        """Whether a whole frame written now goes out after everything sent before it,
+        with the connection open and its transport taking data (not paused)."""
+
+    def write(self, data: bytes) -> None:
+        """Hand a whole frame (header and payload) to the connection's transport."""
+
+
+@dataclass(eq=False)
+class Live:
+    """A subscriber following its table live through a :class:`Socket` the hub writes to
+    itself while ``idle`` (its task waiting on an empty queue). ``last``: the last seq it
+    was sent, by the hub or by its task."""
+
+    table_id: str
+    view_key: str
+    view: Callable[[StoredEvent], dict[str, Any] | None]
+    timing: bool
+    socket: Socket
+    last: int
+    idle: bool = False
+
+
+def _runs(events: list[StoredEvent]) -> list[list[StoredEvent]]:
+    """``events`` in runs of one table's consecutive events, a token's revocation alone in
+    its run (it ends its streams before the events after it reach them)."""
+    runs: list[list[StoredEvent]] = []
+    for event in events:
+        if (
+            runs
+            and runs[-1][-1].table_id == event.table_id
+            and event.type != REVOKED
+            and runs[-1][0].type != REVOKED
+        ):
+            runs[-1].append(event)
+        else:
+            runs.append([event])
+    return runs
 
 
 @dataclass
@@ -272,6 +341,11 @@ class StreamHub:
         self._stamp = loop.time()
         self._live: OrderedDict[tuple[str, int], str | None] = OrderedDict()
         self._timed: OrderedDict[tuple[str, int], str] = OrderedDict()
+        # live subscribers the dispatch writes to itself, and each event's bytes for them
+        self._direct: dict[asyncio.Queue[StoredEvent | None], Live] = {}
+        self._wire: OrderedDict[tuple[str, int, bool], bytes | None] = OrderedDict()
+        self.direct_frames = 0  # live frames the dispatch wrote (the rest: their tasks)
+        self._sent: list[tuple[str, int, float]] = []  # their metric, after the last write
 
     @contextlib.asynccontextmanager
     async def turn(self, frames: int) -> AsyncIterator[None]:
@@ -332,6 +406,62 @@ class StreamHub:
             while len(self._timed) > LIVE_RENDERED:
                 self._timed.popitem(last=False)
         return prefix
+
+    def wire(self, live: Live, event: StoredEvent) -> bytes | None:
+        """A live event's bytes for ``live``'s audience, built once per event, audience and
+        timing: the whole frame, or with ``timing=1`` its payload up to the send time (the
+        frame's header and :func:`stamp` are the subscriber's own). None: nothing to send."""
+        key = (live.view_key, event.seq, live.timing)
+        data = self._wire.get(key, MISSING)
+        if data is MISSING:
+            text = self.rendered(live.view_key, live.view, event)
+            if text is None:
+                data = None
+            elif live.timing:
+                data = self.timed(live.view_key, live.table_id, event, text).encode()
+            else:
+                payload = text.encode()
+                data = frame_header(len(payload)) + payload
+            self._wire[key] = data
+            while len(self._wire) > LIVE_RENDERED:
+                self._wire.popitem(last=False)
+        return data  # type: ignore[no-any-return]
+
+    def go_live(self, queue: asyncio.Queue[StoredEvent | None], live: Live) -> None:
+        """From now on the dispatch writes ``queue``'s events to ``live.socket`` itself
+        whenever the subscriber is idle (see :meth:`_write`)."""
+        self._direct[queue] = live
+
+    def _write(self, live: Live, events: list[StoredEvent]) -> bool:
+        """``events`` (of one commit, in order) written to an idle subscriber's socket on
+        the dispatch, in one write, their send time stamped as it is: False if its socket
+        cannot take them now (its task sends them)."""
+        fresh = [event for event in events if event.seq > live.last]  # not replayed
+        if not fresh:
+            return True
+        try:
+            if not live.socket.ready():
+                return False
+            sent: list[int] = []
+            frames: list[bytes] = []
+            for event in fresh:
+                data = self.wire(live, event)
+                if data is not None:
+                    frames.append(data)
+                    sent.append(event.seq)
+            now = time.monotonic()
+            if live.timing:
+                tail = stamp(now).encode()
+                frames = [frame_header(len(d) + len(tail)) + d + tail for d in frames]
+            if frames:
+                live.socket.write(frames[0] if len(frames) == 1 else b"".join(frames))
+        except Exception:  # its task renders and sends them, and fails as it would have
+            log.exception("stream.direct_write_failed", table_id=live.table_id)
+            return False
+        live.last = fresh[-1].seq
+        self.direct_frames += len(sent)
+        self._sent.extend((live.table_id, seq, now) for seq in sent)
+        return True
 
     def kept(self, view_key: str, seq: int) -> str | None:
         """A live event already rendered for ``view_key`` (:data:`MISSING` if not)."""
@@ -447,30 +577,48 @@ class StreamHub:
             self._seen_through = max(self._seen_through or 0, events[-1].seq)
         gated = self._revoked_among is not None and bool(self._principal_of) and not follows
         held_back = False
-        for event in events:
+        for run in _runs(events):  # each subscriber gets a run of a table's events at once
+            event = run[0]
             if event.type == REVOKED:  # before any later event reaches its streams
                 self._end_streams_of(str(event.payload.get("name")))
-            self._heads[event.table_id] = event.seq
-            for queue in list(self._subscribers.get(event.table_id, ())):
+            table_id = event.table_id
+            self._heads[table_id] = run[-1].seq
+            for queue in list(self._subscribers.get(table_id, ())):
                 if gated and queue in self._principal_of:
                     held_back = True  # a principal's stream: after the revocation check
                     continue
-                self._deliver(event.table_id, queue, event)
+                self._deliver(table_id, queue, run)
+        self._observe_sent()
         if held_back:
             self._waiting.extend(events)
             if not self._checking:
                 self._start_check()
 
+    def _observe_sent(self) -> None:
+        """The commit → subscriber metric of the frames the hub wrote, after the last."""
+        if self._sent:
+            sent, self._sent = self._sent, []
+            metrics.delivered_at(sent)
+
     def _deliver(
-        self, table_id: str, queue: asyncio.Queue[StoredEvent | None], event: StoredEvent
+        self,
+        table_id: str,
+        queue: asyncio.Queue[StoredEvent | None],
+        events: list[StoredEvent],
     ) -> None:
-        if queue.qsize() >= QUEUE_LIMIT:
-            # A consumer this far behind is cut off; it resumes from its last seq.
-            self._subscribers[table_id].discard(queue)
-            queue.put_nowait(None)
-            log.warning("stream.subscriber_dropped", table_id=table_id)
-            return
-        queue.put_nowait(event)
+        live = self._direct.get(queue)
+        if live is not None:
+            if live.idle and not queue.qsize() and self._write(live, events):
+                return
+            live.idle = False  # its task sends these and the rest, until it waits again
+        for event in events:
+            if queue.qsize() >= QUEUE_LIMIT:
+                # A consumer this far behind is cut off; it resumes from its last seq.
+                self._subscribers[table_id].discard(queue)
+                queue.put_nowait(None)
+                log.warning("stream.subscriber_dropped", table_id=table_id)
+                return
+            queue.put_nowait(event)
 
     def _end_streams_of(self, principal: str) -> None:
         for queue in self._holders.pop(principal, set()):
@@ -510,7 +658,8 @@ class StreamHub:
         for event in covered:
             for queue in list(self._subscribers.get(event.table_id, ())):
                 if queue in self._principal_of:
-                    self._deliver(event.table_id, queue, event)
+                    self._deliver(event.table_id, queue, [event])
+        self._observe_sent()
         if self._waiting:
             if self._principal_of:
                 self._start_check()
@@ -581,3 +730,4 @@ class StreamHub:
 
     def unsubscribe(self, table_id: str, queue: asyncio.Queue[StoredEvent | None]) -> None:
         self._subscribers[table_id].discard(queue)
+        self._direct.pop(queue, None)

@@ -7,25 +7,20 @@ that resumes while another's read of the same page is on its way gets no gap."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from prometheus_client import REGISTRY
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
 from audit.store import EventStore
-from table_service.app import build_app
 from table_service.principals import add_principal
-from table_service.table.config import TableConfig
-from table_service.table.service import TableManager
+from tests.support.served_app import served
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -34,27 +29,6 @@ PUBLIC = "/api/v1/public/tables/bac-1/stream"
 
 def public_streams() -> float:
     return REGISTRY.get_sample_value("livetable_stream_subscribers", {"audience": "public"}) or 0.0
-
-
-@contextlib.contextmanager
-def served(runtime: Any) -> Iterator[tuple[str, Any]]:
-    """The whole app over real HTTP/WebSocket in a thread: (ws base URL, the app)."""
-    configs = [TableConfig(table_id="bac-1")]
-    app = build_app(runtime, configs, manager=TableManager(runtime, configs), with_readers=False)
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"ws://127.0.0.1:{port}", app
-    finally:
-        server.should_exit = True
-        thread.join(30)
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
