@@ -56,11 +56,12 @@ def card(runtime: Runtime, n: int, *, one_trip: bool) -> None:
             EventStore.defer(session, "UPDATE bench_round SET cards = %s WHERE id = 1", (str(n),))
 
         write()
-        try:
-            store.commit(session)
-        except HeadMoved:
-            write()
-            store.commit(session)
+        while True:
+            try:
+                store.commit(session)
+                break
+            except HeadMoved:  # linked again (see TableService)
+                write()
 
 
 def main() -> None:

@@ -107,6 +107,7 @@ import json
 import multiprocessing as mp
 import os
 import random
+import re
 import signal
 import socket
 import statistics
@@ -216,6 +217,9 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PDEATHSIG
 
 
+ONE_TRIP_LINE = re.compile(r'livetable_one_trip_commits_total\{outcome="(\w+)"\} (\S+)')
+
+
 class Serve:
     """One ``livetable serve`` of the studio, its metrics on a port of its own and its
     resident memory sampled every :data:`MEMORY_EVERY` seconds while it runs."""
@@ -272,6 +276,19 @@ class Serve:
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    async def one_trips(self, http: httpx.AsyncClient) -> Counter[str]:
+        """Its event store's one-trip commits by outcome so far (committed, head_moved,
+        refused), from its metrics: how often a command found the log's head moved by the
+        other process and linked its events again (a second round trip)."""
+        found: Counter[str] = Counter()
+        with contextlib.suppress(httpx.HTTPError):
+            answer = await http.get(f"http://127.0.0.1:{self.metrics_port}/metrics")
+            for line in answer.text.splitlines():
+                match = ONE_TRIP_LINE.match(line)
+                if match:
+                    found[match[1]] += int(float(match[2]))
+        return found
 
     def start(self) -> None:
         with self.log.open("ab") as out:
@@ -1256,6 +1273,7 @@ async def run_load(
                 command += ["-p", str(server.proc.pid), "-d", str(int(args.seconds))]
                 spies.append(subprocess.Popen(command, stdout=subprocess.DEVNULL))
         run_started = time.monotonic()
+        one_trips: Counter[str] = Counter()  # the serve processes' one-trip commits
         takeover = None
         killed_node = None
         killed_at = 0.0
@@ -1271,6 +1289,7 @@ async def run_load(
                 victim = next(s for s in servers if s.node == killed_node)
                 victim_tables = [t["table_id"] for t in directory if t["owner"] == killed_node]
                 servers_cpu[victim.node] = cpu_seconds(victim.proc.pid) - servers_cpu[victim.node]  # type: ignore[union-attr]
+                one_trips += await victim.one_trips(studio.http)
                 victim.kill()
                 killed_at = time.monotonic()
                 say(f"SIGKILL {killed_node} running {victim_tables}")
@@ -1295,6 +1314,7 @@ async def run_load(
         for server in servers:
             if server.alive() and server.proc is not None:
                 servers_cpu[server.node] = cpu_seconds(server.proc.pid) - servers_cpu[server.node]
+                one_trips += await server.one_trips(studio.http)
         await asyncio.sleep(0.1)
         # Let every subscriber drain up to the log's end.
         with runtime.sessions() as session:
@@ -1482,6 +1502,7 @@ async def run_load(
             "subscriber_procs_cpu_s": round(crowd_cpu, 2),
             "servers_cpu_s": round(sum(servers_cpu.values()), 2),
             "run_seconds": round(ran, 1),
+            "one_trip_commits": dict(one_trips),
             "run_commit_p50_ms": round(percentile(run_commits, 0.5) * 1000, 2),
             "run_commit_p99_ms": round(percentile(run_commits, 0.99) * 1000, 2),
         }
@@ -1641,6 +1662,14 @@ def main() -> None:
         f" {result['load_generator_main_cpu_s']} s, subscriber processes"
         f" {result['subscriber_procs_cpu_s']} s), serve processes {result['servers_cpu_s']} s;"
         f" load average {result['load_average']}"
+    )
+    trips = result["one_trip_commits"]
+    say(
+        f"one-trip commits (serve processes, the killed one's up to its kill): "
+        f"{trips.get('committed', 0)} in one trip, of which {trips.get('relinked', 0)} "
+        f"linked again before it (the process's own commit landed meanwhile), "
+        f"{trips.get('head_moved', 0)} found the head moved by the other process (two trips), "
+        f"{trips.get('refused', 0)} refused (the usual way)"
     )
     if result["scan_to_send_p50_ms"] is not None:
         met = (

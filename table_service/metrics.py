@@ -375,8 +375,9 @@ class _LiveCollector(Collector):
         one_trips = CounterMetricFamily(
             "livetable_one_trip_commits",
             "Commands begun to commit in one round trip (a card, the head known): committed"
-            " so, head_moved (linked again under the lock: two trips) or refused (run again"
-            " the usual way)",
+            " so, relinked (the head moved by this process's own commit since: linked again"
+            " before the trip, still one), head_moved (moved by another writer: linked again"
+            " under the lock, two trips) or refused (run again the usual way)",
             labels=["outcome"],
         )
         for outcome, count in list(self.one_trips.items()):

@@ -456,14 +456,16 @@ class TableService:
             if one_trip and not writes_only_deferred(d.type for d in decision.drafts):
                 # its projection writes at once (money moves): the lock first, as usual
                 store.lock(session, tables=(self.table_id,))
-            try:
-                stored = self._append_and_project(session, decision, actor)
-                if one_trip:
+            stored = self._append_and_project(session, decision, actor)
+            while one_trip:
+                try:
                     store.commit(session)
-            except HeadMoved:
-                # Another writer appended since: the transaction holds the lock and the
-                # fence now, and knows the head; the same events again, linked to it.
-                stored = self._append_and_project(session, decision, actor)
+                    break
+                except HeadMoved:
+                    # The head moved since (this process's commit of another table, still
+                    # one trip; or another writer's, the lock and fence held now): the
+                    # same events again, linked to the head the transaction knows now.
+                    stored = self._append_and_project(session, decision, actor)
             if self._seated_bank() and any(
                 e.type in (ev.RoundSettled.TYPE, ev.RoundVoided.TYPE) for e in stored
             ):
@@ -668,14 +670,15 @@ class TableService:
             stored = store.append(session, group.events, defer=True)
             project(session, stored)
             try:
-                try:
-                    store.commit(session)
-                except HeadMoved:
-                    # Another writer appended since: the transaction holds the lock and the
-                    # fence now, and knows the head; the same events again, linked to it.
-                    stored = store.append(session, group.events, defer=True)
-                    project(session, stored)
-                    store.commit(session)
+                while True:
+                    try:
+                        store.commit(session)
+                        break
+                    except HeadMoved:
+                        # The head moved since (see _execute_in_transaction): the same
+                        # events again, linked to the head the transaction knows now.
+                        stored = store.append(session, group.events, defer=True)
+                        project(session, stored)
             except (DBAPIError, OneTripRefused) as exc:
                 # A key taken as new was recorded (the trip refused on it): look them up.
                 failed = exc.__cause__ if isinstance(exc, OneTripRefused) else exc

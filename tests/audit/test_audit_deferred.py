@@ -7,6 +7,7 @@ are linked again to the real one, once."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -140,7 +141,9 @@ def test_one_trip_commits_at_the_known_head(runtime: Any) -> None:
         assert _one_trip_append(runtime, session, "x")[0].seq == 2
         runtime.store.commit(session)
     one_trip = runtime.engine.dialect.name == "postgresql"  # SQLite: the usual way
-    assert runtime.store.one_trips == {"committed": int(one_trip), "head_moved": 0, "refused": 0}
+    assert runtime.store.one_trips == {
+        "committed": int(one_trip), "relinked": 0, "head_moved": 0, "refused": 0
+    }  # fmt: skip
     assert _count(runtime) == 2
     assert _values(runtime) == [(2, "x")]
     _verified(runtime)
@@ -177,8 +180,79 @@ def test_a_head_moved_since_is_refused_and_the_events_linked_again_once(make_run
         a.store.commit(session)
     assert _count(a) == 4
     if a.engine.dialect.name == "postgresql":
-        assert a.store.one_trips == {"committed": 1, "head_moved": 1, "refused": 0}
+        assert a.store.one_trips == {"committed": 1, "relinked": 0, "head_moved": 1, "refused": 0}
     _verified(a)
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_head_moved_by_this_process_is_linked_again_before_the_trip(runtime: Any) -> None:
+    """Two transactions of one process linked to the same head (two tables' commands at
+    once): the one committing second learns, before its trip, that the first moved the
+    head, and is linked again to it there; nothing was sent, and it still commits in one
+    round trip (it found the head moved under the log's lock, a second trip, before)."""
+    _scratch(runtime)
+    with runtime.sessions.begin() as session:  # this process appends: it knows the head
+        runtime.store.append(session, [NewEvent("t1", "a", "test", {})])
+    with runtime.sessions.begin() as first, runtime.sessions.begin() as second:
+        for session, v in ((first, "first"), (second, "second")):
+            runtime.store.lock(session, tables=("t1",), one_trip=True)
+            assert _one_trip_append(runtime, session, v)[0].seq == 2
+        runtime.store.commit(first)
+        with pytest.raises(HeadMoved) as moved:
+            runtime.store.commit(second)
+        assert not moved.value.sent
+        assert (moved.value.seq, moved.value.hash) == _head(runtime)
+        assert _one_trip_append(runtime, second, "again")[0].seq == 3
+        runtime.store.commit(second)
+    assert runtime.store.one_trips == {
+        "committed": 2, "relinked": 1, "head_moved": 0, "refused": 0
+    }  # fmt: skip
+    assert _values(runtime) == [(2, "first"), (3, "again")]  # the first link's row: gone
+    _verified(runtime)
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_one_processs_tables_committing_at_once_each_go_in_one_trip(runtime: Any) -> None:
+    """Threads of one process (a table's each) committing one-trip cards at once: they
+    take turns, so none of them finds the head moved under the log's lock (each linked
+    again, if need be, before its trip); every card lands once, the chain intact."""
+    threads, cards = 3, 15
+    with runtime.sessions.begin() as session:  # this process appends: it knows the head
+        runtime.store.append(session, [NewEvent("t0", "a", "test", {})])
+    start = threading.Barrier(threads)
+    failed: list[BaseException] = []
+
+    def deal(table: str) -> None:
+        try:
+            start.wait()
+            for n in range(cards):
+                with runtime.sessions.begin() as session:
+                    runtime.store.lock(session, tables=(table,), one_trip=True)
+                    new = [NewEvent(table, "card", "test", {"n": n})]
+                    runtime.store.append(session, new, defer=True)
+                    while True:
+                        try:
+                            runtime.store.commit(session)
+                            break
+                        except HeadMoved:
+                            runtime.store.append(session, new, defer=True)
+        except BaseException as exc:  # reported below
+            failed.append(exc)
+
+    workers = [threading.Thread(target=deal, args=(f"t{i}",)) for i in range(1, threads + 1)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert not failed
+    trips = runtime.store.one_trips
+    assert trips["committed"] == threads * cards
+    assert trips["head_moved"] == 0 and trips["refused"] == 0
+    with runtime.sessions() as session:
+        for i in range(1, threads + 1):
+            events = EventStore.read(session, table_id=f"t{i}")
+            assert [e.payload["n"] for e in events] == list(range(cards))
+    _verified(runtime)
 
 
 def _head(runtime: Any) -> tuple[int, str]:
