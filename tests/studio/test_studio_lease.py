@@ -162,6 +162,28 @@ def test_a_takeover_waits_for_the_commit_in_flight(make_runtime) -> None:  # typ
     assert _events(b_rt, "t1") == 1
 
 
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_a_renewal_does_not_wait_for_the_commit_in_flight(make_runtime) -> None:  # type: ignore[no-untyped-def]
+    """A commit's fence keeps its lease row locked against a takeover only: the holder's
+    own renewal (a new expiry, no key changed) goes through while the commit is in flight,
+    where it waited for it (and every commit after it waited for the renewal's)."""
+    import threading
+
+    a_rt = make_runtime()
+    a = _member(a_rt, "a")
+    a.install_fence(a_rt.sessions, a_rt.store)
+    assert a.acquire("t1") == 1
+    renewed: list[set[str]] = []
+    with a_rt.sessions.begin() as session:
+        a_rt.store.lock(session, tables=("t1",))  # the fence, checked under the log's lock
+        a_rt.store.append(session, [NewEvent("t1", "card_dealt", "test", {})])
+        renewal = threading.Thread(target=lambda: renewed.append(a.renew()))
+        renewal.start()
+        renewal.join(30)  # with FOR SHARE it waited here for the commit: never done
+        assert renewed == [set()]  # renewed while the transaction is still open
+    assert _events(a_rt, "t1") == 1
+
+
 @pytest.mark.parametrize("under_lock", [False, True])
 def test_writes_sent_with_the_commit_are_fenced_before_it(make_runtime, under_lock: bool) -> None:  # type: ignore[no-untyped-def]
     """A command's event rows deferred to its COMMIT (one round trip): a process that
