@@ -15,7 +15,7 @@ from table_service.routes.commands import CommandRoute, add_commands
 from table_service.routes.common import SeatNo, TableId, command_errors, table_of
 from table_service.routes.models import ActionIn, BetsAnswer, BetsIn, LeaveIn, SeatIn
 from table_service.table import commands as c
-from table_service.table.service import new_bet_id
+from table_service.table.service import new_bet_ids
 from table_service.table.view import ReadModel, model_view, viewer_of
 
 SEATS = (
@@ -73,7 +73,8 @@ def add_seats(router: APIRouter) -> None:
         if any(b.stake > limit for b in body.bets):
             raise InvalidRequest(f"a stake is at most {limit} minor units", maximum=limit)
         bets = tuple(
-            c.BetRequest(new_bet_id(), b.key, b.account, b.type, b.stake, b.seat) for b in body.bets
+            c.BetRequest(bet_id, b.key, b.account, b.type, b.stake, b.seat)
+            for bet_id, b in zip(new_bet_ids(len(body.bets)), body.bets, strict=True)
         )
         outcome = await service.execute(c.PlaceBets(bets), actor=who)
         answer = {**outcome.answer, "seq": service.state.last_seq}
