@@ -341,3 +341,55 @@ def test_a_corner_with_the_faces_suit_leans_to_the_card_and_the_corner_alone_doe
     assert isinstance(event, CardSeen) and event.card == "8H"
     (event,) = run([seen("8H", 0.97), *no_suit[:3], hidden, EMPTY, EMPTY, EMPTY])
     assert isinstance(event, UnreadableCard)
+
+
+def test_faces_a_pip_short_with_the_cards_index_lean_to_the_sure_card() -> None:
+    """plastic's three of spades (benchmark, studio level, pass 109): read at 1.00 in one frame;
+    in the four others a finger over a pip left a two's face, the index saying the three. Such
+    frames lean to the card the index reads: one sure frame and three of them report it. A
+    dispute with the card's twin suit, one whose index reads another card, too few frames, or
+    the rule off leave the pass unreadable."""
+
+    def short(face: str, index: str) -> FrameRead:
+        why = f"face and index disagree: face reads {face}, index reads {index}"
+        read = CardRead(None, 0.0, why, disputed=True, cause=COVERED, dispute=(face, index))
+        return FrameRead(True, read)
+
+    frames = [seen("3S", 1.0), *[short("2S", "3S")] * 3]
+    (event,) = run([*frames, EMPTY, EMPTY, EMPTY])
+    assert isinstance(event, CardSeen) and event.card == "3S"
+    (event,) = run([seen("3S", 0.8), seen("3S", 0.7), *frames[1:3], EMPTY, EMPTY, EMPTY])
+    assert isinstance(event, CardSeen) and event.card == "3S"
+    for spoiled in (
+        [*frames[:3], short("3C", "3S")],  # the twin suit: a dispute that counts
+        [*frames[:3], short("2S", "4S")],  # the index says another card
+        [seen("3S", 0.9), *frames[1:]],  # no sure frame, one confident
+        frames[:3],
+    ):
+        (event,) = run([*spoiled, EMPTY, EMPTY, EMPTY])
+        assert isinstance(event, UnreadableCard), spoiled
+    (event,) = run([*frames, EMPTY, EMPTY, EMPTY], VotingRules(pips_lean=False))
+    assert isinstance(event, UnreadableCard)
+
+
+def test_a_confident_frame_and_a_lone_corner_in_five_more_read_the_card() -> None:
+    """svg-standard's two of diamonds under a hand (benchmark, studio level, pass 199): read at
+    0.88 in one frame; in five more its one corner read 2D alone, the face unable to say (a
+    corner's suit alone is not a read: see VotingRules.alone_frames). Six such frames with
+    nothing else in the pass report the card; five, no confident frame, a frame saying
+    another card (the twin suit too), a dispute, or the rule off do not."""
+    frames = [seen("2D", 0.88), *[by_index("2D", "")] * 5]
+    (event,) = run([*frames, EMPTY, EMPTY, EMPTY])
+    assert isinstance(event, CardSeen) and event.card == "2D"
+    dispute = FrameRead(True, CardRead(None, 0.0, "face and index disagree", disputed=True))
+    for spoiled in (
+        frames[:5],
+        [by_index("2D", "")] * 6,
+        [*frames, by_index("2H", "")],
+        [*frames, FrameRead(True, CardRead(None, 0.0, "not clear", corners=("2H",)))],
+        [*frames, dispute],
+    ):
+        (event,) = run([*spoiled, EMPTY, EMPTY, EMPTY])
+        assert isinstance(event, UnreadableCard), spoiled
+    (event,) = run([*frames, EMPTY, EMPTY, EMPTY], VotingRules(alone_frames=0))
+    assert isinstance(event, UnreadableCard)
