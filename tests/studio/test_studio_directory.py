@@ -44,3 +44,32 @@ async def test_the_leases_are_read_once_a_tick_and_again_when_one_changes_hands_
     assert [(t["owner"], t["here"]) for t in studio.directory()] == [(None, False)] * 2
     with pytest.raises(TableUnavailable):
         studio.get("d-1")
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+async def test_the_tick_takes_no_connection_from_the_commands_pool(make_runtime: Any) -> None:
+    """The studio's heartbeat, renewal and lease reads run on connections of their own:
+    a command overlapping a tick never gets a connection left idle since the last one
+    (pinged before use: a round trip more in front of its commit)."""
+    from sqlalchemy import event
+
+    runtime = make_runtime()
+    studio = Studio(runtime, [TableConfig(table_id="p-1")], node_id="a", takeover_seconds=600)
+    taken: list[object] = []
+
+    def checkout(*_: Any) -> None:
+        taken.append(1)
+
+    await studio.start(with_readers=False)
+    try:
+        event.listen(runtime.engine, "checkout", checkout)
+        try:
+            for _ in range(3):
+                await studio.tick()  # heartbeat, renewal, the share kept
+            studio.directory()
+        finally:
+            event.remove(runtime.engine, "checkout", checkout)
+        assert taken == []
+        assert studio.leases.held() == {"p-1": 1}
+    finally:
+        await studio.stop()
