@@ -48,6 +48,9 @@ SKIN_CUT = True
 SQUARE = True
 """A snapped outline with one side askew of the side across from it is laid again (see
 :meth:`Locator._squared`)."""
+PAIRS = True
+"""A camera frame's side is also fitted through the pair of its steps with the most on their
+line (see :func:`kernels.side_fits`)."""
 SKEW = 14.0
 """Degrees between opposite sides of an outline from which one of them is not the card's.
 Measured on the drawn cards of the development decks' studio passes (4,000 pairs): median
@@ -291,7 +294,9 @@ def _snap(gray: np.ndarray, quad: np.ndarray, own: bool = True) -> tuple[np.ndar
     side's straight edge (a quad drawn round a card and a fingertip has a side
     over bare table). With ``own``, a side whose edge the card's own steps put
     further in (a shadow or the table's grain stepped beyond it) is moved there
-    (see :func:`_card_steps`).
+    (see :func:`_card_steps`), and a side whose steps do not all lie on the first
+    line fitted is also fitted through the pair of its steps with the most on their line
+    (a finger over part of the edge, see :func:`kernels.side_fits`).
 
     The four sides are sampled in one ``remap``; the sampling maps and the
     search across the samples are compiled (:mod:`shoe_reader.camera.kernels`):
@@ -312,7 +317,7 @@ def _snap(gray: np.ndarray, quad: np.ndarray, own: bool = True) -> tuple[np.ndar
     # less. A straight line is fitted through those steps, robustly (see
     # :func:`kernels.side_fits`), and neighbouring sides are intersected.
     ok, out, support = kernels.snap_finish(
-        prof, quad, normal, lengths, _SNAP_T, _SNAP_D, SIDE_TOLERANCE
+        prof, quad, normal, lengths, _SNAP_T, _SNAP_D, SIDE_TOLERANCE, own and PAIRS
     )
     if not ok:
         return quad, 0.0
@@ -322,7 +327,7 @@ def _snap(gray: np.ndarray, quad: np.ndarray, own: bool = True) -> tuple[np.ndar
     kept = _card_steps(prof) if own else prof
     if kept is not prof:
         ok, inner, _support = kernels.snap_finish(
-            kept, quad, normal, lengths, _SNAP_T, _SNAP_D, SIDE_TOLERANCE
+            kept, quad, normal, lengths, _SNAP_T, _SNAP_D, SIDE_TOLERANCE, own and PAIRS
         )
         if ok:
             out = _sides_within(out, inner, prof, quad, normal)
@@ -444,7 +449,9 @@ def _beside_skin(
     if not ok:
         return 0.0, quad
     prof = cv2.remap(gray, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    fitted, _a0, _a1, on_edge, tried = kernels.side_fits(prof, _SNAP_T, _SNAP_D, SIDE_TOLERANCE)
+    fitted, _a0, _a1, on_edge, tried = kernels.side_fits(
+        prof, _SNAP_T, _SNAP_D, SIDE_TOLERANCE, PAIRS
+    )
     skin = skin_pixels(colour)
     mx, my = map_x[:, _ON_SIDE], map_y[:, _ON_SIDE]
     on_skin = cv2.remap(skin, mx, my, cv2.INTER_NEAREST, borderMode=cv2.BORDER_REPLICATE)

@@ -181,7 +181,7 @@ def test_side_fits_are_the_old_search_and_line_fit_to_the_bit(
 ) -> None:
     prof = _profiles(seed, outliers, contrast)
     fitted, at_start, at_end, on_edge, tried = kernels.side_fits(
-        prof, _SNAP_T, _SNAP_D, SIDE_TOLERANCE
+        prof, _SNAP_T, _SNAP_D, SIDE_TOLERANCE, False
     )
     for k, (fit, on, n) in enumerate(reference_side_fits(prof)):
         assert int(tried[k]) == n
@@ -198,10 +198,55 @@ def test_side_fits_reach_both_outcomes() -> None:
     for seed in range(40):
         for outliers, contrast in ((0.0, 80.0), (0.9, 80.0), (0.0, 0.0)):
             fitted = kernels.side_fits(
-                _profiles(seed, outliers, contrast), _SNAP_T, _SNAP_D, SIDE_TOLERANCE
+                _profiles(seed, outliers, contrast), _SNAP_T, _SNAP_D, SIDE_TOLERANCE, False
             )[0]
             outcomes.update(bool(f) for f in fitted)
     assert outcomes == {True, False}
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), contrast=st.sampled_from([20.0, 80.0]))
+def test_side_fits_with_pairs_are_the_same_where_every_step_is_on_the_line(
+    seed: int, contrast: float
+) -> None:
+    """Tried through pairs of steps only where steps lie off the first line: a clean side
+    is fitted as before, to the bit."""
+    prof = _profiles(seed, 0.0, contrast)
+    before = kernels.side_fits(prof, _SNAP_T, _SNAP_D, SIDE_TOLERANCE, False)
+    after = kernels.side_fits(prof, _SNAP_T, _SNAP_D, SIDE_TOLERANCE, True)
+    clean = before[0] & (before[3] == before[4])
+    assert int(clean.sum()) >= 1 or contrast < 80.0
+    for a, b in zip(before, after, strict=True):
+        assert np.array_equal(a[clean], b[clean])
+    # elsewhere a line with as many steps on it or more
+    assert bool((after[3] >= before[3]).all())
+
+
+def test_a_finger_over_part_of_a_side_does_not_tilt_its_line() -> None:
+    """A side whose steps, over the middle of its second half and beyond (a finger across
+    the card's edge, its own steps 9 px out), lie off the edge: the line through the
+    halves' medians pivots on the finger's steps and leaves most of the edge; the line
+    through the pair of steps with the most steps on it is the edge."""
+    rng = np.random.default_rng(5)
+    prof = np.empty((4 * N_T, N_D), np.float32)
+    at0, at1 = -3.0, 4.0
+    finger = (_SNAP_T > 0.45) & (_SNAP_T < 0.75)
+    for k in range(4):
+        for i, t in enumerate(_SNAP_T):
+            edge = at0 + (at1 - at0) * float(t)
+            if k == 0 and finger[i]:
+                edge = 9.0
+            row = np.where(edge > _SNAP_D, 200.0, 90.0) + rng.normal(0, 2, N_D)
+            prof[k * N_T + i] = np.round(row, 2)
+    old = kernels.side_fits(prof, _SNAP_T, _SNAP_D, SIDE_TOLERANCE, False)
+    new = kernels.side_fits(prof, _SNAP_T, _SNAP_D, SIDE_TOLERANCE, True)
+    edge_steps = int((~finger).sum())
+    assert new[0][0] and int(new[3][0]) == edge_steps
+    assert abs(float(new[1][0]) - at0) < 1.0 and abs(float(new[2][0]) - at1) < 1.0
+    # the first line misses (else the test would show nothing)
+    assert not old[0][0] or int(old[3][0]) < edge_steps
+    for side in range(1, 4):  # the other sides as before
+        assert all(np.array_equal(a[side], b[side]) for a, b in zip(old, new, strict=True))
 
 
 @settings(max_examples=200, deadline=None)
@@ -335,7 +380,7 @@ def test_snap_is_the_old_snap_to_the_bit(seed: int, angle: float, off: float, sm
         cv2.circle(image, (int(x), int(y)), int(rng.integers(2, 8)), 30.0, -1)
     gray = np.clip(cv2.GaussianBlur(image, (0, 0), 1.0), 0, 255).astype(np.uint8)
     guess = (box + rng.uniform(-off, off, box.shape)).astype(np.float32)
-    got, support = _snap(gray.astype(np.float32), guess)
+    got, support = _snap(gray.astype(np.float32), guess, own=False)
     want, want_support = reference_snap(gray, guess)
     assert np.array_equal(got, want)
     assert support == want_support

@@ -63,6 +63,7 @@ def test_a_finger_across_the_card_leaves_it_outlined_round_both_pieces(
     first, again, thorough = located(frame, 0.642)
     assert corner_error(first.quad, drawn) > 100 and corner_error(again.quad, drawn) > 100
     assert corner_error(thorough.outlines(again)[0], drawn) < 5
+    monkeypatch.setattr(locate, "PAIRS", False)  # (the pair fit mends it too)
     monkeypatch.setattr(Locator, "_joined", lambda self, work, faint=1.0: [])
     _first, again, thorough = located(frame, 0.642)
     assert min(corner_error(q, drawn) for q in thorough.outlines(again)) > 30
@@ -85,6 +86,7 @@ def test_a_hand_over_one_end_of_a_court_card_leaves_it_read(
     frames = [f for f, _q in shots]
     (event,) = vote(Recognizer(gm_paris), frames)
     assert isinstance(event, CardSeen) and event.card == code
+    monkeypatch.setattr(locate, "PAIRS", False)  # (the pair fit mends it too)
     monkeypatch.setattr(Locator, "_joined", lambda self, work, faint=1.0: [])
     (event,) = vote(Recognizer(gm_paris), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
@@ -99,8 +101,9 @@ def test_a_card_fading_into_the_table_beside_a_hand_is_joined_with_its_faint_par
     from the table by half the limit (as the faint silhouette takes it), the pieces
     beside the hand outline the card and the pass reads TS; without, unreadable again.
     (Its sides laid on the card's own steps read it as well, beside a faint edge, and so
-    do a side askew under the hand laid again and the paper without the hand's skin: they
-    are taken away too, see test_camera_locate_edges.py and test_camera_locate_askew.py.)"""
+    do a side askew under the hand laid again, the paper without the hand's skin and a
+    side fitted through the pair of its steps with the most on their line: they are taken
+    away too, see test_camera_locate_edges.py and test_camera_locate_askew.py.)"""
     cal = calibrated("svg-konqi-modern", tmp_path_factory)
     code, shots = _drawn("svg-konqi-modern", 163)
     frames = [f for f, _q in shots]
@@ -113,5 +116,6 @@ def test_a_card_fading_into_the_table_beside_a_hand_is_joined_with_its_faint_par
     monkeypatch.setattr(locate, "_card_steps", lambda prof: prof)
     monkeypatch.setattr(locate, "SQUARE", False)
     monkeypatch.setattr(locate, "SKIN_CUT", False)
+    monkeypatch.setattr(locate, "PAIRS", False)
     (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shoe_reader.camera import recognize
+from shoe_reader.camera import locate, recognize
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.locate import Locator
 from shoe_reader.camera.recognize import Recognizer
@@ -69,8 +69,9 @@ def test_a_suit_smeared_by_the_cards_motion_is_told_by_its_smeared_print(
     read here, the hand's too, and a corner saying another suit clearly does not veto the
     face, as before those two changes: see the two tests below.)"""
     # The reader as it was: the other outlines of a frame (see the last test) read this pass
-    # without either change.
+    # without either change; nor the side fit through pairs of steps (its outlines read it).
     monkeypatch.setattr(recognize, "OTHER_OUTLINES", 0)
+    monkeypatch.setattr(locate, "PAIRS", False)
     monkeypatch.setattr(recognize, "COVERED_INDEX", np.inf)
     monkeypatch.setattr(recognize, "_contrary", lambda cal, windows, code: "")
     code, frames = _frames(10)
@@ -104,8 +105,9 @@ def test_a_corner_under_a_finger_is_left_out_and_the_other_speaks(
     index cut by the finger, is left out, and the visible one with the face reads JD. With
     the covered corner read too, the pass is unreadable again."""
     # The reader as it was: the other outlines of a frame (see the last test) read this pass
-    # without either change.
+    # without either change; nor the side fit through pairs of steps (its outlines read it).
     monkeypatch.setattr(recognize, "OTHER_OUTLINES", 0)
+    monkeypatch.setattr(locate, "PAIRS", False)
     monkeypatch.setattr(Calibration, "pair_smeared", lambda self, a, b: None)
     code, frames = _frames(10)
     (event,) = vote(Recognizer(tango), frames)
@@ -199,12 +201,16 @@ def test_a_hand_over_a_corner_leaves_the_card_outlined_by_the_rest(
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
 
-def test_the_cards_outline_is_among_the_others_a_frame_shows() -> None:
+def test_the_cards_outline_is_among_the_others_a_frame_shows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """svg-konqi-modern's eight of hearts under a hand (pass 199, its sixth frame): both
     locators chose a quad 35-45 px off the card (the face read nothing), and the frame was
     not read; the card's own outline, within 10 px, is the first of the others the search
     saw, which the reader now tries (at most two; see ``Recognizer._other_outlines``).
-    The aspect is the deck's as its calibration measures it."""
+    The aspect is the deck's as its calibration measures it. (The side fit through pairs
+    of steps, see ``kernels.side_fits``, now finds the card here first: off, as it was.)"""
+    monkeypatch.setattr(locate, "PAIRS", False)
     _code, shots = _drawn(199, "svg-konqi-modern")
     frame, drawn = shots[5]
     first, again, thorough = located(frame, 0.7495)
