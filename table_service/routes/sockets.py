@@ -21,6 +21,12 @@ from starlette.websockets import WebSocket
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.protocol import State
 
+# What ready() reads of uvicorn's protocol and of websockets' connection: not public API,
+# so a connection of a version without one of them is left to ``send`` (as any other
+# implementation is) rather than failing its subscriber's frames.
+_PROTOCOL_PARTS = ("writable", "disconnected", "close_sent", "initial_response", "transport")
+_CONNECTION_PARTS = ("state", "expect_continuation_frame", "writes", "extensions")
+
 CONNECTION = "livetable.connection"  # the scope's key for the server's connection
 
 
@@ -71,6 +77,13 @@ def socket_of(websocket: WebSocket) -> SansIOSocket | None:
     """The connection of an accepted WebSocket, for the hub to write to; None if it is not
     a ``websockets-sansio`` one without extensions (its frames then go through ``send``)."""
     protocol = websocket.scope.get(CONNECTION)
-    if not isinstance(protocol, WebSocketsSansIOProtocol) or protocol.conn.extensions:
+    if not isinstance(protocol, WebSocketsSansIOProtocol):
+        return None
+    conn = getattr(protocol, "conn", None)
+    if not all(hasattr(protocol, part) for part in _PROTOCOL_PARTS) or not all(
+        hasattr(conn, part) for part in _CONNECTION_PARTS
+    ):
+        return None
+    if protocol.conn.extensions:
         return None
     return SansIOSocket(protocol)

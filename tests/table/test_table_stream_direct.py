@@ -183,3 +183,29 @@ async def test_a_paused_subscriber_gets_its_frames_in_order_from_its_task_then_f
             assert [untimed(f) for f in got] == seen(public_view, after)
             assert hub.direct_frames - written == len(got) > 0
         await http.aclose()
+
+
+def test_a_connection_without_the_parts_the_hub_reads_is_left_to_send() -> None:
+    """uvicorn's and websockets' attributes the hub checks before writing are not public
+    API: a protocol of a version that lacks one gets no direct writer (its frames go
+    through ``send``), where reading the attribute would fail its subscriber's frames."""
+    from types import SimpleNamespace
+
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    from table_service.routes.sockets import CONNECTION, socket_of
+
+    def socket_with(protocol: object) -> object:
+        return socket_of(SimpleNamespace(scope={CONNECTION: protocol}))  # type: ignore[arg-type]
+
+    bare = object.__new__(WebSocketsSansIOProtocol)  # none of its connection's state
+    assert socket_with(bare) is None
+    whole = object.__new__(WebSocketsSansIOProtocol)
+    conn = SimpleNamespace(state=None, expect_continuation_frame=False, writes=[], extensions=[])
+    for part in ("writable", "disconnected", "close_sent", "initial_response", "transport"):
+        setattr(whole, part, None)
+    whole.conn = conn  # type: ignore[assignment]
+    assert socket_with(whole) is not None
+    del conn.writes
+    assert socket_with(whole) is None
+    assert socket_with(object()) is None  # another implementation altogether
