@@ -277,12 +277,7 @@ def delivered(table_id: str, seq: int) -> None:
     """A live event went out on a subscriber's socket: once per subscriber per event, on
     the loop, so the table's histogram is looked up once (``labels`` took 14 of this
     call's 18 samples, of 185 for the streams' frames, in a studio's py-spy profile)."""
-    at = COMMITS.get(table_id, seq)
-    if at is not None:
-        child = _DELIVERIES.get(table_id)
-        if child is None:
-            child = _DELIVERIES[table_id] = COMMIT_TO_SUBSCRIBER.labels(table_id)
-        child.observe(time.monotonic() - at)
+    _delivered(table_id, seq, time.monotonic())
 
 
 def delivered_at(sent: list[tuple[str, int, float]]) -> None:
@@ -290,12 +285,16 @@ def delivered_at(sent: list[tuple[str, int, float]]) -> None:
     stream hub's writes of one dispatch, observed after the last of them (each frame
     still counted, at its own send time, but none of them waits for the others' metric)."""
     for table_id, seq, when in sent:
-        at = COMMITS.get(table_id, seq)
-        if at is not None:
-            child = _DELIVERIES.get(table_id)
-            if child is None:
-                child = _DELIVERIES[table_id] = COMMIT_TO_SUBSCRIBER.labels(table_id)
-            child.observe(when - at)
+        _delivered(table_id, seq, when)
+
+
+def _delivered(table_id: str, seq: int, when: float) -> None:
+    at = COMMITS.get(table_id, seq)
+    if at is not None:
+        child = _DELIVERIES.get(table_id)
+        if child is None:
+            child = _DELIVERIES[table_id] = COMMIT_TO_SUBSCRIBER.labels(table_id)
+        child.observe(when - at)
 
 
 class ResponseCounter:

@@ -54,7 +54,7 @@ from collections import OrderedDict, defaultdict
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import structlog
 
@@ -257,6 +257,19 @@ class Live:
     idle: bool = False
 
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _kept(cache: OrderedDict[_K, _V], key: _K, value: _V, most: int = LIVE_RENDERED) -> None:
+    """``value`` kept under ``key`` in one of the hub's caches (live events' rendered
+    texts, timing prefixes and frames' bytes; replay pages and tails), the oldest let go
+    beyond ``most``."""
+    cache[key] = value
+    while len(cache) > most:
+        cache.popitem(last=False)
+
+
 def _runs(events: list[StoredEvent]) -> list[list[StoredEvent]]:
     """``events`` in runs of one table's consecutive events, a token's revocation alone in
     its run (it ends its streams before the events after it reach them)."""
@@ -386,9 +399,7 @@ class StreamHub:
         if key in self._live:
             return self._live[key]
         text = render(view, event)
-        self._live[key] = text
-        while len(self._live) > LIVE_RENDERED:
-            self._live.popitem(last=False)
+        _kept(self._live, key, text)
         return text
 
     def timed(self, view_key: str, table_id: str, event: StoredEvent, text: str) -> str:
@@ -402,9 +413,7 @@ class StreamHub:
                 metrics.COMMITS.get(table_id, event.seq),
                 metrics.COMMITS.read_at(table_id, event.seq),
             )
-            self._timed[key] = prefix
-            while len(self._timed) > LIVE_RENDERED:
-                self._timed.popitem(last=False)
+            _kept(self._timed, key, prefix)
         return prefix
 
     def wire(self, live: Live, event: StoredEvent) -> bytes | None:
@@ -422,9 +431,7 @@ class StreamHub:
             else:
                 payload = text.encode()
                 data = frame_header(len(payload)) + payload
-            self._wire[key] = data
-            while len(self._wire) > LIVE_RENDERED:
-                self._wire.popitem(last=False)
+            _kept(self._wire, key, data)
         return data  # type: ignore[no-any-return]
 
     def go_live(self, queue: asyncio.Queue[StoredEvent | None], live: Live) -> None:
@@ -469,9 +476,7 @@ class StreamHub:
 
     def keep(self, view_key: str, seq: int, text: str | None) -> None:
         """Keep a live event rendered for ``view_key`` for that view's other subscribers."""
-        self._live[(view_key, seq)] = text
-        while len(self._live) > LIVE_RENDERED:
-            self._live.popitem(last=False)
+        _kept(self._live, (view_key, seq), text)
 
     # -- admission -------------------------------------------------------------------------
     def admit(self, table_id: str, address: str | None) -> Ticket | str:
@@ -541,16 +546,12 @@ class StreamHub:
             if self._loading.get(key) is mine:
                 del self._loading[key]
         if len(rendered) >= REPLAY_PAGE:
-            self._pages[key] = rendered
-            while len(self._pages) > PAGE_CACHE:
-                self._pages.popitem(last=False)
+            _kept(self._pages, key, rendered, PAGE_CACHE)
         elif self._heads.get(table_id) == head and here:
             # Nothing published for the table since before the read: the tail is current
             # until its head moves (an event committed but not yet published then reaches
             # a subscriber through its queue, which it joined before replaying).
-            self._tails[key] = (head, time.monotonic(), rendered)
-            while len(self._tails) > TAIL_CACHE:
-                self._tails.popitem(last=False)
+            _kept(self._tails, key, (head, time.monotonic(), rendered), TAIL_CACHE)
         return rendered
 
     def close(self) -> None:
