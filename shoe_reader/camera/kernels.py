@@ -141,11 +141,13 @@ def side_fits(
         o1 = _median(os_[:half].copy())
         o2 = _median(os_[half:n].copy())
         slope = (o2 - o1) / max(t2 - t1, 1e-6)
-        m = 0
-        for i in range(n):
-            if abs(os_[i] - (o1 + slope * (ts[i] - t1))) <= tolerance:
-                m += 1
-        if pairs and m < n:
+        m = n
+        if pairs:
+            m = 0
+            for i in range(n):
+                if abs(os_[i] - (o1 + slope * (ts[i] - t1))) <= tolerance:
+                    m += 1
+        if m < n:
             # Steps off the line through the halves' medians: a finger or a glare spot
             # over part of the side (its steps all on one half) can pull that half's
             # median off the edge. The line through two steps that has the most steps
