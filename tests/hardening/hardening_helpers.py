@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,6 +15,7 @@ from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
 from table_service.table.config import TableConfig
+from tests.support.served_app import running
 
 ROLES = ("dealer", "supervisor", "regulator", "operator", "admin")
 
@@ -73,18 +71,6 @@ def serve(runtime: Runtime, configs: list[TableConfig], **kwargs: Any) -> Iterat
     """Serve the whole app over real HTTP/WebSocket; yields the base URL."""
     app = build_app(runtime, configs, with_readers=False, **kwargs)
     port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, log_level="warning")
-    )
-    thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("server did not start")
-        time.sleep(0.02)
-    try:
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, log_level="warning")
+    with running(config):
         yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(30)

@@ -33,16 +33,25 @@ def served(runtime: Any, *, compression: bool = False) -> Iterator[tuple[str, An
         ws="websockets-sansio",
         ws_per_message_deflate=compression,
     )
+    with running(config) as server:
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"ws://127.0.0.1:{port}", app
+
+
+@contextlib.contextmanager
+def running(config: uvicorn.Config) -> Iterator[uvicorn.Server]:
+    """A uvicorn server of ``config`` run on a thread of its own, once it has started;
+    asked to exit, and waited for, at the end."""
     server = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "server did not start"
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("server did not start")
         time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield f"ws://127.0.0.1:{port}", app
+        yield server
     finally:
         server.should_exit = True
         thread.join(30)
