@@ -137,10 +137,14 @@ class ShoeReader:
         read, instead of queueing it for :meth:`events` (which then yields nothing).
 
         For a consumer that runs events on a thread of its own (a table's command
-        thread): an event queued for the event loop waits there behind whatever else the
-        loop is doing before the consumer even sees it. ``take`` must only hand the events
-        over (the port is not read meanwhile) and must not raise. Set before :meth:`start`,
-        so that no event went the other way first."""
+        thread), or runs one itself here: an event queued for the event loop waits there
+        behind whatever else the loop is doing before the consumer even sees it. ``take``
+        is called once the shoe's reply to what was read (its ACK) is on the wire and
+        with the reader's lock released, so it may run a short piece of work (a card's
+        commit) on this thread; the port is not read meanwhile, so nothing long (the shoe
+        sends its next frame only once its last one is acknowledged, and goes on without
+        a host after a second of retransmissions). It must not raise. Set before
+        :meth:`start`, so that no event went the other way first."""
         if self._thread is not None or self._closed:
             raise ReaderStateError("hand the events off before the reader starts")
         self._take = take
@@ -333,16 +337,23 @@ class ShoeReader:
             except (serial.SerialException, OSError) as exc:
                 return had_traffic, f"device lost: {exc}"
             stamp = Stamp.now()
+            events: list[ReaderEvent] = []
+            lost = False
             with self._lock:
                 if data:
                     events, reply = self.session.receive(data, stamp)
                     if any(isinstance(e, ReaderOnline) for e in events):
                         had_traffic = True
                         reply += self._reassert_lock()
-                    self._emit(events)
-                    if reply and not self._write(port, reply):
-                        return had_traffic, "device lost: write failed"
-                self._emit(self.session.poll(stamp))
+                    lost = bool(reply) and not self._write(port, reply)
+                if not lost:
+                    events = [*events, *self.session.poll(stamp)]
+            # The shoe has its ACK and the reader's lock is free (a command to the shoe
+            # need not wait) before the events are handed on: a consumer may run one
+            # here (see hand_off), where a thread of its own would first have to be woken.
+            self._emit(events)
+            if lost:
+                return had_traffic, "device lost: write failed"
             if self.session.silent_for(stamp.monotonic) > self.offline_timeout:
                 return had_traffic, f"no heartbeat for {self.offline_timeout:g} s"
         return had_traffic, "reader closed"

@@ -8,7 +8,9 @@ and up to 16 ms at the p99, for nothing: the card needs the loop only after its 
 
 Here the reader's thread puts each batch of events on the table's command thread (one
 thread, first in first out, the same that runs every other command of the table), which
-runs a card there and then, as the loop would have had it run. Everything else goes back
+runs a card there and then, as the loop would have had it run; or, when that thread has
+nothing running or waiting, the reader's thread runs the card itself in its place, once
+the shoe has its ACK (:mod:`command_thread`: no thread to wake). Everything else goes back
 to the loop, in order: what is not a card (a fault, the shoe online again), and every
 event, card or not, while the table cannot take one directly (its database away, reader
 events kept for later, events already handed back and not yet done, or a card that
@@ -39,6 +41,8 @@ class LaneTable(Protocol):
     reader_seen_at: float | None
 
     def on_command_thread(self, run: Callable[..., Any], *args: Any) -> None: ...
+
+    def run_here(self, run: Callable[..., Any], *args: Any) -> bool: ...
 
     def takes_reader_events(self) -> bool: ...
 
@@ -81,12 +85,15 @@ class ReaderLane:
 
     # -- the reader's thread ------------------------------------------------------------
     def take(self, events: list[Any]) -> None:
-        """The reader read these (its thread): to the table's command thread, in order."""
+        """The reader read these (its thread, the shoe's ACK sent): run here in the
+        command thread's place if that thread is idle, else to it, in order."""
         self.table.reader_seen_at = time.monotonic()
+        if self.table.run_here(self._run, events):
+            return
         with contextlib.suppress(RuntimeError):  # the process is shutting down
             self.table.on_command_thread(self._run, events)
 
-    # -- the table's command thread -----------------------------------------------------
+    # -- the table's command thread (or the reader's, in its place) ---------------------
     def _run(self, events: list[Any]) -> None:
         for event in events:
             command = reader_command(event)

@@ -3,9 +3,10 @@
 Commands for a table are serialised by an asyncio lock and run in a worker thread of the
 table's own (the database API is synchronous), so tables proceed side by side while no
 two commands ever race on one round. A serial shoe's card comes to that thread straight
-from the reader's thread, without the event loop (:mod:`reader_lane`); the thread runs one
-thing at a time, in the order it was given, so the card runs before or after any other
-command, never alongside. Each command is one database transaction: the global log lock,
+from the reader's thread, without the event loop (:mod:`reader_lane`), or runs on the
+reader's thread itself when the table's thread is idle (:mod:`command_thread`); one thing
+at a time, in the order given, so the card runs before or after any other command, never
+alongside. Each command is one database transaction: the global log lock,
 the inputs it needs (balances, idempotency keys), the decision, the events, the read
 models, commit. Only after the commit does the in-memory state move and anything get
 published.
@@ -16,14 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import functools
 import gc
 import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
@@ -42,6 +41,7 @@ from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table import events as ev
 from table_service.table import policy, reader_pump
+from table_service.table.command_thread import CommandThread
 from table_service.table.config import TableConfig
 from table_service.table.decide import SYSTEM, Decision, decide
 from table_service.table.errors import BettingClosed, IdempotencyConflict, UnknownTable
@@ -122,10 +122,9 @@ class TableService:
         self._bets_waiting: list[tuple[c.PlaceBets, Principal, asyncio.Future[Outcome]]] = []
         self._bet_writer: asyncio.Task[None] | None = None
         self._seen: float | None = None  # the command running came of a report read then
-        # The table's commands run on a thread of its own (see _on_worker). Not shut down
-        # by stop(): a request still holding the table may run a command after it (the
-        # lease refuses it if the table moved); the idle thread ends with the executor.
-        self._worker = ThreadPoolExecutor(1, thread_name_prefix=f"table-{self.table_id}")
+        # The table's commands run on a thread of its own (see _on_worker), or on a
+        # reader's thread in its place when it is idle (see run_here).
+        self._worker = CommandThread(f"table-{self.table_id}")
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop the table runs on
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -236,12 +235,21 @@ class TableService:
         that a card its reader hands to that thread directly (:mod:`reader_lane`) runs
         before or after it, never alongside."""
         context = contextvars.copy_context()  # as asyncio.to_thread: structlog's binds
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._worker, functools.partial(context.run, run, *args))
+        return await asyncio.wrap_future(self._worker.submit(context.run, run, *args))
 
     def on_command_thread(self, run: Callable[..., Any], *args: Any) -> None:
         """Queue ``run`` on the table's command thread, from any thread (the reader's)."""
         self._worker.submit(run, *args)
+
+    def run_here(self, run: Callable[..., Any], *args: Any) -> bool:
+        """Run ``run`` on the calling thread (a reader's) in the command thread's place, if
+        that thread has nothing running or waiting and no big round is open (a settlement
+        of thousands of bets would keep the reader's port unread meanwhile); False, with
+        nothing run, otherwise (see :mod:`command_thread`)."""
+        rnd = self.state.round
+        if rnd is not None and len(rnd.bets) >= GC_PAUSE_BETS:
+            return False
+        return self._worker.run_here(run, *args)
 
     def _tell_listeners(self, outcome: Outcome) -> None:
         for listener in self.listeners:

@@ -17,6 +17,7 @@ from table_service.table.reader_lane import ReaderLane
 from table_service.table.service import TableService
 
 ACTOR = "reader:t-shoe"
+READER_THREAD = "shoe-reader-t-shoe"
 
 
 async def _until(check: Callable[[], bool], what: str) -> None:
@@ -29,7 +30,7 @@ async def _until(check: Callable[[], bool], what: str) -> None:
 
 async def _from_reader_thread(lane: ReaderLane, events: list[Any]) -> None:
     """``events`` as the reader's thread hands them over: one batch, off the loop."""
-    thread = threading.Thread(target=lane.take, args=(events,))
+    thread = threading.Thread(target=lane.take, args=(events,), name=READER_THREAD)
     thread.start()
     await asyncio.to_thread(thread.join)
 
@@ -80,7 +81,11 @@ async def test_a_card_after_an_event_the_loop_runs_waits_for_it(make_runtime: An
             ("card_burnt", "3H"),
         ]
         assert new[1].payload["unreadable"]
-        assert committed_on and all(name.startswith("table-t") for name in committed_on)
+        # the indicator on the reader's thread itself (the table's thread was idle), the
+        # two the loop ran on the table's thread: none on the loop's
+        assert committed_on[0] == READER_THREAD
+        assert len(committed_on) == 3
+        assert all(name.startswith("table-t") for name in committed_on[1:])
 
 
 async def test_a_card_refused_on_the_command_thread_is_recorded_before_the_next(
@@ -151,4 +156,53 @@ async def test_a_card_run_on_the_loops_own_thread_does_not_wait_for_the_loop(
         )
         loop_time = asyncio.get_running_loop().time()
         assert loop_time - started < 30  # not the 60 s wait: it did not wait at all
+        assert [e.type for e in _log(service)[before:]] == ["card_burnt"]
+
+
+async def test_a_card_read_while_the_table_is_idle_commits_on_the_readers_thread(
+    make_runtime: Any,
+) -> None:
+    """Nothing running or waiting on the table's thread: the reader's thread, already
+    running, commits the card itself rather than waking the table's thread for it."""
+    committed_on: list[str] = []
+    async with _shoe_in(make_runtime) as (service, lane, before):
+        service.runtime.store.subscribe(
+            lambda _: committed_on.append(threading.current_thread().name)
+        )
+        await _from_reader_thread(lane, [CardSeen(reader_id="t-shoe", seq=1, card="2S")])
+        # committed when take returned: on the thread that called it
+        assert committed_on == [READER_THREAD]
+        assert lane.direct == 1
+        assert [e.type for e in _log(service)[before:]] == ["card_burnt"]
+
+
+async def test_a_card_read_while_the_table_is_busy_waits_its_turn_on_the_tables_thread(
+    make_runtime: Any,
+) -> None:
+    """A command running on the table's thread and another waiting behind it: the card
+    read meanwhile is not run on the reader's thread (it would overtake the waiting one,
+    or run alongside the running one) but handed to the table's thread, after both; the
+    reader's thread does not wait for them."""
+    order: list[str] = []
+    running = threading.Event()
+    release = threading.Event()
+
+    def first() -> None:
+        running.set()
+        release.wait(30)
+        order.append("first")
+
+    async with _shoe_in(make_runtime) as (service, lane, before):
+        service.runtime.store.subscribe(
+            lambda _: order.append(f"card on {threading.current_thread().name}")
+        )
+        service.on_command_thread(first)
+        await asyncio.to_thread(running.wait, 30)
+        service.on_command_thread(lambda: order.append("second"))
+        await _from_reader_thread(lane, [CardSeen(reader_id="t-shoe", seq=1, card="2S")])
+        assert order == []  # take returned with the table's thread still busy
+        release.set()
+        await _until(lambda: lane.direct == 1, "the card ran")
+        assert order[:2] == ["first", "second"]
+        assert len(order) == 3 and order[2].startswith("card on table-t")
         assert [e.type for e in _log(service)[before:]] == ["card_burnt"]
