@@ -12,16 +12,31 @@ interpreter, can run the card itself: :meth:`CommandThread.run_here`. It does so
 no command is running or waiting for the thread (the slot is free and nothing is
 queued), so a command never overtakes one handed over before it; whatever the command
 thread is given meanwhile waits for the slot and runs after it.
+
+The trade: while a card commits on the reader's thread the shoe's port is not read, and a
+shoe whose frame goes unacknowledged gives it up after a second of retransmissions (`E9`,
+a hardware alarm), where the table's own thread would have let the reader go on
+acknowledging and queued the cards. So a run here that took longer than
+:data:`SLOW_SECONDS` (a database stalling) sends every command to the table's thread for
+the next :data:`COOL_SECONDS`: a sick database costs the shoe at most the one card that
+found it stalling, never a card after it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+SLOW_SECONDS = 0.25
+"""A run on a caller's thread this long means the database is in trouble (a card's commit
+takes milliseconds); the shoe retransmits every 200 ms and gives up after five."""
+COOL_SECONDS = 30.0
+"""How long after such a run every command goes to the table's own thread."""
 
 
 class CommandThread:
@@ -35,6 +50,7 @@ class CommandThread:
         self._slot = threading.Lock()  # held by whichever thread runs a command
         self._guard = threading.Lock()
         self._queued = 0  # handed to the thread and not started yet
+        self._here_off_until = 0.0  # monotonic: no runs on a caller's thread before it
 
     def submit(self, run: Callable[..., T], *args: Any) -> Future[T]:
         """``run(*args)`` on the table's thread, after everything handed over before."""
@@ -57,14 +73,21 @@ class CommandThread:
 
     def run_here(self, run: Callable[..., Any], *args: Any) -> bool:
         """Run ``run(*args)`` on the calling thread now if the table's thread has nothing
-        running or waiting; False (nothing run) otherwise. Exceptions propagate."""
+        running or waiting and no run here was slow lately; False (nothing run)
+        otherwise. Exceptions propagate."""
+        if time.monotonic() < self._here_off_until:
+            return False
         with self._guard:
             if self._queued:
                 return False
         if not self._slot.acquire(blocking=False):
             return False
+        started = time.monotonic()
         try:
             run(*args)
         finally:
+            ended = time.monotonic()
+            if ended - started > SLOW_SECONDS:
+                self._here_off_until = ended + COOL_SECONDS
             self._slot.release()
         return True
