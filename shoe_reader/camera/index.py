@@ -195,6 +195,15 @@ def similarities(part: Part, fmap: np.ndarray, only: np.ndarray | None = None) -
 def unit_shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
     """:func:`shifted`, each row made unit length: what a part's templates are compared
     with (worked out once where one window is compared with several sets of templates)."""
+    if (
+        fmap.shape == part.map_shape
+        and len(part.gather)
+        and fmap.flags.c_contiguous
+        and fmap.dtype == np.float32
+    ):
+        # Gathered, weighted and made unit length in one compiled pass (the same bits as
+        # below): it runs a dozen times a frame, each some ten NumPy calls.
+        return kernels.unit_gathered(fmap.ravel(), part.gather, part.root_kept)
     x = shifted(part, fmap)
     # np.linalg.norm(x, axis=1, keepdims=True), as it computes it, without its dispatch.
     unit: np.ndarray = x / np.maximum(np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True)), 1e-6)

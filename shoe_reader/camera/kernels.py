@@ -488,3 +488,200 @@ def masked_cosines(templates: np.ndarray, x: np.ndarray, mask: np.ndarray) -> np
             square += v * v * mask[j]
         out[i] = dot / np.sqrt(max(square, _F4(1e-12)))
     return out
+
+
+@njit("f4(f4[:, ::1], i8, i8)", cache=True)
+def _sum8(prof: np.ndarray, row: int, start: int) -> np.float32:
+    """``prof[row, start:start + 8].sum()``: NumPy's pairwise sum of eight float32 values
+    (eight partial sums, added as a tree)."""
+    a = prof[row, start : start + 8]
+    total: np.float32 = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+    return total
+
+
+@njit("Tuple((b1, f4[:, ::1]))(f4[:, ::1], i8, f8)", cache=True)
+def card_steps(prof: np.ndarray, n_t: int, one_way: float) -> tuple[bool, np.ndarray]:
+    """``locate._card_steps`` of profiles whose ends are 8 samples: whether any side's inside
+    is brighter than the table beyond it by ``one_way`` (else ``prof`` is kept as it is),
+    and the profiles with their rises flattened on those sides. Float32 as NumPy did it:
+    each end's pairwise sum, the sides' medians, the steps, and their running sums
+    (each added in order) before the first sample is added to them."""
+    rows, n = prof.shape
+    down = np.zeros(4, np.bool_)
+    ends = np.empty(n_t, np.float32)
+    for k in range(4):
+        for i in range(n_t):
+            ends[i] = _sum8(prof, k * n_t + i, 0) - _sum8(prof, k * n_t + i, n - 8)
+        ordered = np.sort(ends)
+        contrast = ordered[n_t // 2 - 1] + ordered[n_t // 2]
+        down[k] = contrast > 2 * 8 * one_way
+    if not down.any():
+        return False, prof
+    out = np.empty((rows, n), np.float32)
+    for r in range(rows):
+        flatten = down[r // n_t]
+        first = prof[r, 0]
+        out[r, 0] = first
+        total = _F4(0.0)
+        for j in range(1, n):
+            step = prof[r, j] - prof[r, j - 1]
+            if flatten and step > 0:
+                step = _F4(0.0)
+            total = step if j == 1 else total + step
+            out[r, j] = total + first
+    return True, out
+
+
+@njit(
+    f"{_QUAD}({_QUAD}, {_QUAD}, f4[:, ::1], {_QUAD}, {_QUAD}, f4[::1], i8, f8, f8)",
+    cache=True,
+)
+def sides_within(
+    found: np.ndarray,
+    inner: np.ndarray,
+    prof: np.ndarray,
+    quad: np.ndarray,
+    normal: np.ndarray,
+    across: np.ndarray,
+    n_t: int,
+    rim: float,
+    ink: float,
+) -> np.ndarray:
+    """``locate._sides_within`` (``across``: the profiles' offsets, ``n_t`` profiles a
+    side): ``found`` with the sides of ``inner`` lying ``rim`` or more inside it put in
+    its place, unless a band darker than ``ink`` of the table beyond lies between the two.
+    Float32 throughout as NumPy did it (each product rounded before its sum; the medians
+    the mean of the middle two; ``ink`` times a median in double, compared in float32)."""
+    moved = _F4(0.0)
+    for k in range(4):
+        for c in range(2):
+            moved = max(moved, abs(inner[k, c] - found[k, c]))
+    if moved < rim:
+        return found.copy()
+    cx = (((found[0, 0] + found[1, 0]) + found[2, 0]) + found[3, 0]) / _F4(4.0)
+    cy = (((found[0, 1] + found[1, 1]) + found[2, 1]) + found[3, 1]) / _F4(4.0)
+    take = np.zeros(4, np.bool_)
+    for k in range(4):
+        nxt = (k + 1) % 4
+        dx = found[nxt, 0] - found[k, 0]
+        dy = found[nxt, 1] - found[k, 1]
+        length = max(np.sqrt(dx * dx + dy * dy), _F4(1e-6))
+        nx, ny = dy / length, -dx / length
+        if (found[k, 0] - cx) * nx + (found[k, 1] - cy) * ny < _F4(0.0):
+            nx, ny = -nx, -ny
+        mx = (inner[k, 0] + inner[nxt, 0]) / _F4(2.0) - found[k, 0]
+        my = (inner[k, 1] + inner[nxt, 1]) / _F4(2.0) - found[k, 1]
+        take[k] = -(mx * nx + my * ny) >= rim
+    if not take.any():
+        return found.copy()
+    n_d = prof.shape[1]
+    column = np.empty(n_t, np.float32)
+    level = np.empty(n_d, np.float32)
+    picked = np.empty(n_d, np.float32)
+    for k in range(4):
+        if not take[k]:
+            continue
+        nxt = (k + 1) % 4
+        midx = (quad[k, 0] + quad[nxt, 0]) / _F4(2.0)
+        midy = (quad[k, 1] + quad[nxt, 1]) / _F4(2.0)
+        ox = (found[k, 0] + found[nxt, 0]) / _F4(2.0) - midx
+        oy = (found[k, 1] + found[nxt, 1]) / _F4(2.0) - midy
+        outer_at = ox * normal[k, 0] + oy * normal[k, 1]
+        ix = (inner[k, 0] + inner[nxt, 0]) / _F4(2.0) - midx
+        iy = (inner[k, 1] + inner[nxt, 1]) / _F4(2.0) - midy
+        inner_at = ix * normal[k, 0] + iy * normal[k, 1]
+        for j in range(n_d):
+            for i in range(n_t):
+                column[i] = prof[k * n_t + i, j]
+            ordered = np.sort(column)
+            level[j] = (ordered[n_t // 2 - 1] + ordered[n_t // 2]) / _F4(2.0)
+        width = outer_at - inner_at
+        reach = width + _F4(1.5)
+        band = np.inf
+        n_band = 0
+        n = 0
+        for j in range(n_d):
+            a = across[j] - inner_at
+            if a > _F4(0.0) and a < width:
+                band = min(band, float(level[j]))
+                n_band += 1
+            if a > reach:
+                picked[n] = level[j]
+                n += 1
+        if n_band and n:
+            beyond = np.sort(picked[:n])
+            if n % 2:
+                median = float(beyond[n // 2])
+            else:
+                median = float((beyond[n // 2 - 1] + beyond[n // 2]) / _F4(2.0))
+            if band < np.float32(ink * median):  # (NumPy compares with a float in float32)
+                take[k] = False
+    if not take.any():
+        return found.copy()
+    starts = np.empty((4, 2), np.float32)
+    ends = np.empty((4, 2), np.float32)
+    for k in range(4):
+        nxt = (k + 1) % 4
+        for c in range(2):
+            starts[k, c] = inner[k, c] if take[k] else found[k, c]
+            ends[k, c] = inner[nxt, c] if take[k] else found[nxt, c]
+    out = np.empty((4, 2), np.float32)
+    for k in range(4):
+        prev = (k + 3) % 4
+        p1x, p1y = starts[prev, 0], starts[prev, 1]
+        d1x, d1y = ends[prev, 0] - p1x, ends[prev, 1] - p1y
+        d2x, d2y = ends[k, 0] - starts[k, 0], ends[k, 1] - starts[k, 1]
+        den = d1x * d2y - d1y * d2x
+        if abs(den) < _F4(1e-6):
+            return found.copy()
+        t = ((starts[k, 0] - p1x) * d2y - (starts[k, 1] - p1y) * d2x) / den
+        out[k, 0] = p1x + t * d1x
+        out[k, 1] = p1y + t * d1y
+    return out
+
+
+@njit("f4(f4[::1], i8, i8)", cache=True)
+def _pairwise_sum(a: np.ndarray, start: int, n: int) -> np.float32:
+    """``a[start:start + n].sum()`` as NumPy adds float32 along a row: eight running sums
+    added as a tree (then the rest, in order) in blocks of up to 128, and halves (cut at a
+    multiple of eight) added, each summed so, beyond."""
+    if n < 8:
+        res = _F4(0.0)
+        for i in range(n):
+            res += a[start + i]
+        return res
+    if n <= 128:
+        r = a[start : start + 8].copy()
+        i = 8
+        while i < n - (n % 8):
+            for j in range(8):
+                r[j] += a[start + i + j]
+            i += 8
+        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        while i < n:
+            res += a[start + i]
+            i += 1
+        return np.float32(res)
+    n2 = n // 2
+    n2 -= n2 % 8
+    total: np.float32 = _pairwise_sum(a, start, n2) + _pairwise_sum(a, start + n2, n - n2)
+    return total
+
+
+@njit("f4[:, ::1](f4[::1], i8[:, ::1], f4[::1])", cache=True)
+def unit_gathered(flat: np.ndarray, gather: np.ndarray, root: np.ndarray) -> np.ndarray:
+    """``index.unit_shifted`` of a raveled feature map: each shift's weighted features
+    (``flat[gather[s]] * root``) made unit length, in float32 as NumPy did it (the squares
+    rounded, then summed pairwise, see :func:`_pairwise_sum`; the length at least 1e-6)."""
+    k, d = gather.shape
+    out = np.empty((k, d), np.float32)
+    squares = np.empty(d, np.float32)
+    for s in range(k):
+        for j in range(d):
+            v = flat[gather[s, j]] * root[j]
+            out[s, j] = v
+            squares[j] = v * v
+        length = max(np.sqrt(_pairwise_sum(squares, 0, d)), _F4(1e-6))
+        for j in range(d):
+            out[s, j] = out[s, j] / length
+    return out

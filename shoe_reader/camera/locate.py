@@ -338,7 +338,8 @@ ONE_WAY = 10.0
 """Grey levels by which the inside of a side (its median over the side) must be brighter than
 the table beyond it for only the steps down (outwards) to be the card's edge."""
 _ENDS = 8
-"""Samples (6 px) at either end of a profile across a side: the card inside, the table beyond."""
+"""Samples (6 px) at either end of a profile across a side: the card inside, the table beyond
+(:func:`kernels.card_steps` sums eight)."""
 RIM = 2.5
 """Pixels inside the side found from every step from which the side found from the card's own
 steps alone is taken (nearer, it is a printed outline's inner edge: see :func:`_sides_within`)."""
@@ -363,23 +364,10 @@ def _card_steps(prof: np.ndarray) -> np.ndarray:
     red faces) has been seen printed with a light border, whose edge steps
     down all the same.
     """
-    n_t = len(_SNAP_T)
-    ends = (prof[:, :_ENDS].sum(axis=1) - prof[:, -_ENDS:].sum(axis=1)).reshape(4, n_t)
-    ends.sort(axis=1)
-    contrast = ends[:, n_t // 2 - 1] + ends[:, n_t // 2]  # the median, times 2 * _ENDS
-    down = contrast > 2 * _ENDS * ONE_WAY
-    if not down.any():
-        return prof
-    steps = prof[:, 1:] - prof[:, :-1]
-    if down.all():  # (a card brighter than the table all round: most often)
-        np.minimum(steps, 0, out=steps)
-    else:
-        steps[np.repeat(down, n_t)[:, None] & (steps > 0)] = 0
-    out = np.empty_like(prof)
-    out[:, 0] = prof[:, 0]
-    np.cumsum(steps, axis=1, out=out[:, 1:])
-    out[:, 1:] += prof[:, :1]
-    return out
+    # One compiled pass (:func:`kernels.card_steps`, the NumPy arithmetic it replaced to the
+    # bit): twice per candidate's snap, its dozen NumPy calls were a tenth of the snap.
+    flattened, out = kernels.card_steps(prof, len(_SNAP_T), ONE_WAY)
+    return out if flattened else prof
 
 
 def _sides_within(
@@ -398,35 +386,10 @@ def _sides_within(
     and the side stays. A shadow is never that dark, nor is the table between
     its grain's steps.
     """
-    if float(np.abs(inner - found).max()) < RIM:
-        return found  # (no side's middle can lie RIM inside)
-    centre = found.mean(axis=0)
-    d = found[_NEXT] - found
-    normals = np.stack([d[:, 1], -d[:, 0]], axis=1)
-    normals /= np.maximum(_side_lengths(found), 1e-6)[:, None]
-    normals[((found - centre) * normals).sum(axis=1) < 0] *= -1
-    # How far inside each side of ``found`` the middle of ``inner``'s lies.
-    depth = -(((inner + inner[_NEXT]) / 2 - found) * normals).sum(axis=1)
-    take = depth >= RIM
-    if not take.any():
-        return found
-    # Where the two sides' middles lie across ``quad``'s (the profiles' offsets).
-    middle = (quad + quad[_NEXT]) / 2
-    outer_at = (((found + found[_NEXT]) / 2 - middle) * normal).sum(axis=1)
-    inner_at = (((inner + inner[_NEXT]) / 2 - middle) * normal).sum(axis=1)
-    levels = np.median(prof.reshape(4, len(_SNAP_T), -1), axis=1)
-    for k in np.flatnonzero(take):
-        across, width = _SNAP_D - inner_at[k], outer_at[k] - inner_at[k]
-        band = levels[k][(across > 0) & (across < width)]
-        beyond = levels[k][across > width + 1.5]
-        if len(band) and len(beyond) and band.min() < INK * float(np.median(beyond)):
-            take[k] = False
-    if not take.any():
-        return found
-    met = _meet(
-        np.where(take[:, None], inner, found), np.where(take[:, None], inner[_NEXT], found[_NEXT])
-    )
-    return found if met is None else met.astype(np.float32)
+    # One compiled pass (:func:`kernels.sides_within`, the NumPy arithmetic it replaced to
+    # the bit): on most snaps of a camera's frame the card's own steps lie inside, and the
+    # few dozen NumPy calls on four sides were a tenth of the snap.
+    return kernels.sides_within(found, inner, prof, quad, normal, _SNAP_D, len(_SNAP_T), RIM, INK)
 
 
 def _beside_skin(
@@ -1351,7 +1314,7 @@ def straighten_corner(
     corners alone is a fifth of the work of the whole face, and the face
     between them is never read.
     """
-    src = np.roll(quad, 2, axis=0) if turned else quad
+    src = quad[_OPPOSITE] if turned else quad  # (np.roll by two corners, for less)
     if mirrored:
         src = src[[1, 0, 3, 2]]
     m = cv2.getPerspectiveTransform(src.astype(np.float32), _DST)
@@ -1416,6 +1379,14 @@ OUTLINE_STEP = 0.3
 beyond it brighter than the outline, for a side to be moved onto the outline's outer edge."""
 
 
+@functools.lru_cache(maxsize=4)
+def _mean_of(channels: int) -> np.ndarray:
+    """The weights of the mean of ``channels`` colours, float32 (made once)."""
+    mean = np.full(channels, 1 / channels, np.float32)
+    mean.flags.writeable = False
+    return mean
+
+
 def _rim_profiles(image: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Brightness across the middle of each side, outwards: (4, len(_RIM_T)); and the
     card-to-image transform."""
@@ -1428,8 +1399,8 @@ def _rim_profiles(image: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, np.n
     samples = cv2.remap(image, xy, None, cv2.INTER_LINEAR)  # (x, y) pairs: one map
     if samples.ndim == 3:  # the mean of the colours, as one small product
         channels = samples.shape[-1]
-        mean = np.full(channels, 1 / channels, np.float32)
-        grey = (samples.reshape(-1, channels).astype(np.float32) @ mean).reshape(shape)
+        flat = samples.reshape(-1, channels).astype(np.float32)
+        grey = (flat @ _mean_of(channels)).reshape(shape)
     else:
         grey = samples.reshape(shape).astype(np.float32)
     # The median along each side of an even count of samples: the mean of the

@@ -366,7 +366,13 @@ def _contrary(cal: Calibration, windows: Iterable[np.ndarray], code: str) -> str
 def _index_covered(cal: Calibration, corner: np.ndarray) -> float:
     """How much of a corner window's index lies under skin: the larger share, of the rank's
     and of the suit's weights (see :attr:`Calibration.index_weights`), on skin pixels."""
-    skin = cv2.morphologyEx(skin_pixels(corner), cv2.MORPH_OPEN, _FINGER).astype(np.float32)
+    pixels = skin_pixels(corner)
+    if not cv2.countNonZero(pixels):
+        return 0.0  # (most corners: no skin, nothing to open, shrink or weigh)
+    opened = cv2.morphologyEx(pixels, cv2.MORPH_OPEN, _FINGER)
+    if not cv2.countNonZero(opened):
+        return 0.0  # (red print alone: opened away)
+    skin = opened.astype(np.float32)
     small = cv2.resize(skin, (FEAT_W, FEAT_H), interpolation=cv2.INTER_AREA)
     return max(float(np.einsum("ij,ij->", w, small)) for w in cal.index_weights)
 
@@ -432,8 +438,11 @@ def _read(
         return CardRead(None, 0.0, exc.reason, cause=COVERED), None
     book = cal.book
     # A hand over the face: the face is compared where it is not covered.
-    skin = cv2.dilate(skin_pixels(face), _SKIN_REACH)
-    covered = float(skin.mean())
+    skin = skin_pixels(face)
+    covered = 0.0  # (no skin: most faces, nothing to dilate)
+    if cv2.countNonZero(skin):
+        skin = cv2.dilate(skin, _SKIN_REACH)
+        covered = float(skin.mean())
     keep = None
     if covered >= COVERED_SKIN:
         keep = (cv2.resize(skin, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA) == 0).view(

@@ -18,16 +18,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shoe_reader.camera import kernels
-from shoe_reader.camera.index import SHIFT, learn_part, shifted, similarities
+from shoe_reader.camera.index import SHIFT, learn_part, shifted, similarities, unit_shifted
 from shoe_reader.camera.locate import (
+    _ENDS,
     _NEXT,
+    _OPPOSITE,
     _PREV,
     _SNAP_D,
     _SNAP_T,
+    INK,
+    ONE_WAY,
+    RIM,
     SIDE_TOLERANCE,
     SKIN_WARMTH,
+    _card_steps,
     _meet,
     _side_lengths,
+    _sides_within,
     _snap,
     percentile,
     skin_pixels,
@@ -453,3 +460,153 @@ def test_a_parts_cosines_over_its_weighted_features_are_the_whole_boxs(
     assert np.allclose(similarities(part, fmap), want, rtol=1e-5, atol=1e-5)
     kept = part.root_weights.ravel() > 0
     assert np.allclose(shifted(part, fmap), rows[:, kept], rtol=1e-6, atol=1e-7)
+
+
+def reference_card_steps(prof: np.ndarray) -> np.ndarray:
+    """``locate._card_steps`` as it was, in NumPy (``prof`` itself where no side steps down)."""
+    n_t = len(_SNAP_T)
+    ends = (prof[:, :_ENDS].sum(axis=1) - prof[:, -_ENDS:].sum(axis=1)).reshape(4, n_t)
+    ends.sort(axis=1)
+    contrast = ends[:, n_t // 2 - 1] + ends[:, n_t // 2]  # the median, times 2 * _ENDS
+    down = contrast > 2 * _ENDS * ONE_WAY
+    if not down.any():
+        return prof
+    steps = prof[:, 1:] - prof[:, :-1]
+    if down.all():
+        np.minimum(steps, 0, out=steps)
+    else:
+        steps[np.repeat(down, n_t)[:, None] & (steps > 0)] = 0
+    out = np.empty_like(prof)
+    out[:, 0] = prof[:, 0]
+    np.cumsum(steps, axis=1, out=out[:, 1:])
+    out[:, 1:] += prof[:, :1]
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), sides=st.lists(st.floats(-80, 80), min_size=4, max_size=4))
+def test_card_steps_are_the_old_cumulative_steps_to_the_bit(seed: int, sides: list[float]) -> None:
+    rng = np.random.default_rng(seed)
+    prof = rng.uniform(0, 255, (4 * N_T, N_D)).astype(np.float32)
+    for k, lift in enumerate(sides):  # the inside brighter (or darker) than the table
+        prof[k * N_T : (k + 1) * N_T, : N_D // 2] += np.float32(lift)
+    ref = reference_card_steps(prof)
+    out = _card_steps(prof)
+    assert (out is prof) == (ref is prof)
+    assert np.array_equal(out, ref)
+
+
+def test_card_steps_flatten_some_sides_all_sides_or_none() -> None:
+    rng = np.random.default_rng(3)
+    prof = rng.uniform(100, 110, (4 * N_T, N_D)).astype(np.float32)
+    assert _card_steps(prof) is prof  # no side brighter inside
+    for lift in ((60, 0, 60, 0), (60, 60, 60, 60)):
+        lifted = prof.copy()
+        for k, v in enumerate(lift):
+            lifted[k * N_T : (k + 1) * N_T, : N_D // 2] += np.float32(v)
+        out = _card_steps(lifted)
+        assert out is not lifted
+        assert np.array_equal(out, reference_card_steps(lifted))
+        rises = np.diff(out, axis=1) > 0
+        for k, v in enumerate(lift):  # a side brighter inside keeps no rise outwards
+            assert rises[k * N_T : (k + 1) * N_T].any() == (v == 0)
+
+
+def reference_sides_within(
+    found: np.ndarray, inner: np.ndarray, prof: np.ndarray, quad: np.ndarray, normal: np.ndarray
+) -> np.ndarray:
+    """``locate._sides_within`` as it was, in NumPy."""
+    if float(np.abs(inner - found).max()) < RIM:
+        return found
+    centre = found.mean(axis=0)
+    d = found[_NEXT] - found
+    normals = np.stack([d[:, 1], -d[:, 0]], axis=1)
+    normals /= np.maximum(_side_lengths(found), 1e-6)[:, None]
+    normals[((found - centre) * normals).sum(axis=1) < 0] *= -1
+    depth = -(((inner + inner[_NEXT]) / 2 - found) * normals).sum(axis=1)
+    take = depth >= RIM
+    if not take.any():
+        return found
+    middle = (quad + quad[_NEXT]) / 2
+    outer_at = (((found + found[_NEXT]) / 2 - middle) * normal).sum(axis=1)
+    inner_at = (((inner + inner[_NEXT]) / 2 - middle) * normal).sum(axis=1)
+    levels = np.median(prof.reshape(4, N_T, -1), axis=1)
+    for k in np.flatnonzero(take):
+        across, width = _SNAP_D - inner_at[k], outer_at[k] - inner_at[k]
+        band = levels[k][(across > 0) & (across < width)]
+        beyond = levels[k][across > width + 1.5]
+        if len(band) and len(beyond) and band.min() < INK * float(np.median(beyond)):
+            take[k] = False
+    if not take.any():
+        return found
+    met = _meet(
+        np.where(take[:, None], inner, found), np.where(take[:, None], inner[_NEXT], found[_NEXT])
+    )
+    return found if met is None else met.astype(np.float32)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    inside=st.lists(st.booleans(), min_size=4, max_size=4),
+    ink=st.booleans(),
+)
+def test_sides_within_are_the_old_medians_and_meeting_to_the_bit(
+    seed: int, inside: list[bool], ink: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    quad = np.array([(20, 20), (80, 20), (80, 104), (20, 104)], np.float32)
+    quad += rng.uniform(-3, 3, (4, 2)).astype(np.float32)
+    _ok, normal, _lengths, _mx, _my = kernels.snap_start(quad, _SNAP_T, _SNAP_D)
+    found = quad + rng.uniform(-3, 3, (4, 2)).astype(np.float32)
+    # Some sides of the card's own quad well inside (a side's corners moved in together).
+    inner = found.copy()
+    for k in np.flatnonzero(inside):
+        inner[[k, (k + 1) % 4]] -= np.float32(rng.uniform(0, 6)) * normal[k]
+    prof = rng.uniform(0, 255, (4 * N_T, N_D)).astype(np.float32)
+    if ink:  # a dark band across the sides (a printed outline)
+        prof[:, N_D // 2 : N_D // 2 + 6] *= np.float32(0.3)
+    ref = reference_sides_within(found, inner, prof, quad, normal)
+    assert np.array_equal(_sides_within(found, inner, prof, quad, normal), ref)
+
+
+def test_sides_within_keep_a_printed_outline_and_move_onto_a_shadows_inside() -> None:
+    quad = np.array([(20, 20), (80, 20), (80, 104), (20, 104)], np.float32)
+    _ok, normal, _lengths, _mx, _my = kernels.snap_start(quad, _SNAP_T, _SNAP_D)
+    inner = quad.copy()
+    inner[[0, 1]] -= np.float32(4) * normal[0]  # the top side 4 px inside
+    table = np.full((4 * N_T, N_D), 200, np.float32)
+    table[:, : N_D // 2] = 230  # the card brighter inside
+    moved = _sides_within(quad, inner, table, quad, normal)
+    assert np.allclose(moved, inner, atol=1e-3)  # a shadow's step beyond: moved in
+    inked = table.copy()
+    band = (_SNAP_D > -4) & (_SNAP_D < 0)
+    inked[:, band] = 60  # ink between the two: a printed outline, kept
+    assert np.array_equal(_sides_within(quad, inner, inked, quad, normal), quad)
+    for got in (moved, reference_sides_within(quad, inner, table, quad, normal)):
+        assert np.array_equal(got, moved)
+
+
+def test_a_turned_corner_is_the_quad_rolled_by_two() -> None:
+    quad = np.arange(8, dtype=np.float32).reshape(4, 2)
+    assert np.array_equal(quad[_OPPOSITE], np.roll(quad, 2, axis=0))
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), classes=st.integers(2, 12), noise=st.floats(0.0, 0.3))
+def test_unit_shifted_windows_are_numpys_rows_to_the_bit(
+    seed: int, classes: int, noise: float
+) -> None:
+    rng = np.random.default_rng(seed)
+    labels = np.repeat(np.arange(classes).astype(str), 3)
+    maps = rng.normal(0, 0.02, (len(labels), 24, 20, 3)).astype(np.float32)
+    for i, label in enumerate(labels):  # each class inks its own patch
+        c = int(label)
+        maps[i, 2 + c : 8 + c, 3 + c // 2 : 9 + c] += 0.5
+    part = learn_part(maps, labels)
+    fmap = maps[int(rng.integers(len(maps)))] + rng.normal(0, noise, (24, 20, 3)).astype(np.float32)
+    x = shifted(part, fmap)
+    want = x / np.maximum(np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True)), 1e-6)
+    got = unit_shifted(part, fmap)  # compiled (kernels.unit_gathered)
+    assert np.array_equal(got, want)
+    assert np.allclose(unit_shifted(part, np.asfortranarray(fmap)), want, atol=1e-6)  # (NumPy)
