@@ -196,6 +196,120 @@ def side_fits(
     return fitted, at_start, at_end, on_edge, tried
 
 
+@njit(
+    "Tuple((b1[::1], f8[::1], f8[::1], i8[::1]))"
+    "(f4[:, ::1], f4[::1], f4[::1], b1[::1], f8, f8, i8, f8)",
+    cache=True,
+)
+def bare_fits(
+    prof: np.ndarray,
+    along: np.ndarray,
+    across: np.ndarray,
+    covered: np.ndarray,
+    tolerance: float,
+    span: float,
+    least: int,
+    reach: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each side's straight edge through the outermost strong steps of its profiles, on the
+    samples not ``covered`` (by a hand) alone: per side, whether a line was found, its
+    offsets at the side's start and end, and how many steps lie on it (see
+    ``locate._snap_beside``).
+
+    The steps are taken as :func:`side_fits` takes them. Unlike it, the line may lie
+    along one part of the side alone (a hand over the rest): it is the line through the
+    two steps ``span`` or more apart with the most steps within ``tolerance`` of it, fitted
+    again (least squares) over those, if there are ``least`` of them spanning ``reach`` of
+    the side.
+    """
+    n_t = along.shape[0]
+    n_s = prof.shape[1] - 2
+    fitted = np.zeros(4, np.bool_)
+    at_start = np.zeros(4)
+    at_end = np.zeros(4)
+    on_edge = np.zeros(4, np.int64)
+    strength = np.empty(n_t)
+    offs = np.empty(n_t)
+    ts = np.empty(n_t)
+    os_ = np.empty(n_t)
+    for k in range(4):
+        m = 0
+        for i in range(n_t):
+            row = k * n_t + i
+            if covered[row]:
+                continue
+            peak = _F4(0.0)
+            for j in range(n_s):
+                peak = max(peak, abs(prof[row, j + 2] - prof[row, j]))
+            limit = max(_F4(0.45) * peak, _F4(8.0))
+            best = -1
+            for j in range(n_s - 1, -1, -1):
+                if abs(prof[row, j + 2] - prof[row, j]) >= limit:
+                    best = j
+                    break
+            if best < 0:
+                continue
+            strength[m] = float(abs(prof[row, best + 2] - prof[row, best]))
+            offs[m] = float(across[best + 1])
+            ts[m] = float(along[i])
+            m += 1
+        if m < least:
+            continue
+        good = max(8.0, 0.4 * _median(strength[:m].copy()))
+        n = 0
+        for i in range(m):
+            if strength[i] >= good:
+                ts[n] = ts[i]
+                os_[n] = offs[i]
+                n += 1
+        if n < least:
+            continue
+        count = 0
+        t1 = 0.0
+        o1 = 0.0
+        slope = 0.0
+        for a in range(n):
+            for b in range(a + 1, n):
+                if ts[b] - ts[a] < span:
+                    continue
+                s = (os_[b] - os_[a]) / (ts[b] - ts[a])
+                c = 0
+                for i in range(n):
+                    if abs(os_[i] - (os_[a] + s * (ts[i] - ts[a]))) <= tolerance:
+                        c += 1
+                if c > count:
+                    count, t1, o1, slope = c, ts[a], os_[a], s
+        if count < least:
+            continue
+        st = 0.0
+        so = 0.0
+        lo = 2.0
+        hi = -1.0
+        for i in range(n):
+            if abs(os_[i] - (o1 + slope * (ts[i] - t1))) <= tolerance:
+                st += ts[i]
+                so += os_[i]
+                lo = min(lo, ts[i])
+                hi = max(hi, ts[i])
+        if hi - lo < reach:
+            continue
+        mt = st / count
+        mo = so / count
+        var = 0.0
+        cov = 0.0
+        for i in range(n):
+            if abs(os_[i] - (o1 + slope * (ts[i] - t1))) <= tolerance:
+                dx = ts[i] - mt
+                var += dx * dx
+                cov += dx * (os_[i] - mo)
+        fit = cov / var if var > 1e-12 else 0.0
+        fitted[k] = True
+        at_start[k] = mo - fit * mt
+        at_end[k] = at_start[k] + fit
+        on_edge[k] = count
+    return fitted, at_start, at_end, on_edge
+
+
 @njit("f4(i8[::1], i8, f8)", cache=True)
 def _order_statistic(counts: np.ndarray, n: int, q: float) -> np.float32:
     """``np.percentile`` (linear) of ``n`` byte values counted in ``counts``, in float32 as

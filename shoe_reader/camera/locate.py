@@ -348,7 +348,7 @@ INK = 0.6
 a printed outline's ink (a card's shadow darkens the table by a third at most)."""
 
 
-def _card_steps(prof: np.ndarray) -> np.ndarray:
+def _card_steps(prof: np.ndarray, n_t: int = len(_SNAP_T)) -> np.ndarray:
     """The profiles across each side (see :func:`_snap`) with only the steps the card's edge
     can make left in them (``prof`` itself if no side shows which way round that is).
 
@@ -366,7 +366,7 @@ def _card_steps(prof: np.ndarray) -> np.ndarray:
     """
     # One compiled pass (:func:`kernels.card_steps`, the NumPy arithmetic it replaced to the
     # bit): twice per candidate's snap, its dozen NumPy calls were a tenth of the snap.
-    flattened, out = kernels.card_steps(prof, len(_SNAP_T), ONE_WAY)
+    flattened, out = kernels.card_steps(prof, n_t, ONE_WAY)
     return out if flattened else prof
 
 
@@ -499,6 +499,156 @@ def _hidden_side(
     if moved > 0.15 * float(np.linalg.norm(quad[(k + 2) % 4] - quad[(k + 3) % 4])):
         return None
     return out.astype(np.float32)
+
+
+BESIDE = True
+"""A rough outline a hand lies over, that the side snap does not bear out, has its sides
+found beside the hand (see :func:`_snap_beside`) before it is judged by what shows."""
+ALL_FOUND = True
+"""Only an outline whose four sides :func:`_snap_beside` found (in some round, or beside the
+hand, see :func:`_hidden_side`) is taken from it: a side hidden from end to end is left to
+:func:`_beside_skin` and :meth:`Locator._squared`."""
+BESIDE_ROUNDS = 4
+"""Rounds of :func:`_snap_beside` (each samples the sides again where the last put them)."""
+BESIDE_MARGIN = 48
+"""Pixels of the frame kept round a quad for :func:`_snap_beside`: more than its search
+reaches beyond the first estimate (``_WIDE_D``)."""
+BESIDE_SUPPORT = 0.5
+"""Share of a side's samples clear of skin that must lie on its straight edge for
+:func:`_snap_beside` to take the side as found."""
+BARE_SPAN = 0.2
+"""Least share of a side between the two steps a line is tried through in
+:func:`kernels.bare_fits`."""
+_WIDE_D = np.arange(-30.0, 30.01, 0.75, dtype=np.float32)
+"""Offsets across a side at which :func:`_snap_beside` samples it: the rough outline of a
+card a hand lies over can be turned off its edges by 25-30 px at one end."""
+
+
+def _angle(u: np.ndarray, v: np.ndarray) -> float:
+    """Degrees between the directions ``u`` and ``v`` (0 to 180)."""
+    cos = float(u @ v) / max(float(np.linalg.norm(u) * np.linalg.norm(v)), 1e-9)
+    return float(np.degrees(np.arccos(min(max(cos, -1.0), 1.0))))
+
+
+def _snap_beside(colour: np.ndarray, quad: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """``quad`` (full-scale, the rough outline of a card a dealer's hand lies over) put on
+    the card's edges where they show beside the hand, and the least share of a found side's
+    bare samples on its edge (``None``: not borne out).
+
+    A hand over a corner or a side of the card hides part of its outline: the paper
+    that shows, cut by the hand (and on a court card by its figure), gives a rough
+    outline turned off the card by several degrees, its sides 20-30 px off at one end,
+    beyond the side snap's search (12 px, see :func:`_snap`); and :func:`_beside_skin`
+    judged that outline where it lay. Here every side is sampled along its whole length
+    and 30 px either way; the samples on skin are left out (their rows flattened, no
+    step there); the card's own steps are kept (see :func:`_card_steps`), and a line is
+    fitted through the outermost strong steps of the rest, which may lie along one part
+    of the side alone (see :func:`kernels.bare_fits`). The sides found are moved onto
+    their lines and sampled again where they now lie, until they settle, so that a side
+    hidden at one end is found from the other once its neighbours are in place. A side
+    found askew of the side across from it (``SKEW`` / 2 degrees or more) with skin over
+    it is the hand's edge: it is taken as hidden. A hidden side is left between the others
+    where it lay, then laid on the steps beside the hand if they show it (see
+    :func:`_hidden_side`). Three sides at least must be found, and one hidden must have
+    skin over it.
+    """
+    h, w = colour.shape[:2]
+    x0, y0 = np.maximum(np.floor(quad.min(axis=0)).astype(int) - BESIDE_MARGIN, 0)
+    x1, y1 = np.ceil(quad.max(axis=0)).astype(int) + BESIDE_MARGIN
+    x1, y1 = min(int(x1), w), min(int(y1), h)
+    crop = colour[int(y0) : y1, int(x0) : x1]
+    gray = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    origin = np.array([x0, y0], np.float32)
+    q = np.ascontiguousarray(quad - origin, np.float32)
+    n_t = len(_HIDDEN_T)
+    support = 0.0
+    skin: np.ndarray | None = None
+    hidden_last = False
+    seen = np.zeros(4, bool)  # (the sides found in some round: a hidden one stays there)
+    for turn in range(BESIDE_ROUNDS):
+        across = _WIDE_D
+        on_side = np.abs(across) <= 4.5
+        ok, normal, lengths, map_x, map_y = kernels.snap_start(q, _HIDDEN_T, across)
+        if not ok:
+            return None
+        prof = cv2.remap(gray, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        # Skin is looked for at the samples within a few pixels of each side alone.
+        band = cv2.remap(
+            crop, map_x[:, on_side], map_y[:, on_side], cv2.INTER_NEAREST,
+            borderMode=cv2.BORDER_REPLICATE,
+        )  # fmt: skip
+        on_skin = skin_pixels(band).mean(axis=1) > 0.5
+        if turn == 0 and not on_skin.any():
+            return None  # (no hand over the card's edge: the snap's answer stands)
+        prof = _card_steps(prof, n_t)
+        fitted, a0, a1, on_edge = kernels.bare_fits(
+            prof, _HIDDEN_T, across, on_skin, SIDE_TOLERANCE, BARE_SPAN, HIDDEN_STEPS, HIDDEN_SPAN
+        )
+        bare = n_t - on_skin.reshape(4, n_t).sum(axis=1)
+        shares = on_edge / np.maximum(bare, 1)
+        good = fitted & (bare >= n_t / 4) & (shares >= BESIDE_SUPPORT)
+        if int(good.sum()) < 2:
+            return None
+        starts, ends = q.copy(), q[_NEXT].copy()
+        starts[good] += a0[good, None].astype(np.float32) * normal[good]
+        ends[good] += a1[good, None].astype(np.float32) * normal[good]
+        covered = on_skin.reshape(4, n_t).any(axis=1)
+        for k in (0, 1):
+            # Opposite sides of a card lie within a few degrees of parallel: of two found
+            # askew, the one under the hand is the hand's edge, not the card's.
+            j = k + 2
+            if good[k] and good[j] and _angle(ends[k] - starts[k], starts[j] - ends[j]) >= SKEW / 2:
+                bad = [m for m in (k, j) if covered[m]]
+                if len(bad) != 1:
+                    return None
+                good[bad[0]] = False
+                starts[bad[0]], ends[bad[0]] = q[bad[0]], q[(bad[0] + 1) % 4]
+        if int(good.sum()) < 3 and turn == BESIDE_ROUNDS - 1:
+            return None
+        seen |= good
+        if int(good.sum()) == 2:
+            # Two sides found: they are moved, and the other two looked for again there.
+            moved = _meet(starts, ends)
+            if moved is None:
+                return None
+            support = 0.0
+        elif not good.all():
+            # A side the hand hides (too little of it bare, or its bare steps on a line
+            # askew of the side across from it): left where it was, between the others,
+            # then laid on the steps beside the hand if they show it (see _hidden_side).
+            hidden = int(np.argmin(good))
+            if not on_skin.reshape(4, n_t)[hidden].any():
+                return None  # (a side not found where no hand lies over it)
+            moved = _meet(starts, ends)
+            if moved is None:
+                return None
+            moved = np.ascontiguousarray(moved, np.float32)
+            laid = None
+            ok, normal2, _lengths, _mx, _my = kernels.snap_start(moved, _HIDDEN_T, across)
+            if ok:
+                if skin is None:
+                    skin = skin_pixels(crop)
+                laid = _hidden_side(gray, skin, moved, normal2, hidden)
+                if laid is not None:
+                    moved = laid
+            support = float(shares[good].min())
+            hidden_last = laid is None and not seen[hidden]
+        else:
+            moved = _meet(starts, ends)
+            if moved is None:
+                return None
+            support = float(shares.min())
+            hidden_last = False
+        moved = moved.astype(np.float32)
+        shift = float(np.abs(moved - q).max())
+        if shift > 0.3 * float(lengths.min()):
+            return None
+        q = np.ascontiguousarray(moved)
+        if shift <= SNAP_SETTLED and support > 0:
+            break
+    if support <= 0 or (ALL_FOUND and hidden_last):
+        return None
+    return support, q + origin
 
 
 @functools.lru_cache(maxsize=8)
@@ -999,9 +1149,13 @@ class Locator:
         if support < MIN_SUPPORT and image.ndim == 3:
             # Borne out only beside a hand: it passes, but ranks below any outline
             # its edges bear out all round.
-            beside, placed = _beside_skin(image[y0:y1, x0:x1], g, local)
-            if beside >= MIN_SUPPORT:
-                local, support = placed, MIN_SUPPORT
+            snapped = _snap_beside(image, local + origin) if BESIDE and self.hands else None
+            if snapped is not None and self._shaped(snapped[1], RESHAPED):
+                local, support = snapped[1] - origin, MIN_SUPPORT
+            else:
+                beside, placed = _beside_skin(image[y0:y1, x0:x1], g, local)
+                if beside >= MIN_SUPPORT:
+                    local, support = placed, MIN_SUPPORT
         if support < MIN_SUPPORT:
             return None
         if square and SQUARE and self.hands:

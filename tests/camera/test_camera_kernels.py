@@ -610,3 +610,43 @@ def test_unit_shifted_windows_are_numpys_rows_to_the_bit(
     got = unit_shifted(part, fmap)  # compiled (kernels.unit_gathered)
     assert np.array_equal(got, want)
     assert np.allclose(unit_shifted(part, np.asfortranarray(fmap)), want, atol=1e-6)  # (NumPy)
+
+
+def test_a_side_seen_at_one_end_alone_is_fitted_from_its_bare_samples() -> None:
+    """``bare_fits`` (the sides of a card a hand lies over): a side whose edge shows over
+    its first third alone, the rest under a hand whose own rim steps 8 px out, is fitted
+    through the edge's steps when the rows on skin are left out (which the side fit, asking
+    for steps on both halves, does not fit at all); with the hand's rows counted, the
+    hand's steps, more of them and on one line, win. A side under the hand from end to
+    end is not fitted."""
+    from shoe_reader.camera.locate import _HIDDEN_T, _WIDE_D, BARE_SPAN, HIDDEN_SPAN
+
+    n_t, n_d = len(_HIDDEN_T), len(_WIDE_D)
+    rng = np.random.default_rng(3)
+    prof = np.empty((4 * n_t, n_d), np.float32)
+    covered = np.zeros(4 * n_t, bool)
+    at0, at1 = 2.0, 26.0  # a side turned 24 px across its length
+    for k in range(4):
+        for i, t in enumerate(_HIDDEN_T):
+            edge = at0 + (at1 - at0) * float(t)
+            hand = (k == 0 and t > 0.36) or k == 3
+            if hand:
+                edge = 8.0
+            covered[k * n_t + i] = hand
+            row = np.where(edge > _WIDE_D, 200.0, 90.0) + rng.normal(0, 2, n_d)
+            prof[k * n_t + i] = np.round(row, 2)
+    fits = kernels.bare_fits(
+        prof, _HIDDEN_T, _WIDE_D, covered, SIDE_TOLERANCE, BARE_SPAN, 5, HIDDEN_SPAN
+    )
+    fitted, start, end, on_edge = fits
+    assert fitted[0] and abs(start[0] - at0) < 1.0 and abs(end[0] - at1) < 1.5
+    assert int(on_edge[0]) <= int((~covered[:n_t]).sum())
+    assert fitted[1] and fitted[2] and not fitted[3]
+    blind = kernels.bare_fits(
+        prof, _HIDDEN_T, _WIDE_D, np.zeros_like(covered), SIDE_TOLERANCE, BARE_SPAN, 5, HIDDEN_SPAN
+    )
+    assert blind[0][0] and abs(blind[1][0] - 8.0) < 2.0 and abs(blind[2][0] - 8.0) < 2.0
+    steps = kernels.side_fits(
+        prof[:, 15:-15].copy(), _HIDDEN_T, _WIDE_D[15:-15].copy(), SIDE_TOLERANCE, True
+    )
+    assert not steps[0][0] or abs(float(steps[2][0]) - at1) > 3
