@@ -12,13 +12,20 @@ fails instead of silently taking the lock.
 
 from __future__ import annotations
 
+import select
 import sqlite3
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
-from sqlalchemy import Engine, MetaData, create_engine, event
+import structlog
+from sqlalchemy import Connection, Engine, MetaData, create_engine, event
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+
+log = structlog.get_logger(__name__)
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -116,13 +123,8 @@ def _pool_hooks(engine: Engine, idle_seconds: float | None) -> None:
 
     @event.listens_for(engine, "checkout")
     def _checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
-        if record.info.pop(OWN_BEGIN, False) and dbapi_connection.autocommit:
-            # The event store's own BEGIN ran this connection in autocommit mode, put back
-            # as its transaction ended; one that missed that is reset here, or dropped.
-            try:
-                dbapi_connection.autocommit = False
-            except Exception as exc:
-                raise DisconnectionError(f"connection left in autocommit: {exc}") from exc
+        if not _out_of_own_begin(record.info, dbapi_connection):
+            raise DisconnectionError("connection left in autocommit")
         since = record.info.get("checked_in_at")
         if idle_seconds is None or since is None or time.monotonic() - since <= idle_seconds:
             return
@@ -130,6 +132,148 @@ def _pool_hooks(engine: Engine, idle_seconds: float | None) -> None:
             engine.dialect.do_ping(dbapi_connection)  # outside any transaction
         except Exception as exc:
             raise DisconnectionError(f"idle connection failed its ping: {exc}") from exc
+
+
+def _out_of_own_begin(info: dict[Any, Any], dbapi_connection: Any) -> bool:
+    """The event store's own BEGIN ran this connection in autocommit mode, put back as its
+    transaction ended: one that missed that is reset here. False if it cannot be (drop it)."""
+    if info.pop(OWN_BEGIN, False) and dbapi_connection.autocommit:
+        try:
+            dbapi_connection.autocommit = False
+        except Exception:
+            return False
+    return True
+
+
+class KeptConnection:
+    """A connection kept for one writer's transactions (a table's commands, on PostgreSQL
+    through psycopg): no pool checkout and check-in, no pool events, and no ping of a
+    connection that sat idle, in front of each transaction.
+
+    Through the pool a card's transaction checked a connection out and back in (about
+    130 µs of the interpreter at best, half of it before the commit's round trip), and one
+    idle for over :data:`IDLE_PING_SECONDS` was pinged first, a round trip more: at a
+    table dealt at human pace, every card after a pause. The connection kept here is
+    detached from the pool (it takes none of the pool's places, which the process's other
+    writers keep) and used as it is, unless it shows it cannot be:
+
+    - SQLAlchemy invalidated it (a statement met a lost connection), or the driver says
+      it is closed or broken;
+    - something is waiting to be read on its socket while no statement runs: the server
+      said something unasked, which on a connection that listens to nothing is its last
+      word (a backend terminated, the server shutting down or restarting, an idle
+      timeout) and the end of the stream. One ``poll`` with no wait, no round trip;
+    - it is inside a transaction, or left in autocommit by the event store's own BEGIN,
+      and cannot be put back.
+
+    Such a connection is closed and a new one taken before the transaction begins: nothing
+    was sent on it, so nothing is lost or sent twice. A connection cut in the moment
+    between that check and the transaction's first round trip fails that round trip, as a
+    pooled one used a moment ago did (the caller's outage path reads the log to learn
+    whether a commit landed), and is replaced before the next transaction.
+
+    One transaction at a time on it, from whichever thread (a table's commands run one
+    at a time, on its command thread or on a reader's thread in its place); a transaction
+    begun while another is open on it (a nested one), another backend or driver, or a
+    closed keeper: the pool (``sessions.begin()``), as before.
+    """
+
+    def __init__(self, engine: Engine, sessions: sessionmaker[Session]) -> None:
+        self.engine = engine
+        self.sessions = sessions
+        self.kept = engine.dialect.name == "postgresql" and engine.dialect.driver == "psycopg"
+        self._busy = threading.Lock()  # held by the transaction open on it
+        self._connection: Connection | None = None
+        self._closed = False
+        self.replaced = 0  # connections found unusable and replaced (for tests, logs)
+
+    @contextmanager
+    def begin(self) -> Iterator[Session]:
+        """A session in a transaction on the kept connection (committed at the end, or
+        rolled back on an error), as ``sessions.begin()`` gives one on a pooled one."""
+        if not self.kept or self._closed or not self._busy.acquire(blocking=False):
+            with self.sessions.begin() as session:
+                yield session
+            return
+        try:
+            connection = self._ready()
+            with self.sessions(bind=connection) as session, session.begin():
+                yield session
+        finally:
+            self._busy.release()
+
+    @property
+    def dbapi_connection(self) -> Any:
+        """The driver's connection kept now, if any (for tests and diagnostics)."""
+        connection = self._connection
+        if connection is None or connection.invalidated or connection.closed:
+            return None
+        return connection.connection.dbapi_connection
+
+    def _ready(self) -> Connection:
+        connection = self._connection
+        if connection is not None:
+            reason = _unusable(connection)
+            if reason is None:
+                return connection
+            log.warning("db.kept_connection_replaced", reason=reason)
+            self.replaced += 1
+            self._drop()
+        connection = self.engine.connect()
+        try:
+            connection.detach()
+        except BaseException:
+            connection.close()
+            raise
+        self._connection = connection
+        return connection
+
+    def _drop(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is None:
+            return
+        raw = None if connection.invalidated else connection.connection.dbapi_connection
+        with suppress(Exception):
+            connection.close()  # detached: the driver's connection is closed for real
+        if raw is not None:
+            with suppress(Exception):
+                raw.close()
+
+    def close(self) -> None:
+        """Close the kept connection (once its transaction, if one is open, has ended);
+        later transactions go through the pool."""
+        self._closed = True
+        with self._busy:
+            self._drop()
+
+
+def _unusable(connection: Connection) -> str | None:
+    """Why the kept connection cannot run the next transaction as it is, or None."""
+    if connection.closed or connection.invalidated:
+        return "invalidated"
+    if connection.in_transaction():
+        return "a transaction left open"
+    fairy = connection.connection
+    raw = fairy.dbapi_connection
+    if raw is None or raw.closed or raw.broken:
+        return "closed"
+    if raw.info.transaction_status != 0:  # not IDLE
+        return "inside a transaction"
+    fairy.info.pop(OWN_BEGIN, None)
+    if raw.autocommit:  # the event store's own BEGIN, not ended as its transaction ended
+        try:
+            raw.autocommit = False
+        except Exception:
+            return "left in autocommit"
+    try:
+        ready = select.poll()  # (not select.select: a serving process's fds pass 1024)
+        ready.register(raw.fileno(), select.POLLIN)
+        said = ready.poll(0)
+    except (OSError, ValueError) as exc:
+        return f"no socket: {exc}"
+    if said:
+        return "the server spoke while it was idle"
+    return None
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

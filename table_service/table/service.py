@@ -31,6 +31,7 @@ import structlog
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from audit.db import KeptConnection
 from audit.store import EventStore, HeadMoved, NewEvent, OneTripRefused, StoredEvent
 from table_service import metrics
 from table_service.errors import Refused
@@ -125,6 +126,9 @@ class TableService:
         # The table's commands run on a thread of its own (see _on_worker), or on a
         # reader's thread in its place when it is idle (see run_here).
         self._worker = CommandThread(f"table-{self.table_id}")
+        # ... one at a time, their transactions on a connection the table keeps
+        # (PostgreSQL): no pool checkout, no pool events, no ping of one idle a second.
+        self.connection = KeptConnection(runtime.engine, runtime.sessions)
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop the table runs on
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -196,6 +200,10 @@ class TableService:
                     await task
         if self.reader is not None:
             await self.reader.close()
+        # On the command thread, after what is queued there; a command after this one
+        # (a request still holding the table) goes through the pool.
+        with contextlib.suppress(Exception):
+            await self._on_worker(self.connection.close)
 
     # -- commands ----------------------------------------------------------------------------
     async def execute(
@@ -434,7 +442,7 @@ class TableService:
         bind_context(table_id=self.table_id)
         store = self.runtime.store
         actor = principal.actor
-        with self.runtime.sessions.begin() as session:
+        with self.connection.begin() as session:
             store.lock(session, tables=(self.table_id,), one_trip=one_trip)
             held: dict[str, tuple[int, str | None]] | None = None
             if not _trusted(principal):
@@ -643,7 +651,7 @@ class TableService:
         bind_context(table_id=self.table_id)
         store = self.runtime.store
         accounts = {b.account for command, _ in items for b in command.bets}
-        with self.runtime.sessions.begin() as session:
+        with self.connection.begin() as session:
             unlocked = not look_up and self._unlocked_bets(items)
             if unlocked:
                 store.lock(session, tables=(self.table_id,), one_trip=True, reads_first=True)
