@@ -239,14 +239,23 @@ def _send(connection: Connection, tail: Sequence[tuple[str, tuple[Any, ...]]]) -
         connection.exec_driver_sql(sql, params)
 
 
-def _run_script(connection: Any, raw: Any, script: str) -> list[list[Any]]:
+def _run_script(connection: Any, raw: Any, script: str, *, rows: bool = True) -> list[list[Any]]:
     """Several statements in one round trip (the simple query protocol): the rows of
-    each. Straight on the driver's cursor, as SQLAlchemy's result sees only the first
-    statement; a driver error is raised as SQLAlchemy's, and a lost connection
-    invalidated, as SQLAlchemy would do."""
+    each (``rows`` False: none are read, for a commit's trip, whose answer is only
+    whether it failed). Straight on the driver's cursor, as SQLAlchemy's result sees only
+    the first statement; a driver error is raised as SQLAlchemy's, and a lost connection
+    invalidated, as SQLAlchemy would do.
+
+    Never prepared (each script is a text of its own, and a multi-statement one cannot
+    be): the driver neither counts nor keeps them. Without ``rows`` the results are not
+    walked either: the driver describes each as it is selected (a column object per
+    field, a loader per column), Python run between a card's COMMIT coming back and its
+    events handed to the streams, for results nobody reads."""
     cursor = raw.cursor()
     try:
-        cursor.execute(script)
+        cursor.execute(script, prepare=False)
+        if not rows:
+            return []
         results = []
         while True:
             results.append(cursor.fetchall() if cursor.description is not None else [])
@@ -733,7 +742,9 @@ class EventStore:
         session.dispatch.before_commit(session)
         checked = {e.table_id for e in pending}
         session.info[_FENCED] = (session.get_transaction(), self.fenced(session) | checked)
-        _run_script(connection, raw, "; ".join([*_literal(raw, tail), *announce, "COMMIT"]))
+        _run_script(
+            connection, raw, "; ".join([*_literal(raw, tail), *announce, "COMMIT"]), rows=False
+        )
         self._committed(session)
 
     def _take_turn(self, session: Session) -> int:
@@ -836,7 +847,7 @@ class EventStore:
         if begin is not None:
             _lead_with_own_begin(session, connection, raw)
         try:
-            _run_script(connection, raw, "; ".join(statements))
+            _run_script(connection, raw, "; ".join(statements), rows=False)
         except DBAPIError as exc:
             status = raw.info.transaction_status
             if exc.connection_invalidated or status not in (0, 3):
