@@ -36,6 +36,8 @@ from shoe_reader.camera.index import (
     learn_part,
 )
 from shoe_reader.camera.locate import Locator, outline_width, snap_to_outline, straighten
+from shoe_reader.camera.twin_print import TwinPrint, ink
+from shoe_reader.camera.twin_print import learn as learn_twin
 from table_service.rules.cards import RANKS, SUITS, CardError, parse_card
 
 log = structlog.get_logger(__name__)
@@ -85,6 +87,11 @@ class Calibration:
     face_maps: np.ndarray  # (m, FACE_H, FACE_W, 3) float32
     outline: float  # width of a printed outline at the card's edge, straightened pixels
     mirrored: bool = False  # the index is printed top right and bottom left (see corners_of)
+    inks: np.ndarray | None = None
+    """(k, CORNER_H, CORNER_W) float32: the ink of each photograph's corner windows at full
+    resolution (see :func:`~shoe_reader.camera.twin_print.ink`), for :meth:`twin_print`;
+    ``None`` in a calibration saved before it was kept."""
+    ink_cards: tuple[str, ...] = ()  # the card of each of ``inks``
 
     @cached_property
     def book(self) -> FaceBook:
@@ -197,6 +204,25 @@ class Calibration:
         return cache[key]
 
     @cached_property
+    def _twin_prints(self) -> dict[tuple[str, str], TwinPrint | None]:
+        return {}
+
+    def twin_print(self, a: str, b: str) -> TwinPrint | None:
+        """The two cards' corner prints smeared every way a moving card's are (see
+        :mod:`~shoe_reader.camera.twin_print`), learned from the first photograph corner of
+        each, the cards in sorted order (``a < b``); ``None`` where they share no rank print
+        above a suit symbol or the calibration kept no full-resolution corner."""
+        key = (a, b) if a < b else (b, a)
+        cache = self._twin_prints
+        if key not in cache:
+            found = None
+            if self.inks is not None and all(c in self.ink_cards for c in key):
+                first = [self.inks[self.ink_cards.index(c)] for c in key]
+                found = learn_twin(first[0], first[1])
+            cache[key] = found
+        return cache[key]
+
+    @cached_property
     def _pair_smears(self) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
         return {}
 
@@ -237,15 +263,18 @@ class Calibration:
             "mirrored": self.mirrored,
         }
         buf = io.BytesIO()
-        np.savez_compressed(
-            buf,
-            meta=np.array(json.dumps(meta)),
-            cards=np.array(self.cards),
-            maps=self.maps.astype(np.float16),
-            soft=self.soft,
-            face_cards=np.array(self.face_cards),
-            face_maps=self.face_maps.astype(np.float16),
-        )
+        arrays = {
+            "meta": np.array(json.dumps(meta)),
+            "cards": np.array(self.cards),
+            "maps": self.maps.astype(np.float16),
+            "soft": self.soft,
+            "face_cards": np.array(self.face_cards),
+            "face_maps": self.face_maps.astype(np.float16),
+        }
+        if self.inks is not None:
+            arrays["inks"] = self.inks.astype(np.float16)
+            arrays["ink_cards"] = np.array(self.ink_cards)
+        np.savez_compressed(buf, **arrays)  # type: ignore[arg-type]
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_bytes(buf.getvalue())
         tmp.replace(path)
@@ -272,6 +301,13 @@ class Calibration:
                     face_maps=data["face_maps"].astype(np.float32),
                     outline=float(meta["outline"]),
                     mirrored=bool(meta.get("mirrored", False)),  # files before it: top left
+                    # files before them: no twin prints (see Calibration.twin_print)
+                    inks=data["inks"].astype(np.float32) if "inks" in data.files else None,
+                    ink_cards=(
+                        tuple(str(c) for c in data["ink_cards"])
+                        if "ink_cards" in data.files
+                        else ()
+                    ),
                 )
         except CalibrationError:
             raise
@@ -321,6 +357,9 @@ class FaceSample:
     outline: float
     mirrored: list[np.ndarray]  # the same as ``corners``, from the other two corners
     blank: tuple[bool, bool]  # no print in either corner window: (top left, top right)
+    inks: tuple[list[np.ndarray], list[np.ndarray]] = ([], [])
+    """The sharp corner windows' ink at full resolution (see Calibration.inks), usual and
+    mirrored."""
 
     def corners_at(self, mirrored: bool) -> list[np.ndarray]:
         return self.mirrored if mirrored else self.corners
@@ -369,10 +408,11 @@ def measure_face(image: np.ndarray, locator: Locator) -> FaceSample:
     # the calibration photograph: each corner is also learned as a softer lens
     # would show it, so a blurred frame is near its own face's soft copy rather
     # than half-way to a face whose sharp details differ.
-    layouts, blank = [], []
+    layouts, blank, inks = [], [], []
     for mirrored in (False, True):
         windows = corners_of(card, mirrored)
         sharp = [features(c) for c in windows]
+        inks.append([ink(c) for c in windows])
         soft = [features(cv2.GaussianBlur(c, (0, 0), sigma)) for sigma in SOFTER for c in windows]
         layouts.append(sharp + soft)
         # Ink away from the card's edge (a sliver of table may show at the very edge).
@@ -385,7 +425,13 @@ def measure_face(image: np.ndarray, locator: Locator) -> FaceSample:
         for sigma in FACE_SOFTER
     ]
     return FaceSample(
-        layouts[0], faces, float(short / long_), width, layouts[1], (blank[0], blank[1])
+        layouts[0],
+        faces,
+        float(short / long_),
+        width,
+        layouts[1],
+        (blank[0], blank[1]),
+        (inks[0], inks[1]),
     )
 
 
@@ -421,4 +467,6 @@ def build(
         face_maps=np.array([m for s in samples.values() for m in s.faces], np.float32),
         outline=outline,
         mirrored=mirrored,
+        inks=np.array([k for s in samples.values() for k in s.inks[mirrored]], np.float32),
+        ink_cards=tuple(code for code, s in samples.items() for _ in s.inks[mirrored]),
     )
