@@ -41,6 +41,40 @@ class NoIndex(Exception):
         self.reason = reason
 
 
+class Uncovered(np.ndarray):
+    """A corner's feature map (see :func:`features`) with the pixels a finger lies over left
+    out of every comparison: ``keep`` (``FEAT_H x FEAT_W``, 1 where compared, else 0).
+
+    A finger beside a corner's index, not over it, still lies over features the
+    calibration weighs (a higher card's pips or a court figure reach into the
+    window): compared there, skin reads as ink and has made a two of diamonds a
+    three of hearts. Left out, the index is compared where it shows, both the
+    frame and each template, so the cosine is over the features seen on both.
+    """
+
+    keep: np.ndarray
+
+    def __array_finalize__(self, obj: object) -> None:
+        self.keep = getattr(obj, "keep", None)  # type: ignore[assignment]
+
+
+def uncovered(fmap: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """``fmap`` compared only where ``keep`` (see :class:`Uncovered`)."""
+    out = np.ascontiguousarray(fmap).view(Uncovered)
+    out.keep = np.ascontiguousarray(keep, dtype=np.float32)
+    return out
+
+
+class _Seen(np.ndarray):
+    """A window's shifted rows (see :func:`unit_shifted`) with ``seen``: 1 where a feature
+    was compared, per shift (k, D), for the templates' lengths over those features."""
+
+    seen: np.ndarray
+
+    def __array_finalize__(self, obj: object) -> None:
+        self.seen = getattr(obj, "seen", None)  # type: ignore[assignment]
+
+
 def features(corner: np.ndarray) -> np.ndarray:
     """Ink and chroma maps of a corner window (``CORNER_H x CORNER_W`` BGR), float32 (h, w, 3)."""
     small = cv2.resize(corner, (FEAT_W, FEAT_H), interpolation=cv2.INTER_AREA)
@@ -157,6 +191,16 @@ def shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
     on (it runs several times a frame); else from strided views of one slice
     of ``fmap``, weighted in one product.
     """
+    keep = getattr(fmap, "keep", None)
+    if keep is not None:
+        # The window and where it was seen, gathered alike (a plain map for each).
+        plain = np.asarray(fmap)
+        seen = np.repeat(keep[..., None], plain.shape[-1], axis=-1)
+        where = shifted(part, seen) / part.root_kept  # 1 or 0 (the kept weights are not 0)
+        out = (shifted(part, plain) * where).view(_Seen)
+        out.seen = where
+        rows: np.ndarray = out
+        return rows
     if fmap.shape == part.map_shape and len(part.gather) and fmap.flags.c_contiguous:
         picked: np.ndarray = fmap.ravel()[part.gather] * part.root_kept
         return picked
@@ -200,6 +244,7 @@ def unit_shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
         and len(part.gather)
         and fmap.flags.c_contiguous
         and fmap.dtype == np.float32
+        and getattr(fmap, "keep", None) is None  # skin left out: see shifted
     ):
         # Gathered, weighted and made unit length in one compiled pass (the same bits as
         # below): it runs a dozen times a frame, each some ten NumPy calls.
@@ -207,11 +252,18 @@ def unit_shifted(part: Part, fmap: np.ndarray) -> np.ndarray:
     x = shifted(part, fmap)
     # np.linalg.norm(x, axis=1, keepdims=True), as it computes it, without its dispatch.
     unit: np.ndarray = x / np.maximum(np.sqrt(np.add.reduce(x * x, axis=1, keepdims=True)), 1e-6)
-    return unit
+    return unit  # a window with skin left out keeps where it was seen (see _Seen)
 
 
 def best_cosines(templates: np.ndarray, unit: np.ndarray) -> np.ndarray:
     """Each template's cosine with the window (:func:`unit_shifted`) at its best shift."""
+    seen = getattr(unit, "seen", None)
+    if seen is not None:
+        # Each template's length over the features seen at each shift (see Uncovered).
+        lengths = np.sqrt(np.maximum((templates * templates) @ seen.T, 0.0))
+        cos = (templates @ np.asarray(unit).T) / np.maximum(lengths, 1e-6)
+        masked: np.ndarray = cos.max(axis=1)
+        return masked
     best: np.ndarray = (templates @ unit.T).max(axis=1)
     return best
 

@@ -31,6 +31,7 @@ from shoe_reader.camera.index import (
     pair_similarities,
     similarities,
     similarities_with,
+    uncovered,
     unit_shifted,
 )
 from shoe_reader.camera.locate import (
@@ -113,6 +114,15 @@ corner is not read at all: the part of the index left shows another card as ofte
 letter), and a hand that covers one corner leaves the other whole. Measured on the development
 decks at the "studio" level: red print alone 0.00-0.05 before the opening (see ``_FINGER``), a
 fingertip over the suit 0.1-0.6."""
+COVERED_INDEX_MASKED = 0.5
+"""Up to this share (see ``COVERED_INDEX``) a corner with a finger in its window is still
+read, compared only where no skin lies (see :class:`~shoe_reader.camera.index.Uncovered`):
+the weights reach past the printed index (a higher card's pips, a court figure reach into
+the window), and a finger beside the index, not over it, left a clear index out of the
+read (neoclassical's five of diamonds, pass 161). Measured on the development decks at the
+"studio" level (seed 2024, 2,800 passes, frame by frame): see docs/operations/camera.md."""
+_SKIN_REACH_FEAT = np.ones((3, 3), np.uint8)
+_ALL_SEEN = np.ones((FEAT_H, FEAT_W), np.float32)
 COVERED_SKIN = 0.03
 """Share of a straightened card in skin colours (see :func:`skin_pixels`) from which a card
 not read is said to be covered."""
@@ -340,15 +350,19 @@ class _Windows:
     Most frames need one corner only (its index fits this deck's card; the
     other corner is then never straightened or compared). A corner with no
     index in it is left out, and so is one with a finger over its index (see
-    ``COVERED_INDEX``): the other corner speaks, if any.
+    ``COVERED_INDEX``): the other corner speaks, if any. A corner with a finger beside
+    its index, over less of its weights than ``COVERED_INDEX_MASKED``, is compared where
+    it shows (see :class:`~shoe_reader.camera.index.Uncovered`).
     """
 
     def __init__(self, corners: Sequence[Callable[[], np.ndarray]], cal: Calibration) -> None:
         self._pending = list(corners)
         self._cal = cal
         self._corners: list[np.ndarray] = []  # straightened so far, in order
+        self._keeps: list[np.ndarray | None] = []  # where each is compared (None: all of it)
         self._maps: list[np.ndarray] = []
         self._kept: list[np.ndarray] = []  # the corners of ``_maps``, in the same order
+        self._masked: list[bool] = []  # whether each of ``_maps`` is compared where it shows
         self._inks: dict[int, np.ndarray] = {}
         self._twins: dict[tuple[int, int], tuple[float, float] | None] = {}
 
@@ -359,14 +373,19 @@ class _Windows:
                 if not self._pending:
                     return
                 corner = self._pending.pop(0)()
-                if _index_covered(self._cal, corner) > COVERED_INDEX:
+                covered, keep = _index_covered(self._cal, corner)
+                if covered > max(COVERED_INDEX, COVERED_INDEX_MASKED):
                     continue
+                masked = keep if covered > COVERED_INDEX else None
                 self._corners.append(corner)
+                self._keeps.append(masked)
                 try:
-                    self._maps.append(features(self._corners[-1]))
+                    fmap = features(corner)
                 except NoIndex:
                     continue
                 self._kept.append(corner)
+                self._masked.append(masked is not None)
+                self._maps.append(fmap if masked is None else uncovered(fmap, masked))
             yield self._maps[i]
             i += 1
 
@@ -375,6 +394,8 @@ class _Windows:
         twin print, and how well its suit symbol fits the better of the two; ``None``: the
         corner cannot say (see :func:`~shoe_reader.camera.twin_print.separation`). Worked
         out once per corner and twin print (a frame asks again for each contender)."""
+        if self._masked[i]:
+            return None  # a finger beside the index: its print is compared where it shows
         key = (i, id(twin))
         if key not in self._twins:
             found = self._inks.get(i)
@@ -396,11 +417,12 @@ class _Windows:
         for _ in self:
             pass
         maps = []
-        for corner in self._corners:
+        for corner, keep in zip(self._corners, self._keeps, strict=True):
             try:
-                maps.extend(nudged(corner))
+                moved = nudged(corner)
             except NoIndex:
                 continue
+            maps.extend(moved if keep is None else [uncovered(m, keep) for m in moved])
         return maps
 
 
@@ -442,18 +464,24 @@ def _contrary(cal: Calibration, windows: Iterable[np.ndarray], code: str) -> str
     return ""
 
 
-def _index_covered(cal: Calibration, corner: np.ndarray) -> float:
+def _index_covered(cal: Calibration, corner: np.ndarray) -> tuple[float, np.ndarray]:
     """How much of a corner window's index lies under skin: the larger share, of the rank's
-    and of the suit's weights (see :attr:`Calibration.index_weights`), on skin pixels."""
+    and of the suit's weights (see :attr:`Calibration.index_weights`), on skin pixels; and
+    where the window shows no skin, feature pixels (``FEAT_H x FEAT_W``, 1 or 0)."""
     pixels = skin_pixels(corner)
     if not cv2.countNonZero(pixels):
-        return 0.0  # (most corners: no skin, nothing to open, shrink or weigh)
+        return 0.0, _ALL_SEEN  # (most corners: no skin, nothing to open, shrink or weigh)
     opened = cv2.morphologyEx(pixels, cv2.MORPH_OPEN, _FINGER)
     if not cv2.countNonZero(opened):
-        return 0.0  # (red print alone: opened away)
+        return 0.0, _ALL_SEEN  # (red print alone: opened away)
     skin = opened.astype(np.float32)
     small = cv2.resize(skin, (FEAT_W, FEAT_H), interpolation=cv2.INTER_AREA)
-    return max(float(np.einsum("ij,ij->", w, small)) for w in cal.index_weights)
+    share = max(float(np.einsum("ij,ij->", w, small)) for w in cal.index_weights)
+    if share <= COVERED_INDEX:
+        return share, _ALL_SEEN
+    # The finger's soft edge and shadow, a feature pixel round it, are left out too.
+    keep = (cv2.dilate(small, _SKIN_REACH_FEAT) == 0).astype(np.float32)
+    return share, keep
 
 
 def _settle(

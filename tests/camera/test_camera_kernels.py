@@ -18,7 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shoe_reader.camera import kernels
-from shoe_reader.camera.index import SHIFT, learn_part, shifted, similarities, unit_shifted
+from shoe_reader.camera.index import (
+    SHIFT,
+    learn_part,
+    shifted,
+    similarities,
+    uncovered,
+    unit_shifted,
+)
 from shoe_reader.camera.locate import (
     _ENDS,
     _NEXT,
@@ -650,3 +657,46 @@ def test_a_side_seen_at_one_end_alone_is_fitted_from_its_bare_samples() -> None:
         prof[:, 15:-15].copy(), _HIDDEN_T, _WIDE_D[15:-15].copy(), SIDE_TOLERANCE, True
     )
     assert not steps[0][0] or abs(float(steps[2][0]) - at1) > 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), classes=st.integers(2, 5), strided=st.booleans())
+def test_a_window_with_a_finger_in_it_is_compared_where_it_shows(
+    seed: int, classes: int, strided: bool
+) -> None:
+    """A corner window with skin in it (see ``index.Uncovered``) is compared with each sample
+    over the features it shows only: at each shift, the cosine of the window's and the
+    sample's weighted features where the window is uncovered, each made unit length there;
+    the best shift's. Where nothing is covered it is the plain comparison."""
+    rng = np.random.default_rng(seed)
+    labels = np.repeat(np.arange(classes), 3).astype(str)
+    maps = rng.normal(0, 0.02, (len(labels), 20, 16, 3)).astype(np.float32)
+    for i, label in enumerate(labels):
+        c = int(label)
+        maps[i, 4 + 2 * c : 8 + 2 * c, 3 + c : 9 + c] += 0.5
+    part = learn_part(maps, labels)
+    fmap = maps[int(rng.integers(len(maps)))] + rng.normal(0, 0.05, (20, 16, 3)).astype(np.float32)
+    keep = np.ones((20, 16), np.float32)
+    y, x = int(rng.integers(0, 16)), int(rng.integers(0, 12))
+    keep[y : y + 6, x : x + 5] = 0  # a fingertip
+    if strided:
+        fmap = np.asfortranarray(fmap)
+    y0, y1, x0, x1 = part.box
+    k = 2 * SHIFT + 1
+    want = np.full(len(maps), -np.inf)
+    whole = (maps[:, y0:y1, x0:x1] * part.root_weights).reshape(len(maps), -1)
+    for dy in range(k):
+        for dx in range(k):
+            ys, xs = (
+                slice(y0 - SHIFT + dy, y1 - SHIFT + dy),
+                slice(x0 - SHIFT + dx, x1 - SHIFT + dx),
+            )
+            seen = np.repeat(keep[ys, xs][..., None], 3, axis=-1).ravel()
+            row = (fmap[ys, xs] * part.root_weights).ravel() * seen
+            row /= max(float(np.linalg.norm(row)), 1e-6)
+            t = whole * seen
+            t /= np.maximum(np.linalg.norm(t, axis=1, keepdims=True), 1e-6)
+            want = np.maximum(want, t @ row)
+    assert np.allclose(similarities(part, uncovered(fmap, keep)), want, rtol=1e-4, atol=1e-4)
+    plain = similarities(part, fmap)
+    assert np.allclose(similarities(part, uncovered(fmap, np.ones_like(keep))), plain, atol=1e-5)
