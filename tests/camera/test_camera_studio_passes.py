@@ -216,8 +216,10 @@ def test_the_cards_outline_is_among_the_others_a_frame_shows(
     not read; the card's own outline, within 10 px, is the first of the others the search
     saw, which the reader now tries (at most two; see ``Recognizer._other_outlines``).
     The aspect is the deck's as its calibration measures it. (The side fit through pairs
-    of steps, see ``kernels.side_fits``, now finds the card here first: off, as it was.)"""
+    of steps, see ``kernels.side_fits``, and the sides found beside the hand, see
+    ``locate._snap_beside``, now find the card here first: off, as they were.)"""
     monkeypatch.setattr(locate, "PAIRS", False)
+    monkeypatch.setattr(locate, "BESIDE", False)
     _code, shots = _drawn(199, "svg-konqi-modern")
     frame, drawn = shots[5]
     first, again, thorough = located(frame, 0.7495)
