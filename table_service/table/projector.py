@@ -530,7 +530,10 @@ def _executemany(session: Session, sql: str, rows: list[tuple[Any, ...]]) -> int
             return connection.exec_driver_sql(sql.replace("?", "%s"), rows).rowcount
         # PostgreSQL: COPY, one stream for all rows instead of a statement per row.
         table_and_columns = sql.split(" VALUES ", 1)[0].removeprefix("INSERT INTO ")
-        driver = connection.connection.driver_connection
+        # The driver's own connection (psycopg's, whose cursor has COPY). Not
+        # ``driver_connection``: a table's kept connection is detached from the pool,
+        # and a detached connection has no pool record to answer that from.
+        driver = connection.connection.dbapi_connection
         if driver is None:  # only a connection already closed or invalidated has none
             raise RuntimeError("the database connection was closed under the projector")
         cursor = driver.cursor()

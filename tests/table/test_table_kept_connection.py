@@ -18,9 +18,12 @@ from audit.verify import verify_database
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.outage import DatabaseUnavailable
+from table_service.table.projector import DEFERRED_PLACING
 from table_service.table.service import TableService
+from table_service.table.wallet import Transfer, transfer
 
 READER = "reader:kept"
+OPERATOR = "operator:op"
 pytestmark = pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 
 
@@ -147,3 +150,44 @@ def _waits(runtime: Any, pid: int) -> bool:
                 {"p": pid},
             ).scalar()
         )  # fmt: skip
+
+
+def test_a_thousand_bets_and_their_settlement_go_through_copy_on_the_kept_connection(
+    make_runtime: Any,
+) -> None:
+    """More bets than are deferred to the commit's trip go in by ``COPY`` on the driver's
+    own connection, and so do their settlement's ledger rows: on the kept connection,
+    which is detached from the pool and so has no pool record (its ``driver_connection``
+    is None: taking that one refused every such command with "the database connection
+    was closed under the projector")."""
+    runtime = make_runtime()
+    bets = [
+        c.BetRequest(f"{i:032x}", f"k{i}", f"a{i % 10}", ("player", "banker")[i % 2], 100)
+        for i in range(DEFERRED_PLACING + 234)
+    ]
+
+    async def go() -> TableService:
+        for i in range(10):
+            transfer(runtime, Transfer(f"a{i}", 10**7, f"seed-a{i}", "credit"), actor=OPERATOR)
+        service = TableService(runtime, TableConfig(table_id="kept-copy", betting_seconds=600))
+        await service.start(with_reader=False)
+        for step in (c.InsertShoe(), c.CardScanned("AS"), c.CardScanned("2S"), c.OpenBetting()):
+            await service.execute(step, actor="supervisor:s")
+        first = _pid(service)
+        await service.execute(c.PlaceBets(tuple(bets)), actor=OPERATOR)
+        await service.execute(c.CloseBetting(), actor="dealer:d")
+        for card in ("9H", "2C", "KD", "3S"):  # player 9 (natural): every bet settles
+            await service.execute(c.CardScanned(card), actor=READER)
+        assert _pid(service) == first  # all of it on the kept connection
+        await service.stop()
+        return service
+
+    service = asyncio.run(go())
+    rnd = service.state.round
+    assert rnd is not None and rnd.phase == "settled"
+    with runtime.sessions() as session:
+        settled = session.execute(
+            text("SELECT count(*) FROM bets WHERE round_id = :r AND status = 'settled'"),
+            {"r": rnd.round_id},
+        ).scalar()
+    assert settled == len(bets)
