@@ -63,6 +63,37 @@ def _median(values: np.ndarray) -> float:
     return float((ordered[mid - 1] + ordered[mid]) / 2)
 
 
+@njit("Tuple((i8, f8, f8, f8))(f8[::1], f8[::1], i8, f8, f8, i8, f8, f8, f8)", cache=True)
+def _pair_line(
+    ts: np.ndarray,
+    os_: np.ndarray,
+    n: int,
+    span: float,
+    tolerance: float,
+    count: int,
+    t1: float,
+    o1: float,
+    slope: float,
+) -> tuple[int, float, float, float]:
+    """The line through two of a side's first ``n`` steps (``ts`` along it, ``os_`` across,
+    at least ``span`` apart along it) with the most steps within ``tolerance`` of it, as
+    (steps on it, a step's ``t``, its ``o``, the slope), if it has more than ``count``;
+    else ``count``, ``t1``, ``o1`` and ``slope`` as given. One search for both fits (a
+    side's median line's rival, :func:`side_fits`; a side beside a hand, :func:`bare_fits`)."""
+    for a in range(n):
+        for b in range(a + 1, n):
+            if ts[b] - ts[a] < span:
+                continue
+            s = (os_[b] - os_[a]) / (ts[b] - ts[a])
+            c = 0
+            for i in range(n):
+                if abs(os_[i] - (os_[a] + s * (ts[i] - ts[a]))) <= tolerance:
+                    c += 1
+            if c > count:
+                count, t1, o1, slope = c, ts[a], os_[a], s
+    return count, t1, o1, slope
+
+
 @njit(
     "Tuple((b1[::1], f8[::1], f8[::1], i8[::1], i8[::1]))(f4[:, ::1], f4[::1], f4[::1], f8, b1)",
     cache=True,
@@ -152,18 +183,7 @@ def side_fits(
             # over part of the side (its steps all on one half) can pull that half's
             # median off the edge. The line through two steps that has the most steps
             # on it is taken instead, if it has more.
-            better = m
-            for a in range(n):
-                for b in range(a + 1, n):
-                    if ts[b] - ts[a] < SPAN:
-                        continue
-                    s = (os_[b] - os_[a]) / (ts[b] - ts[a])
-                    c = 0
-                    for i in range(n):
-                        if abs(os_[i] - (os_[a] + s * (ts[i] - ts[a]))) <= tolerance:
-                            c += 1
-                    if c > better:
-                        better, t1, o1, slope = c, ts[a], os_[a], s
+            _better, t1, o1, slope = _pair_line(ts, os_, n, SPAN, tolerance, m, t1, o1, slope)
         on_t = np.empty(n)
         on_o = np.empty(n)
         m = 0
@@ -264,21 +284,7 @@ def bare_fits(
                 n += 1
         if n < least:
             continue
-        count = 0
-        t1 = 0.0
-        o1 = 0.0
-        slope = 0.0
-        for a in range(n):
-            for b in range(a + 1, n):
-                if ts[b] - ts[a] < span:
-                    continue
-                s = (os_[b] - os_[a]) / (ts[b] - ts[a])
-                c = 0
-                for i in range(n):
-                    if abs(os_[i] - (os_[a] + s * (ts[i] - ts[a]))) <= tolerance:
-                        c += 1
-                if c > count:
-                    count, t1, o1, slope = c, ts[a], os_[a], s
+        count, t1, o1, slope = _pair_line(ts, os_, n, span, tolerance, 0, 0.0, 0.0, 0.0)
         if count < least:
             continue
         st = 0.0
