@@ -63,6 +63,26 @@ def _median(values: np.ndarray) -> float:
     return float((ordered[mid - 1] + ordered[mid]) / 2)
 
 
+@njit("Tuple((b1, f4[:, ::1]))(f4[:, ::1], f4[:, ::1])", cache=True)
+def _corners_met(starts: np.ndarray, ends: np.ndarray) -> tuple[bool, np.ndarray]:
+    """Each corner ``k`` where side ``k - 1`` (``starts[k - 1]`` to ``ends[k - 1]``) meets
+    side ``k`` (float32, as the snap met them); False where two sides are parallel. One
+    meeting for both the snap (:func:`snap_finish`) and the sides within (:func:`sides_within`)."""
+    out = np.empty((4, 2), np.float32)
+    for k in range(4):
+        prev = (k + 3) % 4
+        p1x, p1y = starts[prev, 0], starts[prev, 1]
+        d1x, d1y = ends[prev, 0] - p1x, ends[prev, 1] - p1y
+        d2x, d2y = ends[k, 0] - starts[k, 0], ends[k, 1] - starts[k, 1]
+        den = d1x * d2y - d1y * d2x
+        if abs(den) < _F4(1e-6):
+            return False, out
+        t = ((starts[k, 0] - p1x) * d2y - (starts[k, 1] - p1y) * d2x) / den
+        out[k, 0] = p1x + t * d1x
+        out[k, 1] = p1y + t * d1y
+    return True, out
+
+
 @njit("Tuple((i8, f8, f8, f8))(f8[::1], f8[::1], i8, f8, f8, i8, f8, f8, f8)", cache=True)
 def _pair_line(
     ts: np.ndarray,
@@ -442,18 +462,9 @@ def snap_finish(
         for c in range(2):
             starts[k, c] = quad[k, c] + a0 * normal[k, c]
             stops[k, c] = quad[(k + 1) % 4, c] + a1 * normal[k, c]
-    out = np.empty((4, 2), np.float32)
-    for k in range(4):
-        prev = (k + 3) % 4
-        p1x, p1y = starts[prev, 0], starts[prev, 1]
-        d1x, d1y = stops[prev, 0] - p1x, stops[prev, 1] - p1y
-        d2x, d2y = stops[k, 0] - starts[k, 0], stops[k, 1] - starts[k, 1]
-        den = d1x * d2y - d1y * d2x
-        if abs(den) < _F4(1e-6):
-            return False, quad, 0.0
-        t = ((starts[k, 0] - p1x) * d2y - (starts[k, 1] - p1y) * d2x) / den
-        out[k, 0] = p1x + t * d1x
-        out[k, 1] = p1y + t * d1y
+    met, out = _corners_met(starts, stops)
+    if not met:
+        return False, quad, 0.0
     for k in range(4):
         mx, my = out[k, 0] - quad[k, 0], out[k, 1] - quad[k, 1]
         if np.sqrt(mx * mx + my * my) > _F4(0.15) * lengths[(k + 3) % 4]:
@@ -745,18 +756,9 @@ def sides_within(
         for c in range(2):
             starts[k, c] = inner[k, c] if take[k] else found[k, c]
             ends[k, c] = inner[nxt, c] if take[k] else found[nxt, c]
-    out = np.empty((4, 2), np.float32)
-    for k in range(4):
-        prev = (k + 3) % 4
-        p1x, p1y = starts[prev, 0], starts[prev, 1]
-        d1x, d1y = ends[prev, 0] - p1x, ends[prev, 1] - p1y
-        d2x, d2y = ends[k, 0] - starts[k, 0], ends[k, 1] - starts[k, 1]
-        den = d1x * d2y - d1y * d2x
-        if abs(den) < _F4(1e-6):
-            return found.copy()
-        t = ((starts[k, 0] - p1x) * d2y - (starts[k, 1] - p1y) * d2x) / den
-        out[k, 0] = p1x + t * d1x
-        out[k, 1] = p1y + t * d1y
+    met, out = _corners_met(starts, ends)
+    if not met:
+        return found.copy()
     return out
 
 
