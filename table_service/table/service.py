@@ -130,6 +130,7 @@ class TableService:
         # (PostgreSQL): no pool checkout, no pool events, no ping of one idle a second.
         self.connection = KeptConnection(runtime.engine, runtime.sessions)
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop the table runs on
+        self._seated_bank_of: tuple[Any, bool] | None = None  # (config snapshot, answer)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def load(self) -> None:
@@ -782,11 +783,17 @@ class TableService:
         return group
 
     def _seated_bank(self) -> bool:
-        """Does this table's game keep a seated bank that can close the room?"""
-        if self.state.config is None:
+        """Does this table's game keep a seated bank that can close the room? Asked twice
+        by every command: answered once per recorded configuration (the snapshot object,
+        held with the answer, so that identity cannot be a recycled id)."""
+        config = self.state.config
+        if config is None:
             return False
-        game, _ = game_of(self.state)
-        return game.seated_bank
+        known = self._seated_bank_of
+        if known is None or known[0] is not config:
+            game, _ = game_of(self.state)
+            known = self._seated_bank_of = (config, game.seated_bank)
+        return known[1]
 
     # -- effects after a commit ---------------------------------------------------------------
     def _after_commit_effects(self, *, resync: bool = False) -> None:

@@ -63,6 +63,29 @@ def test_one_connection_kept_one_transaction_at_a_time(db_url: str) -> None:
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
+def test_the_kept_session_begins_each_transaction_as_a_new_one(db_url: str) -> None:
+    engine = create_db_engine(db_url)
+    kept = KeptConnection(engine, make_sessionmaker(engine))
+    try:
+        with kept.begin() as session:
+            first, backend = session, _backend(session)
+            session.info["left"] = "behind"
+        with kept.begin() as session:  # the same session, emptied, on the same connection
+            assert session is first and session.info == {} and _backend(session) == backend
+            session.info["left"] = "behind"
+        with pytest.raises(ZeroDivisionError), kept.begin() as session:
+            session.execute(text("CREATE TEMPORARY TABLE kept_s (n int)"))
+            raise ZeroDivisionError  # an error: rolled back, and that session let go
+        with kept.begin() as session:
+            assert session is not first and session.info == {} and _backend(session) == backend
+            assert session.execute(text("SELECT to_regclass('kept_s')")).scalar() is None
+            assert not session.identity_map
+    finally:
+        kept.close()
+        engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_a_kept_connection_left_in_autocommit_is_put_back(db_url: str) -> None:
     engine = create_db_engine(db_url)
     kept = KeptConnection(engine, make_sessionmaker(engine))
