@@ -242,9 +242,15 @@ def _confidence(
     fit: float, separation: float, limits: tuple[float, float, float, float] | None = None
 ) -> float:
     fit_min, fit_ok, sep_min, sep_full = limits or (FIT_MIN, FIT_OK, SEP_MIN, SEP_FULL)
-    f = np.clip((fit - fit_min) / (fit_ok - fit_min), 0.0, 1.0)
-    s = np.clip((separation - sep_min) / (sep_full - sep_min), 0.0, 1.0)
+    f = _within_one((fit - fit_min) / (fit_ok - fit_min))
+    s = _within_one((separation - sep_min) / (sep_full - sep_min))
     return float(f * s)
+
+
+def _within_one(value: float) -> float:
+    """``value`` clipped to 0..1: ``np.clip(value, 0.0, 1.0)`` of a float (a NaN stays one),
+    without its dispatch, a dozen times a frame."""
+    return min(max(value, 0.0), 1.0)
 
 
 def _classify(part: Part, fmap: np.ndarray, exclude: np.ndarray | None = None) -> PartRead:
@@ -588,10 +594,12 @@ def _read(
         # softens the index as much: the index must then fit as well as the face
         # does, and at least INDEX_FLOOR (another deck's index on a face like this
         # deck's fits less well than the face). A sharp frame is held to INDEX_MIN.
+        # (An index that fits to INDEX_OK has its full factor whichever limit holds: whether
+        # the frame is blurred is then not asked.)
         low = INDEX_MIN
-        if book.blurred(maps, best, keep):
+        if index < INDEX_OK and book.blurred(maps, best, keep):
             low = min(INDEX_MIN, max(found.fit, INDEX_FLOOR))
-        factor = float(np.clip((index - low) / (INDEX_OK - INDEX_MIN), 0.0, 1.0))
+        factor = _within_one((index - low) / (INDEX_OK - INDEX_MIN))
         if factor < confidence:
             why = f"index not this deck's {found.code} (fit {index:.2f})"
         confidence *= factor
@@ -799,8 +807,10 @@ def _read_index(
             return CardRead(None, 0.0, why, disputed=True, cause=COVERED, dispute=(other, code))
     index = _own_index(cal, windows, code)
     # This deck's index, as in :func:`_read` (the face path), and never below the floor.
-    low = min(INDEX_MIN, max(fit, INDEX_FLOOR)) if book.blurred(maps, mine, keep) else INDEX_MIN
-    factor = float(np.clip((index - low) / (INDEX_OK - INDEX_MIN), 0.0, 1.0))
+    # (Not asked whether the frame is blurred where the index fits to INDEX_OK: see _read.)
+    blurred = index < INDEX_OK and book.blurred(maps, mine, keep)
+    low = min(INDEX_MIN, max(fit, INDEX_FLOOR)) if blurred else INDEX_MIN
+    factor = _within_one((index - low) / (INDEX_OK - INDEX_MIN))
     if index < INDEX_FLOOR or factor <= 0:
         cause = UNKNOWN if fit >= SHARP else BLURRED
         why = f"index not this deck's {code} (fit {index:.2f})"
