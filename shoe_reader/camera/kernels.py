@@ -616,6 +616,28 @@ def regions(
     return areas, above, warm, left, right, top, bottom, boxes
 
 
+@njit("i8[:, ::1](i4[:, ::1], i8)", cache=True)
+def label_boxes(labels: np.ndarray, n: int) -> np.ndarray:
+    """Each of the ``n`` labels' bounding box as OpenCV's component statistics give it: left
+    column, top row, width and height (a label with no pixel, the background of a frame
+    all foreground: ``w, h, 1 - w, 1 - h``; OpenCV's is half made, and neither is asked)."""
+    h, w = labels.shape
+    boxes = np.empty((n, 4), np.int64)
+    for i in range(n):
+        boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3] = w, h, -1, -1
+    for y in range(h):
+        for x in range(w):
+            label = labels[y, x]
+            boxes[label, 0] = min(boxes[label, 0], x)
+            boxes[label, 1] = min(boxes[label, 1], y)
+            boxes[label, 2] = max(boxes[label, 2], x)
+            boxes[label, 3] = max(boxes[label, 3], y)
+    for i in range(n):
+        boxes[i, 2] -= boxes[i, 0] - 1
+        boxes[i, 3] -= boxes[i, 1] - 1
+    return boxes
+
+
 @njit("UniTuple(u1[:, ::1], 2)(i4[:, ::1], b1[::1], b1[::1], i8, i8, i8, i8)", cache=True)
 def select_two(
     labels: np.ndarray, one: np.ndarray, other: np.ndarray, y0: int, y1: int, x0: int, x1: int

@@ -721,3 +721,24 @@ def test_a_frame_quartered_is_opencvs_two_area_halvings_to_the_bit(
     half = cv2.resize(image, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
     want = cv2.resize(half, (w // 4, h // 4), interpolation=cv2.INTER_AREA)
     assert np.array_equal(kernels.quarter(image), want.reshape(h // 4, w // 4, 3))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    h=st.integers(1, 80),
+    w=st.integers(1, 80),
+    fill=st.floats(0.05, 0.95),
+)
+def test_label_boxes_are_opencvs_component_statistics(
+    seed: int, h: int, w: int, fill: float
+) -> None:
+    rng = np.random.default_rng(seed)
+    image = (rng.random((h, w)) < fill).astype(np.uint8)
+    n, labels = cv2.connectedComponents(image, connectivity=4)
+    m, same, stats, _centres = cv2.connectedComponentsWithStats(image, connectivity=4)
+    assert m == n and np.array_equal(same, labels)
+    # (the background's, label 0, where it has no pixel, OpenCV leaves half made: never asked)
+    assert np.array_equal(kernels.label_boxes(labels, n)[1:], stats[1:, :4])
+    if (image == 0).any():
+        assert np.array_equal(kernels.label_boxes(labels, n)[0], stats[0, :4])
