@@ -555,7 +555,7 @@ def _read(
     covered = 0.0  # (no skin: most faces, nothing to dilate)
     if cv2.countNonZero(skin):
         skin = cv2.dilate(skin, _SKIN_REACH)
-        covered = float(skin.mean())
+        covered = cv2.countNonZero(skin) / skin.size  # (skin is 0 or 1: its mean, exactly)
     keep = None
     if covered >= COVERED_SKIN:
         keep = (cv2.resize(skin, (FACE_W, FACE_H), interpolation=cv2.INTER_AREA) == 0).view(
