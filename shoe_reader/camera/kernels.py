@@ -830,13 +830,22 @@ def _pairwise_sum(a: np.ndarray, start: int, n: int) -> np.float32:
             res += a[start + i]
         return res
     if n <= 128:
-        r = a[start : start + 8].copy()
+        # The eight running sums in registers (an array of eight was allocated per block).
+        r0, r1, r2, r3 = a[start], a[start + 1], a[start + 2], a[start + 3]
+        r4, r5, r6, r7 = a[start + 4], a[start + 5], a[start + 6], a[start + 7]
         i = 8
         while i < n - (n % 8):
-            for j in range(8):
-                r[j] += a[start + i + j]
+            at = start + i
+            r0 += a[at]
+            r1 += a[at + 1]
+            r2 += a[at + 2]
+            r3 += a[at + 3]
+            r4 += a[at + 4]
+            r5 += a[at + 5]
+            r6 += a[at + 6]
+            r7 += a[at + 7]
             i += 8
-        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
         while i < n:
             res += a[start + i]
             i += 1
