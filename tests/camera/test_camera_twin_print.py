@@ -89,6 +89,28 @@ def test_the_reader_tells_a_low_club_from_its_spade_by_the_twin_print(cal: Calib
         assert sign * recognize._pair_separation(cal, windows, "2S", "2C") <= -recognize.PAIR_OK
 
 
+def test_a_low_cards_corner_says_the_suit_its_twin_print_says(cal: Calibration) -> None:
+    """A smeared two of clubs' corner that the suit part reads as a spade, by little: the
+    twin print says the club clearly, and the corner says the club by the sum of the two
+    (enough to read the corner alone). With its rank covered the twin print cannot measure
+    the smear, and the corner says what the suit part says, as before."""
+    club = _moving(_turned_corner(cal, "2C"), 9.0, 10.0)
+    spade_read = recognize.PartRead("S", 0.95, 0.2, 0.0)
+    windows = recognize._Windows([partial(np.copy, _bgr(club))], cal)
+    list(windows)
+    said = recognize._twin_checked(cal, windows.one(0), "2", spade_read)
+    assert said.label == "C"
+    assert said.margin >= recognize.SUIT_ALONE[3] and said.score >= recognize.SUIT_ALONE[1]
+    twin = cal.twin_print("2C", "2S")
+    assert twin is not None
+    y0, y1, x0, x1 = twin.rank_box
+    covered = club.copy()
+    covered[y0 : (y0 + y1) // 2 + 2, x0:x1] = 0.6
+    windows = recognize._Windows([partial(np.copy, _bgr(covered))], cal)
+    list(windows)
+    assert recognize._twin_checked(cal, windows.one(0), "2", spade_read) == spade_read
+
+
 def test_the_twin_prints_survive_a_round_trip_and_an_older_file_has_none(
     cal: Calibration, tmp_path: Path
 ) -> None:
