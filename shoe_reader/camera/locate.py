@@ -51,6 +51,9 @@ SQUARE = True
 PAIRS = True
 """A camera frame's side is also fitted through the pair of its steps with the most on their
 line (see :func:`kernels.side_fits`)."""
+FAINT_CUT = True
+"""The outlines a hand cuts a corner out of are also looked for round a card's faint paper (see
+:meth:`Locator._silhouettes`): a light card on a light table, a finger over it."""
 SKEW = 14.0
 """Degrees between opposite sides of an outline from which one of them is not the card's.
 Measured on the drawn cards of the development decks' studio passes (4,000 pairs): median
@@ -904,11 +907,17 @@ class Locator:
                     reason = reason2 or reason
                     if found is None:
                         # Last of all, a hand over a corner of the card: its paper
-                        # fills less of its rectangle than any card's does.
+                        # fills less of its rectangle than any card's does (its faint
+                        # paper too: a light card on a light table under a finger, whose
+                        # silhouette the finger notches below a card's fill).
                         cornered, reason2 = self._outlines(
                             work,
                             "cut",
-                            lambda: work.candidates + work.contours["silhouette"],
+                            lambda: (
+                                work.candidates
+                                + work.contours["silhouette"]
+                                + (work.contours["faint"] if FAINT_CUT else [])
+                            ),
                             cut=True,
                         )
                         found = self._choose(cornered)
@@ -941,7 +950,14 @@ class Locator:
         if work is None:
             return []
         self._outlines(
-            work, "cut", lambda: work.candidates + work.contours.get("silhouette", []), cut=True
+            work,
+            "cut",
+            lambda: (
+                work.candidates
+                + work.contours.get("silhouette", [])
+                + (work.contours.get("faint", []) if FAINT_CUT else [])
+            ),
+            cut=True,
         )
         self._outlines(work, "skinless", lambda: [])
         joined, _why = self._outlines(work, "joined", lambda: self._joined(work), cut=True)
