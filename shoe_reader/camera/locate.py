@@ -54,6 +54,9 @@ line (see :func:`kernels.side_fits`)."""
 FAINT_CUT = True
 """The outlines a hand cuts a corner out of are also looked for round a card's faint paper (see
 :meth:`Locator._silhouettes`): a light card on a light table, a finger over it."""
+RESHAPE_CUT = True
+"""An outline a hand cuts out of a card's paper that has not the card's shape is put on the
+card's edges and completed to it, as a whole outline is (see :meth:`Locator._cornered`)."""
 SKEW = 14.0
 """Degrees between opposite sides of an outline from which one of them is not the card's.
 Measured on the drawn cards of the development decks' studio passes (4,000 pairs): median
@@ -1307,9 +1310,17 @@ class Locator:
 
     def _cornered(self, image: np.ndarray, contour: np.ndarray) -> list[_Found]:
         """The outline round a card's paper that a hand cuts a corner out of, borne out by
-        the card's edges (see :meth:`find`)."""
+        the card's edges (see :meth:`find`).
+
+        With ``RESHAPE_CUT``, an outline that has not the card's shape is put on the card's
+        edges and completed to it (see :meth:`_reshaped`), as a whole one is: a hand over
+        one end of a card on a light table leaves its paper beside the hand, the hand's edge
+        for one of its sides, too short for a card's rectangle (ancient_french's queen of
+        hearts and svg-jolly-royal's, studio passes 122 and 53)."""
         quad = self._card_quad(contour, fill=1.0 - COMPLETE)
         if isinstance(quad, str):
+            if RESHAPE_CUT and quad.startswith(_ASPECT):
+                return self._reshaped(image, contour)
             return []
         found = self._snapped(image, quad)
         if found is None or not self._shaped(found[2], RESHAPED):

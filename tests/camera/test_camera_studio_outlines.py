@@ -14,14 +14,18 @@ import pytest
 from shoe_reader.camera import locate
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.events import CardSeen, UnreadableCard
-from tests.support.benchmark_passes import calibrated, pass_frames, vote
+from tests.support.benchmark_passes import calibrated, corner_error, pass_frames, vote
 
 INC = {
     "svg-konqi-modern": 4170965572393300856967156647167621679,
+    "svg-jolly-royal": 332818970255186668360624358539545537713,
+    "ancient_french": 174006009437221334770071218986402995903,
 }
 PASSES: dict[tuple[str, int], tuple[str, int, int | None]] = {
     # (deck, pass): (card, the PCG64 state once the card is drawn, its uint32 carry if any)
     ("svg-konqi-modern", 128): ("9C", 163604245261513339818877968232573427664, None),
+    ("svg-jolly-royal", 53): ("QH", 211188233025444922013135118848948246445, None),
+    ("ancient_french", 122): ("QH", 90128681305376282077335486666615039442, 3783640336),
 }
 
 
@@ -45,5 +49,38 @@ def test_a_faint_card_a_finger_notches_is_outlined_round_its_faint_paper(
     (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, CardSeen) and event.card == code
     monkeypatch.setattr(locate, "FAINT_CUT", False)
+    (event,) = vote(Recognizer(cal), frames)
+    assert isinstance(event, UnreadableCard), event
+
+
+@pytest.mark.parametrize(
+    ("deck", "k", "i"), [("svg-jolly-royal", 53, 1), ("ancient_french", 122, 2)]
+)
+def test_the_paper_beside_a_hand_over_one_end_is_completed_to_the_card(
+    deck: str,
+    k: int,
+    i: int,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A queen of hearts with a hand over one end (svg-jolly-royal, pass 53; ancient_french,
+    pass 122): the paper beside the hand, the hand's edge for one of its sides, is too short
+    for a card's rectangle, and each locator took a piece of the face 80-130 px off the card
+    (one frame read in each pass). That paper is now put on the card's edges and completed
+    to the card's shape, as a whole outline of the wrong shape is: in frame ``i`` its outline
+    lies within 3.5 px of the drawn card, and the pass reads QH; without, it is unreadable
+    again."""
+    cal = calibrated(deck, tmp_path_factory)
+    code, shots = _drawn(deck, k)
+    frames = [f for f, _q in shots]
+    rec = Recognizer(cal)
+    frame, drawn = shots[i]
+    first = rec.locator.find(frame)
+    again = rec._thorough.find(frame, prior=first)
+    assert corner_error(again.quad, drawn) > 50
+    assert min(corner_error(q, drawn) for q in rec._thorough.outlines(again)) < 3.5
+    (event,) = vote(rec, frames)
+    assert isinstance(event, CardSeen) and event.card == code
+    monkeypatch.setattr(locate, "RESHAPE_CUT", False)
     (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, UnreadableCard), event
