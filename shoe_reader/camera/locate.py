@@ -57,6 +57,9 @@ FAINT_CUT = True
 RESHAPE_CUT = True
 """An outline a hand cuts out of a card's paper that has not the card's shape is put on the
 card's edges and completed to it, as a whole outline is (see :meth:`Locator._cornered`)."""
+HIDDEN_END = True
+"""An outline whose snap is not borne out, with a side under a hand from end to end, has that
+side laid where the card's shape puts it (see :meth:`Locator._hidden_end`)."""
 SKEW = 14.0
 """Degrees between opposite sides of an outline from which one of them is not the card's.
 Measured on the drawn cards of the development decks' studio passes (4,000 pairs): median
@@ -281,6 +284,9 @@ _ON_SIDE = np.abs(_SNAP_D) <= 4.5
 HIDDEN_SIDE = 0.4
 """Share of a side's samples on skin from which a side whose edge is not found is taken as
 hidden under the dealer's hand (see :func:`_beside_skin`)."""
+HIDDEN_WHOLE = 0.75
+"""Share of a side's samples with skin over them for the side to lie under a hand from end to
+end (see :meth:`Locator._hidden_end`)."""
 HIDDEN_STEPS = 5
 """Steps beside the hand that must agree on where a hidden side's edge is."""
 HIDDEN_SPAN = 0.25
@@ -403,7 +409,11 @@ def _sides_within(
 
 
 def _beside_skin(
-    colour: np.ndarray, gray: np.ndarray, quad: np.ndarray, laid: int | None = None
+    colour: np.ndarray,
+    gray: np.ndarray,
+    quad: np.ndarray,
+    laid: int | None = None,
+    whole: bool = False,
 ) -> tuple[float, np.ndarray]:
     """The support of ``quad`` (see :func:`_snap`) where a dealer's hand lies across the
     card, and the quad with a side hidden under the hand put on what shows of its edge.
@@ -434,6 +444,8 @@ def _beside_skin(
     if laid is not None:
         # The side laid where the card's shape puts it (see Locator._squared): under the
         # hand, or on an edge; the other three bear the card out.
+        if whole and covered[laid] < HIDDEN_WHOLE * n_t:
+            return 0.0, quad  # (see Locator._hidden_end: a side under the hand end to end)
         if not (fitted[laid] or covered[laid] >= HIDDEN_SIDE * n_t):
             return 0.0, quad
         hidden = np.arange(4) == laid
@@ -1179,6 +1191,8 @@ class Locator:
                 beside, placed = _beside_skin(image[y0:y1, x0:x1], g, local)
                 if beside >= MIN_SUPPORT:
                     local, support = placed, MIN_SUPPORT
+                elif square and HIDDEN_END and self.hands:
+                    return self._hidden_end(image, local + origin)
         if support < MIN_SUPPORT:
             return None
         if square and SQUARE and self.hands:
@@ -1205,31 +1219,11 @@ class Locator:
         if len(askew) != 1 or skew[1 - askew[0]] >= SKEW / 2:
             return None
         pair = askew[0]
-        lengths = _side_lengths(quad)
-        short_pair = 0 if lengths[0] + lengths[2] <= lengths[1] + lengths[3] else 1
-        centre = quad.mean(axis=0)
         best: _Found | None = None
         for bad in (pair, pair + 2):
-            keep = (bad + 2) % 4
-            a, b = quad[keep], quad[(keep + 1) % 4]
-            along = (b - a) / max(float(lengths[keep]), 1e-6)
-            inward = np.array([along[1], -along[0]], np.float32)
-            if float((centre - a) @ inward) < 0:
-                inward = -inward
-            # The card's length across from a short side, its width across from a long one.
-            reach = (
-                lengths[keep] / self.aspect if pair == short_pair else lengths[keep] * self.aspect
-            )
-            starts, ends = quad.copy(), quad[_NEXT].copy()
-            starts[bad] = b + inward * reach
-            ends[bad] = a + inward * reach
-            laid = _meet(starts, ends)
+            laid = self._laid(image, quad, bad)
             if laid is None:
                 continue
-            laid = laid.astype(np.float32)
-            h, w = image.shape[:2]
-            if laid.min() < 1 or float(laid[:, 0].max()) > w - 2 or float(laid[:, 1].max()) > h - 2:
-                continue  # (a card reaching out of the region is not read whole)
             found = self._snapped_full(image, laid, square=False)
             if found is None and image.ndim == 3:
                 found = self._hidden_laid(image, laid, bad)
@@ -1240,6 +1234,59 @@ class Locator:
             if best is None or found[0] > best[0]:
                 best = found
         return best
+
+    def _laid(self, image: np.ndarray, quad: np.ndarray, bad: int) -> np.ndarray | None:
+        """``quad`` (full-scale) with its side ``bad`` laid again parallel to the side across
+        from it, the card's length (or width) from it (``None``: the sides do not meet, or
+        the card would reach out of the region, where it is not read whole)."""
+        lengths = _side_lengths(quad)
+        short_pair = 0 if lengths[0] + lengths[2] <= lengths[1] + lengths[3] else 1
+        keep = (bad + 2) % 4
+        a, b = quad[keep], quad[(keep + 1) % 4]
+        along = (b - a) / max(float(lengths[keep]), 1e-6)
+        inward = np.array([along[1], -along[0]], np.float32)
+        if float((quad.mean(axis=0) - a) @ inward) < 0:
+            inward = -inward
+        # The card's length across from a short side, its width across from a long one.
+        reach = (
+            lengths[keep] / self.aspect if bad % 2 == short_pair else lengths[keep] * self.aspect
+        )
+        starts, ends = quad.copy(), quad[_NEXT].copy()
+        starts[bad] = b + inward * reach
+        ends[bad] = a + inward * reach
+        laid = _meet(starts, ends)
+        if laid is None:
+            return None
+        laid = laid.astype(np.float32)
+        h, w = image.shape[:2]
+        if laid.min() < 1 or float(laid[:, 0].max()) > w - 2 or float(laid[:, 1].max()) > h - 2:
+            return None
+        return laid
+
+    def _hidden_end(self, image: np.ndarray, quad: np.ndarray) -> _Found | None:
+        """``quad`` (full-scale, its snap not borne out) with a side that lies under a hand from
+        end to end laid where the card's shape puts it (see :meth:`_laid`), if the other
+        three sides bear it out beside the hand (the best borne out of the four tried).
+
+        A hand over one end of the card hides that side whole: :func:`_hidden_side` finds no
+        step of it beside the hand, and the outline was refused, however well its three
+        other sides showed (svg-jolly-royal's six of spades on a wood table, studio pass 72:
+        three sides on their edges within 4 px, the fourth under the hand)."""
+        best: tuple[float, np.ndarray] | None = None
+        for bad in range(4):
+            laid = self._laid(image, quad, bad)
+            if laid is None:
+                continue
+            x0, y0, x1, y1 = _around(image, laid)
+            colour = image[y0:y1, x0:x1]
+            g = cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY).astype(np.float32)
+            origin = np.array([x0, y0], np.float32)
+            support, _quad = _beside_skin(colour, g, laid - origin, laid=bad, whole=True)
+            if support >= MIN_SUPPORT and (best is None or support > best[0]):
+                best = support, laid
+        if best is None:
+            return None
+        return MIN_SUPPORT, float(cv2.contourArea(best[1])), best[1]
 
     def _hidden_laid(self, image: np.ndarray, quad: np.ndarray, side: int) -> _Found | None:
         """``quad`` (full-scale) as it was laid, its ``side`` under the hand (see

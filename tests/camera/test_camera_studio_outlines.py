@@ -25,6 +25,7 @@ PASSES: dict[tuple[str, int], tuple[str, int, int | None]] = {
     # (deck, pass): (card, the PCG64 state once the card is drawn, its uint32 carry if any)
     ("svg-konqi-modern", 128): ("9C", 163604245261513339818877968232573427664, None),
     ("svg-jolly-royal", 53): ("QH", 211188233025444922013135118848948246445, None),
+    ("svg-jolly-royal", 72): ("6S", 198303299241731582987048902509335497283, None),
     ("ancient_french", 122): ("QH", 90128681305376282077335486666615039442, 3783640336),
 }
 
@@ -82,5 +83,28 @@ def test_the_paper_beside_a_hand_over_one_end_is_completed_to_the_card(
     (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code
     monkeypatch.setattr(locate, "RESHAPE_CUT", False)
+    (event,) = vote(Recognizer(cal), frames)
+    assert isinstance(event, UnreadableCard), event
+
+
+def test_a_side_under_a_hand_from_end_to_end_is_laid_by_the_cards_shape(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """svg-jolly-royal's six of spades on the wood table, a hand over its top end (pass 72):
+    three sides lie on their edges within 4 px, the fourth is under the hand from end to end
+    (22 of its 24 samples on skin), no step of it shows beside the hand, and the outline was
+    refused (support 0): one frame read. That side is now laid where the card's shape puts
+    it, across from the side that shows: seven frames read 6S, none another card; without,
+    the pass is unreadable again."""
+    cal = calibrated("svg-jolly-royal", tmp_path_factory)
+    code, shots = _drawn("svg-jolly-royal", 72)
+    frames = [f for f, _q in shots]
+    rec = Recognizer(cal)
+    reads = [rec.read_frame(f).read for f in frames]
+    confident = [r.code for r in reads if r is not None and r.code and r.confidence >= 0.5]
+    assert len(confident) >= 5 and set(confident) == {code}
+    (event,) = vote(rec, frames)
+    assert isinstance(event, CardSeen) and event.card == code
+    monkeypatch.setattr(locate, "HIDDEN_END", False)
     (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, UnreadableCard), event
