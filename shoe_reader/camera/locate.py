@@ -994,6 +994,22 @@ class Locator:
         first += sorted(faint, key=lambda f: (-f[0], -f[1]))
         return [f[2] for f in first + every]
 
+    def beside(self, image: np.ndarray, quad: np.ndarray) -> np.ndarray | None:
+        """``quad`` (an outline found in ``image``, full-scale) with its sides found beside a
+        hand that lies over one of them (see :func:`_snap_beside`), if they are found and
+        have the card's shape; ``None`` otherwise (no skin over a side among them).
+
+        The snap takes an outline whose edges bear it out, however a hand's edge or a glare
+        spot beside the hand pulled one of its sides 8-30 px off the card: the reader looks
+        again this way at an outline it could not read (see
+        :meth:`~shoe_reader.camera.recognize.Recognizer.read_frame`)."""
+        if image.ndim != 3 or not self.hands:
+            return None
+        found = _snap_beside(image, quad.astype(np.float32))
+        if found is None or not self._shaped(found[1], RESHAPED):
+            return None
+        return found[1]
+
     def _joined(self, work: _Work, faint: float = 1.0) -> list[np.ndarray]:
         """The pieces of the card's silhouette a dealer's hand cuts apart, joined through the
         skin: per hand, the outline of every piece it touches (two pieces at least).

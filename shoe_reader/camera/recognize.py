@@ -161,6 +161,9 @@ frames whose face preferred its suit by 0.5 or more, none was of another suit; t
 wrong suit was preferred by was 0.43 (svg-jolly-royal's jack of spades read as the jack of
 clubs, a court figure). A corner's suit alone is no such evidence: 1,200 of 36,435 clear
 corners (fit 0.84 or more) said a wrong suit, 25 of them by a margin of 0.9 or more."""
+BESIDE_AGAIN = True
+"""A frame still not read has the sides of its outlines found again beside a hand (see
+:meth:`Recognizer._beside_outlines`)."""
 OTHER_OUTLINES = 2
 """Outlines read beyond the two the locators chose, on a frame neither read (see
 :meth:`Recognizer._other_outlines`). Measured on the development decks at the "studio"
@@ -1117,6 +1120,26 @@ class Recognizer:
             n += 1
         return read
 
+    def _beside_outlines(
+        self, image: np.ndarray, quads: list[np.ndarray | None], read: CardRead | None
+    ) -> CardRead | None:
+        """The best of ``read`` and the reads of ``quads`` with their sides found beside a
+        hand (see :meth:`Locator.beside`), until one is read."""
+        done: list[np.ndarray] = []
+        for quad in quads:
+            if quad is None or any(np.allclose(quad, q, atol=1.0) for q in done):
+                continue
+            done.append(quad)
+            moved = self._thorough.beside(image, quad)
+            if moved is None:
+                continue
+            other = read_outline(self.calibration, image, moved)
+            if read is None or other.confidence > read.confidence:
+                read = other
+            if read.confidence >= WEAK:
+                break
+        return read
+
     def read_frame(self, frame: np.ndarray) -> FrameRead:
         image = frame
         if self.roi is not None:
@@ -1147,6 +1170,11 @@ class Recognizer:
                 # edges, the card's own outline among the others found. Those are read
                 # too, best borne out first, and kept if they read better.
                 read = self._other_outlines(image, again, [outline.quad, again.quad], read)
+            if BESIDE_AGAIN and (read is None or (read.confidence < WEAK and not read.disputed)):
+                # Still not read: a hand's edge, or a glare spot beside it, can pull a side
+                # of an outline the snap bears out 8-30 px off the card, the index then
+                # read as another rank. Its sides are found again beside the hand.
+                read = self._beside_outlines(image, [outline.quad, again.quad], read)
         if read is None:
             return FrameRead(outline.present, None, outline.why)
         return FrameRead(True, read)

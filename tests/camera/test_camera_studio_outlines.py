@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shoe_reader.camera import locate
+from shoe_reader.camera import locate, recognize
+from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.events import CardSeen, UnreadableCard
 from tests.support.benchmark_passes import calibrated, corner_error, pass_frames, vote
@@ -24,10 +25,18 @@ INC = {
 PASSES: dict[tuple[str, int], tuple[str, int, int | None]] = {
     # (deck, pass): (card, the PCG64 state once the card is drawn, its uint32 carry if any)
     ("svg-konqi-modern", 128): ("9C", 163604245261513339818877968232573427664, None),
+    ("svg-konqi-modern", 103): ("5S", 321325734335448241691214808029297087888, 2161726263),
+    ("svg-konqi-modern", 177): ("9D", 146612031042877738474573047426948153928, None),
+    ("svg-konqi-modern", 198): ("8C", 315440107838315158864318981786504850771, 2026367503),
     ("svg-jolly-royal", 53): ("QH", 211188233025444922013135118848948246445, None),
     ("svg-jolly-royal", 72): ("6S", 198303299241731582987048902509335497283, None),
     ("ancient_french", 122): ("QH", 90128681305376282077335486666615039442, 3783640336),
 }
+
+
+@pytest.fixture(scope="module")
+def konqi(tmp_path_factory: pytest.TempPathFactory) -> Calibration:
+    return calibrated("svg-konqi-modern", tmp_path_factory)
 
 
 def _drawn(deck: str, k: int) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]:
@@ -36,7 +45,7 @@ def _drawn(deck: str, k: int) -> tuple[str, list[tuple[np.ndarray, np.ndarray]]]
 
 
 def test_a_faint_card_a_finger_notches_is_outlined_round_its_faint_paper(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    konqi: Calibration, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """svg-konqi-modern's nine of clubs on the light table, a finger over its top end (pass
     128): its paper is darker than the table and differs from it by less than the limit, so
@@ -44,7 +53,7 @@ def test_a_faint_card_a_finger_notches_is_outlined_round_its_faint_paper(
     fill (0.73 of its rectangle): "no card in view" in five frames. The outlines a hand cuts a
     corner out of are now also looked for round the faint paper: five frames read 9C; without,
     none does and the pass is unreadable again."""
-    cal = calibrated("svg-konqi-modern", tmp_path_factory)
+    cal = konqi
     code, shots = _drawn("svg-konqi-modern", 128)
     frames = [f for f, _q in shots]
     (event,) = vote(Recognizer(cal), frames)
@@ -106,5 +115,30 @@ def test_a_side_under_a_hand_from_end_to_end_is_laid_by_the_cards_shape(
     (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code
     monkeypatch.setattr(locate, "HIDDEN_END", False)
+    (event,) = vote(Recognizer(cal), frames)
+    assert isinstance(event, UnreadableCard), event
+
+
+@pytest.mark.parametrize("k", [103, 177, 198])
+def test_an_outline_a_hand_pulls_off_the_card_is_found_again_beside_the_hand(
+    k: int, konqi: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """svg-konqi-modern's five of spades, nine of diamonds and eight of clubs under a hand or
+    a finger on the light and wood tables (passes 103, 177 and 198): the snap bore out
+    outlines whose side beside the hand lay 8-25 px off the card (the hand's edge, a glare
+    spot beside it), and their indices read another rank (2S, 6S, 8D) or nothing; two
+    frames, or one, were read in each pass. A frame still not read has its outlines' sides
+    found again beside the hand (within 1-3 px of the drawn card): a third confident frame,
+    or a second, and the pass is read; without, it is unreadable again."""
+    cal = konqi
+    code, shots = _drawn("svg-konqi-modern", k)
+    frames = [f for f, _q in shots]
+    rec = Recognizer(cal)
+    reads = [rec.read_frame(f).read for f in frames]
+    confident = [r.code for r in reads if r is not None and r.code and r.confidence >= 0.5]
+    assert set(confident) == {code}
+    (event,) = vote(rec, frames)
+    assert isinstance(event, CardSeen) and event.card == code
+    monkeypatch.setattr(recognize, "BESIDE_AGAIN", False)
     (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, UnreadableCard), event
