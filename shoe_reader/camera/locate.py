@@ -1003,7 +1003,7 @@ class Locator:
         spot beside the hand pulled one of its sides 8-30 px off the card: the reader looks
         again this way at an outline it could not read (see
         :meth:`~shoe_reader.camera.recognize.Recognizer.read_frame`)."""
-        if image.ndim != 3 or not self.hands:
+        if image.ndim != 3 or not (self.hands and BESIDE):
             return None
         found = _snap_beside(image, quad.astype(np.float32))
         if found is None or not self._shaped(found[1], RESHAPED):

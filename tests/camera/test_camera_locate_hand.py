@@ -65,6 +65,8 @@ def test_a_finger_across_the_card_leaves_it_outlined_round_both_pieces(
     assert corner_error(thorough.outlines(again)[0], drawn) < 5
     monkeypatch.setattr(locate, "PAIRS", False)  # (the pair fit mends it too)
     monkeypatch.setattr(Locator, "_joined", lambda self, work, faint=1.0: [])
+    monkeypatch.setattr(locate, "HIDDEN_END", False)  # (nor a side under the hand laid
+    monkeypatch.setattr(locate, "RESHAPE_CUT", False)  # by the card's shape, nor cut paper)
     _first, again, thorough = located(frame, 0.642)
     assert min(corner_error(q, drawn) for q in thorough.outlines(again)) > 30
 
@@ -89,6 +91,8 @@ def test_a_hand_over_one_end_of_a_court_card_leaves_it_read(
     monkeypatch.setattr(locate, "PAIRS", False)  # (the pair fit mends it too,
     monkeypatch.setattr(locate, "BESIDE", False)  # and so do the sides found beside the hand)
     monkeypatch.setattr(Locator, "_joined", lambda self, work, faint=1.0: [])
+    monkeypatch.setattr(locate, "HIDDEN_END", False)  # (nor a side under the hand laid
+    monkeypatch.setattr(locate, "RESHAPE_CUT", False)  # by the card's shape, nor cut paper)
     (event,) = vote(Recognizer(gm_paris), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
@@ -120,6 +124,9 @@ def test_a_card_fading_into_the_table_beside_a_hand_is_joined_with_its_faint_par
     monkeypatch.setattr(locate, "SQUARE", False)
     monkeypatch.setattr(locate, "SKIN_CUT", False)
     monkeypatch.setattr(locate, "PAIRS", False)
+    monkeypatch.setattr(locate, "FAINT_CUT", False)  # (nor the cut outlines of the faint
+    monkeypatch.setattr(locate, "RESHAPE_CUT", False)  # paper, completed, nor a side laid
+    monkeypatch.setattr(locate, "HIDDEN_END", False)  # by the card's shape under the hand)
     (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
@@ -162,5 +169,7 @@ def test_a_court_card_under_a_hand_over_its_corner_is_read(
     (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, CardSeen) and event.card == code
     monkeypatch.setattr(locate, "BESIDE", False)
+    monkeypatch.setattr(locate, "HIDDEN_END", False)  # (nor a side laid by the card's shape,
+    monkeypatch.setattr(locate, "RESHAPE_CUT", False)  # nor cut paper completed to it)
     (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
