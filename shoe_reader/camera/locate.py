@@ -770,6 +770,18 @@ AROUND = 16
 the edge search reaches beyond the first estimate (``_SNAP_D``, 12 px, see :func:`_snap`)."""
 
 
+def _laid_support(image: np.ndarray, quad: np.ndarray, side: int, whole: bool = False) -> float:
+    """The support beside a hand (see :func:`_beside_skin`) of ``quad`` (full-scale) laid with
+    its ``side`` where the card's shape puts it, read in the colour crop round it: what
+    :meth:`Locator._hidden_laid` and :meth:`Locator._hidden_end` (``whole``) both ask."""
+    x0, y0, x1, y1 = _around(image, quad)
+    colour = image[y0:y1, x0:x1]
+    g = cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    origin = np.array([x0, y0], np.float32)
+    support, _quad = _beside_skin(colour, g, quad - origin, laid=side, whole=whole)
+    return support
+
+
 def _around(image: np.ndarray, quad: np.ndarray) -> tuple[int, int, int, int]:
     """The box (``x0, y0, x1, y1``) of ``image`` round ``quad`` (full-scale), ``AROUND``
     pixels wider on every side, within the image."""
@@ -1293,11 +1305,7 @@ class Locator:
             laid = self._laid(image, quad, bad)
             if laid is None:
                 continue
-            x0, y0, x1, y1 = _around(image, laid)
-            colour = image[y0:y1, x0:x1]
-            g = cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY).astype(np.float32)
-            origin = np.array([x0, y0], np.float32)
-            support, _quad = _beside_skin(colour, g, laid - origin, laid=bad, whole=True)
+            support = _laid_support(image, laid, bad, whole=True)
             if support >= MIN_SUPPORT and (best is None or support > best[0]):
                 best = support, laid
         if best is None:
@@ -1307,12 +1315,7 @@ class Locator:
     def _hidden_laid(self, image: np.ndarray, quad: np.ndarray, side: int) -> _Found | None:
         """``quad`` (full-scale) as it was laid, its ``side`` under the hand (see
         :meth:`_squared`), if the other three sides bear it out beside the hand."""
-        x0, y0, x1, y1 = _around(image, quad)
-        colour = image[y0:y1, x0:x1]
-        g = cv2.cvtColor(colour, cv2.COLOR_BGR2GRAY).astype(np.float32)
-        origin = np.array([x0, y0], np.float32)
-        support, _quad = _beside_skin(colour, g, quad - origin, laid=side)
-        if support < MIN_SUPPORT:
+        if _laid_support(image, quad, side) < MIN_SUPPORT:
             return None
         return MIN_SUPPORT, float(cv2.contourArea(quad)), quad
 
