@@ -742,14 +742,13 @@ def _twin_checked(
         twin is not None
         and isinstance(fmap, _OneWindow)
         and suit.score >= PAIR_FIT
-        and _twin_print(cal, rank + suit.label, rank + twin) is not None
+        and (printed := _twin_print(cal, rank + suit.label, rank + twin)) is not None
     ):
         # A low card's twin print (see TWIN_RANKS) and the suit part each say by how much
         # the corner shows one suit rather than its twin, in units of how far apart the
         # two prints are: the corner says the suit their sum says, by that sum (or by the
         # suit part's margin over the other colour's suits, if less).
-        printed = _twin_print(cal, rank + suit.label, rank + twin)
-        if printed is not None and not fmap.shows(printed)[1]:
+        if not fmap.shows(printed)[1]:
             # A finger over part of the suit symbol: what shows does not tell the two.
             return replace(suit, score=0.0, margin=0.0, confidence=0.0)
         told = _pair_separation(cal, fmap, rank + suit.label, rank + twin)
