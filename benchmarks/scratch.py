@@ -75,6 +75,86 @@ def one_row_commits(engine: Engine, samples: int, *, pace: float = 0.0) -> list[
     return times
 
 
+def backend_pid(engine: Engine) -> int | None:
+    """The pid of the PostgreSQL backend serving ``engine``'s pooled connection, when the
+    server runs on this host and its run-queue wait can be read (:func:`cpu_wait`); None
+    otherwise (SQLite, a server elsewhere, no ``/proc``). A benchmark's yardstick commit
+    runs on one connection, taken from the pool and given back in turn: the same backend."""
+    if engine.dialect.name != "postgresql" or engine.url.host not in LOCAL_HOSTS:
+        return None
+    with engine.connect() as conn:
+        pid = _pid_of(conn)
+    if pid is None or cpu_wait(pid) is None:
+        return None
+    return pid
+
+
+LOCAL_HOSTS = (None, "", "localhost", "127.0.0.1", "::1")
+
+
+def _pid_of(conn: Connection) -> int | None:
+    info = getattr(conn.connection.dbapi_connection, "info", None)
+    return getattr(info, "backend_pid", None)
+
+
+def cpu_wait(pid: int) -> float | None:
+    """Seconds process ``pid`` has spent runnable but waiting for a CPU since it started
+    (Linux ``/proc/<pid>/schedstat``, its second figure), if it is a PostgreSQL server
+    process of this host; None otherwise. Taken before and after a commit, it says how much
+    of the commit the server spent waiting for a CPU, mostly once its WAL flush has
+    completed (a process woken by the disk waits for the CPU it lands on), rather than
+    working or flushing."""
+    try:
+        if Path(f"/proc/{pid}/comm").read_text().strip() != "postgres":
+            return None
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def timed_commit(
+    engine: Engine, table: Table, key: int, pid: int | None
+) -> tuple[float, float | None]:
+    """One minimal durable transaction (one small row inserted with ``key``, committed) on
+    ``table``, as :func:`one_row_commits` times it: its seconds, and of them the seconds the
+    server's backend ``pid`` (:func:`backend_pid`) waited for a CPU (None if unknown, or if
+    the pool's connection was replaced meanwhile)."""
+    before = cpu_wait(pid) if pid is not None else None
+    start = time.perf_counter()
+    with engine.begin() as conn:
+        conn.execute(insert(table).values(id=key, value=0))
+        same = pid is not None and _pid_of(conn) == pid
+    took = time.perf_counter() - start
+    after = cpu_wait(pid) if same and pid is not None and before is not None else None
+    return took, (after - before if after is not None and before is not None else None)
+
+
+def paced_commits(engine: Engine, samples: int, every: float) -> tuple[list[float], list[float]]:
+    """``samples`` minimal durable transactions ``every`` seconds apart (the cadence of a
+    studio's commit sampler, where :func:`one_row_commits` runs them back to back: a
+    process and a backend woken from a sleep are slower than ones kept busy), and the
+    backend's wait for a CPU in each where it can be read (:func:`cpu_wait`). On an engine
+    of its own, as the sampler's: one pooled connection, so one backend throughout."""
+    own = create_engine(engine.url)
+    meta = MetaData()
+    scratch = commit_table(meta, "bench_paced_commit")
+    meta.create_all(own)
+    pid = backend_pid(own)
+    times: list[float] = []
+    waits: list[float] = []
+    try:
+        for i in range(samples):
+            time.sleep(every)
+            took, waited = timed_commit(own, scratch, i, pid)
+            times.append(took)
+            if waited is not None:
+                waits.append(waited)
+    finally:
+        meta.drop_all(own)
+        own.dispose()
+    return times, waits
+
+
 def _lock(conn: Connection, schema: str, *, wait: bool) -> bool:
     function = "pg_advisory_lock" if wait else "pg_try_advisory_lock"
     found = conn.execute(

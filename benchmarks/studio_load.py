@@ -87,9 +87,16 @@ the figures above; a card dealt meanwhile at a table the kill did not touch coun
 and apart too (``survivor_in_takeover_scan_to_send_p50_ms`` / ``_p99_ms``: the survivors'
 own tables while the others' subscribers look for where their tables run now),
 ``commit_p50_ms`` (a one-row durable commit on the same database, measured in the same
-run, before and after the load), ``run_commit_p50_ms`` / ``_p99_ms`` (the same commit
-every 200 ms from a process of its own while the studio runs: the machine's own tail, for
-the p99s above), ``takeover_seconds`` (kill to every table running again) and the CPU
+run, before and after the load, back to back), ``run_commit_p50_ms`` / ``_p99_ms`` (the
+same commit every 200 ms from a process of its own while the studio runs: the machine's
+own tail, for the p99s above), ``paced_commit_p50_ms`` (that commit every 200 ms on the
+idle machine, before the run: a process and a server backend woken from a sleep are
+slower than ones kept busy), ``run_commit_cpu_wait_p50_ms`` / ``_p99_ms`` and
+``paced_commit_cpu_wait_p50_ms`` (of each such commit, the time its server backend was
+runnable but waited for a CPU, from ``/proc/<pid>/schedstat`` when PostgreSQL runs on this
+host, else null: on a two-core host a backend woken by its WAL flush's completion waits
+for whatever runs on the CPU it lands on, which is how the studio's load slows the
+commit), ``takeover_seconds`` (kill to every table running again) and the CPU
 seconds of the load generator and the servers. The default run is sized for a 2-core
 machine (about a minute, 8 tables at the human pace); a larger one: ``--tables 24
 --processes 4 --subscribers 1000 --seconds 300`` on PostgreSQL. Goal of the default run:
@@ -124,9 +131,17 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from scratch import commit_table, drop_stale_streams, one_row_commits, scratch_runtime
+from scratch import (
+    backend_pid,
+    commit_table,
+    drop_stale_streams,
+    one_row_commits,
+    paced_commits,
+    scratch_runtime,
+    timed_commit,
+)
 from serving import cpu_seconds
-from sqlalchemy import MetaData, func, insert, select
+from sqlalchemy import MetaData, func, select
 
 from audit.store import EventStore
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
@@ -150,6 +165,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
 
 
+def _ms(values: list[float], q: float) -> float | None:
+    """The ``q`` quantile of ``values`` (seconds) in ms, rounded; None for none."""
+    return round(percentile(values, q) * 1000, 2) if values else None
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -160,27 +180,33 @@ def commit_sampler(db_url: str, pipe: Any, every: float = 0.2) -> None:
     """In a process of its own, a one-row durable commit every ``every`` seconds until told
     to stop: the machine's own commit, p50 and tail, while the studio runs. On a shared
     host a plain commit's p99 is itself many times its p50; this says how many. Five
-    commits a second, fewer than the studio's own (about eight): its fsyncs are load too."""
+    commits a second, fewer than the studio's own (about eight): its fsyncs are load too.
+    With the server on this host, each commit's share of its backend's wait for a CPU too
+    (:func:`scratch.cpu_wait`): what the studio's load adds to the commit by keeping the
+    CPUs busy when the backend's WAL flush completes."""
     from sqlalchemy import create_engine
 
     engine = create_engine(db_url)
     meta = MetaData()
     scratch = commit_table(meta, "bench_run_commit")
     meta.create_all(engine)
+    pid = backend_pid(engine)
     times: list[float] = []
+    waits: list[float] = []
     pipe.send("ready")
     try:
         while not pipe.poll(every):
-            start = time.perf_counter()
-            with engine.begin() as conn:
-                conn.execute(insert(scratch).values(id=len(times), value=0))
-            times.append(time.perf_counter() - start)
+            took, waited = timed_commit(engine, scratch, len(times), pid)
+            times.append(took)
+            if waited is not None:
+                waits.append(waited)
     finally:
         meta.drop_all(engine)
         engine.dispose()
-    pipe.send(times)
+    pipe.send((times, waits))
 
 
+PACED_COMMITS = 40  # the sampler's commit on the idle machine, before the run (8 s)
 MEMORY_EVERY = 10.0  # seconds between two samples of each serve process's memory
 SERVES: list[Serve] = []  # every serve process of the run, for the memory report
 
@@ -1310,7 +1336,7 @@ async def run_load(
             spy.wait(60)
         generator_cpu = time.process_time() - cpu_start
         sampler.send("stop")
-        run_commits: list[float] = await asyncio.to_thread(sampler.recv)
+        run_commits, run_waits = await asyncio.to_thread(sampler.recv)
         for server in servers:
             if server.alive() and server.proc is not None:
                 servers_cpu[server.node] = cpu_seconds(server.proc.pid) - servers_cpu[server.node]
@@ -1505,6 +1531,8 @@ async def run_load(
             "one_trip_commits": dict(one_trips),
             "run_commit_p50_ms": round(percentile(run_commits, 0.5) * 1000, 2),
             "run_commit_p99_ms": round(percentile(run_commits, 0.99) * 1000, 2),
+            "run_commit_cpu_wait_p50_ms": _ms(run_waits, 0.5),
+            "run_commit_cpu_wait_p99_ms": _ms(run_waits, 0.99),
         }
     )
     return result
@@ -1600,11 +1628,15 @@ def main() -> None:
         with scratch_runtime(args.db) as runtime, tempfile.TemporaryDirectory() as tmp:
             db_url = runtime.engine.url.render_as_string(hide_password=False)
             commits = one_row_commits(runtime.engine, 200)
+            paced, paced_waits = paced_commits(runtime.engine, PACED_COMMITS, 0.2)
             say(
                 f"backend {runtime.engine.dialect.name}; "
                 f"durable commit p50 {statistics.median(commits) * 1000:.2f} ms"
+                f" (every 200 ms: {_ms(paced, 0.5)} ms)"
             )
             result = asyncio.run(run_load(args, runtime, db_url, Path(tmp)))
+            result["paced_commit_p50_ms"] = _ms(paced, 0.5)
+            result["paced_commit_cpu_wait_p50_ms"] = _ms(paced_waits, 0.5)
             memory = {s.node: s.memory_report(args.warmup) for s in SERVES}
             result["memory"] = memory
             for node, figures in memory.items():
@@ -1651,6 +1683,18 @@ def main() -> None:
         f"  {'a commit through the run (every 200 ms)':36} {run_p50:8.2f} / {run_p99:8.2f} ms"
         f"   {run_p50 / commit:6.2f}x / {run_p99 / commit:6.2f}x  (the machine's own tail)"
     )
+    if result["paced_commit_p50_ms"] is not None:
+        say(
+            f"  {'the same, before the run (idle)':36} {result['paced_commit_p50_ms']:8.2f} ms"
+            f"{'':12}{result['paced_commit_p50_ms'] / commit:6.2f}x"
+        )
+    if result["run_commit_cpu_wait_p50_ms"] is not None:
+        say(
+            f"  {'  of which its backend waited for a CPU':36}"
+            f" {result['run_commit_cpu_wait_p50_ms']:8.2f} /"
+            f" {result['run_commit_cpu_wait_p99_ms']:8.2f} ms"
+            f" (idle, every 200 ms: {result['paced_commit_cpu_wait_p50_ms']} ms)"
+        )
     say(
         f"pace {result['pace']}: {result['rounds']} rounds settled, {result['cards']} cards "
         f"dealt into rounds ({result['cards_timed']} of them timed live) at "

@@ -55,6 +55,12 @@ def test_short_studio_load_loses_and_doubles_nothing(pg_database: str, nats_url:
     assert result["pace"] == "human" and result["cards"] >= 4  # the dealers' default pace
     assert result["subscribers"] == 15
     assert result["commit_p50_ms"] > 0
+    assert result["paced_commit_p50_ms"] > 0  # the sampler's commit on the idle machine
+    # The backend's wait for a CPU is a part of each commit (null: the server not visible).
+    if result["run_commit_cpu_wait_p50_ms"] is not None:
+        assert 0 <= result["run_commit_cpu_wait_p50_ms"] <= result["run_commit_p99_ms"]
+    if result["paced_commit_cpu_wait_p50_ms"] is not None:
+        assert 0 <= result["paced_commit_cpu_wait_p50_ms"] <= result["paced_commit_p50_ms"]
 
 
 def _scratch(url: str):  # type: ignore[no-untyped-def]
