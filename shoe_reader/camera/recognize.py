@@ -121,6 +121,24 @@ the weights reach past the printed index (a higher card's pips, a court figure r
 the window), and a finger beside the index, not over it, left a clear index out of the
 read (neoclassical's five of diamonds, pass 161). Measured on the development decks at the
 "studio" level (seed 2024, 2,800 passes, frame by frame): see docs/operations/camera.md."""
+SKIN_NEVER_INK = True
+"""A corner with a finger in its window (skin left once thin print is opened away, see
+``_FINGER``) is compared only where no skin lies (see
+:class:`~shoe_reader.camera.index.Uncovered`), however little of its index's weights the
+finger lies over; off, only above ``COVERED_INDEX``, as before. Skin is never ink: compared
+as ink it lowers the corner's fit with every card alike, its own print's too, and where the
+rank's weights reach past the printed index (a higher card's pips, a court figure) a
+fingertip over a few per cent of them has held a clear index below this deck's print:
+anglo_modern's two of clubs (seed 7, pass 16, a fingertip low in the top corner's window,
+3-5 % of the rank's weights) fitted its own print at 0.78-0.81 in every frame while the rank
+read a two by a margin of 0.4, and no frame was read; left out, 0.95-0.98, seven frames read
+2C. Its six of hearts (seed 2024, pass 121, a finger beside the top index and a fingertip in
+the bottom corner's window, 3-8 %): the top corner's rank fitted 0.96-0.98, one frame was
+read; left out, 0.97-0.99, three frames read 6H (the bottom corner, no skin in it, still reads
+an eight in three frames smeared along the card, which the vote weighs). Leaving skin out
+raises a foreign print's fit no more than the deck's own: anglo's frames against
+anglo_modern's prints (and the other way round, 40 passes, the drawn outline) fitted the same
+at the 90th and 99th percentiles either way."""
 _SKIN_REACH_FEAT = np.ones((3, 3), np.uint8)
 _ALL_SEEN = np.ones((FEAT_H, FEAT_W), np.float32)
 COVERED_SKIN = 0.03
@@ -371,7 +389,7 @@ class _Windows:
         self._keeps: list[np.ndarray | None] = []  # where each is compared (None: all of it)
         self._maps: list[np.ndarray] = []
         self._kept: list[np.ndarray] = []  # the corners of ``_maps``, in the same order
-        self._masked: list[np.ndarray | None] = []  # where each of ``_maps`` shows, if masked
+        self._masked: list[np.ndarray | None] = []  # where each shows, to the twin print
         self._inks: dict[int, np.ndarray] = {}
         self._twins: dict[tuple[int, int], tuple[float, float] | None] = {}
 
@@ -385,7 +403,7 @@ class _Windows:
                 covered, keep = _index_covered(self._cal, corner)
                 if covered > max(COVERED_INDEX, COVERED_INDEX_MASKED):
                     continue
-                masked = keep if covered > COVERED_INDEX else None
+                masked = keep if covered > _masked_from() else None
                 self._corners.append(corner)
                 self._keeps.append(masked)
                 try:
@@ -393,7 +411,10 @@ class _Windows:
                 except NoIndex:
                     continue
                 self._kept.append(corner)
-                self._masked.append(masked)
+                # The twin print compares its own boxes' ink, whole, and its fits say when a
+                # finger spoils them: only a finger over more of the index than
+                # COVERED_INDEX keeps it from a corner (see SKIN_NEVER_INK, _twin_shows).
+                self._masked.append(masked if covered > COVERED_INDEX else None)
                 self._maps.append(fmap if masked is None else uncovered(fmap, masked))
             yield self._maps[i]
             i += 1
@@ -504,6 +525,12 @@ def _contrary(cal: Calibration, windows: Iterable[np.ndarray], code: str) -> str
     return ""
 
 
+def _masked_from() -> float:
+    """The share of a corner's index under a finger above which the corner is compared where
+    no skin lies (see ``SKIN_NEVER_INK``)."""
+    return 0.0 if SKIN_NEVER_INK else COVERED_INDEX
+
+
 def _index_covered(cal: Calibration, corner: np.ndarray) -> tuple[float, np.ndarray]:
     """How much of a corner window's index lies under skin: the larger share, of the rank's
     and of the suit's weights (see :attr:`Calibration.index_weights`), on skin pixels; and
@@ -517,7 +544,7 @@ def _index_covered(cal: Calibration, corner: np.ndarray) -> tuple[float, np.ndar
     skin = opened.astype(np.float32)
     small = cv2.resize(skin, (FEAT_W, FEAT_H), interpolation=cv2.INTER_AREA)
     share = max(float(np.einsum("ij,ij->", w, small)) for w in cal.index_weights)
-    if share <= COVERED_INDEX:
+    if share <= _masked_from():
         return share, _ALL_SEEN
     # The finger's soft edge and shadow, a feature pixel round it, are left out too.
     keep = (cv2.dilate(small, _SKIN_REACH_FEAT) == 0).astype(np.float32)
