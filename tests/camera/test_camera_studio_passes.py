@@ -4,9 +4,9 @@ Each is regenerated from the random state the benchmark had at its start
 (``python benchmarks/camera.py --levels studio --decks tango``, passes 10, 70 and 127;
 ``--decks neoclassical``, passes 101, 127, 156 and 161; ``--decks anglo_modern``, passes 110,
 121 and 151; the deck calibrated from its own photographs as the benchmark does it; ``--decks
-svg-konqi-modern``, pass 199, its locator alone; ``--decks ancient_french``, pass 58), so the
-frames are the benchmark's own. Each test also takes
-the change away and sees the pass unreadable again: the change is what reads it.
+svg-konqi-modern``, pass 199, its locator alone; ``--decks ancient_french``, passes 58 and
+129), so the frames are the benchmark's own. Each test also takes the change away and sees
+the pass unreadable again: the change is what reads it.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ PASSES: dict[tuple[str, int], tuple[str, int, int | None]] = {
     ("anglo_modern", 110): ("3C", 301735928694012365460969123649046662021, 2719116580),
     ("anglo_modern", 121): ("6H", 292599617891348694166274391533717120454, None),
     ("ancient_french", 58): ("AC", 27071371287949499054244230302533891474, 3338162075),
+    ("ancient_french", 129): ("5S", 253864099310094592906363110904624035930, 185774762),
 }
 
 
@@ -77,9 +78,11 @@ def test_a_suit_smeared_by_the_cards_motion_is_told_by_its_smeared_print(
     read here, the hand's too, and a corner saying another suit clearly does not veto the
     face, as before those two changes: see the two tests below.)"""
     # The reader as it was: the other outlines of a frame (see the last test) read this pass
-    # without either change; nor the side fit through pairs of steps (its outlines read it).
+    # without either change; nor the side fit through pairs of steps (its outlines read it),
+    # nor the blank within a finger's hull taken as covered (with it, the face reads it).
     monkeypatch.setattr(recognize, "OTHER_OUTLINES", 0)
     monkeypatch.setattr(locate, "PAIRS", False)
+    monkeypatch.setattr(recognize, "FINGER_HULL", False)
     monkeypatch.setattr(recognize, "COVERED_INDEX", np.inf)
     monkeypatch.setattr(recognize, "_contrary", lambda cal, windows, code: "")
     # Nor the skin left out of every corner with a finger in its window (SKIN_NEVER_INK,
@@ -118,9 +121,11 @@ def test_a_corner_under_a_finger_is_left_out_and_the_other_speaks(
     index cut by the finger, is left out, and the visible one with the face reads JD. With
     the covered corner read too, the pass is unreadable again."""
     # The reader as it was: the other outlines of a frame (see the last test) read this pass
-    # without either change; nor the side fit through pairs of steps (its outlines read it).
+    # without either change; nor the side fit through pairs of steps (its outlines read it),
+    # nor the blank within a finger's hull taken as covered (with it, the face reads it).
     monkeypatch.setattr(recognize, "OTHER_OUTLINES", 0)
     monkeypatch.setattr(locate, "PAIRS", False)
+    monkeypatch.setattr(recognize, "FINGER_HULL", False)
     monkeypatch.setattr(Calibration, "pair_smeared", lambda self, a, b: None)
     # Nor the skin left out of every corner with a finger in its window (SKIN_NEVER_INK,
     # which reads this pass too).
@@ -311,3 +316,26 @@ def test_a_low_clubs_corner_says_the_suit_its_twin_print_says(
     assert set(confident) == {code}, confident
     (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code, event
+
+
+def test_a_finger_washed_out_by_a_glare_spot_covers_its_outlines_hull(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ancient_french's five of spades (pass 129): two fingers over the top of the face, a
+    glare spot on their tips washing them out to the paper's white over the middle pip. The
+    skin seen was the fingers' sides and base, the white tips compared as bare paper: the
+    face read a four of spades in every frame, both corners a five (every frame a dispute).
+    What looks blank within the convex hull of the skin seen is now taken as covered too:
+    three frames read 5S, none another card, and the pass is read; with the skin alone
+    covered, as before, it is not."""
+    cal = calibrated("ancient_french", tmp_path_factory)
+    code, frames = _frames(129, "ancient_french")
+    rec = Recognizer(cal)
+    reads = [s.read for s in (rec.read_frame(f) for f in frames)]
+    confident = [r.code for r in reads if r is not None and r.code and r.confidence >= 0.5]
+    assert len(confident) >= 3 and set(confident) == {code}, confident
+    (event,) = vote(rec, frames)
+    assert isinstance(event, CardSeen) and event.card == code, event
+    monkeypatch.setattr(recognize, "FINGER_HULL", False)
+    (event,) = vote(Recognizer(cal), frames)
+    assert isinstance(event, UnreadableCard) and event.cause == "covered", event
