@@ -17,7 +17,7 @@ import json
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
@@ -136,22 +136,41 @@ def paced_commits(engine: Engine, samples: int, every: float) -> tuple[list[floa
     backend's wait for a CPU in each where it can be read (:func:`cpu_wait`). On an engine
     of its own, as the sampler's: one pooled connection, so one backend throughout."""
     own = create_engine(engine.url)
+
+    def more(done: int) -> bool:
+        if done >= samples:
+            return False
+        time.sleep(every)
+        return True
+
+    try:
+        return sampled_commits(own, "bench_paced_commit", more)
+    finally:
+        own.dispose()
+
+
+def sampled_commits(
+    engine: Engine, prefix: str, more: Callable[[int], bool]
+) -> tuple[list[float], list[float]]:
+    """Minimal durable transactions (:func:`timed_commit`) on a throw-away table named
+    ``prefix`` for as long as ``more`` (given how many are done, it paces them) says, and
+    the backend's wait for a CPU in each where it can be read: the loop of
+    :func:`paced_commits` and of the studio's commit sampler, paced by a sleep and by its
+    pipe."""
     meta = MetaData()
-    scratch = commit_table(meta, "bench_paced_commit")
-    meta.create_all(own)
-    pid = backend_pid(own)
+    scratch = commit_table(meta, prefix)
+    meta.create_all(engine)
+    pid = backend_pid(engine)
     times: list[float] = []
     waits: list[float] = []
     try:
-        for i in range(samples):
-            time.sleep(every)
-            took, waited = timed_commit(own, scratch, i, pid)
+        while more(len(times)):
+            took, waited = timed_commit(engine, scratch, len(times), pid)
             times.append(took)
             if waited is not None:
                 waits.append(waited)
     finally:
-        meta.drop_all(own)
-        own.dispose()
+        meta.drop_all(engine)
     return times, waits
 
 

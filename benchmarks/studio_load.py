@@ -132,16 +132,14 @@ from typing import Any
 
 import httpx
 from scratch import (
-    backend_pid,
-    commit_table,
     drop_stale_streams,
     one_row_commits,
     paced_commits,
+    sampled_commits,
     scratch_runtime,
-    timed_commit,
 )
 from serving import cpu_seconds
-from sqlalchemy import MetaData, func, select
+from sqlalchemy import func, select
 
 from audit.store import EventStore
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
@@ -187,23 +185,16 @@ def commit_sampler(db_url: str, pipe: Any, every: float = 0.2) -> None:
     from sqlalchemy import create_engine
 
     engine = create_engine(db_url)
-    meta = MetaData()
-    scratch = commit_table(meta, "bench_run_commit")
-    meta.create_all(engine)
-    pid = backend_pid(engine)
-    times: list[float] = []
-    waits: list[float] = []
-    pipe.send("ready")
+
+    def more(done: int) -> bool:
+        if done == 0:
+            pipe.send("ready")  # (the table made: sampling from now until told to stop)
+        return not pipe.poll(every)
+
     try:
-        while not pipe.poll(every):
-            took, waited = timed_commit(engine, scratch, len(times), pid)
-            times.append(took)
-            if waited is not None:
-                waits.append(waited)
+        pipe.send(sampled_commits(engine, "bench_run_commit", more))
     finally:
-        meta.drop_all(engine)
         engine.dispose()
-    pipe.send((times, waits))
 
 
 PACED_COMMITS = 40  # the sampler's commit on the idle machine, before the run (8 s)
