@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cache, partial
 
 import cv2
 import numpy as np
@@ -764,7 +764,9 @@ def _read(
     # been seen to speak clearly for the wrong suit while the face was right.
     windows = _Windows(corners, cal)
     per_card = book.scores(maps, keep)  # compared once: the index read below asks again
-    best, fit, share, other = _settle(cal, per_card, windows, keep, partial(_moved, book, face))
+    # (each move's scores once: a second contender asks for the same moved faces)
+    moved = cache(partial(_moved, book, face))
+    best, fit, share, other = _settle(cal, per_card, windows, keep, moved)
     if other is not None:
         pair = (book.codes[best], book.codes[other])
         why = f"{DISPUTED}: face reads {pair[0]}, index reads {pair[1]}"
