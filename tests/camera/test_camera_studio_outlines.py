@@ -15,7 +15,13 @@ from shoe_reader.camera import locate, recognize
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.events import CardSeen, UnreadableCard
-from tests.support.benchmark_passes import calibrated, corner_error, pass_frames, vote
+from tests.support.benchmark_passes import (
+    calibrated,
+    confident_codes,
+    corner_error,
+    pass_frames,
+    vote,
+)
 
 INC = {
     "svg-konqi-modern": 4170965572393300856967156647167621679,
@@ -109,8 +115,7 @@ def test_a_side_under_a_hand_from_end_to_end_is_laid_by_the_cards_shape(
     code, shots = _drawn("svg-jolly-royal", 72)
     frames = [f for f, _q in shots]
     rec = Recognizer(cal)
-    reads = [rec.read_frame(f).read for f in frames]
-    confident = [r.code for r in reads if r is not None and r.code and r.confidence >= 0.5]
+    confident = confident_codes(rec, frames)
     assert len(confident) >= 5 and set(confident) == {code}
     (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code
@@ -134,8 +139,7 @@ def test_an_outline_a_hand_pulls_off_the_card_is_found_again_beside_the_hand(
     code, shots = _drawn("svg-konqi-modern", k)
     frames = [f for f, _q in shots]
     rec = Recognizer(cal)
-    reads = [rec.read_frame(f).read for f in frames]
-    confident = [r.code for r in reads if r is not None and r.code and r.confidence >= 0.5]
+    confident = confident_codes(rec, frames)
     assert set(confident) == {code}
     (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code

@@ -20,7 +20,14 @@ from shoe_reader.camera.locate import Locator
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.voting import Voter, VotingRules
 from shoe_reader.events import CardSeen, ReaderEvent, UnreadableCard
-from tests.support.benchmark_passes import calibrated, corner_error, located, pass_frames, vote
+from tests.support.benchmark_passes import (
+    calibrated,
+    confident_codes,
+    corner_error,
+    located,
+    pass_frames,
+    vote,
+)
 
 INC = {
     "tango": 60069051344365537442021868224815531883,
@@ -148,9 +155,7 @@ def test_a_corner_that_clearly_says_another_rank_vetoes_the_face(
     another rank of the suit clearly is a dispute, never a read of the face's card."""
     code, frames = _frames(101, "neoclassical")
     rec = Recognizer(neoclassical)
-    reads = [rec.read_frame(f).read for f in frames]
-    confident = {r.code for r in reads if r is not None and r.code and r.confidence >= 0.5}
-    assert confident == {code}
+    assert set(confident_codes(rec, frames)) == {code}
     (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code
     monkeypatch.setattr(recognize, "_contrary", lambda cal, windows, code: "")
@@ -262,8 +267,7 @@ def test_a_finger_beside_an_index_leaves_the_index_read_where_it_shows(
     cal = calibrated(deck, tmp_path_factory)
     code, frames = _frames(k, deck)
     rec = Recognizer(cal)
-    reads = [s.read for s in (rec.read_frame(f) for f in frames)]
-    confident = [r.code for r in reads if r is not None and r.code and r.confidence >= 0.5]
+    confident = confident_codes(rec, frames)
     assert len(confident) >= 3 and set(confident) == {code}
     (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code
@@ -285,8 +289,7 @@ def test_a_fingertip_in_a_corner_window_is_left_out_however_little_it_covers(
     cal = calibrated("anglo_modern", tmp_path_factory)
     code, frames = _frames(121, "anglo_modern")
     rec = Recognizer(cal)
-    reads = [s.read for s in (rec.read_frame(f) for f in frames)]
-    confident = [r.code for r in reads if r is not None and r.code and r.confidence >= 0.5]
+    confident = confident_codes(rec, frames)
     assert len(confident) >= 3 and set(confident) == {code}
     (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code
@@ -311,8 +314,7 @@ def test_a_low_clubs_corner_says_the_suit_its_twin_print_says(
     cal = calibrated(deck, tmp_path_factory)
     code, frames = _frames(k, deck)
     rec = Recognizer(cal)
-    reads = [s.read for s in (rec.read_frame(f) for f in frames)]
-    confident = [r.code for r in reads if r is not None and r.code and r.confidence >= 0.5]
+    confident = confident_codes(rec, frames)
     assert set(confident) == {code}, confident
     (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code, event
@@ -331,8 +333,7 @@ def test_a_finger_washed_out_by_a_glare_spot_covers_its_outlines_hull(
     cal = calibrated("ancient_french", tmp_path_factory)
     code, frames = _frames(129, "ancient_french")
     rec = Recognizer(cal)
-    reads = [s.read for s in (rec.read_frame(f) for f in frames)]
-    confident = [r.code for r in reads if r is not None and r.code and r.confidence >= 0.5]
+    confident = confident_codes(rec, frames)
     assert len(confident) >= 3 and set(confident) == {code}, confident
     (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code, event

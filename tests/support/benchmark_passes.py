@@ -63,6 +63,14 @@ def vote(rec: Recognizer, frames: list[np.ndarray]) -> list[ReaderEvent]:
     return events + voter.finish()
 
 
+def confident_codes(rec: Recognizer, frames: list[np.ndarray]) -> list[str]:
+    """The cards of the frames read with the confidence the voter counts (0.5), in order:
+    what a pass's tests compare with the card shown, a wrong card among them being a
+    confident misread."""
+    reads = [rec.read_frame(f).read for f in frames]
+    return [r.code for r in reads if r is not None and r.code and r.confidence >= 0.5]
+
+
 def corner_error(found: np.ndarray | None, drawn: np.ndarray) -> float:
     """The farthest a corner of ``found`` lies from the drawn quad's (in any corner order)."""
     if found is None:
