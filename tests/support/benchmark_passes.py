@@ -27,10 +27,13 @@ from shoe_reader.events import ReaderEvent
 SEED = 2024  # benchmarks/camera.py's default
 
 
-def calibrated(deck: str, tmp_path_factory: pytest.TempPathFactory) -> Calibration:
-    """``deck`` calibrated as the benchmark calibrates it (its seed, a grey mat)."""
+def calibrated(
+    deck: str, tmp_path_factory: pytest.TempPathFactory, seed: int = SEED
+) -> Calibration:
+    """``deck`` calibrated as the benchmark calibrates it (its seed, a grey mat; ``seed``: the
+    benchmark's ``--seed``)."""
     photos: Path = tmp_path_factory.mktemp(f"{deck}-photos")
-    seed = SEED + [*DECKS, *CHECK_DECKS].index(deck)
+    seed += [*DECKS, *CHECK_DECKS].index(deck)
     write_calibration_set(deck, photos, seed=seed, backdrop="grey")
     cal, problems = calibrate(photos)
     assert problems == []
