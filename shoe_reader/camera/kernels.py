@@ -472,41 +472,6 @@ def snap_finish(
     return True, out, support
 
 
-@njit("u1[:, :, ::1](u1[:, :, ::1])", cache=True)
-def quarter(image: np.ndarray) -> np.ndarray:
-    """A BGR frame (height and width multiples of 4) reduced to a quarter by area averaging,
-    as two of OpenCV's area halvings give it: each 2x2 block's mean rounded to the nearest
-    level (``(a + b + c + d + 2) >> 2``), then the same over the halved pixels.
-
-    One pass over the frame, where the two halvings read the whole frame and then write
-    and read the half frame again: the frame arrives from the decoder or the camera out
-    of the core's caches, and the first halving spent most of its time waiting for it.
-    Each pair of rows is summed first (contiguous, vectorized), then each block.
-    """
-    h, w, c = image.shape
-    n = w * c
-    out = np.empty((h // 4, w // 4, c), np.uint8)
-    flat = image.reshape(h, n)
-    upper = np.empty(n, np.uint16)  # rows 4y and 4y + 1 summed
-    lower = np.empty(n, np.uint16)  # rows 4y + 2 and 4y + 3
-    for y in range(h // 4):
-        r0, r1, r2, r3 = flat[4 * y], flat[4 * y + 1], flat[4 * y + 2], flat[4 * y + 3]
-        for j in range(n):
-            upper[j] = np.uint16(r0[j]) + r1[j]
-            lower[j] = np.uint16(r2[j]) + r3[j]
-        row = out[y].reshape(n // 4)
-        for x in range(w // 4):
-            base = 4 * c * x
-            for ch in range(c):
-                a = base + ch
-                left_up = (upper[a] + upper[a + c] + 2) >> 2
-                right_up = (upper[a + 2 * c] + upper[a + 3 * c] + 2) >> 2
-                left_down = (lower[a] + lower[a + c] + 2) >> 2
-                right_down = (lower[a + 2 * c] + lower[a + 3 * c] + 2) >> 2
-                row[c * x + ch] = (left_up + right_up + left_down + right_down + 2) >> 2
-    return out
-
-
 @njit("f4[:, ::1](u1[:, :, ::1], f4[:, ::1])", cache=True)
 def table_difference(colour: np.ndarray, coef: np.ndarray) -> np.ndarray:
     """How far each pixel's colour is from the table's plane there, summed over the

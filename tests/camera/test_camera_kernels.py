@@ -705,27 +705,6 @@ def test_a_window_with_a_finger_in_it_is_compared_where_it_shows(
 @settings(max_examples=100, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
-    h=st.integers(1, 60).map(lambda v: 4 * v),
-    w=st.integers(1, 90).map(lambda v: 4 * v),
-    flat=st.booleans(),
-)
-def test_a_frame_quartered_is_opencvs_two_area_halvings_to_the_bit(
-    seed: int, h: int, w: int, flat: bool
-) -> None:
-    """Every rounding of the two halvings, on noise (every level) and on flat patches whose
-    blocks' sums fall on the half levels (``+ 2 >> 2`` rounds them up)."""
-    rng = np.random.default_rng(seed)
-    image = rng.integers(0, 256, (h, w, 3)).astype(np.uint8)
-    if flat:
-        image = (image // 64 * 64 + rng.integers(0, 4, (h, w, 3))).astype(np.uint8)
-    half = cv2.resize(image, (w // 2, h // 2), interpolation=cv2.INTER_AREA)
-    want = cv2.resize(half, (w // 4, h // 4), interpolation=cv2.INTER_AREA)
-    assert np.array_equal(kernels.quarter(image), want.reshape(h // 4, w // 4, 3))
-
-
-@settings(max_examples=100, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
     h=st.integers(1, 80),
     w=st.integers(1, 80),
     fill=st.floats(0.05, 0.95),
