@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -34,6 +34,7 @@ from shoe_reader.camera.index import (
     corners_of,
     features,
     learn_part,
+    similarities,
 )
 from shoe_reader.camera.locate import Locator, outline_width, snap_to_outline, straighten
 from shoe_reader.camera.twin_print import TwinPrint, ink
@@ -92,6 +93,31 @@ class Calibration:
     resolution (see :func:`~shoe_reader.camera.twin_print.ink`), for :meth:`twin_print`;
     ``None`` in a calibration saved before it was kept."""
     ink_cards: tuple[str, ...] = ()  # the card of each of ``inks``
+    other_end: np.ndarray | None = None
+    """A deck that prints its index at one end only (see :func:`index_positions`): the
+    feature maps of its calibration corners at the other end, (j, FEAT_H, FEAT_W, 3), which
+    :attr:`end_part` tells from the index's; ``None``: the index is printed at both ends."""
+
+    @cached_property
+    def end_part(self) -> Part | None:
+        """Where a corner at the end with the index differs from one at the other end (see
+        :attr:`other_end`), learned from the calibration's corners at both ends."""
+        if self.other_end is None:
+            return None
+        maps = np.concatenate([self.maps, self.other_end])
+        ends = np.array(["index"] * len(self.maps) + ["other"] * len(self.other_end))
+        return learn_part(maps, ends)
+
+    def shows_index(self, fmap: np.ndarray) -> bool:
+        """Whether a frame's corner window (feature map) may show this deck's index: always,
+        where the deck prints it at both ends; else only if it is nearer the calibration's
+        corners at the end with the index than any at the other end (a card comes out of the
+        shoe either way up: of a frame's two corners, the one at the end without the index is
+        left out, as a blank one is)."""
+        part = self.end_part
+        if part is None:
+            return True
+        return str(part.labels[int(np.argmax(similarities(part, fmap)))]) == "index"
 
     @cached_property
     def book(self) -> FaceBook:
@@ -271,6 +297,8 @@ class Calibration:
             "face_cards": np.array(self.face_cards),
             "face_maps": self.face_maps.astype(np.float16),
         }
+        if self.other_end is not None:
+            arrays["other_end"] = self.other_end.astype(np.float16)
         if self.inks is not None:
             arrays["inks"] = self.inks.astype(np.float16)
             arrays["ink_cards"] = np.array(self.ink_cards)
@@ -301,6 +329,9 @@ class Calibration:
                     face_maps=data["face_maps"].astype(np.float32),
                     outline=float(meta["outline"]),
                     mirrored=bool(meta.get("mirrored", False)),  # files before it: top left
+                    other_end=(  # files before it: both ends
+                        data["other_end"].astype(np.float32) if "other_end" in data.files else None
+                    ),
                     # files before them: no twin prints (see Calibration.twin_print)
                     inks=data["inks"].astype(np.float32) if "inks" in data.files else None,
                     ink_cards=(
@@ -444,21 +475,167 @@ def index_corners(samples: dict[str, FaceSample]) -> bool:
 
     The index is in the corners that are never blank: a deck's two of hearts
     has nothing printed in the corners without an index. On a tie (an index
-    in all four corners, or print everywhere) the usual top left is kept.
+    in all four corners, or print everywhere) the corners whose print tells the
+    rank better (see :func:`_rank_read`) if either tells it clearly (``END_TELLS``),
+    else the usual top left.
     """
     usual = sum(s.blank[0] for s in samples.values())
     other = sum(s.blank[1] for s in samples.values())
-    return other < usual
+    if other != usual or not SINGLE_ENDED:
+        return other < usual
+    # No corner blank (a frame line, a background or ornament printed in every corner, as on
+    # the svg-oxygen decks; or an index in all four): the index is where the rank is told.
+    told = {m: max(_rank_read(samples, m, p) for p in (0, 1)) for m in (False, True)}
+    return told[True] >= END_TELLS and told[True] > told[False]
+
+
+SINGLE_ENDED = True
+"""A deck whose two index corners are not a copy of each other turned (see
+:func:`index_positions`) keeps the corner its rank is printed in only; off, both, as
+before."""
+COPIES = 0.6
+"""Share of the cards whose corner at one end is read as its rank by the other end's prints
+(see :func:`_ends_alike`) below which the deck prints its index at one end only. Measured on
+the calibration photographs (seed 2024 + the deck's place): decks printing the index at both
+ends, every development deck and twelve of the check decks, 0.85-1.00 (guyenne-classic 0.85,
+svg-jolly-royal 0.94); tango_nuevo (the rank top left, the suit top right, the big pip's tail
+in the bottom corners) 0.08, the svg-oxygen decks (the rank top right, a small suit or an
+ornament bottom left) 0.21-0.38."""
+
+
+END_TELLS = 0.5
+"""Share of the number cards whose corner at one end is read as its rank by the other suits'
+prints there (see :func:`_rank_read`) from which that end is taken for an index even where
+it is not a turned copy of the other: svg-ancient-egyptians prints its second index upright
+at the bottom right (0.70 there, 0.82 at the top), and both its ends are read, as before.
+Measured on the calibration photographs: the ends of the development decks 0.62-1.00; the
+end without the index of tango_nuevo 0.00 (its pip's tail). Neither end of the svg-oxygen
+decks reaches it (0.42-0.47 where the rank is printed, a thin glyph beside large pips on a
+dark or coloured ground; 0.15-0.28 at the other end, a small suit symbol or an ornament):
+they are calibrated as before (both ends, the corners the blank rule finds), their face
+the evidence. Kept to their rank's end, the svg-oxygen decks' corners, which print no
+suit, could not veto a face that took the ace of clubs for the ace of spades, and the
+frames' ends were not told apart well enough on their dark, graded ground."""
+
+
+def _end(
+    samples: dict[str, FaceSample], mirrored: bool, position: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The calibration corners at one end (0: the top one, 1: the bottom one turned): their
+    feature maps, cards and whether each is a softer copy."""
+    picked = [
+        (code, i >= 2, m)
+        for code, s in samples.items()
+        for i, m in enumerate(s.corners_at(mirrored))
+        if i % 2 == position
+    ]
+    return (
+        np.array([m for _c, _soft, m in picked], np.float32),
+        np.array([c for c, _soft, _m in picked]),
+        np.array([soft for _c, soft, _m in picked], bool),
+    )
+
+
+def _ends_alike(samples: dict[str, FaceSample], mirrored: bool) -> float:
+    """How much a card's two index corners are one print turned: the share of the cards whose
+    sharp corner at one end is read as its rank by the prints of the other end's corners
+    alone (the better of the two ways). A rank part allows the index a feature pixel off
+    and weighs the print that tells ranks apart, where a pixel-wise likeness of the two
+    corners was swayed by a gradient across the card or an index set a few pixels further in
+    at one end (svg-jolly-royal)."""
+    told = 0.0
+    for one, other in ((0, 1), (1, 0)):
+        maps, cards, _soft = _end(samples, mirrored, one)
+        try:
+            part = learn_part(maps, np.array([c[0] for c in cards]))
+        except NoIndex:
+            continue
+        there, where, soft = _end(samples, mirrored, other)
+        right = [
+            str(part.labels[int(np.argmax(similarities(part, m)))]) == c[0]
+            for m, c in zip(there[~soft], where[~soft], strict=True)
+        ]
+        told = max(told, float(np.mean(right)) if right else 0.0)
+    return told
+
+
+def _rank_read(samples: dict[str, FaceSample], mirrored: bool, position: int) -> float:
+    """How well one index corner (0: the top one, 1: the bottom one turned) tells the rank of a
+    number card: the share of the number cards whose corner there is read as its rank by the
+    other suits' prints of that corner alone (a rank printed there reads as the same rank of
+    another suit, turned or not; a pip's tail, a suit symbol or an ornament printed alike for
+    every rank of a suit does not). Court cards are left out: their figures reach into the
+    corner, other in each suit."""
+    maps, cards, soft = _end(samples, mirrored, position)
+    numbers = np.array([c[0] not in "JQK" for c in cards], bool)
+    maps, cards, soft = maps[numbers], cards[numbers], soft[numbers]
+    ranks = np.array([c[0] for c in cards])
+    try:
+        part = learn_part(maps, ranks)
+    except NoIndex:
+        return 0.0  # (every rank alike there)
+    right = 0
+    sharp = np.flatnonzero(~soft)
+    for j in sharp:
+        found = np.where(cards == cards[j], -np.inf, similarities(part, maps[j]))
+        right += part.labels[int(np.argmax(found))] == ranks[j]
+    return right / max(len(sharp), 1)
+
+
+def index_positions(samples: dict[str, FaceSample], mirrored: bool) -> tuple[int, ...]:
+    """Which of a card's two index corners (0: the top one, 1: the bottom one, turned) the
+    calibration keeps: both, where the deck prints its index at both ends; else the one that
+    tells the rank (see :func:`_rank_read`; the top one if neither tells it better); both
+    again where each end tells the rank on its own (see ``END_TELLS``).
+
+    Most decks print the index twice, the second a copy turned half round, and a frame's two
+    corners are each compared with both. A deck that prints it once (tango_nuevo: the rank top
+    left, the suit top right, the big pip's tail in the bottom corners; the svg-oxygen decks:
+    the rank top right, a small suit bottom left) has a bottom corner alike for every rank of
+    a suit: learned as the card's index, it taught the rank part a spread within each rank
+    as large as the print that tells ranks apart, and in a frame that corner read a rank at
+    random, against the other corner (every tango_nuevo frame "corners disagree" or a dispute).
+    Kept to the corner the rank is printed in, a frame's corner that shows the other end fits
+    no rank well and says nothing (a card comes out of the shoe either way up: both of a
+    frame's corners are still compared).
+    """
+    if not SINGLE_ENDED or _ends_alike(samples, mirrored) >= COPIES:
+        return (0, 1)
+    top, bottom = (_rank_read(samples, mirrored, p) for p in (0, 1))
+    if min(top, bottom) >= END_TELLS:
+        return (0, 1)  # an index at each end, the second not turned (read both, as before)
+    if max(top, bottom) < END_TELLS:
+        return (0, 1)  # neither end tells the rank clearly: both, as before (see END_TELLS)
+    return (1,) if bottom > top else (0,)
 
 
 def build(
-    samples: dict[str, FaceSample], aspect: float, outline: float, mirrored: bool = False
+    samples: dict[str, FaceSample],
+    aspect: float,
+    outline: float,
+    mirrored: bool = False,
+    positions: tuple[int, ...] = (0, 1),
 ) -> Calibration:
-    cards = [code for code, s in samples.items() for _ in s.corners_at(mirrored)]
-    flat = [m for s in samples.values() for m in s.corners_at(mirrored)]
-    # sharp first
-    soft = [i >= 2 for s in samples.values() for i in range(len(s.corners_at(mirrored)))]
-    return Calibration(
+    """The calibration of ``samples``, their corners at ``positions`` only (see
+    :func:`index_positions`)."""
+
+    def kept(s: FaceSample) -> list[tuple[int, np.ndarray]]:
+        # sharp first: the top and bottom corner, then their softer copies
+        return [(i, m) for i, m in enumerate(s.corners_at(mirrored)) if i % 2 in positions]
+
+    cards = [code for code, s in samples.items() for _ in kept(s)]
+    flat = [m for s in samples.values() for _i, m in kept(s)]
+    soft = [i >= 2 for s in samples.values() for i, _m in kept(s)]
+    inks = [
+        k for s in samples.values() for i, k in enumerate(s.inks[mirrored]) if i % 2 in positions
+    ]
+    ink_cards = [
+        code
+        for code, s in samples.items()
+        for i in range(len(s.inks[mirrored]))
+        if i % 2 in positions
+    ]
+    cal = Calibration(
         cards=tuple(cards),
         maps=np.array(flat, np.float32),
         aspect=aspect,
@@ -467,6 +644,15 @@ def build(
         face_maps=np.array([m for s in samples.values() for m in s.faces], np.float32),
         outline=outline,
         mirrored=mirrored,
-        inks=np.array([k for s in samples.values() for k in s.inks[mirrored]], np.float32),
-        ink_cards=tuple(code for code, s in samples.items() for _ in s.inks[mirrored]),
+        inks=np.array(inks, np.float32),
+        ink_cards=tuple(ink_cards),
     )
+    if len(positions) == 2:
+        return cal
+    other = [
+        m
+        for s in samples.values()
+        for i, m in enumerate(s.corners_at(mirrored))
+        if i % 2 not in positions
+    ]
+    return replace(cal, other_end=np.array(other, np.float32))

@@ -21,6 +21,7 @@ from shoe_reader.camera.calibration import (
     _face_files,
     build,
     index_corners,
+    index_positions,
     measure_face,
 )
 from shoe_reader.camera.index import NoIndex
@@ -67,7 +68,8 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
         raise CalibrationError("no usable photograph", problems)
     aspect = float(np.median([s.aspect for s in samples.values()]))
     outline = float(np.median([s.outline for s in samples.values()]))
-    cal = build(samples, aspect, outline, mirrored)
+    positions = index_positions(samples, mirrored)
+    cal = build(samples, aspect, outline, mirrored, positions)
     # Each face must be recognised by the rest of the deck: a photograph under
     # the wrong name (AH.png showing the ace of spades) would teach a misread;
     # and faces whose index cannot be told apart would be read by a coin toss.
@@ -76,7 +78,7 @@ def calibrate(folder: Path, allow_missing: bool = False) -> tuple[Calibration, l
         samples.pop(code, None)
     if not samples:
         raise CalibrationError("no usable photograph", problems)
-    cal = build(samples, aspect, outline, mirrored)
+    cal = build(samples, aspect, outline, mirrored, positions)
     missing = [r for r in RANKS if r not in set(cal.ranks)] + [
         s for s in SUITS if s not in set(cal.suits)
     ]

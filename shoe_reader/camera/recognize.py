@@ -404,12 +404,16 @@ class _Windows:
                 if covered > max(COVERED_INDEX, COVERED_INDEX_MASKED):
                     continue
                 masked = keep if covered > _masked_from() else None
-                self._corners.append(corner)
-                self._keeps.append(masked)
                 try:
                     fmap = features(corner)
                 except NoIndex:
+                    self._corners.append(corner)  # (nudged still tries it)
+                    self._keeps.append(masked)
                     continue
+                if not self._cal.shows_index(fmap):
+                    continue  # the end of a card that does not print the index
+                self._corners.append(corner)
+                self._keeps.append(masked)
                 self._kept.append(corner)
                 # The twin print compares its own boxes' ink, whole, and its fits say when a
                 # finger spoils them: only a finger over more of the index than
@@ -808,6 +812,9 @@ def _read(
             why = f"{DISPUTED}: face reads {found.code}, index reads {contrary}"
             pair = (found.code, contrary)
             return CardRead(None, 0.0, why, disputed=True, cause=COVERED, dispute=pair), None
+    if confidence >= WEAK and not _suit_said(cal, per_card, found.code):
+        why = f"face does not say the suit of {found.code} (index at one end only)"
+        confidence = 0.0
     if confidence >= WEAK:
         return CardRead(found.code, confidence, "", deck_fit=index), found
     # The face alone is not clear (a finger, a glare spot across it), or the
@@ -837,6 +844,18 @@ def _face_suit(book: FaceBook, per_card: np.ndarray) -> str:
     share = book.shares(per_card, best)
     other = [i for i, code in enumerate(book.codes) if code[1] != suit]
     return suit if other and float(share[other].min()) >= FACE_SUIT else ""
+
+
+def _suit_said(cal: Calibration, per_card: np.ndarray, code: str) -> bool:
+    """Whether a read of ``code`` may stand on its suit: always where the deck prints its index
+    at both ends; where it prints it at one end only (see
+    :func:`~shoe_reader.camera.calibration.index_positions`), only if the face says the suit
+    (see ``FACE_SUIT``). Such an end may hold the rank alone (tango_nuevo prints its suit in
+    the other top corner, the svg-oxygen decks at the other end), which tells a spade from a
+    club no more than its colour does: the face is then the only evidence of the suit, and
+    svg-oxygen's ace of spades, its face nearest the ace of clubs, was read as the ace of
+    clubs in three frames, the rank's corner agreeing."""
+    return cal.other_end is None or _face_suit(cal.book, per_card) == code[1]
 
 
 def _cause(covered: float, found: FaceMatch, index: float) -> str:
@@ -1046,6 +1065,9 @@ def _read_index(
             miss *= 1.0 - min(told / (2 * PAIR_OK), 1.0)
             against_face = False
     confidence = (1.0 - miss) * factor * (AGAINST_FACE if against_face else 1.0)
+    if confidence >= WEAK and not _suit_said(cal, per_card, code):
+        why = f"face does not say the suit of {code} (index at one end only)"
+        return CardRead(None, 0.0, why, cause=COVERED if keep is not None else BLURRED)
     if confidence >= WEAK:
         return CardRead(code, confidence, "", deck_fit=index)
     cause = COVERED if keep is not None else BLURRED
@@ -1240,6 +1262,7 @@ class Recognizer:
             calibration.rank_part,
             calibration.suit_part,
             calibration.index_weights,
+            calibration.end_part,
         )
         for code in calibration.book.codes:
             calibration.index_templates(code)
