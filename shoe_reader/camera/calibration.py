@@ -518,17 +518,26 @@ suit, could not veto a face that took the ace of clubs for the ace of spades, an
 frames' ends were not told apart well enough on their dark, graded ground."""
 
 
+def _corners(
+    samples: dict[str, FaceSample], mirrored: bool, positions: tuple[int, ...]
+) -> list[tuple[str, bool, np.ndarray]]:
+    """Each card's calibration corners at ``positions`` (0: the top one, 1: the bottom one
+    turned), sharp first (the top and bottom corner, then their softer copies): the card,
+    whether it is a softer copy, its feature map."""
+    return [
+        (code, i >= 2, m)
+        for code, s in samples.items()
+        for i, m in enumerate(s.corners_at(mirrored))
+        if i % 2 in positions
+    ]
+
+
 def _end(
     samples: dict[str, FaceSample], mirrored: bool, position: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The calibration corners at one end (0: the top one, 1: the bottom one turned): their
     feature maps, cards and whether each is a softer copy."""
-    picked = [
-        (code, i >= 2, m)
-        for code, s in samples.items()
-        for i, m in enumerate(s.corners_at(mirrored))
-        if i % 2 == position
-    ]
+    picked = _corners(samples, mirrored, (position,))
     return (
         np.array([m for _c, _soft, m in picked], np.float32),
         np.array([c for c, _soft, _m in picked]),
@@ -618,41 +627,26 @@ def build(
 ) -> Calibration:
     """The calibration of ``samples``, their corners at ``positions`` only (see
     :func:`index_positions`)."""
-
-    def kept(s: FaceSample) -> list[tuple[int, np.ndarray]]:
-        # sharp first: the top and bottom corner, then their softer copies
-        return [(i, m) for i, m in enumerate(s.corners_at(mirrored)) if i % 2 in positions]
-
-    cards = [code for code, s in samples.items() for _ in kept(s)]
-    flat = [m for s in samples.values() for _i, m in kept(s)]
-    soft = [i >= 2 for s in samples.values() for i, _m in kept(s)]
+    kept = _corners(samples, mirrored, positions)
     inks = [
-        k for s in samples.values() for i, k in enumerate(s.inks[mirrored]) if i % 2 in positions
-    ]
-    ink_cards = [
-        code
+        (code, k)
         for code, s in samples.items()
-        for i in range(len(s.inks[mirrored]))
+        for i, k in enumerate(s.inks[mirrored])
         if i % 2 in positions
     ]
     cal = Calibration(
-        cards=tuple(cards),
-        maps=np.array(flat, np.float32),
+        cards=tuple(c for c, _soft, _m in kept),
+        maps=np.array([m for _c, _soft, m in kept], np.float32),
         aspect=aspect,
-        soft=np.array(soft),
+        soft=np.array([soft for _c, soft, _m in kept]),
         face_cards=tuple(code for code, s in samples.items() for _ in s.faces),
         face_maps=np.array([m for s in samples.values() for m in s.faces], np.float32),
         outline=outline,
         mirrored=mirrored,
-        inks=np.array(inks, np.float32),
-        ink_cards=tuple(ink_cards),
+        inks=np.array([k for _c, k in inks], np.float32),
+        ink_cards=tuple(c for c, _k in inks),
     )
     if len(positions) == 2:
         return cal
-    other = [
-        m
-        for s in samples.values()
-        for i, m in enumerate(s.corners_at(mirrored))
-        if i % 2 not in positions
-    ]
-    return replace(cal, other_end=np.array(other, np.float32))
+    other = _corners(samples, mirrored, tuple(p for p in (0, 1) if p not in positions))
+    return replace(cal, other_end=np.array([m for _c, _soft, m in other], np.float32))

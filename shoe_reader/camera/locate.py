@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import cv2
@@ -967,19 +967,12 @@ class Locator:
             # in view (the pass goes on), however it is not whole.
             small = work.small
             min_area = self.min_card_fraction * small.shape[0] * small.shape[1]
-            present = any(
-                cv2.contourArea(cv2.convexHull(c.reshape(-1, 1, 2).astype(np.int32))) >= min_area
-                for c in work.contours.get("silhouette", [])
-            )
+            present = _card_sized(work.contours.get("silhouette", []), min_area)
             if not present and FAINT_PRESENT and self.hands:
                 joined = work.contours.get("joined faint")
                 if joined is None:
                     work.contours["joined faint"] = joined = self._joined(work, FAINT)
-                present = any(
-                    cv2.contourArea(cv2.convexHull(c.reshape(-1, 1, 2).astype(np.int32)))
-                    >= min_area
-                    for c in joined
-                )
+                present = _card_sized(joined, min_area)
         if found is None:
             return Outline(present=present, why=(reason or why) if present else why, work=work)
         return Outline(present=True, quad=found, work=work)
@@ -1647,6 +1640,17 @@ def _rim_grid() -> np.ndarray:
 
 
 _RIM_GRID = _rim_grid()
+
+
+def _card_sized(contours: Iterable[np.ndarray], min_area: float) -> bool:
+    """Whether any of ``contours`` has a convex hull of at least ``min_area`` (a card in view,
+    however a hand or the table's texture cut its outline up)."""
+    return any(
+        cv2.contourArea(cv2.convexHull(c.reshape(-1, 1, 2).astype(np.int32))) >= min_area
+        for c in contours
+    )
+
+
 OUTLINE_STEP = 0.3
 """Share of the paper's brightness by which a printed outline must be darker, and the table
 beyond it brighter than the outline, for a side to be moved onto the outline's outer edge."""

@@ -813,7 +813,7 @@ def _read(
             pair = (found.code, contrary)
             return CardRead(None, 0.0, why, disputed=True, cause=COVERED, dispute=pair), None
     if confidence >= WEAK and not _suit_said(cal, per_card, found.code):
-        why = f"face does not say the suit of {found.code} (index at one end only)"
+        why = SUIT_UNSAID.format(found.code)
         confidence = 0.0
     if confidence >= WEAK:
         return CardRead(found.code, confidence, "", deck_fit=index), found
@@ -844,6 +844,10 @@ def _face_suit(book: FaceBook, per_card: np.ndarray) -> str:
     share = book.shares(per_card, best)
     other = [i for i, code in enumerate(book.codes) if code[1] != suit]
     return suit if other and float(share[other].min()) >= FACE_SUIT else ""
+
+
+SUIT_UNSAID = "face does not say the suit of {} (index at one end only)"
+"""Why a read of a deck printing its index at one end is not confident (see :func:`_suit_said`)."""
 
 
 def _suit_said(cal: Calibration, per_card: np.ndarray, code: str) -> bool:
@@ -1066,7 +1070,7 @@ def _read_index(
             against_face = False
     confidence = (1.0 - miss) * factor * (AGAINST_FACE if against_face else 1.0)
     if confidence >= WEAK and not _suit_said(cal, per_card, code):
-        why = f"face does not say the suit of {code} (index at one end only)"
+        why = SUIT_UNSAID.format(code)
         return CardRead(None, 0.0, why, cause=COVERED if keep is not None else BLURRED)
     if confidence >= WEAK:
         return CardRead(code, confidence, "", deck_fit=index)
