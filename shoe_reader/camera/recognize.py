@@ -186,6 +186,25 @@ OTHER_OUTLINES = 2
 """Outlines read beyond the two the locators chose, on a frame neither read (see
 :meth:`Recognizer._other_outlines`). Measured on the development decks at the "studio"
 level: the first read ten more passes (of 2,800), the second one more, a third none."""
+GROWN_NAMED = True
+"""An outline grown by a printed edge's width (see :func:`read_outline`) may not read a card
+confidently that the corners of the same outline's reads before it did not name, where they
+named any (``CardRead.corners``): the read is not taken, and the outline stays as its reads
+before left it. The grown outline is the same outline a pixel or two further out; a read
+there naming another card than its corners did is a threshold crossed by those pixels, not
+evidence. Seed 13's held-out frames (six decks, 60 passes; nobody tuned on them): three
+confident frames read another card on a grown outline, the corners before naming the card
+shown (tango's queen of clubs read QS twice, ancient_french's nine of hearts read 8H after a
+corner named 6H); not taken, two are gone (the third read QS on the thorough search's outline
+as well), and seed 13's wrong frames went 7 -> 1 with the twin prints checked
+(``twin_print.SELF_TOLD``; 3 without this). No pass changed at seed 2024 (14 development
+decks, 200 passes), seeds 5, 7, 11, 17, 19 (six decks) nor on the check decks; 0-2 frames
+read fewer a run. Taken across all of a frame's outlines (the thorough search's, its others,
+beside a hand) the rule lost passes: the outlines before named the twin suit as often where
+the re-try was right (anglo_modern's 3C and svg-jolly-royal's 8C at seed 2024,
+ancient_french's 6C at seed 17)."""
+GROWN_DISAGREES = "grown outline disagrees with its corners"
+"""Why a grown outline's read is not taken (see ``GROWN_NAMED``)."""
 COURTS = frozenset("JQK")
 MISCOLOURED = 0.15
 """Suits printed at least this far apart in colour (chroma) tell a misnamed face by its colour."""
@@ -1138,13 +1157,21 @@ def read_outline(cal: Calibration, image: np.ndarray, quad: np.ndarray) -> CardR
     outline at its edge shows its outer edge on a light table and only the
     outline's inner edge on a dark one: a card not read confidently is then
     also read as if its edge lay half the outline's width, then all of it,
-    further out.
+    further out; such a grown outline's read may not name a card the corners of
+    the outline it grew from did not (see ``GROWN_NAMED``).
     """
+
+    named: set[str] = set()  # what the corners of this outline's reads so far named
 
     def attempt(q: np.ndarray) -> tuple[CardRead, FaceMatch | None]:
         face = straighten_small(image, q, 2 * FACE_W, 2 * FACE_H)
         corners = [partial(straighten_corner, image, q, t, cal.mirrored) for t in (False, True)]
-        return _read(cal, face, corners)
+        read, found = _read(cal, face, corners)
+        if GROWN_NAMED and named and read.confidence >= WEAK and read.code not in named:
+            why = f"{GROWN_DISAGREES}: {' and '.join(sorted(named))}, grown {read.code}"
+            return CardRead(None, 0.0, why, cause=COVERED), None
+        named.update(read.corners)
+        return read, found
 
     quad = snap_to_outline(image, quad, cal.outline)
     read, found = attempt(quad)
