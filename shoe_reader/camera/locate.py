@@ -893,6 +893,34 @@ class Locator:
             hands,
         )
 
+    def within(self, larger: float) -> Locator:
+        """This locator for a window of the region ``larger`` times smaller: the same
+        settings, a card's least size the same in pixels (see ``min_card_fraction``)."""
+        return Locator(
+            aspect=self.aspect,
+            aspect_tolerance=self.aspect_tolerance,
+            min_card_fraction=self.min_card_fraction * larger,
+            scale=self.scale,
+            edge_low=self.edge_low,
+            edge_high=self.edge_high,
+            min_contrast=self.min_contrast,
+            thorough=self.thorough,
+            refine=self.refine,
+            grow=self.grow,
+            own_steps=self.own_steps,
+            hands=self.hands,
+        )
+
+    def follow(self, image: np.ndarray, estimate: np.ndarray) -> tuple[float, np.ndarray] | None:
+        """The card's outline snapped onto its edges in ``image`` from ``estimate`` (a
+        full-scale quad where the card is expected, from the frames before), as a
+        candidate's is (see :meth:`_snapped_full`): its support and its quad; ``None`` if
+        its edges do not bear it out or it has not the card's shape."""
+        found = self._snapped_full(image, np.ascontiguousarray(estimate, np.float32))
+        if found is None or not self._shaped(found[2], 0.0):
+            return None
+        return found[0], found[2]
+
     def find(self, image: np.ndarray, prior: Outline | None = None) -> Outline:
         """Look for a card in ``image`` (already cut to the region of interest).
 

@@ -210,6 +210,31 @@ MISCOLOURED = 0.15
 """Suits printed at least this far apart in colour (chroma) tell a misnamed face by its colour."""
 MISNAMED = 0.5
 """A face the rest of the deck reads as another rank or suit this confidently is misnamed."""
+TRACK = True
+"""The card is looked for first round where the last frame showed it (see
+:meth:`Recognizer._tracked`): a card slides through the view over several frames, 3-10 % of
+its length a frame, and searching a window round it costs a fraction of the whole region."""
+TRACK_REACH = 0.5
+"""How far beyond the last frame's card (its box) the window reaches, as a share of the card's
+long side: the card's travel to the next frame, and a dealer's hand on it (the studio's
+hands reach up to 0.7 of a card's width beyond it), so that its skin joins the card's pieces
+as it does in the whole region."""
+TRACK_EDGE = 32
+"""Pixels (full scale) from the window's edge within which a card found in the window is not
+taken (the whole region is searched): a card cut by the window is no card the window can find
+whole, and its sides are snapped in crops reaching ``AROUND`` pixels round it."""
+TRACK_SUPPORT = 0.4
+"""Support (see :func:`~shoe_reader.camera.locate._snap`) with which the last frame's outline,
+moved on as the card moves and snapped onto this frame's edges, is taken without a search
+(see :meth:`Recognizer._followed`); an outline found by a search needs ``MIN_SUPPORT``."""
+TRACK_SNAP = 12.0
+"""Pixels the snap may move a followed outline's corners: the reach of its search across a
+side (``_SNAP_D``); further, it caught another edge than the card's."""
+TRACK_SIZE = 32
+"""Pixels (full scale, a multiple of the reduction's step) the window's sides are made a
+multiple of."""
+TRACK_MOST = 0.6
+"""Share of the region's area beyond which a window saves too little to be tried."""
 
 
 @dataclass(frozen=True)
@@ -1303,6 +1328,13 @@ class Recognizer:
                 _twin_print(calibration, code, twin)
         self.roi = roi
         self.locator = locator or Locator(aspect=calibration.aspect)
+        self._place: tuple[tuple[int, ...], np.ndarray] | None = None
+        """The region's shape and the full-scale quad of the card the last frame showed."""
+        self._moved: np.ndarray | None = None
+        """How far the card's centre moved from the frame before the last to the last."""
+        self._windows: dict[tuple[int, int], Locator] = {}
+        self.searches = 0
+        """Frames searched whole (see :meth:`_tracked`): what tracking saves, for tests."""
         self._thorough = Locator(
             aspect=self.locator.aspect,
             aspect_tolerance=self.locator.aspect_tolerance,
@@ -1355,7 +1387,130 @@ class Recognizer:
                 break
         return read
 
+    def forget(self) -> None:
+        """Forget where the last frame's card was (a source reopened: the next frame may show
+        anything anywhere)."""
+        self._place = None
+        self._moved = None
+
+    def _remember(self, image: np.ndarray, quad: np.ndarray | None) -> None:
+        """Where this frame's card is (``None``: no whole card), and how far it moved."""
+        last = self._place
+        if quad is None:
+            self._place = self._moved = None
+            return
+        self._moved = None
+        if last is not None and last[0] == image.shape:
+            self._moved = quad.mean(axis=0) - last[1].mean(axis=0)
+        self._place = image.shape, quad
+
+    def _followed(self, image: np.ndarray) -> FrameRead | None:
+        """The card read where the last two frames say it is now, its outline snapped onto
+        this frame's edges without a search, if its edges bear it out well and it is read
+        confidently; ``None`` otherwise.
+
+        A card slides out of the shoe at a steady speed: the last frame's outline moved on
+        as far as the card moved from the frame before lies within a few pixels of its
+        edges in this one (the snap's reach across a side is 12 px)."""
+        if not TRACK or self._place is None or self._moved is None:
+            return None
+        shape, last = self._place
+        if shape != image.shape:
+            return None
+        estimate = last + self._moved.astype(np.float32)
+        h, w = image.shape[:2]
+        if estimate.min() < TRACK_EDGE or float(estimate[:, 0].max()) > w - TRACK_EDGE:
+            return None
+        if float(estimate[:, 1].max()) > h - TRACK_EDGE:
+            return None
+        found = self.locator.follow(image, estimate)
+        if found is None or found[0] < TRACK_SUPPORT:
+            return None
+        quad = found[1]
+        if float(np.abs(quad - estimate).max()) > TRACK_SNAP:
+            return None
+        read = read_outline(self.calibration, image, quad)
+        if read.code is None or read.confidence < WEAK or read.disputed:
+            return None
+        self._remember(image, quad)
+        return FrameRead(True, read)
+
+    def _window(self, image: np.ndarray) -> tuple[int, int, int, int] | None:
+        """The window (``x0, y0, x1, y1`` in ``image``) round the last frame's card, its
+        corners on the reduced frame's pixel grid (so that its reduction is the whole
+        region's reduction there, pixel for pixel); ``None`` if there is no last card, the
+        region changed size, or the window would be most of the region."""
+        if not TRACK or self._place is None:
+            return None
+        shape, quad = self._place
+        if shape != image.shape:
+            return None
+        h, w = image.shape[:2]
+        step = max(1, round(1 / self.locator.scale))
+        d = quad[[1, 2, 3, 0]] - quad
+        reach = TRACK_REACH * float(np.sqrt((d * d).sum(axis=1)).max())
+        # Its size in steps of TRACK_SIZE (the table's light is fitted once per size, see
+        # locate._border_fit), centred on the card, moved rather than cut at the region's
+        # edges: the same size from frame to frame of a pass.
+        size = np.ceil((np.ptp(quad, axis=0) + 2 * reach) / TRACK_SIZE).astype(int) * TRACK_SIZE
+        bw, bh = min(int(size[0]), w - w % step), min(int(size[1]), h - h % step)
+        cx, cy = quad.mean(axis=0)
+        x0 = min(max(round((cx - bw / 2) / step) * step, 0), w - w % step - bw)
+        y0 = min(max(round((cy - bh / 2) / step) * step, 0), h - h % step - bh)
+        x1, y1 = x0 + bw, y0 + bh
+        if bw < 16 * step or bh < 16 * step:
+            return None
+        if (x1 - x0) * (y1 - y0) > TRACK_MOST * w * h:
+            return None
+        return x0, y0, x1, y1
+
+    def _tracked(self, image: np.ndarray) -> FrameRead | None:
+        """The card read in a window round where the last frame showed it, if it is found
+        there whole and read confidently; ``None`` otherwise (the whole region is searched,
+        as if the window had not been tried).
+
+        The window's own border stands for the region's: the table's light is fitted to
+        it, and what touches it is table or a card reaching out (see
+        :meth:`Locator._search`). A card found near a side of the window that is not the
+        region's, or one read weakly or disputed, is left to the whole region's search."""
+        box = self._window(image)
+        if box is None:
+            return None
+        x0, y0, x1, y1 = box
+        h, w = image.shape[:2]
+        step = max(1, round(1 / self.locator.scale))
+        locator = self._windows.get((y1 - y0, x1 - x0))
+        if locator is None:
+            if len(self._windows) > 64:
+                self._windows.clear()
+            # Card-sized is the same size as in the whole region: the minimum share of
+            # the window a card covers is the region's minimum share, scaled.
+            base = self.locator
+            locator = self._windows[(y1 - y0, x1 - x0)] = base.within(
+                w * h / ((x1 - x0) * (y1 - y0))
+            )
+        outline = locator.find(image[y0:y1, x0:x1])
+        if outline.quad is None:
+            return None
+        quad = outline.quad + np.array([x0, y0], np.float32)
+        qx0, qy0 = quad.min(axis=0)
+        qx1, qy1 = quad.max(axis=0)
+        if (
+            (x0 > 0 and qx0 - x0 < TRACK_EDGE)
+            or (y0 > 0 and qy0 - y0 < TRACK_EDGE)
+            or (x1 < w - w % step and x1 - qx1 < TRACK_EDGE)
+            or (y1 < h - h % step and y1 - qy1 < TRACK_EDGE)
+        ):
+            return None
+        read = read_outline(self.calibration, image, quad)
+        if read.code is None or read.confidence < WEAK or read.disputed:
+            return None
+        self._remember(image, quad)
+        return FrameRead(True, read)
+
     def read_frame(self, frame: np.ndarray) -> FrameRead:
+        """What ``frame`` shows in the region of interest: the card looked for first round
+        where the last frame showed it (see :meth:`_tracked`), then in the whole region."""
         image = frame
         if self.roi is not None:
             x, y, w, h = self.roi
@@ -1364,8 +1519,20 @@ class Recognizer:
                     f"region {x},{y},{w},{h} does not fit a {frame.shape[1]}x{frame.shape[0]} frame"
                 )
             image = frame[y : y + h, x : x + w]
+        tracked = self._followed(image) or self._tracked(image)
+        if tracked is not None:
+            return tracked
+        self.searches += 1
+        found, quad = self._search(image)
+        self._remember(image, quad)
+        return found
+
+    def _search(self, image: np.ndarray) -> tuple[FrameRead, np.ndarray | None]:
+        """The whole region searched and read: the frame's read, and the quad of the card
+        found (``None``: no whole card)."""
         outline = self.locator.find(image)
-        read = None if outline.quad is None else read_outline(self.calibration, image, outline.quad)
+        quad = outline.quad
+        read = None if quad is None else read_outline(self.calibration, image, quad)
         weak = read is None or (read.confidence < WEAK and not read.disputed)
         if outline.present and weak:
             # A court figure that reaches the card's edge can cut its paper so
@@ -1390,6 +1557,8 @@ class Recognizer:
                 # of an outline the snap bears out 8-30 px off the card, the index then
                 # read as another rank. Its sides are found again beside the hand.
                 read = self._beside_outlines(image, [outline.quad, again.quad], read)
+            if outline.quad is None:
+                quad = again.quad
         if read is None:
-            return FrameRead(outline.present, None, outline.why)
-        return FrameRead(True, read)
+            return FrameRead(outline.present, None, outline.why), quad
+        return FrameRead(True, read), quad

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shoe_reader.camera import locate
+from shoe_reader.camera import locate, recognize
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.locate import Locator
 from shoe_reader.camera.recognize import Recognizer
@@ -93,6 +93,8 @@ def test_a_hand_over_one_end_of_a_court_card_leaves_it_read(
     monkeypatch.setattr(Locator, "_joined", lambda self, work, faint=1.0: [])
     monkeypatch.setattr(locate, "HIDDEN_END", False)  # (nor a side under the hand laid
     monkeypatch.setattr(locate, "RESHAPE_CUT", False)  # by the card's shape, nor cut paper)
+    # (nor the outline followed from the frame read before: each frame searched whole)
+    monkeypatch.setattr(recognize, "TRACK", False)
     (event,) = vote(Recognizer(gm_paris), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
@@ -127,6 +129,8 @@ def test_a_card_fading_into_the_table_beside_a_hand_is_joined_with_its_faint_par
     monkeypatch.setattr(locate, "FAINT_CUT", False)  # (nor the cut outlines of the faint
     monkeypatch.setattr(locate, "RESHAPE_CUT", False)  # paper, completed, nor a side laid
     monkeypatch.setattr(locate, "HIDDEN_END", False)  # by the card's shape under the hand)
+    # (nor the outline followed from a frame read: each frame searched whole)
+    monkeypatch.setattr(recognize, "TRACK", False)
     (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 

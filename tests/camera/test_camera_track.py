@@ -1,0 +1,84 @@
+"""The card followed from frame to frame of a pass (issue 37, ``recognize.TRACK``): each frame
+is looked at first where the frames before showed the card, and searched whole only when the
+card is not found and read confidently there."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hardware_sim.camera.faces import render_face
+from hardware_sim.camera.scene import LEVELS, card_pass
+from shoe_reader.camera import recognize
+from shoe_reader.camera.calibration import Calibration
+from shoe_reader.camera.recognize import Recognizer
+
+from .conftest import HELDOUT
+
+
+def _pass(code: str, seed: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    shots = card_pass(render_face(code, HELDOUT), LEVELS["mild"], np.random.default_rng(seed))
+    return [f for f, _q in shots], [q for _f, q in shots]
+
+
+def _codes(rec: Recognizer, frames: list[np.ndarray]) -> list[str | None]:
+    reads = [rec.read_frame(f).read for f in frames]
+    return [r.code if r is not None and r.confidence >= 0.5 else None for r in reads]
+
+
+@pytest.mark.parametrize("roi", [None, (24, 12, 1232, 700)])
+def test_a_pass_is_searched_whole_only_until_the_card_is_found(
+    heldout_calibration: Calibration, roi: tuple[int, int, int, int] | None
+) -> None:
+    """Eight frames of a nine of clubs sliding through the view: the first is searched
+    whole, the rest are read where the frames before put the card (within the region of
+    interest, if one is given), every one of them 9C. Without tracking all eight are
+    searched whole."""
+    frames, _quads = _pass("9C", 3)
+    rec = Recognizer(heldout_calibration, roi=roi)
+    codes = _codes(rec, frames)
+    assert set(codes) <= {"9C", None} and codes.count("9C") >= 7, codes
+    assert rec.searches <= 2
+
+
+def test_without_tracking_every_frame_is_searched_whole(
+    heldout_calibration: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same pass with tracking switched off: each frame is searched whole (what the
+    test above counts), and read the same."""
+    frames, _quads = _pass("9C", 3)
+    monkeypatch.setattr(recognize, "TRACK", False)
+    rec = Recognizer(heldout_calibration)
+    codes = _codes(rec, frames)
+    assert codes.count("9C") >= 7 and rec.searches == len(frames)
+
+
+def test_a_card_elsewhere_after_a_followed_one_is_found_by_the_whole_search(
+    heldout_calibration: Calibration,
+) -> None:
+    """After a pass followed to its end, a frame showing another card far from where the
+    last one was (no frame without a card between them, so the place is not forgotten): the
+    window round the old place finds nothing, the frame is searched whole and read exactly
+    as a reader that never saw the first pass reads it. A frame of another size is searched
+    whole too."""
+    first, quads = _pass("9C", 3)
+    drawn, others = _pass("4H", 9)
+    # The frame turned round (the card is read either way up): the second card lies in the
+    # other half of the view from where the first one left it.
+    frame = np.ascontiguousarray(drawn[3][::-1, ::-1])
+    at = np.array([frame.shape[1] - 1, frame.shape[0] - 1]) - others[3].mean(axis=0)
+    apart = np.linalg.norm(at - quads[-1].mean(axis=0))
+    assert apart > 1.5 * np.ptp(quads[-1], axis=0).max()
+    rec = Recognizer(heldout_calibration)
+    _codes(rec, first)
+    searched = rec.searches
+    got = rec.read_frame(frame).read
+    fresh = Recognizer(heldout_calibration).read_frame(frame).read
+    assert rec.searches == searched + 1
+    assert got is not None and fresh is not None
+    assert (got.code, got.confidence) == (fresh.code, fresh.confidence) == ("4H", got.confidence)
+    assert got.confidence >= 0.5
+    # A frame of another size (a camera reopened at another resolution) after a tracked one.
+    small = np.ascontiguousarray(frame[:600, :1000])
+    rec.read_frame(small)
+    assert rec.searches == searched + 2
