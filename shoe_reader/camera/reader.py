@@ -95,6 +95,7 @@ class CameraReader:
                 )
                 if not self._reopen():
                     return
+                self.recognizer.forget()  # the view may show anything anywhere now
                 yield ReaderOnline(
                     reader_id=self.reader_id,
                     info=self.source.description,

@@ -230,6 +230,10 @@ moved on as the card moves and snapped onto this frame's edges, is taken without
 TRACK_SNAP = 12.0
 """Pixels the snap may move a followed outline's corners: the reach of its search across a
 side (``_SNAP_D``); further, it caught another edge than the card's."""
+TRACK_STEP = 0.35
+"""Share of the card's long side beyond which a move from one frame's card to the next one's
+is no card sliding on (another card, or one found again after frames without it): the next
+outline is not followed from it."""
 TRACK_SIZE = 32
 """Pixels (full scale, a multiple of the reduction's step) the window's sides are made a
 multiple of."""
@@ -1401,7 +1405,10 @@ class Recognizer:
             return
         self._moved = None
         if last is not None and last[0] == image.shape:
-            self._moved = quad.mean(axis=0) - last[1].mean(axis=0)
+            moved = quad.mean(axis=0) - last[1].mean(axis=0)
+            d = quad[[1, 2, 3, 0]] - quad
+            if float(np.hypot(*moved)) <= TRACK_STEP * float(np.sqrt((d * d).sum(axis=1)).max()):
+                self._moved = moved
         self._place = image.shape, quad
 
     def _followed(self, image: np.ndarray) -> FrameRead | None:
