@@ -223,10 +223,6 @@ TRACK_EDGE = 32
 """Pixels (full scale) from the window's edge within which a card found in the window is not
 taken (the whole region is searched): a card cut by the window is no card the window can find
 whole, and its sides are snapped in crops reaching ``AROUND`` pixels round it."""
-TRACK_SUPPORT = 0.4
-"""Support (see :func:`~shoe_reader.camera.locate._snap`) with which the last frame's outline,
-moved on as the card moves and snapped onto this frame's edges, is taken without a search
-(see :meth:`Recognizer._followed`); an outline found by a search needs ``MIN_SUPPORT``."""
 TRACK_SNAP = 12.0
 """Pixels the snap may move a followed outline's corners: the reach of its search across a
 side (``_SNAP_D``); further, it caught another edge than the card's."""
@@ -1411,34 +1407,38 @@ class Recognizer:
                 self._moved = moved
         self._place = image.shape, quad
 
-    def _followed(self, image: np.ndarray) -> FrameRead | None:
+    def _followed(self, image: np.ndarray) -> FrameRead | bool:
         """The card read where the last two frames say it is now, its outline snapped onto
-        this frame's edges without a search, if its edges bear it out well and it is read
-        confidently; ``None`` otherwise.
+        this frame's edges without a search, if its edges bear it out as a searched
+        outline's must and it is read confidently.
 
         A card slides out of the shoe at a steady speed: the last frame's outline moved on
         as far as the card moved from the frame before lies within a few pixels of its
-        edges in this one (the snap's reach across a side is 12 px)."""
+        edges in this one (the snap's reach across a side is 12 px).
+
+        Not followed, ``False``; or ``True`` if the card was found there whole, its edges
+        bearing it out, and read weakly: the frame is one the window would only read
+        again as weakly, and the whole region's search, with its slower looks, is left."""
         if not TRACK or self._place is None or self._moved is None:
-            return None
+            return False
         shape, last = self._place
         if shape != image.shape:
-            return None
+            return False
         estimate = last + self._moved.astype(np.float32)
         h, w = image.shape[:2]
         if estimate.min() < TRACK_EDGE or float(estimate[:, 0].max()) > w - TRACK_EDGE:
-            return None
+            return False
         if float(estimate[:, 1].max()) > h - TRACK_EDGE:
-            return None
+            return False
         found = self.locator.follow(image, estimate)
-        if found is None or found[0] < TRACK_SUPPORT:
-            return None
+        if found is None:
+            return False
         quad = found[1]
         if float(np.abs(quad - estimate).max()) > TRACK_SNAP:
-            return None
+            return False
         read = read_outline(self.calibration, image, quad)
         if read.code is None or read.confidence < WEAK or read.disputed:
-            return None
+            return True
         self._remember(image, quad)
         return FrameRead(True, read)
 
@@ -1526,7 +1526,10 @@ class Recognizer:
                     f"region {x},{y},{w},{h} does not fit a {frame.shape[1]}x{frame.shape[0]} frame"
                 )
             image = frame[y : y + h, x : x + w]
-        tracked = self._followed(image) or self._tracked(image)
+        followed = self._followed(image)
+        if isinstance(followed, FrameRead):
+            return followed
+        tracked = None if followed else self._tracked(image)
         if tracked is not None:
             return tracked
         self.searches += 1
