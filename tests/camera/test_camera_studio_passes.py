@@ -100,6 +100,8 @@ def test_a_suit_smeared_by_the_cards_motion_is_told_by_its_smeared_print(
     assert isinstance(event, CardSeen) and event.card == code
     # Without the smeared prints the pass is unreadable again (and never read as JH).
     monkeypatch.setattr(Calibration, "pair_smeared", lambda self, a, b: None)
+    # (each frame searched whole: the outline followed from a frame read reads JD on)
+    monkeypatch.setattr(recognize, "TRACK", False)
     (event,) = vote(Recognizer(tango), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
@@ -141,6 +143,8 @@ def test_a_corner_under_a_finger_is_left_out_and_the_other_speaks(
     (event,) = vote(Recognizer(tango), frames)
     assert isinstance(event, CardSeen) and event.card == code
     monkeypatch.setattr(recognize, "COVERED_INDEX", np.inf)
+    # (each frame searched whole: the outline followed from a frame read reads JD on)
+    monkeypatch.setattr(recognize, "TRACK", False)
     (event,) = vote(Recognizer(tango), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
 
