@@ -1462,11 +1462,8 @@ class Recognizer:
         quad = found[1]
         if float(np.abs(quad - estimate).max()) > TRACK_SNAP:
             return False
-        read = read_outline(self.calibration, image, quad)
-        if not self._agrees(read):
-            return True
-        self._remember(image, quad, read)
-        return FrameRead(True, read)
+        kept = self._read_at(image, quad)
+        return True if kept is None else kept
 
     def _window(self, image: np.ndarray) -> tuple[int, int, int, int] | None:
         """The window (``x0, y0, x1, y1`` in ``image``) round the last frame's card, its
@@ -1536,6 +1533,11 @@ class Recognizer:
             or (y1 < h - h % step and y1 - qy1 < TRACK_EDGE)
         ):
             return None
+        return self._read_at(image, quad)
+
+    def _read_at(self, image: np.ndarray, quad: np.ndarray) -> FrameRead | None:
+        """The card read on ``quad`` where it is followed (the outline followed or found in the
+        window), remembered there, if the read is kept (see :meth:`_agrees`); else ``None``."""
         read = read_outline(self.calibration, image, quad)
         if not self._agrees(read):
             return None
