@@ -178,7 +178,7 @@ def _order(quad: np.ndarray) -> np.ndarray:
     c = quad.mean(axis=0)
     ang = np.arctan2(quad[:, 1] - c[1], quad[:, 0] - c[0])
     q = quad[np.argsort(ang)]  # clockwise on screen because y points down
-    sides = _side_lengths(q)
+    sides = side_lengths(q)
     if sides[0] + sides[2] > sides[1] + sides[3]:
         q = q[_NEXT]
     # Of the two starting corners that make a short first edge, take the upper-left one
@@ -190,7 +190,7 @@ def _order(quad: np.ndarray) -> np.ndarray:
     return ordered
 
 
-def _side_lengths(quad: np.ndarray) -> np.ndarray:
+def side_lengths(quad: np.ndarray) -> np.ndarray:
     """Length of each side ``k`` (corner ``k`` to corner ``k + 1``) of a quad."""
     d = quad[_NEXT] - quad
     lengths: np.ndarray = np.sqrt((d * d).sum(axis=1))
@@ -239,7 +239,7 @@ def _refine(quad: np.ndarray, points: np.ndarray, offset: float) -> np.ndarray:
     quad = quad.astype(np.float32, copy=False)
     centre = quad.mean(axis=0)
     d = quad[_NEXT] - quad
-    lengths = _side_lengths(quad)
+    lengths = side_lengths(quad)
     if float(lengths.min()) < 4:
         return quad
     starts = quad.copy()
@@ -1308,7 +1308,7 @@ class Locator:
         """``quad`` (full-scale) with its side ``bad`` laid again parallel to the side across
         from it, the card's length (or width) from it (``None``: the sides do not meet, or
         the card would reach out of the region, where it is not read whole)."""
-        lengths = _side_lengths(quad)
+        lengths = side_lengths(quad)
         short_pair = 0 if lengths[0] + lengths[2] <= lengths[1] + lengths[3] else 1
         keep = (bad + 2) % 4
         a, b = quad[keep], quad[(keep + 1) % 4]
@@ -1436,14 +1436,14 @@ class Locator:
 
     def _shaped(self, quad: np.ndarray, slack: float) -> bool:
         """Whether ``quad`` has the card's shape, within ``slack`` more than the tolerance."""
-        sides = _side_lengths(_order(quad))
+        sides = side_lengths(_order(quad))
         short, long_ = (sides[0] + sides[2]) / 2, (sides[3] + sides[1]) / 2
         return bool(long_ > 0 and abs(short / long_ - self.aspect) <= self.aspect_tolerance + slack)
 
     def _completed(self, q: np.ndarray) -> list[np.ndarray]:
         """``q`` (ordered) made the card's shape by lengthening it at one end or the other
         (or widening it on one side or the other)."""
-        sides = _side_lengths(q)
+        sides = side_lengths(q)
         short, long_ = (sides[0] + sides[2]) / 2, (sides[3] + sides[1]) / 2
         if short < 4 or long_ < 4:
             return []
@@ -1469,7 +1469,7 @@ class Locator:
         ``hull_area``: the outline's hull's. The quad is round the outline, or
         inside it (a bulge cut off): either way the two differ by at most a fifth.
         """
-        sides = _side_lengths(quad)
+        sides = side_lengths(quad)
         short, long_ = (sides[0] + sides[2]) / 2, (sides[3] + sides[1]) / 2
         if long_ <= 0 or abs(short / long_ - self.aspect) > self.aspect_tolerance:
             return f"{_ASPECT} {short / max(long_, 1e-6):.2f} is not a card's"

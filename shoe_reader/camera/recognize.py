@@ -39,6 +39,7 @@ from shoe_reader.camera.locate import (
     Locator,
     Outline,
     grown,
+    side_lengths,
     skin_pixels,
     snap_to_outline,
     straighten_corner,
@@ -1334,8 +1335,10 @@ class Recognizer:
         """How far the card's centre moved from the frame before the last to the last."""
         self._code: str | None = None
         """The card the frames at this place last read confidently: a read where the card is
-        followed must name it (see :meth:`_kept`)."""
+        followed must name it (see :meth:`_agrees`)."""
         self._windows: dict[tuple[int, int], Locator] = {}
+        self._step = max(1, round(1 / self.locator.scale))
+        """Full-scale pixels a reduced pixel spans: a window's corners lie on that grid."""
         self.searches = 0
         """Frames searched whole (see :meth:`_tracked`): what tracking saves, for tests."""
         self._thorough = Locator(
@@ -1407,12 +1410,11 @@ class Recognizer:
         self._moved = None
         if last is not None and last[0] == image.shape:
             moved = quad.mean(axis=0) - last[1].mean(axis=0)
-            d = quad[[1, 2, 3, 0]] - quad
-            if float(np.hypot(*moved)) <= TRACK_STEP * float(np.sqrt((d * d).sum(axis=1)).max()):
+            if float(np.hypot(*moved)) <= TRACK_STEP * float(side_lengths(quad).max()):
                 self._moved = moved
         if last is None or last[0] != image.shape or self._moved is None:
             self._code = None  # a card somewhere else: another card, maybe
-        if read is not None and read.code is not None and self._kept(read):
+        if read is not None and self._kept(read):
             self._code = read.code
         self._place = image.shape, quad
 
@@ -1476,9 +1478,8 @@ class Recognizer:
         if shape != image.shape:
             return None
         h, w = image.shape[:2]
-        step = max(1, round(1 / self.locator.scale))
-        d = quad[[1, 2, 3, 0]] - quad
-        reach = TRACK_REACH * float(np.sqrt((d * d).sum(axis=1)).max())
+        step = self._step
+        reach = TRACK_REACH * float(side_lengths(quad).max())
         # Its size in steps of TRACK_SIZE (the table's light is fitted once per size, see
         # locate._border_fit), centred on the card, moved rather than cut at the region's
         # edges: the same size from frame to frame of a pass.
@@ -1504,12 +1505,14 @@ class Recognizer:
         :meth:`Locator._search`). A card found near a side of the window that is not the
         region's, or one read weakly, disputed or as another card than the frames before
         (see :meth:`_agrees`), is left to the whole region's search."""
+        if self._code is None:
+            return None
         box = self._window(image)
-        if box is None or self._code is None:
+        if box is None:
             return None
         x0, y0, x1, y1 = box
         h, w = image.shape[:2]
-        step = max(1, round(1 / self.locator.scale))
+        step = self._step
         locator = self._windows.get((y1 - y0, x1 - x0))
         if locator is None:
             if len(self._windows) > 64:

@@ -40,10 +40,10 @@ from shoe_reader.camera.locate import (
     SKIN_WARMTH,
     _card_steps,
     _meet,
-    _side_lengths,
     _sides_within,
     _snap,
     percentile,
+    side_lengths,
     skin_pixels,
 )
 
@@ -130,7 +130,7 @@ def reference_snap(gray: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, floa
     g = gray.astype(np.float32)
     centre = quad.mean(axis=0)
     ends = quad[_NEXT]
-    lengths = _side_lengths(quad)
+    lengths = side_lengths(quad)
     if float(lengths.min()) < 8:
         return quad, 0.0
     u = (ends - quad) / lengths[:, None]
@@ -528,7 +528,7 @@ def reference_sides_within(
     centre = found.mean(axis=0)
     d = found[_NEXT] - found
     normals = np.stack([d[:, 1], -d[:, 0]], axis=1)
-    normals /= np.maximum(_side_lengths(found), 1e-6)[:, None]
+    normals /= np.maximum(side_lengths(found), 1e-6)[:, None]
     normals[((found - centre) * normals).sum(axis=1) < 0] *= -1
     depth = -(((inner + inner[_NEXT]) / 2 - found) * normals).sum(axis=1)
     take = depth >= RIM
