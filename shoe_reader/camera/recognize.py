@@ -236,6 +236,17 @@ TRACK_SIZE = 32
 multiple of."""
 TRACK_MOST = 0.6
 """Share of the region's area beyond which a window saves too little to be tried."""
+TRACK_CONTESTED = True
+"""Once the frames at one place have read two cards confidently, the card there is no longer
+followed: each frame of it is searched whole, as it was before tracking (see
+:meth:`Recognizer._remember`). A followed read is kept only when it names the card the frame
+before read there, so where the frames disagree it would carry one side on and never speak for
+the other: tango's ace of spades at seed 13 (pass 48) with its broken twin print kept
+(``twin_print.SELF_CHECK`` off), searched whole AS, AC, AC, AC, AS over its confident frames,
+unreadable; its last AS frame followed from the AC before it read AC, and the pass was AC.
+Leaving followed frames out of the vote where the searched ones disagree (the voter's share
+of searched frames alone) lost two passes at seed 19, tango's JC and JS, each with one stray
+searched frame of the other jack: searched whole, such passes read as before tracking."""
 
 
 @dataclass(frozen=True)
@@ -1336,6 +1347,8 @@ class Recognizer:
         self._code: str | None = None
         """The card the frames at this place last read confidently: a read where the card is
         followed must name it (see :meth:`_agrees`)."""
+        self._contested = False
+        """The frames at this place read two cards confidently (see ``TRACK_CONTESTED``)."""
         self._windows: dict[tuple[int, int], Locator] = {}
         self._step = max(1, round(1 / self.locator.scale))
         """Full-scale pixels a reduced pixel spans: a window's corners lie on that grid."""
@@ -1399,13 +1412,14 @@ class Recognizer:
         self._place = None
         self._moved = None
         self._code = None
+        self._contested = False
 
     def _remember(self, image: np.ndarray, quad: np.ndarray | None, read: CardRead | None) -> None:
         """Where this frame's card is (``None``: no whole card), how far it moved, and the card
         it was read as if it was read confidently."""
         last = self._place
         if quad is None:
-            self._place = self._moved = self._code = None
+            self.forget()
             return
         self._moved = None
         if last is not None and last[0] == image.shape:
@@ -1414,7 +1428,10 @@ class Recognizer:
                 self._moved = moved
         if last is None or last[0] != image.shape or self._moved is None:
             self._code = None  # a card somewhere else: another card, maybe
+            self._contested = False
         if read is not None and self._kept(read):
+            if self._code is not None and read.code != self._code:
+                self._contested = TRACK_CONTESTED
             self._code = read.code
         self._place = image.shape, quad
 
@@ -1448,6 +1465,8 @@ class Recognizer:
         bearing it out, and read weakly: the frame is one the window would only read
         again as weakly, and the whole region's search, with its slower looks, is left."""
         if not TRACK or self._place is None or self._moved is None or self._code is None:
+            return False
+        if self._contested:
             return False
         shape, last = self._place
         if shape != image.shape:
@@ -1505,7 +1524,7 @@ class Recognizer:
         :meth:`Locator._search`). A card found near a side of the window that is not the
         region's, or one read weakly, disputed or as another card than the frames before
         (see :meth:`_agrees`), is left to the whole region's search."""
-        if self._code is None:
+        if self._code is None or self._contested:
             return None
         box = self._window(image)
         if box is None:

@@ -57,12 +57,31 @@ def test_a_twin_print_that_cannot_tell_its_own_corners_apart_is_not_kept(
     kept = replace(tango)  # the twin prints learned again
     assert kept.twin_print("AC", "AS") is not None
     rec = Recognizer(kept)
-    # Each frame searched whole. NOT SETTLED (issue 37, helper track): with tracking on, the
-    # seventh frame, which the search reads AS at 1.0, is followed from the sixth (read AC by
-    # the search) and its followed outline reads AC at 1.0: four AC frames, the pass read AC.
-    monkeypatch.setattr(recognize, "TRACK", False)
     assert confident_codes(rec, frames).count("AC") == 3
     assert not any(isinstance(e, CardSeen) for e in vote(rec, frames))
+
+
+def test_where_frames_read_two_cards_the_card_is_searched_for_not_followed(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tango's pass 48 at seed 13 with its broken twin print kept (``SELF_CHECK`` off) and
+    the card followed from frame to frame: once its frames have read AS and then AC, every
+    frame is searched whole (``recognize.TRACK_CONTESTED``), its seventh reads AS as it does
+    without tracking, and the pass stays unreadable. Followed from the sixth (AC), the
+    seventh frame read AC and the pass was reported as AC."""
+    monkeypatch.setattr(twin_print, "SELF_CHECK", False)
+    kept = calibrated("tango", tmp_path_factory, seed=13)
+    assert kept.twin_print("AC", "AS") is not None
+    code, state, inc = TANGO_PASS_48
+    frames = [f for f, _q in pass_frames("tango", 48, code, state, inc, None)]
+    assert recognize.TRACK
+    rec = Recognizer(kept)
+    assert confident_codes(rec, frames) == ["AS", "AC", "AC", "AC", "AS"]
+    assert not any(isinstance(e, CardSeen) for e in vote(rec, frames))
+    monkeypatch.setattr(recognize, "TRACK_CONTESTED", False)
+    rec = Recognizer(kept)
+    assert confident_codes(rec, frames) == ["AS", "AC", "AC", "AC", "AC"]
+    assert [e.card for e in vote(rec, frames) if isinstance(e, CardSeen)] == ["AC"]
 
 
 def test_a_grown_outline_does_not_name_a_card_its_corners_did_not(
