@@ -337,6 +337,20 @@ def test_a_thin_red_rank_alone_in_its_corner_is_not_taken_for_a_misnamed_photogr
     assert all("misnamed" in r for r in reasons.values()), reasons
 
 
+def test_corners_with_no_index_are_not_taken_for_misnamed_photographs(tmp_path: Path) -> None:
+    """svg-oxygen-white prints its rank alone in one corner, its suit in the opposite one, and
+    a black frame line in the other two: the corners compared hold the line, and its red low
+    cards show black there. The deck is still refused (no corner holds its index), but the
+    reason names the corner, not misnamed photographs, which would show each other's suit."""
+    write_calibration_set("svg-oxygen-white", tmp_path, seed=11, backdrop="grey")
+    with pytest.raises(CalibrationError) as refused:
+        calibrate(tmp_path)
+    reasons = {p.card: p.reason for p in refused.value.problems}
+    assert len(reasons) >= 3, reasons
+    assert all("no index in the corner compared" in r for r in reasons.values()), reasons
+    assert not any("misnamed" in r for r in reasons.values()), reasons
+
+
 def test_at_a_real_table_cards_are_read_through_fingers_blur_and_glare_never_misread(
     deck_calibration: tuple[str, Calibration],
 ) -> None:
