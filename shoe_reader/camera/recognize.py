@@ -242,6 +242,10 @@ TRACK_SIZE = 32
 multiple of."""
 TRACK_MOST = 0.6
 """Share of the region's area beyond which a window saves too little to be tried."""
+TRACK_READ_ON = True
+"""Where a frame searched whole was read on another outline than the first one found (the
+thorough search's, one of its others, one found beside a hand: see :meth:`Recognizer._search`),
+the next frame follows the card from that outline: the one the card was read on."""
 TRACK_CONTESTED = True
 """Once the frames at one place have read two cards confidently, the card there is no longer
 followed: each frame of it is searched whole, as it was before tracking (see
@@ -1329,6 +1333,10 @@ def check_deck(cal: Calibration) -> dict[str, str]:
     return problems
 
 
+_Best = tuple[CardRead | None, np.ndarray | None]
+"""A read so far and the outline it was read on."""
+
+
 class Recognizer:
     """Locate, straighten and read the card in a region of interest of each frame."""
 
@@ -1385,11 +1393,12 @@ class Recognizer:
         image: np.ndarray,
         found: Outline,
         tried: list[np.ndarray | None],
-        read: CardRead | None,
-    ) -> CardRead | None:
-        """The best of ``read`` and the reads of up to ``OTHER_OUTLINES`` outlines of
+        best: _Best,
+    ) -> _Best:
+        """The best of ``best`` and the reads of up to ``OTHER_OUTLINES`` outlines of
         ``found``'s search not ``tried`` yet (see :meth:`Locator.outlines`), until one is
-        read."""
+        read; each with the outline it was read on."""
+        read = best[0]
         done = [q for q in tried if q is not None]
         n = 0
         for quad in self._thorough.outlines(found):
@@ -1400,15 +1409,17 @@ class Recognizer:
             done.append(quad)
             other = read_outline(self.calibration, image, quad)
             if read is None or other.confidence > read.confidence:
-                read = other
+                read, best = other, (other, quad)
             n += 1
-        return read
+        return best
 
     def _beside_outlines(
-        self, image: np.ndarray, quads: list[np.ndarray | None], read: CardRead | None
-    ) -> CardRead | None:
-        """The best of ``read`` and the reads of ``quads`` with their sides found beside a
-        hand (see :meth:`Locator.beside`), until one is read."""
+        self, image: np.ndarray, quads: list[np.ndarray | None], best: _Best
+    ) -> _Best:
+        """The best of ``best`` and the reads of ``quads`` with their sides found beside a
+        hand (see :meth:`Locator.beside`), until one is read; each with the outline it was
+        read on."""
+        read = best[0]
         done: list[np.ndarray] = []
         for quad in quads:
             if quad is None or any(np.allclose(quad, q, atol=1.0) for q in done):
@@ -1419,10 +1430,10 @@ class Recognizer:
                 continue
             other = read_outline(self.calibration, image, moved)
             if read is None or other.confidence > read.confidence:
-                read = other
+                read, best = other, (other, moved)
             if read.confidence >= WEAK:
                 break
-        return read
+        return best
 
     def forget(self) -> None:
         """Forget where the last frame's card was (a source reopened: the next frame may show
@@ -1612,6 +1623,7 @@ class Recognizer:
         outline = self.locator.find(image)
         quad = outline.quad
         read = None if quad is None else read_outline(self.calibration, image, quad)
+        read_on = quad  # the outline the read kept was read on
         weak = read is None or (read.confidence < WEAK and not read.disputed)
         if outline.present and weak:
             # A court figure that reaches the card's edge can cut its paper so
@@ -1624,20 +1636,24 @@ class Recognizer:
             ):
                 other = read_outline(self.calibration, image, again.quad)
                 if read is None or other.confidence > read.confidence:
-                    read = other
+                    read, read_on = other, again.quad
             if read is None or (read.confidence < WEAK and not read.disputed):
                 # Still not read: a hand beside a court figure has been seen to make a
                 # piece of the card, or a quad turned across it, the best borne out by
                 # edges, the card's own outline among the others found. Those are read
                 # too, best borne out first, and kept if they read better.
-                read = self._other_outlines(image, again, [outline.quad, again.quad], read)
+                read, read_on = self._other_outlines(
+                    image, again, [outline.quad, again.quad], (read, read_on)
+                )
             if BESIDE_AGAIN and (read is None or (read.confidence < WEAK and not read.disputed)):
                 # Still not read: a hand's edge, or a glare spot beside it, can pull a side
                 # of an outline the snap bears out 8-30 px off the card, the index then
                 # read as another rank. Its sides are found again beside the hand.
-                read = self._beside_outlines(image, [outline.quad, again.quad], read)
+                read, read_on = self._beside_outlines(
+                    image, [outline.quad, again.quad], (read, read_on)
+                )
             if outline.quad is None:
                 quad = again.quad
         if read is None:
             return FrameRead(outline.present, None, outline.why), quad
-        return FrameRead(True, read), quad
+        return FrameRead(True, read), read_on if TRACK_READ_ON else quad

@@ -12,6 +12,8 @@ from hardware_sim.camera.scene import LEVELS, card_pass
 from shoe_reader.camera import recognize
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.recognize import Recognizer
+from shoe_reader.events import CardSeen
+from tests.support.benchmark_passes import calibrated, confident_codes, pass_frames, vote
 
 from .conftest import HELDOUT
 
@@ -82,3 +84,32 @@ def test_a_card_elsewhere_after_a_followed_one_is_found_by_the_whole_search(
     small = np.ascontiguousarray(frame[:600, :1000])
     rec.read_frame(small)
     assert rec.searches == searched + 2
+
+
+ANCIENT_FRENCH_SEED_19_PASS_15 = (
+    "9C",
+    127453188988572409746470398374843077354,
+    120310166208518928930570547119501489973,
+)
+"""ancient_french, ``--seed 19``, pass 15: the card, then the PCG64 state and increment once
+it was drawn (see tests/support/benchmark_passes.py; no uint32 kept)."""
+
+
+def test_the_card_is_followed_from_the_outline_it_was_read_on(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ancient_french's nine of clubs at seed 19 (pass 15), a hand over it: a frame the
+    first outline found does not read is read on another (the thorough search's, or one
+    found beside the hand), and the next frame follows the card from that one
+    (``recognize.TRACK_READ_ON``): three frames read 9C, and the pass. Followed from the
+    first outline found, the pass had two and was unreadable."""
+    cal = calibrated("ancient_french", tmp_path_factory, seed=19)
+    code, state, inc = ANCIENT_FRENCH_SEED_19_PASS_15
+    frames = [f for f, _q in pass_frames("ancient_french", 15, code, state, inc, None)]
+    rec = Recognizer(cal)
+    read = confident_codes(rec, frames)
+    assert set(read) == {code} and len(read) >= 3, read
+    assert [e.card for e in vote(rec, frames) if isinstance(e, CardSeen)] == [code]
+    monkeypatch.setattr(recognize, "TRACK_READ_ON", False)
+    rec = Recognizer(cal)
+    assert not any(isinstance(e, CardSeen) for e in vote(rec, frames))
