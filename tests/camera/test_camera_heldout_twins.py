@@ -56,6 +56,8 @@ def test_a_twin_print_that_cannot_tell_its_own_corners_apart_is_not_kept(
     monkeypatch.setattr(twin_print, "SELF_CHECK", False)
     kept = replace(tango)  # the twin prints learned again
     assert kept.twin_print("AC", "AS") is not None
+    # Each frame searched whole (followed, the frames read vary with the outline followed).
+    monkeypatch.setattr(recognize, "TRACK", False)
     rec = Recognizer(kept)
     assert confident_codes(rec, frames).count("AC") == 3
     assert not any(isinstance(e, CardSeen) for e in vote(rec, frames))
@@ -68,8 +70,11 @@ def test_where_frames_read_two_cards_the_card_is_searched_for_not_followed(
     the card followed from frame to frame: once its frames have read AS and then AC, every
     frame is searched whole (``recognize.TRACK_CONTESTED``), its seventh reads AS as it does
     without tracking, and the pass stays unreadable. Followed from the sixth (AC), the
-    seventh frame read AC and the pass was reported as AC."""
+    seventh frame read AC and the pass was reported as AC. (The card followed from the first
+    outline found, as when this was seen: followed from the outline each frame was read on,
+    ``TRACK_READ_ON``, the frames of this pass read AS but one.)"""
     monkeypatch.setattr(twin_print, "SELF_CHECK", False)
+    monkeypatch.setattr(recognize, "TRACK_READ_ON", False)
     kept = calibrated("tango", tmp_path_factory, seed=13)
     assert kept.twin_print("AC", "AS") is not None
     code, state, inc = TANGO_PASS_48
