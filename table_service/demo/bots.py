@@ -94,6 +94,12 @@ class MistakeBag:
             self.rng.shuffle(self._bag)
         return self._bag.pop()
 
+    def owe(self, kind: str) -> None:
+        """``kind`` was drawn but could not be made (the shoe was ending when an extra card was
+        due, betting closed before a card could slip out): it is drawn again next, so that a
+        run with a mistake every round still shows every kind however the timing falls."""
+        self._bag.append(kind)
+
 
 def consumes(card: str, event: Event) -> bool:
     """Is this the table's record of the card the reader just delivered?"""

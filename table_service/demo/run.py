@@ -309,7 +309,10 @@ async def _run_with(
 
         async def rounds() -> None:
             while options.rounds == 0 or report.rounds_played < options.rounds:
-                await dealer.play_round(bag.draw())
+                mistake, made = bag.draw(), len(dealer.mistakes)
+                await dealer.play_round(mistake)
+                if mistake is not None and mistake not in {k for _r, k in dealer.mistakes[made:]}:
+                    bag.owe(mistake)
                 report.rounds_played += 1
                 await asyncio.sleep(options.pause)
 

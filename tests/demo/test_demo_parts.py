@@ -35,6 +35,24 @@ def test_mistake_bag_gives_every_kind_once_per_bag_at_full_rate(seed: int, bags:
         assert sorted(draws[start : start + len(MISTAKE_KINDS)]) == sorted(MISTAKE_KINDS)
 
 
+@given(seed=st.integers(0, 2**32 - 1), missed=st.sets(st.integers(0, 7)))
+def test_a_mistake_that_could_not_be_made_is_drawn_again_next(seed: int, missed: set[int]) -> None:
+    """A kind owed (drawn, but the round could not show it) comes up the very next round, and
+    every kind is still made within the rounds it was put off for."""
+    bag = MistakeBag(1.0, random.Random(seed))
+    made: list[str] = []
+    for i in range(2 * len(MISTAKE_KINDS) + len(missed)):
+        kind = bag.draw()
+        assert kind is not None
+        if i in missed:
+            bag.owe(kind)
+            assert bag.draw() == kind
+            bag.owe(kind)
+        else:
+            made.append(kind)
+    assert sorted(made) == sorted(MISTAKE_KINDS * 2)
+
+
 def test_mistake_bag_rate_zero_never_errs_and_rate_is_checked() -> None:
     bag = MistakeBag(0.0, random.Random(1))
     assert all(bag.draw() is None for _ in range(1000))
