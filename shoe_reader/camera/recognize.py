@@ -1308,9 +1308,11 @@ def check_deck(cal: Calibration) -> dict[str, str]:
         alike = [t for t in means if np.linalg.norm(x - means[t]) < own / 2]
         suit = _classify(cal.suit_part, cal.maps[(cards == code) & sharp][0], cards == code)
         shown[code] = suit.label if suit.label in alike else nearest
-    named = {code[1] for code in shown}
+    # Enough faces showing another suit, all one way (none shows a suit another is named as):
+    # the corner holds no index; swapped photographs would show each other's suits.
+    no_index = len(shown) >= MISCOLOURED_CORNERS and not {c[1] for c in shown} & set(shown.values())
     for code, shows in shown.items():
-        if len(shown) >= MISCOLOURED_CORNERS and not named & set(shown.values()):
+        if no_index:
             problems[code] = (
                 f"its corner is printed like suit {shows}, not {code[1]}, and so are "
                 f"{len(shown) - 1} other faces' corners, none the other way round as swapped "
@@ -1398,7 +1400,7 @@ class Recognizer:
         """The best of ``best`` and the reads of up to ``OTHER_OUTLINES`` outlines of
         ``found``'s search not ``tried`` yet (see :meth:`Locator.outlines`), until one is
         read; each with the outline it was read on."""
-        read = best[0]
+        read, read_on = best
         done = [q for q in tried if q is not None]
         n = 0
         for quad in self._thorough.outlines(found):
@@ -1409,9 +1411,9 @@ class Recognizer:
             done.append(quad)
             other = read_outline(self.calibration, image, quad)
             if read is None or other.confidence > read.confidence:
-                read, best = other, (other, quad)
+                read, read_on = other, quad
             n += 1
-        return best
+        return read, read_on
 
     def _beside_outlines(
         self, image: np.ndarray, quads: list[np.ndarray | None], best: _Best
@@ -1419,7 +1421,7 @@ class Recognizer:
         """The best of ``best`` and the reads of ``quads`` with their sides found beside a
         hand (see :meth:`Locator.beside`), until one is read; each with the outline it was
         read on."""
-        read = best[0]
+        read, read_on = best
         done: list[np.ndarray] = []
         for quad in quads:
             if quad is None or any(np.allclose(quad, q, atol=1.0) for q in done):
@@ -1430,10 +1432,10 @@ class Recognizer:
                 continue
             other = read_outline(self.calibration, image, moved)
             if read is None or other.confidence > read.confidence:
-                read, best = other, (other, moved)
+                read, read_on = other, moved
             if read.confidence >= WEAK:
                 break
-        return best
+        return read, read_on
 
     def forget(self) -> None:
         """Forget where the last frame's card was (a source reopened: the next frame may show
@@ -1495,7 +1497,7 @@ class Recognizer:
         again as weakly, and the whole region's search, with its slower looks, is left."""
         if not TRACK or self._place is None or self._moved is None or self._code is None:
             return False
-        if self._contested:
+        if self._contested:  # see TRACK_CONTESTED
             return False
         shape, last = self._place
         if shape != image.shape:
