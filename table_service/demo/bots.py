@@ -100,6 +100,12 @@ class MistakeBag:
         run with a mistake every round still shows every kind however the timing falls."""
         self._bag.append(kind)
 
+    def made(self, drawn: str | None, mistakes: Iterable[str]) -> None:
+        """The round drawn ``drawn`` is over and the dealer made ``mistakes`` in it: a
+        mistake drawn and not among them is owed (see :meth:`owe`)."""
+        if drawn is not None and drawn not in set(mistakes):
+            self.owe(drawn)
+
 
 def consumes(card: str, event: Event) -> bool:
     """Is this the table's record of the card the reader just delivered?"""

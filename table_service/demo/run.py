@@ -311,8 +311,7 @@ async def _run_with(
             while options.rounds == 0 or report.rounds_played < options.rounds:
                 mistake, made = bag.draw(), len(dealer.mistakes)
                 await dealer.play_round(mistake)
-                if mistake is not None and mistake not in {k for _r, k in dealer.mistakes[made:]}:
-                    bag.owe(mistake)
+                bag.made(mistake, (k for _r, k in dealer.mistakes[made:]))
                 report.rounds_played += 1
                 await asyncio.sleep(options.pause)
 

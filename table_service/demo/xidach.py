@@ -817,7 +817,11 @@ async def _serve_and_play(
         async def rounds() -> None:
             played = 0
             while options.rounds == 0 or played < options.rounds:
-                await demo.round(bag.draw())
+                # A mistake drawn but not made (the cut card came out instead of the
+                # exposed card, betting closed before a second one) is owed.
+                mistake, made = bag.draw(), len(dealer.mistakes)
+                await demo.round(mistake)
+                bag.made(mistake, (k for _r, k in dealer.mistakes[made:]))
                 played += 1
 
         play = asyncio.create_task(rounds(), name="rounds")
