@@ -9,6 +9,7 @@ calibrated from its photographs, never tuned on.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,26 +18,34 @@ from hardware_sim.camera.faces import TEST_ONLY_DESIGNS
 from hardware_sim.camera.synth import write_calibration_set
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.learn import calibrate
+from tests.support.run_shared import shared_path
 
 HELDOUT = TEST_ONLY_DESIGNS["heldout"]
 
 
 @pytest.fixture(scope="session")
 def heldout_photos(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("heldout_photos")
-    write_calibration_set(HELDOUT, folder, seed=11)
-    return folder
+    """The test-only deck's photographs (seed 11), written once a run (see
+    :mod:`tests.support.run_shared`): tests copy them before changing any."""
+    return shared_path(
+        tmp_path_factory,
+        "heldout-photos-s11",
+        lambda folder: write_calibration_set(HELDOUT, folder, seed=11),
+    )
 
 
 @pytest.fixture(scope="session")
 def heldout_calibration_file(
     heldout_photos: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
-    cal, problems = calibrate(heldout_photos)
-    assert problems == []
-    path = tmp_path_factory.mktemp("heldout_cal") / "deck.npz"
-    cal.save(path)
-    return path
+    """The test-only deck calibrated from its photographs, saved (made once a run)."""
+
+    def make(path: Path) -> None:
+        cal, problems = calibrate(heldout_photos)
+        assert problems == []
+        cal.save(path)
+
+    return shared_path(tmp_path_factory, "heldout-s11.npz", make)
 
 
 @pytest.fixture(scope="session")
@@ -47,17 +56,20 @@ def heldout_calibration(heldout_calibration_file: Path) -> Calibration:
 @pytest.fixture(scope="session")
 def published_calibration_file(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """A published deck's calibration from its studio photographs on a grey mat (seed 5),
-    made once a session and shared: ``published_calibration_file(name)`` is its file."""
-    made: dict[str, Path] = {}
+    made once a run and shared (see :mod:`tests.support.run_shared`):
+    ``published_calibration_file(name)`` is its file. The photographs are written as BMP
+    (the same pixels as PNG, without 3 s of CPU compressing and decompressing them) and
+    removed once calibrated."""
 
     def calibration_file(name: str) -> Path:
-        if name not in made:
+        def make(path: Path) -> None:
             photos = tmp_path_factory.mktemp(f"{name}-photos")
-            write_calibration_set(name, photos, seed=5, backdrop="grey")
+            write_calibration_set(name, photos, seed=5, backdrop="grey", suffix=".bmp")
             cal, problems = calibrate(photos)
             assert problems == []
-            made[name] = photos.parent / f"{name}.npz"
-            cal.save(made[name])
-        return made[name]
+            shutil.rmtree(photos)
+            cal.save(path)
+
+        return shared_path(tmp_path_factory, f"published-{name}-s5.npz", make)
 
     return calibration_file

@@ -73,9 +73,9 @@ def test_where_frames_read_two_cards_the_card_is_searched_for_not_followed(
     seventh frame read AC and the pass was reported as AC. (The card followed from the first
     outline found, as when this was seen: followed from the outline each frame was read on,
     ``TRACK_READ_ON``, the frames of this pass read AS but one.)"""
+    kept = calibrated("tango", tmp_path_factory, seed=13)
     monkeypatch.setattr(twin_print, "SELF_CHECK", False)
     monkeypatch.setattr(recognize, "TRACK_READ_ON", False)
-    kept = calibrated("tango", tmp_path_factory, seed=13)
     assert kept.twin_print("AC", "AS") is not None
     code, state, inc = TANGO_PASS_48
     frames = [f for f, _q in pass_frames("tango", 48, code, state, inc, None)]

@@ -9,6 +9,9 @@ fourteen development decks at every degradation level.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +25,10 @@ from hardware_sim.camera.published import (
     RESERVED,
     DeckUnavailable,
     PublishedDeck,
+    _deck_lock,
     _element_faces,
+    _folder,
+    _svg_text,
     published_face,
     render_deck,
 )
@@ -121,6 +127,59 @@ def test_a_face_laid_out_beyond_the_documents_view_box_is_rendered_whole(tmp_pat
 def test_decks_kept_for_the_acceptance_check_are_never_rendered(name: str) -> None:
     with pytest.raises(DeckUnavailable, match="kept aside"):
         render_deck(name)
+
+
+def test_a_deck_another_process_is_rendering_is_waited_for_not_rendered_again(
+    tmp_path: Path,
+) -> None:
+    """Two test workers asking for one cold deck at once each rendered it whole (seconds of
+    CPU for a KDE deck), keeping one result. Here the test holds the deck's lock as a first
+    renderer would, and a second process asking for the deck waits on it, then takes the
+    faces the first one wrote: its rsvg-convert (a stand-in that records every run) never
+    runs. Without the lock the second process rendered at once and failed on the stand-in."""
+    runs = tmp_path / "rsvg-runs"
+    stand_in = tmp_path / "bin" / "rsvg-convert"
+    stand_in.parent.mkdir()
+    stand_in.write_text(f'#!/bin/sh\necho "$@" >> "{runs}"\nexit 1\n')
+    stand_in.chmod(0o755)
+    cache = tmp_path / "decks"
+    folder = _folder("svg-standard", _svg_text(DECKS["svg-standard"].svg), cache)
+    folder.mkdir(parents=True)
+    env = {
+        **os.environ,
+        "PATH": f"{stand_in.parent}{os.pathsep}{os.environ['PATH']}",
+        "LIVETABLE_DECK_CACHE": str(cache),
+    }
+    script = (
+        "import logging\n"
+        "logging.basicConfig(level=logging.INFO)\n"
+        "from hardware_sim.camera.published import render_deck\n"
+        "print(render_deck('svg-standard'))\n"
+    )
+    with _deck_lock(folder):
+        second = subprocess.Popen(
+            [sys.executable, "-c", script],
+            cwd=Path(__file__).parents[2],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert second.stderr is not None
+        said: list[str] = []
+        while not any("waiting for another process" in line for line in said):
+            line = second.stderr.readline()  # until it says it waits, or ends having rendered
+            if not line:
+                break
+            said.append(line)
+        assert any("waiting for another process" in line for line in said), "".join(said)
+        face = np.full((70, 50, 4), 255, np.uint8)
+        for code in (r + s for s in SUITS for r in RANKS):
+            cv2.imwrite(str(folder / f"{code}.png"), face)
+    out, err = second.communicate(timeout=120)
+    assert second.returncode == 0, err
+    assert out.strip() == str(folder)
+    assert not runs.exists(), runs.read_text()
 
 
 def test_the_development_decks_are_the_fourteen_of_the_issue() -> None:
@@ -231,7 +290,7 @@ def test_a_card_without_an_outline_is_left_where_it_was_found() -> None:
 def test_kings_alike_but_for_the_suit_are_told_apart_by_the_index(tmp_path: Path) -> None:
     """Tango's kings of spades and clubs are one figure: the face has no say between them, and
     the index is not a dispute but the read (before, most frames were refused as disputed)."""
-    write_calibration_set("tango", tmp_path, seed=2029, backdrop="grey")
+    write_calibration_set("tango", tmp_path, seed=2029, backdrop="grey", suffix=".bmp")
     cal, problems = calibrate(tmp_path)
     assert problems == []
     rec = Recognizer(cal)
@@ -269,7 +328,7 @@ def test_an_index_half_a_feature_pixel_off_is_still_this_decks(tmp_path: Path) -
     rim, where the calibration on the grey mat took the inner one: the index lay half a
     feature pixel off its calibrated place and was refused as not this deck's (before, 6 of
     these 24 frames were read)."""
-    write_calibration_set("svg-jolly-royal", tmp_path, seed=2035, backdrop="grey")
+    write_calibration_set("svg-jolly-royal", tmp_path, seed=2035, backdrop="grey", suffix=".bmp")
     cal, problems = calibrate(tmp_path)
     assert problems == []
     rec = Recognizer(cal)
@@ -321,14 +380,14 @@ def test_a_thin_red_rank_alone_in_its_corner_is_not_taken_for_a_misnamed_photogr
     face: the mean colour of a red two's corners (anti-aliased strokes, grey ornament in the
     other corner) was nearer black than red, and its four red low cards were refused as
     misnamed. Two photographs swapped in the same deck are still named."""
-    write_calibration_set("svg-oxygen-air", tmp_path, seed=11, backdrop="grey")
+    write_calibration_set("svg-oxygen-air", tmp_path, seed=11, backdrop="grey", suffix=".bmp")
     cal, problems = calibrate(tmp_path)
     assert problems == []
     assert cal.mirrored  # the rank is top right
     swapped = tmp_path / "swapped"
     swapped.mkdir()
-    for photo in tmp_path.glob("*.png"):
-        target = {"5H.png": "5S.png", "5S.png": "5H.png"}.get(photo.name, photo.name)
+    for photo in tmp_path.glob("*.bmp"):
+        target = {"5H.bmp": "5S.bmp", "5S.bmp": "5H.bmp"}.get(photo.name, photo.name)
         (swapped / target).write_bytes(photo.read_bytes())
     with pytest.raises(CalibrationError) as refused:
         calibrate(swapped)
@@ -342,7 +401,7 @@ def test_corners_with_no_index_are_not_taken_for_misnamed_photographs(tmp_path: 
     a black frame line in the other two: the corners compared hold the line, and its red low
     cards show black there. The deck is still refused (no corner holds its index), but the
     reason names the corner, not misnamed photographs, which would show each other's suit."""
-    write_calibration_set("svg-oxygen-white", tmp_path, seed=11, backdrop="grey")
+    write_calibration_set("svg-oxygen-white", tmp_path, seed=11, backdrop="grey", suffix=".bmp")
     with pytest.raises(CalibrationError) as refused:
         calibrate(tmp_path)
     reasons = {p.card: p.reason for p in refused.value.problems}

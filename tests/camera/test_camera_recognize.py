@@ -88,7 +88,7 @@ def test_a_deck_with_its_index_top_right_is_found_there_and_read(
     rng = np.random.default_rng(21)
     for code in all_codes():
         photo, _ = photograph(_left_handed(code), LEVELS["flat"], rng, "grey")
-        cv2.imwrite(str(tmp_path / f"{code}.png"), photo)
+        cv2.imwrite(str(tmp_path / f"{code}.bmp"), photo)  # (PNG's pixels, uncompressed)
     cal, problems = calibrate(tmp_path)
     assert problems == []
     assert cal.mirrored

@@ -65,7 +65,7 @@ def photos(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rng = np.random.default_rng(3)
     for code in all_codes():
         frame, _quad = photograph(_one_ended(code), LEVELS["flat"], rng, "grey")
-        cv2.imwrite(str(folder / f"{code}.png"), frame)
+        cv2.imwrite(str(folder / f"{code}.bmp"), frame)  # (PNG's pixels, uncompressed)
     return folder
 
 

@@ -267,8 +267,8 @@ def test_a_finger_beside_an_index_leaves_the_index_read_where_it_shows(
     three and six frames; with such corners left out, as before, the pass is unreadable.
     (The reader as it was: a fingertip over less of the index, now left out too, reads
     neoclassical's pass by itself: off, as it was.)"""
-    monkeypatch.setattr(recognize, "SKIN_NEVER_INK", False)
     cal = calibrated(deck, tmp_path_factory)
+    monkeypatch.setattr(recognize, "SKIN_NEVER_INK", False)
     code, frames = _frames(k, deck)
     rec = Recognizer(cal)
     confident = confident_codes(rec, frames)

@@ -8,6 +8,7 @@ the same in every test that names it."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from shoe_reader.camera.locate import Locator, Outline
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.voting import Voter
 from shoe_reader.events import ReaderEvent
+from tests.support.run_shared import shared_calibration
 
 SEED = 2024  # benchmarks/camera.py's default
 
@@ -31,13 +33,25 @@ def calibrated(
     deck: str, tmp_path_factory: pytest.TempPathFactory, seed: int = SEED
 ) -> Calibration:
     """``deck`` calibrated as the benchmark calibrates it (its seed, a grey mat; ``seed``: the
-    benchmark's ``--seed``)."""
-    photos: Path = tmp_path_factory.mktemp(f"{deck}-photos")
+    benchmark's ``--seed``).
+
+    Made once a test run and shared (see :mod:`tests.support.run_shared`): a dozen tests ask
+    for the same few decks, in every xdist worker. Each call still gets a calibration of its
+    own, the very one ``calibrate`` returned. The photographs are written as BMP, the same
+    pixels as the benchmark's PNG without the compression (3 s of CPU a deck), and removed
+    once calibrated. Made by whichever test asks first, it is made with the reader's
+    switches as they are then: a test asks before it turns any off."""
     seed += [*DECKS, *CHECK_DECKS].index(deck)
-    write_calibration_set(deck, photos, seed=seed, backdrop="grey")
-    cal, problems = calibrate(photos)
-    assert problems == []
-    return cal
+
+    def make() -> Calibration:
+        photos: Path = tmp_path_factory.mktemp(f"{deck}-photos")
+        write_calibration_set(deck, photos, seed=seed, backdrop="grey", suffix=".bmp")
+        cal, problems = calibrate(photos)
+        assert problems == []
+        shutil.rmtree(photos)
+        return cal
+
+    return shared_calibration(tmp_path_factory, f"calibrated-{deck}-s{seed}", make)
 
 
 def pass_frames(
