@@ -38,6 +38,10 @@ def test_short_studio_load_loses_and_doubles_nothing(pg_database: str, nats_url:
             "10",
             "--takeover-seconds",
             "3",
+            # The idle machine's paced commit, for paced_commit_p50_ms: a p50 of five is
+            # one still (the default 40, 200 ms apart, held the start up 8 s).
+            "--paced-commits",
+            "5",
         ],
         capture_output=True,
         text=True,
@@ -182,25 +186,7 @@ def test_a_terminated_run_drops_its_schema_and_stream(
     command = [sys.executable, str(BENCH), "--db", pg_database, "--nats", nats_url,
                "--nats-stream", stream, "--tables", "2", "--processes", "1",
                "--seconds", "300", "--subscribers", "4", "--nats-consumers", "1",
-               "--subscriber-procs", "1"]  # fmt: skip
-    proc = subprocess.Popen(command, stdout=out.open("wb"), stderr=subprocess.STDOUT)
-    engine = create_engine(pg_database, isolation_level="AUTOCOMMIT")
-    with engine.connect() as conn:
-        before = _schemas(conn)
-    try:
-        deadline = time.monotonic() + 240
-        while "rounds=" not in out.read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()[-3000:]
-            time.sleep(0.2)
-        with engine.connect() as conn:
-            assert len(_schemas(conn) - before) == 1
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    with engine.connect() as conn:
-        assert _schemas(conn) == before, out.read_text()[-3000:]
+               "--subscriber-procs", "1", "--paced-commits", "1"]  # fmt: skip
 
     async def names() -> list[str]:
         import nats
@@ -210,4 +196,24 @@ def test_a_terminated_run_drops_its_schema_and_stream(
         await nc.close()
         return found
 
+    proc = subprocess.Popen(command, stdout=out.open("wb"), stderr=subprocess.STDOUT)
+    engine = create_engine(pg_database, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        before = _schemas(conn)
+    try:
+        # Terminated once its dealers deal (its first "rounds=" report comes 5 s later).
+        deadline = time.monotonic() + 240
+        while "run started" not in out.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()[-3000:]
+            time.sleep(0.05)
+        with engine.connect() as conn:
+            assert len(_schemas(conn) - before) == 1
+        assert stream in asyncio.run(names())  # the serve processes made it as they started
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    with engine.connect() as conn:
+        assert _schemas(conn) == before, out.read_text()[-3000:]
     assert stream not in asyncio.run(names())

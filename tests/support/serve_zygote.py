@@ -72,11 +72,21 @@ PR_SET_PDEATHSIG = 1
 
 
 def _warm() -> None:
+    """Import what every ``serve`` imports, then freeze it out of the collector's reach.
+
+    ``serve`` itself collects and freezes what it holds once started (the modules, its
+    app), as here: its full collection then walks only what the child made, not the
+    ~140,000 objects of these imports again, and touches none of their pages (a collection
+    writes to every object it walks: in a forked child, a copy of each page). It cost each
+    forked server about 0.12 s of CPU, a fifth of its start (tests/crash: 2.5 s of 12)."""
+    import gc
     import importlib
 
     for name in WARM:
         with contextlib.suppress(ImportError):  # an extra not installed: the server will say
             importlib.import_module(name)
+    gc.collect()
+    gc.freeze()
 
 
 def _die_with_parent() -> None:
