@@ -686,7 +686,12 @@ class DealerBot:
             "mistake: pulls a card while a player is still deciding (no position is owed)",
             round_id,
         )
-        await self.pull()
+        taken, event = await self.pull()
+        if event["type"] == "card_dealt":
+            # The decision came (or its timer ran out) between the look and the pull: the card
+            # was owed by the time it was read, and dealt. No mistake was made; it is owed.
+            self.note(f"too late: a card was owed by then, {plain(taken.card)} was dealt", round_id)
+            return
         self.mistakes.append((round_id, "card_not_owed"))
 
     async def missed_scan(self, round_id: str, index: int, initial: int = 4) -> None:
