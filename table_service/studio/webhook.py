@@ -204,8 +204,7 @@ async def run_webhook(
                     with contextlib.suppress(Exception):
                         await message.nak()
                     break
-                with contextlib.suppress(Exception):  # lost: redelivered, then skipped
-                    await message.ack_sync(timeout=5)
+                await _acknowledge(message, operator, stop, ack_wait)
     finally:
         await client.aclose()
         with contextlib.suppress(Exception):
@@ -289,6 +288,33 @@ async def _deliver_one(
         await _pause(stop, wait)
         delay = min(max_backoff, delay * 2)
     return False
+
+
+async def _acknowledge(message: Any, operator: str, stop: asyncio.Event, ack_wait: float) -> None:
+    """Acknowledge a message the endpoint has answered for good, until NATS confirms it.
+
+    With one message in flight, the consumer hands out nothing more until this one is
+    acknowledged: an acknowledgement lost with NATS (written into the connection as the
+    server died) held every later message of the operator until the consumer's ack wait
+    ran out (a minute by default; a CI outage test waited 57 s for it). It is sent again,
+    every half second, and goes over the new connection once the client has reconnected
+    (NATS answers an acknowledgement it already had, too). Past the ack wait the consumer
+    has handed the message out again: then it comes back, and the state file skips it."""
+    deadline = time.monotonic() + ack_wait
+    attempt = 0
+    while not stop.is_set():
+        attempt += 1
+        try:
+            await message.ack_sync(timeout=5)
+            return
+        except Exception as exc:
+            if time.monotonic() >= deadline:
+                return
+            log.warning(
+                "webhook.ack_lost", operator=operator, attempt=attempt, error=repr(exc),
+                policy="sent again every 0.5 s until NATS confirms it",
+            )  # fmt: skip
+        await _pause(stop, 0.5)
 
 
 async def _pause(stop: asyncio.Event, seconds: float) -> None:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
+import threading
 import time
 import uuid
 from collections import Counter
@@ -142,3 +144,86 @@ def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
         nats.stop()
     money = money_after(studio.env, "n-1")
     assert len(money.bets) == 18 and all(b.status == "settled" for b in money.bets.values())
+
+
+def test_an_acknowledgement_nats_lost_is_sent_again_once_it_is_back(
+    tmp_path: Path, nats_binary: str
+) -> None:
+    """The webhook feed acknowledges a message once its endpoint has answered it, and its
+    consumer hands out nothing more until then (one message in flight, to keep the order).
+    An acknowledgement written into the connection as NATS died never reached it: every
+    later message of the operator waited for the consumer's ack wait (a minute by default;
+    a CI run of the outage test above waited 57 s). Here NATS is frozen while the endpoint
+    answers the first round's last message, so the acknowledgement goes into a socket
+    nobody reads; NATS is then killed and started again on its store, with an ack wait of
+    ten minutes. The next round's messages come as soon as the feed has reconnected."""
+    nats = NatsServer(nats_binary, tmp_path / "nats")
+    nats.start()
+    stream = f"ACK{uuid.uuid4().hex[:8].upper()}"
+    studio = ShoeStudio(
+        tmp_path, "sqlite", ["n-1"], settings={"nats_url": nats.url, "nats_stream": stream}
+    )
+    frozen = threading.Event()
+
+    def freeze_on_the_second(seq: int, n: int) -> int:
+        if n == 2 and not frozen.is_set():
+            assert nats.proc is not None
+            os.kill(nats.proc.pid, signal.SIGSTOP)  # answers nothing, its sockets stay open
+            frozen.set()
+        return 200
+
+    endpoint = Endpoint(freeze_on_the_second)
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret")
+    log = tmp_path / "feed.log"
+    feed: subprocess.Popen[bytes] | None = None
+    try:
+        studio.server.start()
+        feed = subprocess.Popen(
+            [
+                livetable_command(), "operator-feed",
+                "--operator", "ops-operator", "--nats", nats.url, "--stream", stream,
+                "--webhook", endpoint.url, "--secret-file", str(secret),
+                "--state", str(tmp_path / "feed-state.json"), "--max-backoff", "1",
+                "--ack-wait", "600",
+            ],
+            env={**studio.env, "LIVETABLE_METRICS_ADDRESS": "127.0.0.1:0"},
+            stdout=subprocess.DEVNULL,
+            stderr=log.open("wb"),
+        )  # fmt: skip
+        credit = {"amount": 10**8, "reference": "seed"}
+        studio.ok("operator", "POST", "/accounts/acct-1/credit", json=credit)
+        studio.ready_shoe("n-1")
+        _round(studio, "n-1", 1)
+        wait_for(frozen.is_set, "the endpoint never saw the round's second message")
+        wait_for(
+            lambda: "webhook.ack_lost" in log.read_text(errors="replace"),
+            "the feed never said its acknowledgement was lost",
+            60,
+        )
+        assert nats.proc is not None
+        nats.proc.kill()  # the acknowledgement in its socket dies with it
+        nats.proc.wait(10)
+        nats.start()  # the same port and store: the consumer still holds the message
+        _round(studio, "n-1", 2)
+        with studio.runtime.sessions() as session:
+            events = EventStore.read(session, table_id="n-1")
+        expected = Counter(
+            (e.type, e.seq) for e in events if e.type in ("bets_placed", "bets_settled")
+        )
+        assert len(expected) == 4
+        wait_for(
+            lambda: set(endpoint.accepted) >= set(expected),
+            f"the feed delivered {endpoint.accepted}, not all of {sorted(expected)}",
+            120,  # without the acknowledgement sent again: the ten-minute ack wait
+        )
+        assert Counter(endpoint.accepted) == expected, "a message delivered twice"
+    finally:
+        if feed is not None:
+            feed.terminate()
+            feed.wait(20)
+        studio.close()
+        endpoint.close()
+        if nats.proc is not None and nats.proc.poll() is None:
+            os.kill(nats.proc.pid, signal.SIGCONT)
+        nats.stop()
