@@ -292,8 +292,10 @@ def tables_from_data(data: Mapping[str, Any], path: Path) -> list[TableConfig]:
         if not isinstance(raw, dict):
             problems.append(f"{where}: must be a table ([[tables]]), not {raw!r}")
             continue
-        if isinstance(raw.get("table_id"), str):
-            where += f" ({raw['table_id']})"
+        table_id = raw.get("table_id")
+        if isinstance(table_id, str):
+            # as written when it prints on one line, else quoted: each problem is one line
+            where += f" ({table_id})" if table_id.isprintable() else f" ({table_id!r})"
         table, found = _table(dict(raw), path)
         problems += [f"{where} {line}" for line in found]
         if table is not None:

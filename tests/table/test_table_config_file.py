@@ -203,6 +203,7 @@ _values = st.recursive(_scalars, _containers, max_leaves=12)
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(["tables", "other"]), _values, max_size=2))
 @example({"tables": [{"game_rules": True}]})  # found by CI: read before its validation
+@example({"tables": [{"table_id": "\n"}]})  # found by CI: an id written on two lines
 def test_any_structure_is_a_configuration_or_a_config_error(data: dict[str, Any]) -> None:
     try:
         tables_from_data(data, Path("/nonexistent/tables.toml"))
