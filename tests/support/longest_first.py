@@ -12,9 +12,9 @@ up to their counts. A unit is a module, or a whole package where a package-scope
 is shared (``tests/browser``: one Chromium per worker), and a unit is split only where a
 slice's count requires it. Order inside a unit is kept. Without xdist nothing moves.
 
-``HEAVY`` is the CPU each unit cost in a measured run (seconds, ``--cpu-durations``); it
-only orders, so a stale figure costs balance, never a result. Refresh it when a module
-grows a long test.
+``HEAVY`` is the time each unit held a worker in a measured run (seconds: the clean-clone
+CI run's ``--durations``, summed by unit); it only orders, so a stale figure costs balance,
+never a result. Refresh it when a module grows a long test.
 """
 
 from __future__ import annotations
@@ -24,37 +24,56 @@ from typing import Any
 import pytest
 
 DIST = "livetable_dist"
-HEAVY: dict[str, float] = {  # -n 0 --cpu-durations, 5 December 2026 (1,503 tests, 780 s;
-    # the CLI, camera and README modules re-measured after their commands forked from the zygote)
-    "tests/hardening/test_hardening_fuzz.py": 34,  # generated once, 6 December
-    "tests/xidach/test_xidach_demo.py": 51,
-    "tests/camera/test_camera_table.py": 50,
-    "tests/camera/test_camera_published.py": 45,
-    "tests/browser": 37,
-    "tests/docs/test_readme_examples.py": 35,
-    "tests/hardening/test_hardening_defects.py": 30,
-    # modules that wait more than they compute (betting windows, timers): their CI wall time,
-    # which is what they hold a worker for
-    "tests/demo/test_demo_run.py": 25,
-    "tests/demo/test_demo_blackjack.py": 23,
-    "tests/demo/test_demo_xidach.py": 16,
-    "tests/camera/test_camera_calibration.py": 20,
-    "tests/crash/test_crash_kill9.py": 18,
-    "tests/blackjack/test_blackjack_exact.py": 15,
-    "tests/camera/test_camera_video.py": 15,
-    "tests/crash/test_crash_blackjack.py": 15,
-    "tests/operations/test_backup_restore.py": 13,
-    "tests/xidach/test_xidach_exact.py": 13,
-    "tests/camera/test_camera_recognize.py": 12,
-    "tests/audit/test_audit_tampering.py": 11,
-    "tests/studio/test_studio_load.py": 11,
-    "tests/rules/test_rules_contract.py": 10,
-    "tests/camera/test_camera_faces.py": 9,
-    "tests/xidach/test_xidach_crash.py": 9,
-    "tests/cli/test_cli_broken_files.py": 8,
-    "tests/table/test_table_api.py": 8,
-    "tests/cli/test_cli_first_run.py": 6,
-    "tests/cli/test_cli_principal.py": 4,
+HEAVY: dict[str, float] = {  # the wall seconds each unit held a worker in a clean-clone CI run
+    # (three workers on two cores, 7 December 2026, the 150 longest tests: waits and CPU alike)
+    "tests/xidach/test_xidach_demo.py": 120,
+    "tests/browser": 118,
+    "tests/camera/test_camera_published.py": 75,
+    "tests/camera/test_camera_table.py": 59,
+    "tests/studio/test_studio_load.py": 57,
+    "tests/docs/test_readme_examples.py": 49,
+    "tests/demo/test_demo_run.py": 47,
+    "tests/camera/test_camera_locate_hand.py": 34,
+    "tests/crash/test_crash_kill9.py": 31,
+    "tests/camera/test_camera_studio_passes.py": 28,
+    "tests/demo/test_demo_blackjack.py": 27,
+    "tests/camera/test_camera_video.py": 26,
+    "tests/hardening/test_hardening_fuzz.py": 25,
+    "tests/camera/test_camera_calibration.py": 25,
+    "tests/demo/test_demo_xidach.py": 21,
+    "tests/crash/test_crash_blackjack.py": 21,
+    "tests/xidach/test_xidach_crash.py": 20,
+    "tests/operations/test_fault_nats_outage.py": 19,
+    "tests/cli/test_cli_first_run.py": 19,
+    "tests/rules/test_rules_contract.py": 16,
+    "tests/hardening/test_hardening_defects.py": 16,
+    "tests/studio/test_studio_takeover.py": 14,
+    "tests/camera/test_camera_heldout_twins.py": 14,
+    "tests/camera/test_camera_faces.py": 12,
+    "tests/xidach/test_xidach_cli.py": 11,
+    "tests/table/test_table_stream_revocation.py": 11,
+    "tests/audit/test_audit_proofs.py": 11,
+    "tests/xidach/test_xidach_exact.py": 10,
+    "tests/operations/test_metrics_live.py": 10,
+    "tests/blackjack/test_blackjack_exact.py": 10,
+    "tests/xidach/test_xidach_ledger.py": 9,
+    "tests/packaging/test_typing.py": 9,
+    "tests/demo/test_demo_human.py": 9,
+    "tests/studio/test_studio_webhook.py": 8,
+    "tests/hardening/test_hardening_matrix.py": 8,
+    "tests/audit/test_audit_canonical_merkle.py": 8,
+    "tests/table/test_table_stream_replay.py": 7,
+    "tests/studio/test_studio_processes.py": 7,
+    "tests/studio/test_studio_nats.py": 7,
+    "tests/packaging/test_install_extras.py": 7,
+    "tests/operations/test_fault_postgres_restart.py": 7,
+    "tests/hardware_sim/test_hardware_sim_table_camera.py": 7,
+    "tests/camera/test_camera_single_ended.py": 7,
+    "tests/audit/test_audit_store.py": 7,
+    "tests/xidach/test_xidach_table.py": 6,
+    "tests/table/test_table_config_file.py": 6,
+    "tests/operations/test_backup_restore.py": 6,
+    "tests/blackjack/test_blackjack_cli.py": 6,
 }
 PACKAGES = ("tests/browser",)
 """Packages whose tests share a package-scoped fixture: kept together, as one unit."""
