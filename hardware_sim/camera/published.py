@@ -25,7 +25,6 @@ from __future__ import annotations
 import fcntl
 import gzip
 import hashlib
-import logging
 import math
 import os
 import re
@@ -43,6 +42,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import structlog
 
 from table_service.rules.cards import RANKS, SUITS
 
@@ -52,7 +52,7 @@ FACE_WIDTH = 500
 RENDER_VERSION = 4  # part of the cache folder's name: a changed renderer renders anew
 """Rendered face width in pixels (the height follows the deck's own proportions)."""
 
-_log = logging.getLogger(__name__)
+log = structlog.get_logger(__name__)
 
 _RANK_NAMES = {"A": "1", "T": "10", "J": "jack", "Q": "queen", "K": "king"}
 _SUIT_NAMES = {"S": "spade", "H": "heart", "D": "diamond", "C": "club"}
@@ -558,7 +558,11 @@ def _deck_lock(folder: Path) -> Iterator[None]:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            _log.info("waiting for another process rendering %s", folder.name)
+            log.info(
+                "published.render_waiting",
+                deck=folder.name,
+                reason="another process is rendering it",
+            )
             fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield

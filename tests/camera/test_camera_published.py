@@ -151,8 +151,8 @@ def test_a_deck_another_process_is_rendering_is_waited_for_not_rendered_again(
         "LIVETABLE_DECK_CACHE": str(cache),
     }
     script = (
-        "import logging\n"
-        "logging.basicConfig(level=logging.INFO)\n"
+        "from table_service.logs import configure_logging\n"
+        "configure_logging('console', 'INFO')\n"
         "from hardware_sim.camera.published import render_deck\n"
         "print(render_deck('svg-standard'))\n"
     )
@@ -167,12 +167,12 @@ def test_a_deck_another_process_is_rendering_is_waited_for_not_rendered_again(
         )
         assert second.stderr is not None
         said: list[str] = []
-        while not any("waiting for another process" in line for line in said):
+        while not any("published.render_waiting" in line for line in said):
             line = second.stderr.readline()  # until it says it waits, or ends having rendered
             if not line:
                 break
             said.append(line)
-        assert any("waiting for another process" in line for line in said), "".join(said)
+        assert any("published.render_waiting" in line for line in said), "".join(said)
         face = np.full((70, 50, 4), 255, np.uint8)
         for code in (r + s for s in SUITS for r in RANKS):
             cv2.imwrite(str(folder / f"{code}.png"), face)
