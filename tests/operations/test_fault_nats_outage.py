@@ -67,35 +67,54 @@ async def _subject_seqs(url: str, stream: str, table_id: str, count: int) -> lis
         await nc.close()
 
 
+def _studio(tmp_path: Path, nats: NatsServer, name: str) -> tuple[ShoeStudio, str]:
+    """A one-table studio publishing to ``nats`` on a stream of its own (``name`` and a
+    random suffix); the stream's name."""
+    stream = f"{name}{uuid.uuid4().hex[:8].upper()}"
+    settings = {"nats_url": nats.url, "nats_stream": stream}
+    return ShoeStudio(tmp_path, "sqlite", ["n-1"], settings=settings), stream
+
+
+def _start_feed(
+    studio: ShoeStudio, nats: NatsServer, stream: str, endpoint: Endpoint, *options: str
+) -> subprocess.Popen[bytes]:
+    """The operator's webhook feed to ``endpoint``, as a studio runs it, with its state
+    file and its log (``feed.log``) in the studio's folder; ``options`` added."""
+    folder = studio.tmp
+    secret = folder / "secret"
+    secret.write_text("s3cret")
+    return subprocess.Popen(
+        [
+            livetable_command(), "operator-feed",
+            "--operator", "ops-operator", "--nats", nats.url, "--stream", stream,
+            "--webhook", endpoint.url, "--secret-file", str(secret),
+            "--state", str(folder / "feed-state.json"), "--max-backoff", "1", *options,
+        ],
+        env={**studio.env, "LIVETABLE_METRICS_ADDRESS": "127.0.0.1:0"},
+        stdout=subprocess.DEVNULL,
+        stderr=(folder / "feed.log").open("wb"),
+    )  # fmt: skip
+
+
+def _open_table(studio: ShoeStudio) -> None:
+    """The player's account credited and the table's shoe ready for rounds."""
+    credit = {"amount": 10**8, "reference": "seed"}
+    studio.ok("operator", "POST", "/accounts/acct-1/credit", json=credit)
+    studio.ready_shoe("n-1")
+
+
 def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
     tmp_path: Path, nats_binary: str
 ) -> None:
     nats = NatsServer(nats_binary, tmp_path / "nats")
     nats.start()
-    stream = f"FAULT{uuid.uuid4().hex[:8].upper()}"
-    studio = ShoeStudio(
-        tmp_path, "sqlite", ["n-1"], settings={"nats_url": nats.url, "nats_stream": stream}
-    )
+    studio, stream = _studio(tmp_path, nats, "FAULT")
     endpoint = Endpoint()
-    secret = tmp_path / "secret"
-    secret.write_text("s3cret")
     feed: subprocess.Popen[bytes] | None = None
     try:
         studio.server.start()
-        feed = subprocess.Popen(
-            [
-                livetable_command(), "operator-feed",
-                "--operator", "ops-operator", "--nats", nats.url, "--stream", stream,
-                "--webhook", endpoint.url, "--secret-file", str(secret),
-                "--state", str(tmp_path / "feed-state.json"), "--max-backoff", "1",
-            ],
-            env={**studio.env, "LIVETABLE_METRICS_ADDRESS": "127.0.0.1:0"},
-            stdout=subprocess.DEVNULL,
-            stderr=(tmp_path / "feed.log").open("wb"),
-        )  # fmt: skip
-        credit = {"amount": 10**8, "reference": "seed"}
-        studio.ok("operator", "POST", "/accounts/acct-1/credit", json=credit)
-        studio.ready_shoe("n-1")
+        feed = _start_feed(studio, nats, stream, endpoint)
+        _open_table(studio)
         _round(studio, "n-1", 1)
         wait_for(
             lambda: len(endpoint.accepted) >= 2, "the feed delivered nothing before the outage"
@@ -159,10 +178,7 @@ def test_an_acknowledgement_nats_lost_is_sent_again_once_it_is_back(
     ten minutes. The next round's messages come as soon as the feed has reconnected."""
     nats = NatsServer(nats_binary, tmp_path / "nats")
     nats.start()
-    stream = f"ACK{uuid.uuid4().hex[:8].upper()}"
-    studio = ShoeStudio(
-        tmp_path, "sqlite", ["n-1"], settings={"nats_url": nats.url, "nats_stream": stream}
-    )
+    studio, stream = _studio(tmp_path, nats, "ACK")
     frozen = threading.Event()
 
     def freeze_on_the_second(seq: int, n: int) -> int:
@@ -173,27 +189,12 @@ def test_an_acknowledgement_nats_lost_is_sent_again_once_it_is_back(
         return 200
 
     endpoint = Endpoint(freeze_on_the_second)
-    secret = tmp_path / "secret"
-    secret.write_text("s3cret")
     log = tmp_path / "feed.log"
     feed: subprocess.Popen[bytes] | None = None
     try:
         studio.server.start()
-        feed = subprocess.Popen(
-            [
-                livetable_command(), "operator-feed",
-                "--operator", "ops-operator", "--nats", nats.url, "--stream", stream,
-                "--webhook", endpoint.url, "--secret-file", str(secret),
-                "--state", str(tmp_path / "feed-state.json"), "--max-backoff", "1",
-                "--ack-wait", "600",
-            ],
-            env={**studio.env, "LIVETABLE_METRICS_ADDRESS": "127.0.0.1:0"},
-            stdout=subprocess.DEVNULL,
-            stderr=log.open("wb"),
-        )  # fmt: skip
-        credit = {"amount": 10**8, "reference": "seed"}
-        studio.ok("operator", "POST", "/accounts/acct-1/credit", json=credit)
-        studio.ready_shoe("n-1")
+        feed = _start_feed(studio, nats, stream, endpoint, "--ack-wait", "600")
+        _open_table(studio)
         _round(studio, "n-1", 1)
         wait_for(frozen.is_set, "the endpoint never saw the round's second message")
         wait_for(
