@@ -446,9 +446,7 @@ def _beside_skin(
     fitted, _a0, _a1, on_edge, tried = kernels.side_fits(
         prof, _SNAP_T, _SNAP_D, SIDE_TOLERANCE, PAIRS
     )
-    skin = skin_pixels(colour)
-    mx, my = map_x[:, _ON_SIDE], map_y[:, _ON_SIDE]
-    on_skin = cv2.remap(skin, mx, my, cv2.INTER_NEAREST, borderMode=cv2.BORDER_REPLICATE)
+    on_skin = _skin_at(colour, map_x[:, _ON_SIDE], map_y[:, _ON_SIDE])
     n_t = len(_SNAP_T)
     covered = on_skin.reshape(4, n_t, -1).any(axis=2).sum(axis=1)
     hidden = ~fitted & (covered >= HIDDEN_SIDE * n_t)
@@ -467,7 +465,7 @@ def _beside_skin(
     support = float(shares[~hidden].min())
     if support < MIN_SUPPORT or not hidden.any() or laid is not None:
         return support, quad
-    placed = _hidden_side(gray, skin, quad, normal, int(np.argmax(hidden)))
+    placed = _hidden_side(gray, colour, quad, normal, int(np.argmax(hidden)))
     return (support, placed) if placed is not None else (0.0, quad)
 
 
@@ -476,21 +474,20 @@ _HIDDEN_T = np.linspace(0.03, 0.97, 48, dtype=np.float32)
 
 
 def _hidden_side(
-    gray: np.ndarray, skin: np.ndarray, quad: np.ndarray, normal: np.ndarray, k: int
+    gray: np.ndarray, colour: np.ndarray, quad: np.ndarray, normal: np.ndarray, k: int
 ) -> np.ndarray | None:
     """``quad`` with side ``k`` (hidden under a hand) on the line through the outermost
     strong steps across it where no skin lies (``None``: fewer than ``HIDDEN_STEPS``
-    steps lie on one line, or they span less than ``HIDDEN_SPAN`` of the side)."""
+    steps lie on one line, or they span less than ``HIDDEN_SPAN`` of the side); ``gray``
+    and ``colour`` the same crop, its skin looked for where it is sampled (see
+    :func:`_skin_at`)."""
     a, b = quad[k], quad[(k + 1) % 4]
     base = a[None, :] + _HIDDEN_T[:, None] * (b - a)[None, :]
     pts = base[:, None, :] + _SNAP_D[None, :, None] * normal[k][None, None, :]
     map_x = np.ascontiguousarray(pts[..., 0], np.float32)
     map_y = np.ascontiguousarray(pts[..., 1], np.float32)
     prof = cv2.remap(gray, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    bare = ~cv2.remap(
-        skin, map_x[:, _ON_SIDE], map_y[:, _ON_SIDE], cv2.INTER_NEAREST,
-        borderMode=cv2.BORDER_REPLICATE,
-    ).any(axis=1)  # fmt: skip
+    bare = ~_skin_at(colour, map_x[:, _ON_SIDE], map_y[:, _ON_SIDE]).any(axis=1)
     steps = np.abs(prof[:, 2:] - prof[:, :-2])
     limit = np.maximum(0.45 * steps.max(axis=1), 8.0)
     strong = steps >= limit[:, None]
@@ -595,7 +592,6 @@ def _snap_beside(colour: np.ndarray, quad: np.ndarray) -> tuple[float, np.ndarra
     q = np.ascontiguousarray(quad - origin, np.float32)
     n_t = len(_HIDDEN_T)
     support = 0.0
-    skin: np.ndarray | None = None
     hidden_last = False
     seen = np.zeros(4, bool)  # (the sides found in some round: a hidden one stays there)
     for turn in range(BESIDE_ROUNDS):
@@ -606,11 +602,7 @@ def _snap_beside(colour: np.ndarray, quad: np.ndarray) -> tuple[float, np.ndarra
             return None
         prof = cv2.remap(gray, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         # Skin is looked for at the samples within a few pixels of each side alone.
-        band = cv2.remap(
-            crop, map_x[:, on_side], map_y[:, on_side], cv2.INTER_NEAREST,
-            borderMode=cv2.BORDER_REPLICATE,
-        )  # fmt: skip
-        on_skin = skin_pixels(band).mean(axis=1) > 0.5
+        on_skin = _skin_at(crop, map_x[:, on_side], map_y[:, on_side]).mean(axis=1) > 0.5
         if turn == 0 and not on_skin.any():
             return None  # (no hand over the card's edge: the snap's answer stands)
         prof = _card_steps(prof, n_t)
@@ -659,9 +651,7 @@ def _snap_beside(colour: np.ndarray, quad: np.ndarray) -> tuple[float, np.ndarra
             laid = None
             ok, normal2, _lengths, _mx, _my = kernels.snap_start(moved, _HIDDEN_T, across)
             if ok:
-                if skin is None:
-                    skin = skin_pixels(crop)
-                laid = _hidden_side(gray, skin, moved, normal2, hidden)
+                laid = _hidden_side(gray, crop, moved, normal2, hidden)
                 if laid is not None:
                     moved = laid
             support = float(shares[good].min())
@@ -764,6 +754,18 @@ def skin_pixels(colour: np.ndarray) -> np.ndarray:
     # same double): a face, a candidate's surroundings, the reduced frame, up to three
     # times a frame.
     return kernels.skin(colour, 100 * SKIN_WARMTH)
+
+
+def _skin_at(colour: np.ndarray, map_x: np.ndarray, map_y: np.ndarray) -> np.ndarray:
+    """:func:`skin_pixels` of ``colour`` sampled at the maps' points (nearest pixel, the border
+    replicated), as ``cv2.remap`` of the whole crop's skin with ``INTER_NEAREST`` gives it.
+
+    A pixel's skin depends on that pixel alone, so the nearest pixels are picked first and
+    only they are looked at: the snap beside a hand samples a few hundred points of a crop
+    of 60,000-120,000 pixels, whose skin was a twentieth of a frame's time (the same
+    samples to the bit: a nearest remap picks the same pixel whatever its channels)."""
+    picked = cv2.remap(colour, map_x, map_y, cv2.INTER_NEAREST, borderMode=cv2.BORDER_REPLICATE)
+    return skin_pixels(picked)
 
 
 def _shrunk(cut: np.ndarray, crop: np.ndarray) -> bool:

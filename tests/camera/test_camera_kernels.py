@@ -41,6 +41,7 @@ from shoe_reader.camera.locate import (
     _card_steps,
     _meet,
     _sides_within,
+    _skin_at,
     _snap,
     percentile,
     side_lengths,
@@ -353,6 +354,44 @@ def test_skin_is_the_old_int16_arithmetic_to_the_bit(seed: int, h: int, w: int) 
             & (2 * up < warm)
         )
         assert np.array_equal(skin_pixels(image), want.view(np.uint8))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    h=st.integers(1, 60),
+    w=st.integers(1, 60),
+    n=st.integers(1, 40),
+    m=st.integers(1, 13),
+)
+def test_skin_at_samples_is_the_whole_crops_skin_remapped_to_the_bit(
+    seed: int, h: int, w: int, n: int, m: int
+) -> None:
+    """The snap beside a hand looks for skin at its samples only (``_skin_at``): the same
+    bits as the whole crop's skin remapped to them, nearest pixel, border replicated, for
+    samples inside and beyond the crop, on pixel centres, half-way between two and either
+    side of half-way, in a strided crop as in a whole one."""
+    rng = np.random.default_rng(seed)
+    r = rng.integers(0, 256, (h, w))
+    b = (r * rng.uniform(0, 1.2, (h, w))).clip(0, 255).astype(int)
+    g = (b + (r - b) * rng.uniform(-0.2, 0.8, (h, w))).clip(0, 255).astype(int)
+    big = np.zeros((h + 4, w + 6, 3), np.uint8)
+    big[2 : h + 2, 3 : w + 3] = np.stack([b, g, r], axis=-1)
+    offsets = np.array([0.0, 0.5, -0.5, 0.49999, 0.50001, 0.25], np.float32)
+    for colour in (big[2 : h + 2, 3 : w + 3], np.ascontiguousarray(big[2 : h + 2, 3 : w + 3])):
+        for whole in (True, False):
+            if whole:
+                mx = rng.integers(-3, w + 3, (n, m)) + rng.choice(offsets, (n, m))
+                my = rng.integers(-3, h + 3, (n, m)) + rng.choice(offsets, (n, m))
+            else:
+                mx = rng.uniform(-20, w + 20, (n, m))
+                my = rng.uniform(-20, h + 20, (n, m))
+            map_x, map_y = mx.astype(np.float32), my.astype(np.float32)
+            want = cv2.remap(
+                skin_pixels(colour), map_x, map_y, cv2.INTER_NEAREST,
+                borderMode=cv2.BORDER_REPLICATE,
+            )  # fmt: skip
+            assert np.array_equal(_skin_at(colour, map_x, map_y), want)
 
 
 @settings(max_examples=300, deadline=None)
