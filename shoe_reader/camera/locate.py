@@ -71,6 +71,10 @@ card's edges and completed to it, as a whole outline is (see :meth:`Locator._cor
 HIDDEN_END = True
 """An outline whose snap is not borne out, with a side under a hand from end to end, has that
 side laid where the card's shape puts it (see :meth:`Locator._hidden_end`)."""
+SNAP_ONCE = True
+"""A quad is snapped once per frame and locator settings (see :meth:`Locator._snapped`): a
+search's sets of outlines share contours and reshape them to the same quads. Off, each is
+snapped again, to the same result (the tests compare the two)."""
 SKEW = 14.0
 """Degrees between opposite sides of an outline from which one of them is not the card's.
 Measured on the drawn cards of the development decks' studio passes (4,000 pairs): median
@@ -165,6 +169,9 @@ class _Work:
     contours: dict[str, list[np.ndarray]] = field(default_factory=dict)
     difference: tuple[np.ndarray, float] | None = None
     skin: np.ndarray | None = None
+    snaps: dict[tuple[tuple[float, ...], bytes], _Found | None] = field(default_factory=dict)
+    """Each full-scale quad snapped in this frame (see :meth:`Locator._snapped`), by the
+    settings of the locator that snapped it and the quad's bytes."""
 
 
 _NEXT = np.array([1, 2, 3, 0])
@@ -1153,15 +1160,15 @@ class Locator:
             work.contours[name] = listed = contours()
         for contour in listed:
             if cut:
-                found += self._cornered(work.image, contour)
+                found += self._cornered(work, contour)
                 continue
             quad = self._card_quad(contour, cut_bulge)
             if isinstance(quad, str):
                 why = quad
                 if not cut_bulge and quad.startswith(_ASPECT):
-                    found += self._reshaped(work.image, contour)
+                    found += self._reshaped(work, contour)
                 continue
-            snapped = self._snapped(work.image, quad)
+            snapped = self._snapped(work, quad)
             if snapped is None:
                 why = "outline not borne out by the card's edges"
                 continue
@@ -1229,11 +1236,22 @@ class Locator:
             out.append(c.reshape(-1, 2))
         return out
 
-    def _snapped(self, image: np.ndarray, quad: np.ndarray) -> _Found | None:
-        """``quad`` (small-scale) snapped onto the card's edges in ``image`` (full-size):
-        its support, its area and the full-scale quad; ``None`` if edges do not bear it out."""
+    def _snapped(self, work: _Work, quad: np.ndarray) -> _Found | None:
+        """``quad`` (small-scale) snapped onto the card's edges in ``work``'s image (full-size):
+        its support, its area and the full-scale quad; ``None`` if edges do not bear it out.
+
+        Snapped once per frame and quad (see ``_Work.snaps``): the sets of outlines a search
+        tries (the paper's, the silhouette's, those a hand cuts) share contours, and a
+        contour of the wrong shape is reshaped to the same quads in each; snapping them
+        again was a tenth of a searched frame."""
         s = self.scale
-        return self._snapped_full(image, ((quad + 0.5) / s - 0.5).astype(np.float32))
+        full = ((quad + 0.5) / s - 0.5).astype(np.float32)
+        if not SNAP_ONCE:
+            return self._snapped_full(work.image, full)
+        key = (self._settings, full.tobytes())
+        if key not in work.snaps:
+            work.snaps[key] = self._snapped_full(work.image, full)
+        return work.snaps[key]
 
     def _snapped_full(
         self, image: np.ndarray, full: np.ndarray, square: bool = True
@@ -1392,7 +1410,7 @@ class Locator:
             return why or quad
         return _refine(quad, contour.reshape(-1, 2).astype(np.float32), self.grow)
 
-    def _reshaped(self, image: np.ndarray, contour: np.ndarray) -> list[_Found]:
+    def _reshaped(self, work: _Work, contour: np.ndarray) -> list[_Found]:
         """Outlines of the wrong shape that are a card's all the same, borne out by its edges.
 
         A small card under a strong perspective: the paper found lies a pixel
@@ -1405,19 +1423,19 @@ class Locator:
         hull = cv2.convexHull(contour.reshape(-1, 1, 2).astype(np.int32))
         rough = _order(cv2.boxPoints(cv2.minAreaRect(hull)).astype(np.float32))
         s = self.scale
-        snapped = self._snapped(image, rough)
+        snapped = self._snapped(work, rough)
         if snapped is not None:
             if self._shaped(snapped[2], RESHAPED):
                 return [snapped]
             rough = _order((snapped[2] + 0.5) * s - 0.5)
         out = []
         for q in self._completed(rough):
-            again = self._snapped(image, q)
+            again = self._snapped(work, q)
             if again is not None and self._shaped(again[2], RESHAPED):
                 out.append(again)
         return out
 
-    def _cornered(self, image: np.ndarray, contour: np.ndarray) -> list[_Found]:
+    def _cornered(self, work: _Work, contour: np.ndarray) -> list[_Found]:
         """The outline round a card's paper that a hand cuts a corner out of, borne out by
         the card's edges (see :meth:`find`).
 
@@ -1429,9 +1447,9 @@ class Locator:
         quad = self._card_quad(contour, fill=1.0 - COMPLETE)
         if isinstance(quad, str):
             if RESHAPE_CUT and quad.startswith(_ASPECT):
-                return self._reshaped(image, contour)
+                return self._reshaped(work, contour)
             return []
-        found = self._snapped(image, quad)
+        found = self._snapped(work, quad)
         if found is None or not self._shaped(found[2], RESHAPED):
             return []
         return [found]

@@ -177,3 +177,38 @@ def test_a_court_card_under_a_hand_over_its_corner_is_read(
     monkeypatch.setattr(locate, "RESHAPE_CUT", False)  # nor cut paper completed to it)
     (event,) = vote(Recognizer(cal), frames)
     assert isinstance(event, UnreadableCard) and event.cause == "covered", event
+
+
+def test_a_quad_snapped_once_a_frame_gives_the_outlines_snapped_each_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The searches of frames with a hand over the card (guyenne-classic's jack of clubs, a
+    finger right across it; paris's king of diamonds, a hand over its corner), each quad
+    snapped once a frame (``SNAP_ONCE``) and snapped each time it is tried: the same outlines
+    chosen, the same others in the same order, to the bit; and fewer snaps."""
+    snaps = 0
+    snapped_full = Locator._snapped_full
+
+    def counted(self: Locator, image: np.ndarray, full: np.ndarray, square: bool = True) -> object:
+        nonlocal snaps
+        snaps += 1
+        return snapped_full(self, image, full, square)
+
+    monkeypatch.setattr(Locator, "_snapped_full", counted)
+    frames = [(f, 0.642) for f, _q in _drawn("guyenne-classic", 78)[1]]
+    frames += [(f, 0.643) for f, _q in pass_frames("paris", 12, *PARIS_12)]
+    counts = []
+    for frame, aspect in frames:
+        found = []
+        for once in (True, False):
+            monkeypatch.setattr(locate, "SNAP_ONCE", once)
+            snaps = 0
+            first, again, thorough = located(frame, aspect)
+            outlines = thorough.outlines(again)
+            found.append((first.quad, again.quad, outlines, snaps))
+        (q1, a1, o1, n1), (q2, a2, o2, n2) = found
+        for one, two in ((q1, q2), (a1, a2)):
+            assert (one is None and two is None) or np.array_equal(one, two)
+        assert len(o1) == len(o2) and all(np.array_equal(a, b) for a, b in zip(o1, o2, strict=True))
+        counts.append((n1, n2))
+    assert all(n1 <= n2 for n1, n2 in counts) and any(n1 < n2 for n1, n2 in counts), counts
