@@ -31,15 +31,19 @@ from shoe_reader.camera.locate import (
     _NEXT,
     _OPPOSITE,
     _PREV,
+    _RIM_STEP,
+    _RIM_T,
     _SNAP_D,
     _SNAP_T,
     INK,
     ONE_WAY,
+    OUTLINE_STEP,
     RIM,
     SIDE_TOLERANCE,
     SKIN_WARMTH,
     _card_steps,
     _meet,
+    _rim_edges,
     _sides_within,
     _skin_at,
     _snap,
@@ -47,6 +51,7 @@ from shoe_reader.camera.locate import (
     side_lengths,
     skin_pixels,
 )
+from shoe_reader.camera.recognize import _percentile
 
 N_T, N_D = len(_SNAP_T), len(_SNAP_D)
 _FLIP = np.array([1.0, -1.0], np.float32)  # (u_y, -u_x) from a side's direction
@@ -760,3 +765,77 @@ def test_label_boxes_are_opencvs_component_statistics(
     assert np.array_equal(kernels.label_boxes(labels, n)[1:], stats[1:, :4])
     if (image == 0).any():
         assert np.array_equal(kernels.label_boxes(labels, n)[0], stats[0, :4])
+
+
+def _old_rim_edges(p: np.ndarray, reach: float) -> tuple[float | None, float | None]:
+    """``locate._rim_edges`` as it was, on plain-Python lists."""
+    v = p.tolist()
+    start = float(_RIM_T[0])
+    centre = len(v) // 2
+    steps = round(reach / _RIM_STEP)
+    paper = _median(v[: max(centre - steps - 2, 2)])
+    lo = max(centre - steps, 2)
+    window = v[lo : centre + steps]
+    darkest = lo + window.index(min(window))
+    ink = v[darkest]
+    if paper - ink < OUTLINE_STEP * paper:
+        return None, None
+    run = v[lo - 2 : darkest + 1]
+    fall = [b - a for a, b in itertools.pairwise(run)]
+    inner = start + (lo - 2 + fall.index(min(fall)) + 0.5) * _RIM_STEP
+    beyond = v[darkest : darkest + steps + 4]
+    if len(beyond) < 4 or max(beyond) - ink < OUTLINE_STEP * paper:
+        return inner, None
+    rise = [b - a for a, b in itertools.pairwise(beyond)]
+    return inner, start + (darkest + rise.index(max(rise)) + 0.5) * _RIM_STEP
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    reach=st.floats(1.0, 12.0),
+    levels=st.sampled_from([256, 9, 3]),
+    band=st.booleans(),
+    table=st.floats(0.0, 1.5),
+)
+def test_rim_edges_are_the_old_lists_to_the_bit(
+    seed: int, reach: float, levels: int, band: bool, table: float
+) -> None:
+    """A side's profile across a printed outline (paper, a dark band of ink, a table darker or
+    brighter than the ink beyond it) or none, with few grey levels (ties for the least and
+    the greatest step), at reaches from inside the samples to past their ends."""
+    rng = np.random.default_rng(seed)
+    n = len(_RIM_T)
+    paper = rng.uniform(60, 250)
+    p = np.full(n, paper)
+    if band:
+        at = int(rng.integers(n // 2 - 8, n // 2 + 8))
+        width = int(rng.integers(1, 10))
+        p[at : at + width] = paper * rng.uniform(0.0, 0.8)
+        p[at + width :] = paper * table
+    p = p + rng.normal(0, rng.uniform(0, 20), n)
+    p = np.round(p.clip(0, 255) * (levels - 1) / 255) * 255 / (levels - 1)
+    profile = p.astype(np.float32)
+    assert _rim_edges(profile, reach) == _old_rim_edges(profile, reach)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    h=st.integers(1, 60),
+    w=st.integers(1, 60),
+    levels=st.sampled_from([256, 5, 1]),
+    q=st.sampled_from([0.0, 50.0, 90.0, 99.9, 100.0]),
+)
+def test_byte_percentile_is_the_old_counts_and_searches_to_the_bit(
+    seed: int, h: int, w: int, levels: int, q: float
+) -> None:
+    """The face's bright level (``recognize._percentile``) against the counts, their running
+    sum and the two searches it was, with few levels (many pixels of each) and one."""
+    rng = np.random.default_rng(seed)
+    grey = (rng.integers(0, levels, (h, w)) * (255 // max(levels - 1, 1))).astype(np.uint8)
+    cum = np.cumsum(np.bincount(grey.ravel(), minlength=256))
+    at = q / 100 * (grey.size - 1)
+    lo = int(at)
+    a, b = (float(np.searchsorted(cum, k, side="right")) for k in (lo, lo + 1))
+    assert _percentile(grey, q) == a + (b - a) * (at - lo)
