@@ -675,12 +675,15 @@ def _snap_beside(colour: np.ndarray, quad: np.ndarray) -> tuple[float, np.ndarra
     return support, q + origin
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=64)
 def _border_fit(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
     """The plane fit's design over a region's border, and its pseudo-inverse (per region size).
 
     The region is the same size on every frame: solving the least squares
-    once per size leaves a matrix product per frame.
+    once per size leaves a matrix product per frame. A followed card's window has a size of
+    its own (see ``recognize.TRACK_SIZE``): a pass's sizes and the next passes' are kept,
+    as many as the reader keeps windows' locators (eight were solved again 30 times in
+    320 frames, each a pseudo-inverse).
     """
     xs = np.concatenate([np.arange(w), np.arange(w), np.zeros(h), np.full(h, w - 1)])
     ys = np.concatenate([np.zeros(w), np.full(w, h - 1), np.arange(h), np.arange(h)])
