@@ -249,6 +249,26 @@ class Calibration:
         return cache[key]
 
     @cached_property
+    def _pair_likeness(self) -> dict[tuple[str, str], float]:
+        return {}
+
+    def pair_likeness(self, a: str, b: str) -> float | None:
+        """How alike the calibration's corners of ``a`` and ``b`` are where their pair part
+        looks (see :meth:`pair_part`): the cosine of the most alike sample of each, worked out
+        once per pair (a frame's corner asks it of each contender it is told from: the same
+        comparisons of the samples' labels every frame were a fiftieth of a followed card's
+        read); ``None`` where the two have no pair part."""
+        part = self.pair_part(a, b)
+        if part is None or part.pairs is None:
+            return None
+        cache = self._pair_likeness
+        found = cache.get((a, b))
+        if found is None:
+            ia, ib = part.labels == a, part.labels == b
+            found = cache[a, b] = float(part.pairs[np.ix_(ia, ib)].max())
+        return found
+
+    @cached_property
     def _pair_smears(self) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
         return {}
 

@@ -51,7 +51,8 @@ def face_features(card: np.ndarray) -> np.ndarray:
 def as_vector(maps: np.ndarray) -> np.ndarray:
     """The compared part of one face's (or a stack of faces') features, unit length."""
     inner = maps[..., MARGIN:-MARGIN, MARGIN:-MARGIN, :]
-    flat = inner.reshape(*maps.shape[:-3], -1).astype(np.float32)
+    # (the reshape of the inner part copies it already; float32 maps are not copied again)
+    flat = inner.reshape(*maps.shape[:-3], -1).astype(np.float32, copy=False)
     unit: np.ndarray = flat / np.maximum(np.linalg.norm(flat, axis=-1, keepdims=True), 1e-6)
     return unit
 

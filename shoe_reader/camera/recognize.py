@@ -387,7 +387,9 @@ def _pair_separation(cal: Calibration, windows: Iterable[np.ndarray], a: str, b:
     if part is None:
         return 0.0
     ia, ib = part.labels == a, part.labels == b
-    gap = max(1.0 - _corner_likeness(part, a, b), 1e-6)
+    likeness = cal.pair_likeness(a, b)
+    assert likeness is not None  # (a pair part learns its samples' pairs)
+    gap = max(1.0 - likeness, 1e-6)
     said, best_fit, against = 0.0, -1.0, np.inf
     smeared = cal.pair_smeared(a, b)
     for fmap in windows:
@@ -429,12 +431,6 @@ def _twin_print(cal: Calibration, a: str, b: str) -> TwinPrint | None:
     if a[0] != b[0] or a[0] not in TWIN_RANKS or TWINS.get(a[1]) != b[1]:
         return None
     return cal.twin_print(a, b)
-
-
-def _corner_likeness(part: Part, a: str, b: str) -> float:
-    """How alike the calibration's corners of ``a`` and ``b`` are where the pair part looks."""
-    ia, ib = part.labels == a, part.labels == b
-    return float(pair_similarities(part)[np.ix_(ia, ib)].max())
 
 
 class _Windows:
@@ -1261,8 +1257,8 @@ def _ink_colour(maps: np.ndarray) -> np.ndarray:
 def _told_apart_by_index(cal: Calibration, a: str, b: str) -> bool:
     """Whether the corner indices of faces ``a`` and ``b`` differ (the same photograph twice
     does not: its two copies' corners are alike wherever they are compared)."""
-    part = cal.pair_part(a, b)
-    return part is not None and _corner_likeness(part, a, b) < INDEX_APART
+    likeness = cal.pair_likeness(a, b)
+    return likeness is not None and likeness < INDEX_APART
 
 
 def check_deck(cal: Calibration) -> dict[str, str]:

@@ -128,3 +128,16 @@ def test_the_twin_prints_survive_a_round_trip_and_an_older_file_has_none(
     before = Calibration.load(older)
     assert before.inks is None
     assert before.twin_print("AC", "AS") is None
+
+
+def test_a_pairs_likeness_is_its_samples_most_alike_and_kept(cal: Calibration) -> None:
+    """What the pair separation divides by (``Calibration.pair_likeness``), kept once per
+    pair: the most alike samples of the two cards where their pair part looks, the same
+    float asked again and either way round."""
+    for a, b in (("5S", "5C"), ("8H", "9H"), ("KS", "KC"), ("2D", "3D")):
+        part = cal.pair_part(a, b)
+        assert part is not None and part.pairs is not None
+        want = float(part.pairs[np.ix_(part.labels == a, part.labels == b)].max())
+        assert cal.pair_likeness(a, b) == want
+        assert cal.pair_likeness(a, b) == want  # (kept)
+        assert cal.pair_likeness(b, a) == want  # (the samples' pairs are symmetric)
