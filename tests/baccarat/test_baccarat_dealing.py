@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from baccarat_helpers import value_card
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,6 +20,7 @@ from table_service.rules.baccarat import (
     split_round,
 )
 from table_service.rules.cards import Card, parse_card, parse_cards
+from tests.baccarat.baccarat_helpers import value_card
 
 # The drawing table of rules/baccarat.md, written out independently of the code.
 BANKER_DRAWS_WHEN_PLAYER_THIRD_IS = {

@@ -5,7 +5,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from baccarat_helpers import deal, find_round
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -26,6 +25,7 @@ from table_service.rules.baccarat import (
     validate_bet,
 )
 from table_service.rules.cards import Card
+from tests.baccarat.baccarat_helpers import deal, find_round
 
 PT = load_paytable()
 

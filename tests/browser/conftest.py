@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,10 +27,7 @@ from table_service.config import Settings
 from table_service.principals import add_principal
 from table_service.runtime import Runtime
 from table_service.table.config import ShoeConfig, TableConfig
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from browser_helpers import DEFAULT_DECK, Studio, _Server, free_socket, wait_for
+from tests.browser.browser_helpers import DEFAULT_DECK, Studio, _Server, free_socket, wait_for
 
 CHROMIUM = os.environ.get("LIVETABLE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

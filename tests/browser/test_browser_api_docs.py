@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
 
-from browser_helpers import Studio
+from tests.browser.browser_helpers import Studio
 
 
 def test_swagger_ui_renders_offline(browser: Any, make_studio: Callable[..., Studio]) -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from browser_helpers import sign_in, wait_for
 from playwright.sync_api import expect
+
+from tests.browser.browser_helpers import sign_in, wait_for
 
 # seat 1: 8S, dealer: 9D, seat 1: 7C (15: a decision), then the dealer's 8H (17: stands)
 BLACKJACK = ["8S", "9D", "7C", "8H"] + ["2C", "3D", "4H", "5S", "6C", "7D", "9S", "TD"] * 4

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser_helpers import sign_in, wait_for
 from playwright.sync_api import expect
+
+from tests.browser.browser_helpers import sign_in, wait_for
 
 TRANSPARENT = "rgba(0, 0, 0, 0)"
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser_helpers import sign_in
 from playwright.sync_api import expect
+
+from tests.browser.browser_helpers import sign_in
 
 ENGLISH = ("Open betting", "Close betting", "Report incident", "Player", "Banker", "Sign out")
 

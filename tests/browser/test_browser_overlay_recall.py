@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from browser_helpers import sign_in
 from playwright.sync_api import expect
+
+from tests.browser.browser_helpers import sign_in
 
 
 def test_overlay_shows_the_result_and_the_big_road(make_studio: Any, browser: Any) -> None:

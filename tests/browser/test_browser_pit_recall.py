@@ -13,8 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from browser_helpers import sign_in, wait_for
 from playwright.sync_api import expect
+
+from tests.browser.browser_helpers import sign_in, wait_for
 
 # seat 1 TS QH (20), seat 2 AH KC (blackjack), seat 3 5C 9S (14, hits 8D: bust); the
 # dealer 9D 8C: 17.

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser_helpers import sign_in, wait_for
 from playwright.sync_api import expect
+
+from tests.browser.browser_helpers import sign_in, wait_for
 
 
 def test_missed_scan_resolved_by_picking_the_card(make_studio: Any, browser: Any) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from consoles_rig import Rig
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
@@ -16,6 +15,7 @@ from table_service.rules.baccarat import default_paytable
 from table_service.rules.baccarat.settle_command import settle_request
 from table_service.rules.games import find_game
 from table_service.table.config import TableConfig
+from tests.consoles.consoles_rig import Rig
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 import pytest
-from consoles_rig import Rig
 from fastapi.testclient import TestClient
 
 from table_service.app import build_app
@@ -19,6 +18,7 @@ from table_service.consoles import money
 from table_service.principals import add_principal
 from table_service.table.config import TableConfig
 from table_service.table.state import OpenBet
+from tests.consoles.consoles_rig import Rig
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from collections import Counter
 from pathlib import Path
 
 from sqlalchemy import select
-from test_demo_run import _audit_verify, _check_ledger, _console, _options, _runtime, clean_env
 
 from audit.store import EventStore
 from table_service.demo.run import run_demo
@@ -20,6 +19,14 @@ from table_service.models import BetRow, IncidentRow, RoundRow
 from table_service.rules.games import find_game
 from table_service.table.config import TableConfig
 from table_service.table.recall import round_record
+from tests.demo.test_demo_run import (
+    _audit_verify,
+    _check_ledger,
+    _console,
+    _options,
+    _runtime,
+    clean_env,
+)
 
 __all__ = ["clean_env"]
 ROUNDS = 8

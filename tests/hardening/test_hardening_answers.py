@@ -19,8 +19,6 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from hardening_helpers import AuditedClient
-from test_hardening_matrix import STUDIO_ONLY, _routes
 
 from table_service.app import build_app
 from table_service.principals import add_principal
@@ -39,6 +37,8 @@ from table_service.table.view import (
     Viewer,
     model_view,
 )
+from tests.hardening.hardening_helpers import AuditedClient
+from tests.hardening.test_hardening_matrix import STUDIO_ONLY, _routes
 
 T = "bac-1"
 WHO = {

@@ -370,9 +370,10 @@ def test_7_every_route_documents_its_errors_and_schemas(api: Api) -> None:
 def test_7_websocket_refusals_reach_the_client_as_close_codes(make_runtime) -> None:  # type: ignore[no-untyped-def]
     """Over real HTTP: a refusal is an accepted socket closed with the code, not an HTTP
     403 at the handshake that hides why."""
-    from hardening_helpers import principals, serve
     from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
+
+    from tests.hardening.hardening_helpers import principals, serve
 
     runtime = make_runtime()
     tokens = principals(runtime, ["bac-2"])
@@ -438,7 +439,7 @@ def test_8_bodies_over_a_megabyte_are_413_and_nul_is_refused(api: Api) -> None:
 def test_8_limits_hold_over_real_http(make_runtime) -> None:  # type: ignore[no-untyped-def]
     """The same limits through uvicorn: a 413 for a large body, and the server answers
     the next request on a new connection."""
-    from hardening_helpers import principals, serve
+    from tests.hardening.hardening_helpers import principals, serve
 
     runtime = make_runtime()
     tokens = principals(runtime, ["bac-1"])

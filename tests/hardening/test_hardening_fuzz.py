@@ -27,7 +27,6 @@ from pathlib import Path
 import pytest
 import requests
 import schemathesis
-from hardening_helpers import principals, serve
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
@@ -39,6 +38,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from table_service.table.config import TableConfig
+from tests.hardening.hardening_helpers import principals, serve
 
 CHECKS = [
     not_a_server_error,

@@ -31,7 +31,6 @@ from typing import Any
 import pytest
 from fastapi.routing import APIWebSocketRoute
 from fastapi.testclient import TestClient
-from hardening_helpers import AuditedClient
 from starlette.websockets import WebSocketDisconnect
 
 from table_service.app import build_app
@@ -40,6 +39,7 @@ from table_service.table import commands as c
 from table_service.table import policy
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
+from tests.hardening.hardening_helpers import AuditedClient
 from tests.table.test_table_api import Clock
 
 T, T2 = "xd-1", "bac-2"

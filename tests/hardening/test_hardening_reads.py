@@ -23,10 +23,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import test_hardening_who_may_act as acting
-from test_hardening_who_may_act import CARDS, Api, T
 
 from table_service.table.view import UndeclaredField
+from tests.hardening import test_hardening_who_may_act as acting
+from tests.hardening.test_hardening_who_may_act import CARDS, Api, T
 
 api = acting.api  # the same fixture: operators A and B, a dealer, a supervisor
 

@@ -20,13 +20,13 @@ import httpx
 import pytest
 import websockets
 from fastapi.testclient import TestClient
-from hardening_helpers import AuditedClient, serve
 
 from table_service.app import build_app
 from table_service.logs import configure_logging
 from table_service.principals import add_principal, revoke_principal
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
+from tests.hardening.hardening_helpers import AuditedClient, serve
 from tests.table.test_table_api import Clock
 
 BJ = "bj-1"

@@ -16,7 +16,6 @@ from urllib.parse import quote
 
 import pytest
 from fastapi.testclient import TestClient
-from hardening_helpers import AuditedClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +24,7 @@ from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
+from tests.hardening.hardening_helpers import AuditedClient
 
 T = "bac-1"
 ROLES = ("operator", "dealer", "supervisor", "admin")

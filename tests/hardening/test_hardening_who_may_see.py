@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import test_hardening_who_may_act as acting
-from test_hardening_who_may_act import CARDS, Api, T, _dealt_round
+from tests.hardening import test_hardening_who_may_act as acting
+from tests.hardening.test_hardening_who_may_act import CARDS, Api, T, _dealt_round
 
 api = acting.api  # the same fixture: operators A and B, a dealer, a supervisor
 

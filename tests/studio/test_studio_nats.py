@@ -14,7 +14,6 @@ from typing import Any
 
 import nats
 import pytest
-from nats_helpers import NatsServer
 
 from audit.store import EventStore
 from table_service.studio.operator_feed import FeedState, run_feed
@@ -23,6 +22,7 @@ from table_service.table.config import TableConfig
 from table_service.table.nats_stream import JetStreamPublisher, subject_token
 from table_service.table.service import TableService
 from table_service.table.wallet import Transfer, transfer
+from tests.studio.nats_helpers import NatsServer
 from tests.support.crash_harness import livetable_command
 
 pytestmark = pytest.mark.timeout(300)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from studio_helpers import ROUND_CARDS, SHOE_CARDS, StudioClient, table_file
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from tests.studio.studio_helpers import ROUND_CARDS, SHOE_CARDS, StudioClient, table_file
 from tests.support.crash_harness import Server, check_money, open_runtime, principals, server_env
 
 pytestmark = pytest.mark.timeout(600)

@@ -21,7 +21,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from nats_helpers import NatsServer, _free_port
 
 from audit.store import EventStore
 from table_service.studio.webhook import judge, signature, verify_signature
@@ -30,6 +29,7 @@ from table_service.table.config import TableConfig
 from table_service.table.nats_stream import JetStreamPublisher
 from table_service.table.service import TableService
 from table_service.table.wallet import Transfer, transfer
+from tests.studio.nats_helpers import NatsServer, _free_port
 from tests.support.crash_harness import livetable_command
 
 pytestmark = pytest.mark.timeout(300)

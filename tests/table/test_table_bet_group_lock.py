@@ -11,13 +11,19 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
-from test_table_bet_groups import balance, bets, ledger_matches_balances, stored, together
-from test_table_bet_groups import table as table
 
 from audit.store import ADVISORY_LOCK_SQL, NewEvent
 from audit.verify import verify_database
 from table_service.table.service import Outcome, TableService
 from table_service.table.wallet import Transfer, transfer
+from tests.table.test_table_bet_groups import (
+    balance,
+    bets,
+    ledger_matches_balances,
+    stored,
+    together,
+)
+from tests.table.test_table_bet_groups import table as table
 
 pytestmark = pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 

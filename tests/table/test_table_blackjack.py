@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from table_helpers import Harness
 
 from table_service.rules.games import find_game
 from table_service.table import commands as c
@@ -19,6 +18,7 @@ from table_service.table.errors import (
     WrongPhase,
 )
 from table_service.table.state import settle_input_of
+from tests.table.table_helpers import Harness
 
 
 class Table(Harness):

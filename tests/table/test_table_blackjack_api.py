@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from test_table_api import ROLES, Clock, _ledger_ok
 
 from table_service.app import build_app
 from table_service.principals import add_principal
@@ -16,6 +15,7 @@ from table_service.rules.games import find_game
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from tests.support.api_client import ApiClient
+from tests.table.test_table_api import ROLES, Clock, _ledger_ok
 
 T = "bj-1"
 CONFIG = TableConfig(

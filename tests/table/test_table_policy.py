@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from table_helpers import Harness
-
 from table_service.principals import Identity, Internal, Role
 from table_service.table import commands as c
 from table_service.table import policy
 from table_service.table.config import TableConfig
+from tests.table.table_helpers import Harness
 
 A = Identity("a", Role.OPERATOR, None)
 B = Identity("b", Role.OPERATOR, None)

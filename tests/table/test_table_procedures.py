@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from table_helpers import Harness
 
 from shoe_reader.events import UnreadableCard
 from table_service.table import commands as c
@@ -20,6 +19,7 @@ from table_service.table.errors import (
     WrongPhase,
 )
 from table_service.table.reader_pump import reader_command
+from tests.table.table_helpers import Harness
 
 
 def test_burn_procedure_counts_the_indicator_value() -> None:

@@ -7,7 +7,6 @@ from collections import Counter
 
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from table_helpers import Harness
 
 from audit.chain import utc_timestamp
 from table_service.errors import Refused
@@ -15,6 +14,7 @@ from table_service.rules.baccarat import BET_TYPES
 from table_service.rules.cards import standard_deck
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
+from tests.table.table_helpers import Harness
 
 # "step" is what a good dealer does next; the rest are the disruptions of the rules document.
 ACTIONS = st.sampled_from(

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from table_helpers import Harness
-
 from shoe_reader.events import ReaderEvent
 from shoe_reader.framed_session import FramedSession
 from shoe_reader.framing import encode_frame
 from shoe_reader.session import Stamp
 from table_service.table import commands as c
 from table_service.table.reader_pump import reader_command
+from tests.table.table_helpers import Harness
 
 HLO = encode_frame(0, "HLO", "M;1;S")
 

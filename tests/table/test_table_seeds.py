@@ -13,7 +13,6 @@ from typing import Any
 from unittest.mock import ANY
 
 import pytest
-from table_helpers import Harness
 
 from table_service.regulator.records import fold_records
 from table_service.regulator.replay import ReplayError, ReplayTotals, fold_rounds, replay_round
@@ -23,6 +22,7 @@ from table_service.table.config import TableConfig
 from table_service.table.errors import BadResolution, NoShoe, RulesRefused, TablePaused
 from table_service.table.incidents import dealer_may_report
 from table_service.table.reader_pump import disagreement_command
+from tests.table.table_helpers import Harness
 
 
 @dataclass(frozen=True)
