@@ -13,9 +13,13 @@ import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from table_service.runtime import Runtime
 
 # Every field that leaves the service declares who may see it: in the suite (and in the
 # servers it starts) an undeclared one is an error, not a field silently left out.
@@ -208,7 +212,9 @@ def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def make_runtime(tmp_path: Path, db_url: str, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+def make_runtime(
+    tmp_path: Path, db_url: str, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., Runtime]]:
     """Build migrated Runtimes on the test's database (all closed at teardown)."""
     from table_service.config import Settings
     from table_service.runtime import Runtime
@@ -223,6 +229,7 @@ def make_runtime(tmp_path: Path, db_url: str, request: pytest.FixtureRequest):  
             target = Path(url.removeprefix("sqlite:///"))
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(request.getfixturevalue("migrated_sqlite"), target)
+        # The overrides are whatever fields a test names: pydantic checks them at run time.
         runtime = Runtime.from_settings(Settings(**values), upgrade=True)  # type: ignore[arg-type]
         made.append(runtime)
         return runtime
@@ -233,5 +240,5 @@ def make_runtime(tmp_path: Path, db_url: str, request: pytest.FixtureRequest):  
 
 
 @pytest.fixture
-def runtime(make_runtime):  # type: ignore[no-untyped-def]
+def runtime(make_runtime: Callable[..., Runtime]) -> Runtime:
     return make_runtime()

@@ -12,9 +12,11 @@ import pytest
 from table_service.rules.cards import parse_cards
 from table_service.rules.xidach.actions import Deal
 from table_service.rules.xidach.engine import apply, new_round
+from table_service.rules.xidach.policy import HouseStep, house_step
 from table_service.rules.xidach.profile import Profile, load_profile, profile_from_dict
 from table_service.rules.xidach.replay import handle_line
-from table_service.rules.xidach.state import RoundState, SeatBet, TableLimits
+from table_service.rules.xidach.state import Hand, HandResult, RoundState, SeatBet, TableLimits
+from table_service.rules.xidach.timers import Clock, clock
 
 PROFILES_DIR = Path(__file__).parents[2] / "table_service/rules/xidach/profiles"
 # A seated banker for profile variants: the banker's own rules (stand at 15, checks) are
@@ -97,3 +99,23 @@ def dealt() -> Callable[..., RoundState]:
         return state
 
     return _dealt
+
+
+def running_clock(state: RoundState) -> Clock:
+    """The timer that runs now: a test that reads it expects one (a decision is awaited)."""
+    running = clock(state)
+    assert running is not None, "no timer runs: a card is owed or the round is over"
+    return running
+
+
+def house_move(state: RoundState) -> HouseStep:
+    """The house banker's next move: a test that reads it expects one."""
+    step = house_step(state)
+    assert step is not None, "the house banker has no move now"
+    return step
+
+
+def result_of(hand: Hand) -> HandResult:
+    """A settled hand's result: a test that reads it expects the hand settled."""
+    assert hand.result is not None, "the hand has no result yet"
+    return hand.result

@@ -4,7 +4,7 @@ public stream's privacy, and a restart mid-round."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.rules.games import find_game
+from table_service.runtime import Runtime
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from tests.support.api_client import ApiClient
@@ -31,11 +32,14 @@ CARDS = ("TS", "9D", "TC", "7H", "8S", "7D")  # counter-clockwise: seat 2, seat 
 
 
 class Client(ApiClient):
-    def act(self, actor: str, action: str, account: str, status: int = 200, **kw: Any) -> dict:
+    def act(
+        self, actor: str, action: str, account: str, status: int = 200, **kw: Any
+    ) -> dict[str, Any]:
         body = {"actor": actor, "action": action, "account": account, **kw}
         # the house banker's published move is confirmed by the dealer, never an operator
         role = "dealer" if actor == "banker" else "operator"
-        return self.post(f"/tables/{T}/actions", role, body, status)
+        answer: dict[str, Any] = self.post(f"/tables/{T}/actions", role, body, status)
+        return answer
 
 
 def _tokens(runtime: Any) -> dict[str, str]:
@@ -57,11 +61,12 @@ def _start(t: Client) -> str:
     results = t.post(f"/tables/{T}/bets", "operator", {"bets": bets})["results"]
     assert [r["status"] for r in results] == ["placed", "placed"]
     t.post(f"/tables/{T}/betting/close", "dealer")
-    return opened["round_id"]
+    round_id: str = opened["round_id"]
+    return round_id
 
 
 @pytest.fixture
-def xd(make_runtime) -> Iterator[Client]:  # type: ignore[no-untyped-def]
+def xd(make_runtime: Callable[..., Runtime]) -> Iterator[Client]:
     runtime = make_runtime()
     manager = TableManager(runtime, [CONFIG], clock=Clock())
     with TestClient(build_app(runtime, [CONFIG], manager=manager)) as client:
@@ -85,7 +90,7 @@ def test_a_forced_draw_round_and_the_public_stream_shows_no_hidden_card_early(xd
         assert [m["action"] for m in turn["legal_actions"]["banker"]] == ["check"]
         assert xd.act("banker", "stand", "banker", 409)["error"] == "house_policy"
         xd.act("banker", "check", "banker", target="all")  # the house at 17: check all
-        public: list[dict] = []
+        public: list[dict[str, Any]] = []
         while not public or public[-1]["type"] != "round_settled":
             public.append(ws.receive_json())
     reveals = [(i, e) for i, e in enumerate(public) if e["type"] == "cards_revealed"]
@@ -106,7 +111,7 @@ def test_a_forced_draw_round_and_the_public_stream_shows_no_hidden_card_early(xd
         f"/api/v1/tables/{T}/stream?token={xd.tokens['supervisor']}"
     )
     with staff as ws:
-        internal = []
+        internal: list[dict[str, Any]] = []
         while not internal or internal[-1]["type"] != "round_settled":
             internal.append(ws.receive_json())
     staff_dealt = [e["payload"]["card"] for e in internal if e["type"] == "card_dealt"]
@@ -119,7 +124,9 @@ def test_a_forced_draw_round_and_the_public_stream_shows_no_hidden_card_early(xd
     _ledger_ok(xd.runtime)  # type: ignore[attr-defined]
 
 
-def test_a_restart_mid_round_voids_it_and_refunds_once(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_a_restart_mid_round_voids_it_and_refunds_once(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     runtime = make_runtime()
     tokens = _tokens(runtime)
     clock = Clock()
@@ -191,7 +198,7 @@ def open_seated_bank_round(xd: Client, t: str) -> tuple[str, list[dict[str, Any]
 
 
 def test_at_a_seated_bank_the_dealer_reads_the_hole_card_nowhere_before_it_is_turned(
-    make_runtime,  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime],
 ) -> None:
     """Issue 30 Q1, through the real app: the dealer's stream, ``GET /tables/{t}``, the
     round's detail and the dealer console show the seated banker's face-down card as

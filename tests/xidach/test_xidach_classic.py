@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,10 +29,9 @@ from table_service.rules.xidach.errors import (
     HousePolicyError,
     NotYourTurnError,
 )
-from table_service.rules.xidach.policy import house_step
 from table_service.rules.xidach.profile import load_profile, load_profile_file, profile_from_dict
-from table_service.rules.xidach.state import Phase, SeatBet
-from tests.xidach.conftest import SEATED_KW, seated_variant
+from table_service.rules.xidach.state import Phase, RoundState, SeatBet
+from tests.xidach.conftest import SEATED_KW, house_move, result_of, seated_variant
 
 CLASSIC = load_profile("classic")
 # The banker's own rules (stand from 15, check from 15) bind a banker who decides; in a
@@ -39,20 +40,20 @@ SEATED_CLASSIC = seated_variant("classic")
 P1, P2 = HandRef(1), HandRef(2)
 
 
-def test_one_52_card_deck_a_card_cannot_come_twice(dealt):
+def test_one_52_card_deck_a_card_cannot_come_twice(dealt: Callable[..., RoundState]) -> None:
     state = dealt("classic", ["TS", "TC", "9H"])
     with pytest.raises(DuplicateCardError):
         apply(state, Deal(parse_card("TS")))
 
 
-def test_decks_are_configurable(tmp_path: Path, dealt):
+def test_decks_are_configurable(tmp_path: Path, dealt: Callable[..., RoundState]) -> None:
     text = Path("table_service/rules/xidach/profiles/classic.toml").read_text()
     custom = tmp_path / "two-decks.toml"
     custom.write_text(text.replace("decks = 1", "decks = 2", 1))
     assert load_profile_file(custom).decks == 2
 
 
-def test_two_cards_each_and_up_to_three_more(play):
+def test_two_cards_each_and_up_to_three_more(play: Callable[..., dict[str, Any]]) -> None:
     out = play(
         "classic",
         ["2S", "TC", "3H", "7D", "2C", "3C", "4C"],  # 5, then 7, 10, 14 with five cards
@@ -62,7 +63,7 @@ def test_two_cards_each_and_up_to_three_more(play):
     assert out["hands"][0]["classification"] == "ngu_linh"
 
 
-def test_a_punter_may_stand_only_at_16_or_more(dealt):
+def test_a_punter_may_stand_only_at_16_or_more(dealt: Callable[..., RoundState]) -> None:
     state = dealt("classic", ["TS", "TC", "5H", "7D"])  # punter 15
     with pytest.raises(ForcedDrawError):
         apply(state, Stand(P1))
@@ -71,7 +72,9 @@ def test_a_punter_may_stand_only_at_16_or_more(dealt):
     assert apply(state, Stand(P1)).phase is Phase.BANKER
 
 
-def test_the_banker_may_stand_and_check_only_at_15_or_more(dealt):
+def test_the_banker_may_stand_and_check_only_at_15_or_more(
+    dealt: Callable[..., RoundState],
+) -> None:
     state = apply(dealt(SEATED_CLASSIC, ["TS", "TC", "9H", "4D"]), Stand(P1))  # banker 14
     for action in (Stand(BANKER), Check(1), Check(None)):
         with pytest.raises((ForcedDrawError, CheckNotAllowedError)):
@@ -81,25 +84,25 @@ def test_the_banker_may_stand_and_check_only_at_15_or_more(dealt):
 
 
 @pytest.mark.parametrize("second", ["5D", "6D"])
-def test_the_house_banker_draws_at_15_and_16(dealt, second):
+def test_the_house_banker_draws_at_15_and_16(dealt: Callable[..., RoundState], second: str) -> None:
     """The deviation fixed: the house may not stand or check at 15 or 16 (seed 002 §3.4)."""
     state = apply(dealt("classic", ["TS", "TC", "9H", second]), Stand(P1))  # banker 15 / 16
-    assert house_step(state).text == "draw"
+    assert house_move(state).text == "draw"
     assert legal_actions(state, BANKER) == (Hit(BANKER), NoDecision(BANKER))
     for action in (Stand(BANKER), Check(1), Check(None)):
         with pytest.raises(HousePolicyError, match="draw"):
             apply(state, action)
     state = apply(apply(state, Hit(BANKER)), Deal(parse_card("2H")))  # 17 / 18
-    assert house_step(state).text == "check all"
+    assert house_move(state).text == "check all"
     assert legal_actions(state, BANKER) == (NoDecision(BANKER), Check(None))
-    for action in (Hit(BANKER), Stand(BANKER), Check(1)):
+    for move in (Hit(BANKER), Stand(BANKER), Check(1)):
         with pytest.raises(HousePolicyError, match="check all"):
-            apply(state, action)
+            apply(state, move)
     done = apply(state, Check(None))
-    assert done.phase is Phase.SETTLED and done.hands[0].result.basis.value == "check"
+    assert done.phase is Phase.SETTLED and result_of(done.hands[0]).basis.value == "check"
 
 
-def test_house_banker_timeout_draws_until_17(play):
+def test_house_banker_timeout_draws_until_17(play: Callable[..., dict[str, Any]]) -> None:
     out = play(
         "classic",
         ["TS", "TC", "9H", "5D", "AH", "AD"],  # banker 15 -> 16 (A as 1) -> 17
@@ -109,7 +112,7 @@ def test_house_banker_timeout_draws_until_17(play):
     assert out["hands"][0]["result"] == "win"
 
 
-def test_a_hit_on_21_is_refused_with_a_clear_error(dealt):
+def test_a_hit_on_21_is_refused_with_a_clear_error(dealt: Callable[..., RoundState]) -> None:
     state = dealt("classic", ["AS", "TC", "9H", "7D"])
     state = apply(apply(state, Hit(P1)), Deal(parse_card("2D")))  # A+9+2 = 21, Ace as 10
     with pytest.raises(HitOn21Error) as refused:
@@ -118,7 +121,9 @@ def test_a_hit_on_21_is_refused_with_a_clear_error(dealt):
     assert apply(state, Stand(P1)).phase is Phase.BANKER
 
 
-def test_a_busted_punter_loses_at_once_even_if_the_banker_busts(play):
+def test_a_busted_punter_loses_at_once_even_if_the_banker_busts(
+    play: Callable[..., dict[str, Any]],
+) -> None:
     out = play(
         "classic",
         ["TS", "9D", "TC", "5H", "8S", "6D", "KH", "KD"],  # punter 15 -> 25; banker 16 -> 26
@@ -134,7 +139,9 @@ def test_a_busted_punter_loses_at_once_even_if_the_banker_busts(play):
     assert (second["result"], second["returned"]) == ("win", 2000)
 
 
-def test_a_punter_natural_does_not_draw_and_is_compared_at_once(dealt):
+def test_a_punter_natural_does_not_draw_and_is_compared_at_once(
+    dealt: Callable[..., RoundState],
+) -> None:
     state = dealt("classic", ["AS", "9D", "TC", "KH", "9H", "7D"], [1000, 1000])
     natural = state.hands[0]
     assert natural.result is not None and natural.result.returned == 2500
@@ -152,7 +159,9 @@ def test_a_punter_natural_does_not_draw_and_is_compared_at_once(dealt):
         (["5S", "4D"], "lose", 0),
     ],
 )
-def test_a_banker_natural_stops_the_round(play, punter, result, returned):
+def test_a_banker_natural_stops_the_round(
+    play: Callable[..., dict[str, Any]], punter: list[str], result: str, returned: int
+) -> None:
     out = play("classic", [punter[0], "AC", punter[1], "KC"])  # no decision at all
     assert out["banker"]["classification"] == "xi_dach"
     hand = out["hands"][0]
@@ -163,7 +172,7 @@ def test_a_banker_natural_stops_the_round(play, punter, result, returned):
     )
 
 
-def test_check_one_punter_then_go_on_drawing(play):
+def test_check_one_punter_then_go_on_drawing(play: Callable[..., dict[str, Any]]) -> None:
     out = play(
         SEATED_CLASSIC,
         ["TS", "9D", "TC", "7H", "8S", "5D", "KH"],  # punters 17, 17; banker 15
@@ -180,7 +189,7 @@ def test_check_one_punter_then_go_on_drawing(play):
     assert (first["result"], first["settled_by"]) == ("win", "showdown")  # banker bust
 
 
-def test_check_all(play):
+def test_check_all(play: Callable[..., dict[str, Any]]) -> None:
     out = play(
         "classic",
         ["TS", "9D", "TC", "7H", "8S", "8D"],  # punters 17, 17; banker 18
@@ -194,14 +203,14 @@ def test_check_all(play):
     assert [(h["result"], h["settled_by"]) for h in out["hands"]] == [("lose", "check")] * 2
 
 
-def test_a_checked_seat_cannot_be_checked_again(dealt):
+def test_a_checked_seat_cannot_be_checked_again(dealt: Callable[..., RoundState]) -> None:
     state = dealt(SEATED_CLASSIC, ["TS", "9D", "TC", "7H", "8S", "8D"], [1000, 1000])
     state = apply(apply(apply(state, Stand(P1)), Stand(P2)), Check(2))
     with pytest.raises(ActionNotAllowedError):
         apply(state, Check(2))
 
 
-def test_the_banker_at_15_beats_a_bust_and_loses_to_16(play):
+def test_the_banker_at_15_beats_a_bust_and_loses_to_16(play: Callable[..., dict[str, Any]]) -> None:
     out = play(
         SEATED_CLASSIC,
         ["TS", "9D", "TC", "6H", "7S", "5D", "KS"],  # 16; 16 -> bust; banker 15
@@ -215,7 +224,7 @@ def test_the_banker_at_15_beats_a_bust_and_loses_to_16(play):
     assert [h["result"] for h in out["hands"]] == ["win", "lose"]
 
 
-def test_draws_go_round_the_table_one_card_at_a_time(dealt):
+def test_draws_go_round_the_table_one_card_at_a_time(dealt: Callable[..., RoundState]) -> None:
     state = dealt("classic", ["TS", "9D", "TC", "3H", "4S", "7D"], [1000, 1000])  # 13, 13
     state = apply(apply(state, Hit(P1)), Deal(parse_card("2C")))
     assert awaiting(state) == P2  # seat 1 waits for the next round of draws
@@ -223,7 +232,7 @@ def test_draws_go_round_the_table_one_card_at_a_time(dealt):
     assert awaiting(state) == P1
 
 
-def test_wins_pay_1x_and_naturals_1_5x(play):
+def test_wins_pay_1x_and_naturals_1_5x(play: Callable[..., dict[str, Any]]) -> None:
     out = play(
         "classic",
         ["AS", "TS", "TC", "KH", "9H", "8D"],  # Xì Dách; 19; banker 18
@@ -233,7 +242,7 @@ def test_wins_pay_1x_and_naturals_1_5x(play):
     assert [h["returned"] for h in out["hands"]] == [2500, 2000]
 
 
-def test_the_banker_is_refused_a_hit_on_21_too(dealt):
+def test_the_banker_is_refused_a_hit_on_21_too(dealt: Callable[..., RoundState]) -> None:
     state = apply(dealt(SEATED_CLASSIC, ["TS", "AC", "9H", "5D"]), Stand(P1))  # banker A+5
     state = apply(apply(state, Hit(BANKER)), Deal(parse_card("6C")))  # Ace as 10: 21
     assert state.banker.value(CLASSIC).total == 21
@@ -242,7 +251,7 @@ def test_the_banker_is_refused_a_hit_on_21_too(dealt):
     assert apply(state, Stand(BANKER)).phase is Phase.SETTLED
 
 
-def test_a_profile_may_forbid_drawing_after_a_check(dealt):
+def test_a_profile_may_forbid_drawing_after_a_check(dealt: Callable[..., RoundState]) -> None:
     data = tomllib.loads(Path("table_service/rules/xidach/profiles/classic.toml").read_text())
     data["banker"]["draw_after_check"] = False
     data["banker_modes"] = ["house", "seated"]

@@ -6,6 +6,7 @@ import json
 import math
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -32,14 +33,14 @@ ROUND = {
 }
 
 
-def settle_lines(args: list[str], lines: list[object]) -> list[dict]:
+def settle_lines(args: list[str], lines: list[object]) -> list[dict[str, Any]]:
     text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
     result = runner.invoke(app, ["settle", "xidach", *args], input=text)
     assert result.exit_code == 0, result.output
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
-def test_settle_one_line_per_input_line_errors_in_place():
+def test_settle_one_line_per_input_line_errors_in_place() -> None:
     out = settle_lines(
         ["--profile", "classic"],
         [ROUND, "not json", {**ROUND, "cards": ROUND["cards"][:4]}, ROUND],
@@ -61,25 +62,25 @@ def test_settle_one_line_per_input_line_errors_in_place():
     assert out[3] == out[0]
 
 
-def test_settle_reports_illegal_decisions_with_their_position():
+def test_settle_reports_illegal_decisions_with_their_position() -> None:
     bad = {**ROUND, "decisions": [{"seat": 1, "action": "double"}]}
     (out,) = settle_lines(["--profile", "classic"], [bad])
     assert out["error"].startswith("ActionNotAllowedError: decision 1:")
 
 
-def test_settle_refuses_decisions_after_the_round_ended():
+def test_settle_refuses_decisions_after_the_round_ended() -> None:
     extra = {**ROUND, "decisions": [*ROUND["decisions"], {"seat": "banker", "action": "stand"}]}
     (out,) = settle_lines(["--profile", "classic"], [extra])
     assert "after the round was settled" in out["error"]
 
 
-def test_settle_lists_unused_cards():
+def test_settle_lists_unused_cards() -> None:
     more = {**ROUND, "cards": [*ROUND["cards"], "QS", "4D"]}
     (out,) = settle_lines(["--profile", "classic"], [more])
     assert out["unused_cards"] == ["QS", "4D"]
 
 
-def test_settle_profile_from_the_line_or_the_option():
+def test_settle_profile_from_the_line_or_the_option() -> None:
     (named,) = settle_lines([], [{**ROUND, "profile": "classic"}])
     (unnamed,) = settle_lines([], [ROUND])
     (clash,) = settle_lines(["--profile", "room"], [{**ROUND, "profile": "classic"}])
@@ -88,13 +89,13 @@ def test_settle_profile_from_the_line_or_the_option():
     assert "differs" in clash["error"] or "names profile" in clash["error"]
 
 
-def test_settle_unknown_profile_is_a_usage_error():
+def test_settle_unknown_profile_is_a_usage_error() -> None:
     result = runner.invoke(app, ["settle", "xidach", "--profile", "vegas"], input="")
     assert result.exit_code == 2
     assert "unknown profile" in result.output
 
 
-def test_settle_accepts_ten_as_10():
+def test_settle_accepts_ten_as_10() -> None:
     line = {**ROUND, "cards": ["10S", "5H", "7D", "9S", "6H", "8D", "KC", "2D"]}
     line["decisions"] = [
         {"seat": 1, "action": "stand"},
@@ -107,7 +108,7 @@ def test_settle_accepts_ten_as_10():
     assert out["hands"][0]["cards"] == ["TS", "9S"]
 
 
-def test_settle_with_a_rules_file(tmp_path: Path):
+def test_settle_with_a_rules_file(tmp_path: Path) -> None:
     text = Path("table_service/rules/xidach/profiles/classic.toml").read_text()
     custom = tmp_path / "generous.toml"
     custom.write_text(text.replace("natural = [3, 2]", "natural = [2, 1]"))
@@ -132,7 +133,9 @@ def test_settle_with_a_rules_file(tmp_path: Path):
         (("[payouts]", "[payout]"), "payouts"),
     ],
 )
-def test_bad_profile_files_are_refused_with_the_field(tmp_path: Path, edit, message):
+def test_bad_profile_files_are_refused_with_the_field(
+    tmp_path: Path, edit: tuple[str, str], message: str
+) -> None:
     text = Path("table_service/rules/xidach/profiles/classic.toml").read_text()
     bad = tmp_path / "bad.toml"
     bad.write_text(text.replace(*edit, 1))
@@ -140,7 +143,7 @@ def test_bad_profile_files_are_refused_with_the_field(tmp_path: Path, edit, mess
         load_profile_file(bad)
 
 
-def test_rtp_json_is_seeded_and_independent_of_workers():
+def test_rtp_json_is_seeded_and_independent_of_workers() -> None:
     args = ["rtp", "xidach", "--profile", "forced-draw", "--rounds", "3000", "--seed", "7"]
     one = runner.invoke(app, [*args, "--workers", "1", "--json"])
     two = runner.invoke(app, [*args, "--workers", "2", "--json"])
@@ -157,7 +160,7 @@ def test_rtp_json_is_seeded_and_independent_of_workers():
     assert math.isclose(sum(o["probability"] for o in main["outcomes"]), 1, abs_tol=1e-5)
 
 
-def test_rtp_exact_json_and_commission(tmp_path: Path):
+def test_rtp_exact_json_and_commission(tmp_path: Path) -> None:
     result = runner.invoke(app, ["rtp", "xidach", "-p", "room", "--exact", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -180,13 +183,13 @@ def test_rtp_exact_json_and_commission(tmp_path: Path):
     assert "commission for an edge of +1 %" in result.stdout
 
 
-def test_rtp_table_output():
+def test_rtp_table_output() -> None:
     result = runner.invoke(app, ["rtp", "xidach", "-p", "room", "-n", "500", "--workers", "1"])
     assert result.exit_code == 0, result.output
     assert "house edge" in result.stdout and "95 % CI" in result.stdout
 
 
-def test_simulated_natural_frequencies_match_one_deck_odds():
+def test_simulated_natural_frequencies_match_one_deck_odds() -> None:
     report = house_edge(load_profile("classic"), 20_000, seed=3)
     xi_dach = 2 * (4 / 52) * (16 / 51)
     xi_bang = (4 / 52) * (3 / 51)

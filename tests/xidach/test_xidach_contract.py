@@ -20,6 +20,7 @@ from table_service.rules.game import (
     drive,
 )
 from table_service.rules.games import GAMES, find_game
+from table_service.rules.xidach.live import XiDachRules
 
 GAME = find_game("xidach")
 TERMS = [
@@ -30,13 +31,14 @@ TERMS = [
 ]
 
 
-def _rules(profile: str, banker: str):
-    return GAME.load_rules(
+def _rules(profile: str, banker: str) -> XiDachRules:
+    rules: XiDachRules = GAME.load_rules(
         {"game_rules": {"profile": profile, "banker": banker}, "limits": (100, 2000), "decks": 1}
     )
+    return rules
 
 
-def _setup(rules, rng: random.Random, n: int) -> RoundSetup:
+def _setup(rules: XiDachRules, rng: random.Random, n: int) -> RoundSetup:
     bets = []
     for seat in range(1, n + 1):
         kind = "hidden" if rules.profile.punter.privacy and rng.random() < 0.5 else "main"
@@ -44,7 +46,7 @@ def _setup(rules, rng: random.Random, n: int) -> RoundSetup:
     if rules.banker == "seated":
         bank = rules.seats
         bets.append(Bet("bank", "banker", "bank", rng.randrange(10_000, 20_000), bank))
-    return RoundSetup("r", 1, tuple(bets), {b.seat: b.account for b in bets})
+    return RoundSetup("r", 1, tuple(bets), {b.seat: b.account for b in bets if b.seat is not None})
 
 
 @pytest.mark.parametrize(("profile", "banker"), TERMS)

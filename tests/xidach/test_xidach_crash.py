@@ -43,7 +43,7 @@ class Api:
 
 def _round(api: Api, cards: list[str]) -> str:
     api.post("supervisor", f"/tables/{TABLE}/shoe")
-    round_id = api.post("dealer", f"/tables/{TABLE}/betting/open")["round_id"]
+    round_id: str = api.post("dealer", f"/tables/{TABLE}/betting/open")["round_id"]
     bets = [
         {"key": f"{round_id}-a", "account": "alice", "type": "main", "stake": 1000, "seat": 1},
         {"key": f"{round_id}-b", "account": "bob", "type": "main", "stake": 500, "seat": 2},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
@@ -62,7 +63,7 @@ def engine_expectation(profile: Profile, deck: tuple[int, ...]) -> float:
     return walk(start, list(deck), [0] * 10, 1.0)
 
 
-def _variant(name: str, **changes: dict) -> Profile:
+def _variant(name: str, **changes: dict[str, Any]) -> Profile:
     data = profile_data(name)
     for section, values in changes.items():
         data[section].update(values)
@@ -92,13 +93,15 @@ CASES = [(p, d) for p in VARIANTS[:3] for d in SMALL_DECKS] + [
 
 
 @pytest.mark.parametrize(("profile", "deck"), CASES, ids=[f"{p.name}-{d}" for p, d in CASES])
-def test_exact_equals_the_live_engine_on_every_card_order(profile, deck):
+def test_exact_equals_the_live_engine_on_every_card_order(
+    profile: Profile, deck: tuple[int, ...]
+) -> None:
     exact = exact_edge(profile, deck)
     assert exact.expectation == pytest.approx(engine_expectation(profile, deck), abs=1e-12)
     assert sum(exact.outcomes.values()) == pytest.approx(1, abs=1e-12)
 
 
-def test_the_beaten_check_policy_changes_the_figure():
+def test_the_beaten_check_policy_changes_the_figure() -> None:
     """A check before drawing is a real decision: the walk above would catch a no-op."""
     deck = SMALL_DECKS[1]
     plain = exact_edge(load_profile("forced-draw"), deck)
@@ -112,13 +115,13 @@ EDGES = {"room": -0.02544772, "classic": 0.05075037, "forced-draw": -0.02341573}
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_full_deck_edges(name):
+def test_full_deck_edges(name: str) -> None:
     exact = full(name)
     assert exact.house_edge == pytest.approx(EDGES[name], abs=5e-9)
     assert exact.rtp == pytest.approx(1 - EDGES[name], abs=5e-9)
 
 
-def test_room_is_symmetric_but_for_the_naturals():
+def test_room_is_symmetric_but_for_the_naturals() -> None:
     """In `room` punter and house play the same policy and a double bust pushes, so each
     wins as often as the other; the house loses exactly the extra half unit a punter
     natural is paid when it wins. Worked by hand from one deck (52 cards, 4 Aces, 16
@@ -133,7 +136,7 @@ def test_room_is_symmetric_but_for_the_naturals():
     assert -exact.house_edge == pytest.approx(float(by_hand), abs=1e-13)
 
 
-def test_commission_is_a_share_of_the_expected_win():
+def test_commission_is_a_share_of_the_expected_win() -> None:
     exact = full("room")
     five = _variant("room", payouts={"commission": [5, 100]})
     with_five = exact_edge(five)
@@ -145,13 +148,13 @@ def test_commission_is_a_share_of_the_expected_win():
     assert full("classic").commission_for(0.01) == 0
 
 
-def test_a_deck_too_small_for_a_round_is_refused():
+def test_a_deck_too_small_for_a_round_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 10 cards"):
         exact_edge(load_profile("room"), (1,) * 9 + (0,))
 
 
 @pytest.mark.parametrize("name", PROFILE_NAMES)
-def test_the_monte_carlo_run_agrees_within_its_confidence_interval(name):
+def test_the_monte_carlo_run_agrees_within_its_confidence_interval(name: str) -> None:
     """Seeded, so deterministic; 6,000 rounds make a CI of about ±2.5 points (the
     benchmark runs 200,000 per profile)."""
     report = house_edge(load_profile(name), 6_000, seed=11)

@@ -16,11 +16,11 @@ EXAMPLES = [
 ]
 
 
-def test_every_profile_has_an_example():
+def test_every_profile_has_an_example() -> None:
     assert sorted(e["input"]["profile"] for e in EXAMPLES) == ["classic", "forced-draw", "room"]
 
 
-def test_readme_examples_settle_as_documented():
+def test_readme_examples_settle_as_documented() -> None:
     text = "".join(json.dumps(e["input"]) + "\n" for e in EXAMPLES)
     result = CliRunner().invoke(app, ["settle", "xidach"], input=text)
     assert result.exit_code == 0, result.output

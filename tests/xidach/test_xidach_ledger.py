@@ -44,7 +44,8 @@ def _act(
     t: Client, actor: str, action: str, account: str, role: str = "operator", **kw: Any
 ) -> dict[str, Any]:
     body = {"actor": actor, "action": action, "account": account, **kw}
-    return t.post(f"/tables/{T}/actions", role, body)
+    answer: dict[str, Any] = t.post(f"/tables/{T}/actions", role, body)
+    return answer
 
 
 def _client(make_runtime: Any, config: TableConfig) -> Iterator[Client]:

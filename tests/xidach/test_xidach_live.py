@@ -25,7 +25,7 @@ from table_service.rules.game import (
     Spot,
     Turn,
 )
-from table_service.rules.xidach.live import GAME, XiDachRules, rules_from_settings
+from table_service.rules.xidach.live import GAME, XiDachRound, XiDachRules, rules_from_settings
 from table_service.rules.xidach.profile import PROFILE_NAMES
 from table_service.rules.xidach.replay import handle_line
 
@@ -46,8 +46,12 @@ def table_rules(profile: str, banker: str = "house", **extra: int) -> XiDachRule
     )
 
 
-def play(rules: XiDachRules, bets: list[Bet], rng: random.Random, timeouts: float = 0.2):
-    setup = RoundSetup("r1", 1, tuple(bets), {b.seat: b.account for b in bets})
+def play(
+    rules: XiDachRules, bets: list[Bet], rng: random.Random, timeouts: float = 0.2
+) -> tuple[XiDachRound, RoundSetup, list[Move]]:
+    setup = RoundSetup(
+        "r1", 1, tuple(bets), {b.seat: b.account for b in bets if b.seat is not None}
+    )
     state = GAME.new_round(rules, setup)
     deck = list(standard_deck())
     rng.shuffle(deck)
@@ -88,7 +92,9 @@ def _bets(n: int, stakes: list[int], hidden: bool) -> list[Bet]:
     st.booleans(),
     st.integers(0, 2**32),
 )
-def test_random_live_rounds_settle_as_the_settle_command_does(profile, n, stakes, hidden, seed):
+def test_random_live_rounds_settle_as_the_settle_command_does(
+    profile: str, n: int, stakes: list[int], hidden: bool, seed: int
+) -> None:
     rules = table_rules(profile)
     hidden = hidden and rules.profile.punter.privacy
     state, setup, moves = play(rules, _bets(n, stakes, hidden), random.Random(seed))
@@ -116,7 +122,9 @@ def test_random_live_rounds_settle_as_the_settle_command_does(profile, n, stakes
     st.integers(10_000, 30_000),
     st.integers(0, 2**32),
 )
-def test_a_seated_bank_is_a_ledger_line_and_money_is_conserved(n, stakes, bank, seed):
+def test_a_seated_bank_is_a_ledger_line_and_money_is_conserved(
+    n: int, stakes: list[int], bank: int, seed: int
+) -> None:
     rules = table_rules("room", "seated")
     bets = [*_bets(n, stakes, False), Bet("bank", "banker-acct", "bank", bank, 9)]
     state, setup, moves = play(rules, bets, random.Random(seed))
@@ -130,7 +138,7 @@ def test_a_seated_bank_is_a_ledger_line_and_money_is_conserved(n, stakes, bank, 
     assert again.lines == live.lines and again.bank_net == live.bank_net
 
 
-def test_a_bank_that_cannot_cover_pays_pro_rata_and_the_shortfall_is_on_the_lines():
+def test_a_bank_that_cannot_cover_pays_pro_rata_and_the_shortfall_is_on_the_lines() -> None:
     rules = table_rules("room", "seated", max_bet=200)
     bets = [Bet(f"b{s}", f"a{s}", "main", 200, s) for s in range(1, 7)]
     bets.append(Bet("bank", "banker", "bank", 1000, 9))  # 5x the maximum bet: just enough
@@ -157,13 +165,15 @@ def test_a_bank_that_cannot_cover_pays_pro_rata_and_the_shortfall_is_on_the_line
     assert refused.value.code == "bankroll"
 
 
-def test_the_banker_face_down_card_and_hidden_seats_are_dealt_face_down():
+def test_the_banker_face_down_card_and_hidden_seats_are_dealt_face_down() -> None:
     rules = table_rules("forced-draw")
     bets = [Bet("b1", "a1", "hidden", 100, 1), Bet("b2", "a2", "main", 100, 2)]
     state = GAME.new_round(rules, RoundSetup("r", 1, tuple(bets)))
-    spots = []
+    spots: list[Spot] = []
     for card in parse_cards(["TS", "9D", "TC", "7H", "8S", "7D"]):
-        spots.append(GAME.next(state))
+        spot = GAME.next(state)
+        assert isinstance(spot, Spot)  # the deal: each card goes to a spot
+        spots.append(spot)
         state = GAME.apply(state, card)
     assert [(s.code, s.face_up) for s in spots] == [
         ("S2H1", True),  # counter-clockwise: seat 2 first
@@ -191,13 +201,13 @@ def test_the_banker_face_down_card_and_hidden_seats_are_dealt_face_down():
         (Bet("x", "a1", "main", 100, 9), BettingContext(1, {9: "a1"}, ()), "bad_seat"),
     ],
 )
-def test_bets_are_refused_with_stable_codes(bet, context, code):
+def test_bets_are_refused_with_stable_codes(bet: Bet, context: BettingContext, code: str) -> None:
     with pytest.raises(RulesRefusal) as refused:
         GAME.check_bet(table_rules("room"), bet, context)
     assert refused.value.code == code
 
 
-def test_the_house_banker_cannot_deviate_through_the_interface():
+def test_the_house_banker_cannot_deviate_through_the_interface() -> None:
     rules = table_rules("classic")
     state = GAME.new_round(rules, RoundSetup("r", 1, (Bet("b1", "a1", "main", 100, 1),)))
     for card in parse_cards(["TS", "TC", "9H", "5D"]):
@@ -222,13 +232,15 @@ def test_the_house_banker_cannot_deviate_through_the_interface():
         ({"profile": "room", "min_bet": 500, "max_bet": 100}, 1, "min_bet"),
     ],
 )
-def test_bad_table_rules_are_refused(game_rules, decks, message):
+def test_bad_table_rules_are_refused(
+    game_rules: dict[str, object], decks: int, message: str
+) -> None:
     with pytest.raises(RulesRefusal, match=message) as refused:
         rules_from_settings({"decks": decks, "game_rules": game_rules})
     assert refused.value.code == "bad_rules"
 
 
-def test_opening_terms_carry_the_exact_edge():
+def test_opening_terms_carry_the_exact_edge() -> None:
     terms = GAME.opening_terms(table_rules("forced-draw"))
     assert terms["house_edge_ppm"] == -23416 and terms["house_edge"] == "-2.3416%"
     assert (terms["profile"], terms["commission"], terms["decks"]) == ("forced-draw", "0", 1)

@@ -37,9 +37,17 @@ from table_service.rules.xidach.engine import (
     next_card_target,
 )
 from table_service.rules.xidach.errors import ForcedDrawError, XiDachError
-from table_service.rules.xidach.hands import NATURALS, Kind, Outcome, classify, compare, rank_key
+from table_service.rules.xidach.hands import (
+    NATURALS,
+    HandValue,
+    Kind,
+    Outcome,
+    classify,
+    compare,
+    rank_key,
+)
 from table_service.rules.xidach.policy import house_step
-from table_service.rules.xidach.profile import load_profile, profile_from_dict
+from table_service.rules.xidach.profile import Profile, load_profile, profile_from_dict
 from table_service.rules.xidach.replay import handle_line
 from table_service.rules.xidach.settlement import settle
 from table_service.rules.xidach.state import Basis, Phase, Result, RoundState, SeatBet, TableLimits
@@ -113,7 +121,9 @@ def play_randomly(
 
 @settings(max_examples=150)
 @given(round_setup(), st.data())
-def test_no_hand_exceeds_five_cards(setup, data):
+def test_no_hand_exceeds_five_cards(
+    setup: tuple[RoundState, list[Card]], data: st.DataObject
+) -> None:
     state, deck = setup
     _, _, seen = play_randomly(state, deck, data)
     for s in seen:
@@ -123,7 +133,9 @@ def test_no_hand_exceeds_five_cards(setup, data):
 
 @settings(max_examples=150)
 @given(round_setup(), st.data())
-def test_settlement_conserves_money(setup, data):
+def test_settlement_conserves_money(
+    setup: tuple[RoundState, list[Card]], data: st.DataObject
+) -> None:
     state, deck = setup
     final, _, _ = play_randomly(state, deck, data)
     result = settle(final)
@@ -155,7 +167,9 @@ def test_settlement_conserves_money(setup, data):
 
 @settings(max_examples=150)
 @given(round_setup(), st.data())
-def test_forced_draws_never_let_a_punter_stand_under_the_minimum(setup, data):
+def test_forced_draws_never_let_a_punter_stand_under_the_minimum(
+    setup: tuple[RoundState, list[Card]], data: st.DataObject
+) -> None:
     state, deck = setup
     final, _, seen = play_randomly(state, deck, data)
     minimum = state.profile.punter.must_draw_below
@@ -183,7 +197,9 @@ def test_forced_draws_never_let_a_punter_stand_under_the_minimum(setup, data):
 
 @settings(max_examples=100)
 @given(round_setup(), st.data())
-def test_every_refusal_is_typed_and_the_replay_agrees_with_the_engine(setup, data):
+def test_every_refusal_is_typed_and_the_replay_agrees_with_the_engine(
+    setup: tuple[RoundState, list[Card]], data: st.DataObject
+) -> None:
     state, deck = setup
     final, log, seen = play_randomly(state, deck, data)
     probe = data.draw(st.sampled_from(seen))
@@ -227,11 +243,13 @@ def _to_request(start: RoundState, log: list[Action]) -> dict[str, Any]:
             case NoDecision(actor) if actor == BANKER:
                 decisions.append({"seat": "banker", "action": "no_decision"})
             case NoDecision(actor):
+                assert isinstance(actor, HandRef)  # the banker's is the case above
                 decisions.append({"seat": actor.seat, "hand": actor.hand, "action": "no_decision"})
-            case _ if a.actor == BANKER:  # type: ignore[union-attr]
+            case _ if a.actor == BANKER:
                 decisions.append({"seat": "banker", "action": names[type(a)]})
             case _:
-                ref = a.actor  # type: ignore[union-attr]
+                ref = a.actor
+                assert isinstance(ref, HandRef)  # the banker's actions are the case above
                 decisions.append({"seat": ref.seat, "hand": ref.hand, "action": names[type(a)]})
     request: dict[str, Any] = {
         "round": "p",
@@ -258,7 +276,7 @@ CONTRACT_ORDER = {
 }
 
 
-def contract_outcome(punter, banker, profile) -> Outcome:
+def contract_outcome(punter: HandValue, banker: HandValue, profile: Profile) -> Outcome:
     if punter.kind is Kind.QUAC and banker.kind is Kind.QUAC:
         return Outcome.PUSH if profile.ranking.bust_vs_bust == "push" else Outcome.LOSE
     order = CONTRACT_ORDER[profile.name]
@@ -274,7 +292,9 @@ def contract_outcome(punter, banker, profile) -> Outcome:
 
 
 @given(st.sampled_from(PROFILES), hands, hands, hands)
-def test_compare_follows_the_contract_ranking_and_is_transitive(profile, a, b, c):
+def test_compare_follows_the_contract_ranking_and_is_transitive(
+    profile: Profile, a: list[Card], b: list[Card], c: list[Card]
+) -> None:
     va, vb, vc = (classify(h, profile) for h in (a, b, c))
     ab, ba = compare(va, vb, profile), compare(vb, va, profile)
     assert ab == contract_outcome(va, vb, profile)
@@ -295,7 +315,7 @@ def test_compare_follows_the_contract_ranking_and_is_transitive(profile, a, b, c
         assert ac is Outcome.PUSH
 
 
-def test_the_contract_ranking_on_known_hands():
+def test_the_contract_ranking_on_known_hands() -> None:
     """Hands where the profiles disagree: a non (15) against a bust."""
     room, classic, forced = PROFILES
     non, bust = (
@@ -314,7 +334,7 @@ def test_the_contract_ranking_on_known_hands():
 
 
 @given(st.sampled_from(PROFILES), hands)
-def test_the_best_total_never_busts_when_a_choice_fits(profile, cards):
+def test_the_best_total_never_busts_when_a_choice_fits(profile: Profile, cards: list[Card]) -> None:
     value = classify(cards, profile)
     low = sum(min(c.rank, 10) for c in cards)
     assert value.total >= low  # an Ace is never worth less than 1
@@ -324,7 +344,9 @@ def test_the_best_total_never_busts_when_a_choice_fits(profile, cards):
 
 @settings(max_examples=100)
 @given(round_setup(), st.data())
-def test_the_house_banker_has_exactly_one_move(setup, data):
+def test_the_house_banker_has_exactly_one_move(
+    setup: tuple[RoundState, list[Card]], data: st.DataObject
+) -> None:
     state, deck = setup
     _, _, seen = play_randomly(state, deck, data)
     for s in seen:
@@ -332,6 +354,7 @@ def test_the_house_banker_has_exactly_one_move(setup, data):
         if awaiting(s) != BANKER or s.banker.seated:
             assert step is None
             continue
+        assert step is not None  # the house banker is awaited: it has its move
         moves = [a for a in legal_actions(s, BANKER) if not isinstance(a, NoDecision | Leave)]
         assert moves == [step.action], (step, moves)
         total = s.banker.value(s.profile).total
@@ -341,12 +364,14 @@ def test_the_house_banker_has_exactly_one_move(setup, data):
 
 @settings(max_examples=100)
 @given(round_setup(), st.data())
-def test_the_public_view_never_shows_a_hidden_card(setup, data):
+def test_the_public_view_never_shows_a_hidden_card(
+    setup: tuple[RoundState, list[Card]], data: st.DataObject
+) -> None:
     state, deck = setup
     _, _, seen = play_randomly(state, deck, data)
     for s in seen:
         text = json.dumps(view(s, "public"))
-        secret = []
+        secret: list[Card] = []
         if not s.banker.revealed and s.phase is not Phase.SETTLED:
             secret += s.banker.cards[: s.profile.banker_face_down]
         hidden = {x.seat for x in s.seats if x.hidden}

@@ -12,6 +12,7 @@ from audit.store import StoredEvent
 from table_service.rules.games import find_game
 from table_service.rules.xidach.replay import handle_line
 from table_service.table import commands as c
+from table_service.table.audience import Audience
 from table_service.table.config import TableConfig
 from table_service.table.errors import NotYourTurn, RulesRefused, WrongPhase
 from table_service.table.recall import record_of
@@ -19,7 +20,6 @@ from table_service.table.state import settle_input_of
 from table_service.table.stream import dealer_view
 from table_service.table.view import (
     DEALER_VIEWER,
-    Audience,
     Context,
     ReadModel,
     Viewer,
@@ -31,8 +31,11 @@ from tests.table.table_helpers import RICH, Harness
 
 
 class Table(Harness):
-    def turn(self) -> dict[str, Any] | None:
-        return self.state.public_summary()["round"]["turn"]
+    def turn(self) -> dict[str, Any]:
+        """The turn now: a test that reads it expects one (a decision is awaited)."""
+        turn: dict[str, Any] | None = self.state.public_summary()["round"]["turn"]
+        assert turn is not None, "no turn now"
+        return turn
 
     def results(self) -> dict[str, int]:
         return {r["bet_id"]: r["returned"] for r in self.events("bets_settled")[-1]["results"]}
@@ -55,7 +58,7 @@ def xtable(profile: str, *seats: int, banker: str = "house", **rules: Any) -> Ta
     return h
 
 
-def test_a_table_takes_its_decks_from_the_profile_and_records_the_edge_it_opens_with():
+def test_a_table_takes_its_decks_from_the_profile_and_records_the_edge_it_opens_with() -> None:
     config = TableConfig(table_id="xd", game="xidach", profile="forced-draw")
     assert config.decks == 1 and config.snapshot()["profile"] == "forced-draw"
     assert config.betting_seconds == 20  # seed 001: a round starts 20 s after the last
@@ -69,7 +72,7 @@ def test_a_table_takes_its_decks_from_the_profile_and_records_the_edge_it_opens_
         TableConfig(table_id="xd", game="xidach", profile="vegas")
 
 
-def test_a_classic_round_the_house_draws_to_17_and_checks_all_then_a_fresh_deck():
+def test_a_classic_round_the_house_draws_to_17_and_checks_all_then_a_fresh_deck() -> None:
     h = xtable("classic", 1, 2)
     h.seat_bet("p1", "main", 1000, 1)
     h.seat_bet("p2", "main", 500, 2)
@@ -98,7 +101,9 @@ def test_a_classic_round_the_house_draws_to_17_and_checks_all_then_a_fresh_deck(
     assert h.types(decision)[-2:] == ["round_settled", "shoe_ended"]
     assert h.events("shoe_ended")[-1]["reason"] == "one deck: a fresh deck each round"
     assert h.results() == {"b1": 2000, "b2": 1000}
-    request = settle_input_of(h.state.round)  # type: ignore[arg-type]
+    assert h.state.round is not None
+    request = settle_input_of(h.state.round)
+    assert request is not None
     answer = handle_line(request, None)  # `livetable settle xidach` on the recorded round
     assert {b["id"]: b["returned"] for b in answer["bets"]} == h.results()
     again = find_game("xidach").recompute(h.config.rules, request)
@@ -110,7 +115,7 @@ def test_a_classic_round_the_house_draws_to_17_and_checks_all_then_a_fresh_deck(
     assert h.replayed() == h.state
 
 
-def test_room_shared_timer_runs_out_and_plays_every_punter_then_unbet_seats_are_freed():
+def test_room_shared_timer_runs_out_and_plays_every_punter_then_unbet_seats_are_freed() -> None:
     h = xtable("room", 1, 2, 3)
     h.seat_bet("p1", "main", 100, 1)
     h.seat_bet("p2", "main", 100, 2)  # seat 3 does not bet: removed after the round (seed 001)
@@ -134,7 +139,7 @@ def test_room_shared_timer_runs_out_and_plays_every_punter_then_unbet_seats_are_
     assert released == [(3, "p3")]
 
 
-def test_a_seated_bank_is_debited_at_the_close_and_credited_with_the_settlement():
+def test_a_seated_bank_is_debited_at_the_close_and_credited_with_the_settlement() -> None:
     h = xtable("room", 1, 2, 9, banker="seated")
     h.seat_bet("p1", "main", 1000, 1)
     h.seat_bet("p2", "main", 2000, 2)
@@ -149,7 +154,7 @@ def test_a_seated_bank_is_debited_at_the_close_and_credited_with_the_settlement(
     assert placed["b4"] == "p9"  # the bank is the banker's own account
 
 
-def test_a_forced_draw_hidden_bet_deals_its_cards_face_down():
+def test_a_forced_draw_hidden_bet_deals_its_cards_face_down() -> None:
     h = xtable("forced-draw", 1, 2)
     h.seat_bet("p1", "hidden", 100, 1)
     h.seat_bet("p2", "main", 100, 2)
@@ -165,7 +170,7 @@ def test_a_forced_draw_hidden_bet_deals_its_cards_face_down():
     ]
 
 
-def test_a_misdeal_voids_and_refunds_every_stake_once():
+def test_a_misdeal_voids_and_refunds_every_stake_once() -> None:
     h = xtable("room", 1)
     h.seat_bet("p1", "main", 1000, 1)
     assert h.state.round.phase == "dealing"  # type: ignore[union-attr]  # all have bet
@@ -176,7 +181,7 @@ def test_a_misdeal_voids_and_refunds_every_stake_once():
     assert h.state.round.phase == "voided"  # type: ignore[union-attr]
 
 
-def test_a_commission_is_recorded_on_the_settled_line_and_out_of_the_return():
+def test_a_commission_is_recorded_on_the_settled_line_and_out_of_the_return() -> None:
     text = Path("table_service/rules/xidach/profiles/classic.toml").read_text()
     taxed = text.replace("commission = [0, 100]", "commission = [5, 100]")
     h = Table(
@@ -200,7 +205,7 @@ def test_a_commission_is_recorded_on_the_settled_line_and_out_of_the_return():
     assert (line["returned"], line["commission"], line["result"]) == (1950, 50, "win")
 
 
-def test_a_check_settles_that_punter_at_once_while_the_round_goes_on():
+def test_a_check_settles_that_punter_at_once_while_the_round_goes_on() -> None:
     text = Path("table_service/rules/xidach/profiles/forced-draw.toml").read_text()
     beaten = text.replace('check_before_draw = "none"', 'check_before_draw = "beaten"')
     h = Table(TableConfig(table_id="xd", game="xidach", game_rules={"profile_toml": beaten}))
@@ -232,7 +237,9 @@ def test_a_check_settles_that_punter_at_once_while_the_round_goes_on():
     assert h.replayed() == h.state
 
 
-def test_a_missed_card_entered_by_the_supervisor_keeps_the_hole_card_off_the_public_stream():
+def test_a_missed_card_entered_by_the_supervisor_keeps_the_hole_card_off_the_public_stream() -> (
+    None
+):
     from audit.store import StoredEvent
     from table_service.table.stream import public_view
 
@@ -255,7 +262,7 @@ def test_a_missed_card_entered_by_the_supervisor_keeps_the_hole_card_off_the_pub
     assert h.state.public_summary()["round"]["view"]["banker"]["cards"] == ["XX", "7D"]
 
 
-def test_leaving_before_the_reveal_a_punter_loses_and_a_seated_banker_pays_everyone():
+def test_leaving_before_the_reveal_a_punter_loses_and_a_seated_banker_pays_everyone() -> None:
     h = xtable("room", 1, 2, 3, 9, banker="seated")
     h.seat_bet("p1", "main", 1000, 1)
     h.seat_bet("p2", "main", 500, 2)
@@ -273,7 +280,7 @@ def test_leaving_before_the_reveal_a_punter_loses_and_a_seated_banker_pays_every
     assert released == [3, 9]  # the punter and the banker who left
 
 
-def test_nobody_holds_the_bank_the_room_closes_and_every_stake_goes_back():
+def test_nobody_holds_the_bank_the_room_closes_and_every_stake_goes_back() -> None:
     h = xtable("room", 1, 2, 9, banker="seated")
     h.seat_bet("p1", "main", 1000, 1)
     h.seat_bet("p2", "main", 500, 2)
@@ -282,12 +289,16 @@ def test_nobody_holds_the_bank_the_room_closes_and_every_stake_goes_back():
     assert "round_settled" in h.types(decision)
     assert h.results() == {"b1": 1000, "b2": 500}
     assert h.events("round_result")[-1]["outcome"]["room_closed"] is True
-    request = settle_input_of(h.state.round)  # type: ignore[arg-type]
+    assert h.state.round is not None
+    request = settle_input_of(h.state.round)
+    assert request is not None
     again = find_game("xidach").recompute(h.config.rules, request)
     assert {ln.stake_id: ln.returned for ln in again.lines} == h.results()
 
 
-def test_a_banker_keeps_the_bank_with_less_than_the_take_requirement_until_under_the_minimum():
+def test_a_banker_keeps_the_bank_with_less_than_the_take_requirement_until_under_the_minimum() -> (
+    None
+):
     h = xtable("room", 1, 2, 9, banker="seated")
     h.seat_bet("p1", "main", 2000, 1)
     h.seat_bet("p2", "main", 2000, 2)
@@ -306,7 +317,7 @@ def test_a_banker_keeps_the_bank_with_less_than_the_take_requirement_until_under
     assert h.replayed() == h.state
 
 
-def test_a_card_the_one_deck_cannot_hold_is_a_blocking_incident_never_dealt():
+def test_a_card_the_one_deck_cannot_hold_is_a_blocking_incident_never_dealt() -> None:
     h = xtable("classic", 1)
     h.seat_bet("p1", "main", 1000, 1)
     h.run(c.CloseBetting())
@@ -320,7 +331,7 @@ def test_a_card_the_one_deck_cannot_hold_is_a_blocking_incident_never_dealt():
     assert h.turn()["actors"] == ["seat:1"]
 
 
-def test_a_table_file_may_name_its_own_profile_file(tmp_path: Path):
+def test_a_table_file_may_name_its_own_profile_file(tmp_path: Path) -> None:
     from table_service.table.config import ConfigError, load_tables
 
     text = Path("table_service/rules/xidach/profiles/classic.toml").read_text()
@@ -340,7 +351,7 @@ def test_a_table_file_may_name_its_own_profile_file(tmp_path: Path):
         load_tables(tmp_path / "tables.toml")
 
 
-def test_the_hole_card_is_turned_for_the_public_at_the_banker_turn():
+def test_the_hole_card_is_turned_for_the_public_at_the_banker_turn() -> None:
     h = xtable("room", 1, 2)
     h.seat_bet("p1", "main", 100, 1)
     h.seat_bet("p2", "main", 100, 2)
@@ -358,7 +369,8 @@ def _bank_bid(h: Table, seat: int, stake: int, balances: dict[str, int]) -> dict
     """A bank bid with the seated players' balances as the table reads them."""
     h.bet_no += 1
     request = c.BetRequest(f"b{h.bet_no}", f"k{h.bet_no}", f"p{seat}", "bank", stake, seat=seat)
-    return h.run(c.PlaceBets((request,), balances)).answer["results"][0]
+    result: dict[str, Any] = h.run(c.PlaceBets((request,), balances)).answer["results"][0]
+    return result
 
 
 def _banker_leaves(h: Table, banker: int, punters: tuple[int, ...]) -> None:
@@ -373,7 +385,7 @@ def _banker_leaves(h: Table, banker: int, punters: tuple[int, ...]) -> None:
     h.run(c.OpenBetting())
 
 
-def test_the_bank_passes_clockwise_skipping_a_player_who_does_not_qualify():
+def test_the_bank_passes_clockwise_skipping_a_player_who_does_not_qualify() -> None:
     h = xtable("room", 1, 2, 3, 9, banker="seated")
     _banker_leaves(h, 9, (1, 2, 3))
     balances = {"p1": 5000, "p2": RICH, "p3": RICH}  # seat 1 holds under 5x the maximum
@@ -384,7 +396,7 @@ def test_the_bank_passes_clockwise_skipping_a_player_who_does_not_qualify():
     assert h.replayed() == h.state  # the pass is recorded: a restart sees the same table
 
 
-def test_the_bank_passes_clockwise_wrapping_around_to_the_first_seat():
+def test_the_bank_passes_clockwise_wrapping_around_to_the_first_seat() -> None:
     h = xtable("room", 1, 2, 3, banker="seated")
     _banker_leaves(h, 2, (1, 3))
     balances = {"p1": RICH, "p3": 9999}  # seat 3 is next but under 10000: on to seat 1
@@ -394,7 +406,7 @@ def test_the_bank_passes_clockwise_wrapping_around_to_the_first_seat():
     assert h.replayed() == h.state
 
 
-def test_the_room_closes_when_nobody_qualifies_for_the_passing_bank():
+def test_the_room_closes_when_nobody_qualifies_for_the_passing_bank() -> None:
     h = xtable("room", 1, 2, 9, banker="seated")
     _banker_leaves(h, 9, (1, 2))
     balances = {"p1": 9999, "p2": 500}
@@ -412,6 +424,7 @@ def _dealer_reads(h: Table) -> list[str]:
     """What a dealer reads of the table: its stream (every event so far), the table's
     summary (``GET /tables/{t}``, the dealer console) and the round's detail."""
     rnd = h.state.round
+    assert rnd is not None
     hands = {b.seat if b.bet_type != "bank" else None: b.account for b in rnd.bets.values()}
     stream = dealer_view(lambda _round, seat: hands.get(seat) is not None)
     hidden, _ = face_down(rnd, DEALER_VIEWER)
@@ -431,7 +444,7 @@ def _dealer_reads(h: Table) -> list[str]:
     ]
 
 
-def test_the_dealer_never_sees_a_seated_bankers_face_down_card_before_it_is_turned():
+def test_the_dealer_never_sees_a_seated_bankers_face_down_card_before_it_is_turned() -> None:
     """The rules: "the banker's first card face down (seen only by the banker)". At a
     seated bank the dealer is a third party (who could signal it): it sees the card when
     it is turned, as the public does; the supervisor sees it (the full record)."""
@@ -451,7 +464,7 @@ def test_the_dealer_never_sees_a_seated_bankers_face_down_card_before_it_is_turn
     assert '"6C"' in _dealer_reads(h)[-2]
 
 
-def test_the_dealer_sees_the_house_bankers_hole_card_it_plays():
+def test_the_dealer_sees_the_house_bankers_hole_card_it_plays() -> None:
     h = xtable("room", 1, 2)
     h.seat_bet("p1", "main", 100, 1)
     h.seat_bet("p2", "main", 100, 2)

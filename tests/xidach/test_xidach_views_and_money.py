@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from table_service.rules.cards import parse_card
 from table_service.rules.xidach.actions import BANKER, Check, Deal, HandRef, Hide, Hit, Stand
 from table_service.rules.xidach.engine import apply, new_round
 from table_service.rules.xidach.errors import ProfileError
-from table_service.rules.xidach.profile import load_profile, profile_from_dict
+from table_service.rules.xidach.profile import Profile, load_profile, profile_from_dict
 from table_service.rules.xidach.settlement import settle, settled_so_far
-from table_service.rules.xidach.state import SeatBet
+from table_service.rules.xidach.state import RoundState, SeatBet
 from table_service.rules.xidach.view import view
 from tests.xidach.conftest import profile_data, seated_variant
 
 P1, P2 = HandRef(1), HandRef(2)
 
 
-def with_commission(name: str, share: list[int]):
+def with_commission(name: str, share: list[int]) -> Profile:
     data = profile_data(name)
     data["payouts"]["commission"] = share
     return profile_from_dict(data)
 
 
-def test_a_punter_natural_result_waits_for_the_banker_reveal_on_the_public_view(dealt):
+def test_a_punter_natural_result_waits_for_the_banker_reveal_on_the_public_view(
+    dealt: Callable[..., RoundState],
+) -> None:
     # room: seat 1 Xì Dách is compared at once with the banker's A + K: a push that
     # would tell spectators the face-down card is an Ace
     state = dealt("room", ["AS", "TS", "AC", "KH", "9H", "KD"], [100, 100])
@@ -37,7 +42,7 @@ def test_a_punter_natural_result_waits_for_the_banker_reveal_on_the_public_view(
     assert dealer["hands"][0]["result"] == "push"
 
 
-def test_the_dealer_view_names_the_house_move(dealt):
+def test_the_dealer_view_names_the_house_move(dealt: Callable[..., RoundState]) -> None:
     state = apply(dealt("classic", ["TS", "TC", "9H", "5D"]), Stand(P1))  # banker 15
     assert view(state, "dealer")["house_move"] == "draw"
     state = apply(apply(state, Hit(BANKER)), Deal(parse_card("2H")))
@@ -45,7 +50,7 @@ def test_the_dealer_view_names_the_house_move(dealt):
     assert "house_move" not in view(state, "public")
 
 
-def test_a_hidden_seat_shows_face_down_until_its_check(dealt):
+def test_a_hidden_seat_shows_face_down_until_its_check(dealt: Callable[..., RoundState]) -> None:
     profile = seated_variant("forced-draw")
     state = dealt(profile, ["TS", "9D", "TC", "7H", "8S", "7D"], [100, 100])  # banker 17
     state = apply(apply(apply(state, Hide(1)), Stand(P2)), Stand(P1))
@@ -55,7 +60,9 @@ def test_a_hidden_seat_shows_face_down_until_its_check(dealt):
     assert (shown["cards"], shown["result"], shown["settled_by"]) == (["9D", "8S"], "push", "check")
 
 
-def test_a_check_is_paid_at_once_and_the_final_settlement_agrees(dealt):
+def test_a_check_is_paid_at_once_and_the_final_settlement_agrees(
+    dealt: Callable[..., RoundState],
+) -> None:
     profile = seated_variant("classic")
     state = dealt(profile, ["TS", "9D", "TC", "7H", "8S", "5D"], [1000, 400])  # 17, 17; 15
     state = apply(apply(state, Stand(P1)), Stand(P2))
@@ -81,7 +88,7 @@ def test_a_check_is_paid_at_once_and_the_final_settlement_agrees(dealt):
     assert early == settle(house).hands
 
 
-def test_commission_is_its_own_line_rounded_down():
+def test_commission_is_its_own_line_rounded_down() -> None:
     profile = with_commission("classic", [5, 100])
     state = new_round(profile, [SeatBet(1, 1010), SeatBet(2, 1000)])
     for code in ["AS", "9D", "TC", "KH", "9H", "7D"]:  # seat 1 Xì Dách, seat 2 18, house 17
@@ -97,7 +104,9 @@ def test_commission_is_its_own_line_rounded_down():
     assert settle(state).total_commission == 125
 
 
-def test_commission_on_a_seated_bank_comes_from_the_win_actually_paid(play):
+def test_commission_on_a_seated_bank_comes_from_the_win_actually_paid(
+    play: Callable[..., dict[str, Any]],
+) -> None:
     profile = with_commission("room", [10, 100])
     out = play(
         profile,
@@ -128,7 +137,9 @@ def test_commission_on_a_seated_bank_comes_from_the_win_actually_paid(play):
         ("punter", "no_bet", "kicked", "no_bet"),
     ],
 )
-def test_new_profile_fields_are_validated(section, field, value, message):
+def test_new_profile_fields_are_validated(
+    section: str, field: str, value: object, message: str | None
+) -> None:
     data = profile_data("classic")
     data[section][field] = value
     if message is None:
@@ -138,14 +149,14 @@ def test_new_profile_fields_are_validated(section, field, value, message):
         profile_from_dict(data)
 
 
-def test_room_refuses_check_all_as_its_house_policy():
+def test_room_refuses_check_all_as_its_house_policy() -> None:
     data = profile_data("room")
     data["house_policy"]["then"] = "check_all"
     with pytest.raises(ProfileError, match="without checks"):
         profile_from_dict(data)
 
 
-def test_deal_direction_is_its_own_setting():
+def test_deal_direction_is_its_own_setting() -> None:
     data = profile_data("forced-draw")
     data["deal_direction"] = "clockwise"  # deal clockwise, play counter-clockwise
     profile = profile_from_dict(data)
