@@ -54,6 +54,6 @@ def table() -> Table:
 
 
 @pytest.fixture
-def make_table():
+def make_table() -> type[Table]:
     """A table with other rules: ``make_table(BlackjackRules(...))``."""
     return Table

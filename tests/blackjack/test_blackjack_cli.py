@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -35,7 +36,7 @@ ROUND = {
 }
 
 
-def settle_lines(*lines: str, args: tuple[str, ...] = ()) -> list[dict]:
+def settle_lines(*lines: str, args: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     result = runner.invoke(app, ["settle", "blackjack", *args], input="\n".join(lines) + "\n")
     assert result.exit_code == 0, result.output
     return [json.loads(line) for line in result.stdout.splitlines()]

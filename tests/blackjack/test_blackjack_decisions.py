@@ -21,6 +21,7 @@ from table_service.rules.blackjack.round_state import (
     Decision,
     FollowAnswer,
     Phase,
+    RoundState,
     SeatBet,
     SeatTarget,
     SideBet,
@@ -31,9 +32,18 @@ from table_service.rules.blackjack.round_state import (
     removed_seats,
 )
 from table_service.rules.cards import parse_card, parse_cards
+from tests.blackjack.conftest import Table
 
 
-def moves(state) -> set[str]:
+def open_decisions(state: RoundState) -> list[Decision]:
+    """The moves open now, where a test expects no follow offer pending: decisions only."""
+    actions = legal_actions(state)
+    found = [a for a in actions if isinstance(a, Decision)]
+    assert len(found) == len(actions), f"a follow offer is open: {actions}"
+    return found
+
+
+def moves(state: RoundState) -> set[str]:
     return {a.move.value for a in legal_actions(state) if isinstance(a, Decision)}
 
 
@@ -55,7 +65,7 @@ def test_hand_totals(codes: str, points: int, soft: bool) -> None:
 
 
 @pytest.mark.parametrize("n_seats", range(1, 8))
-def test_dealing_order_one_to_seven_seats(table, n_seats: int) -> None:
+def test_dealing_order_one_to_seven_seats(table: Table, n_seats: int) -> None:
     seats = list(range(1, n_seats + 1))
     state = table.start(seats)
     targets = []
@@ -70,7 +80,7 @@ def test_dealing_order_one_to_seven_seats(table, n_seats: int) -> None:
     assert next_card_target(state) is None  # seat 1 must decide first
 
 
-def test_dealing_order_skips_empty_seats(table) -> None:
+def test_dealing_order_skips_empty_seats(table: Table) -> None:
     state = table.start([5, 2])
     order = []
     for _ in range(5):
@@ -78,13 +88,13 @@ def test_dealing_order_skips_empty_seats(table) -> None:
         state = apply(state, Deal(parse_card("9S")))
     assert order == [SeatTarget(2, 1), SeatTarget(5, 1), DealerTarget(), SeatTarget(2, 1),
                      SeatTarget(5, 1)]  # fmt: skip
-    assert [a.seat for a in legal_actions(state)][:1] == [2]
+    assert [a.seat for a in open_decisions(state)][:1] == [2]
 
 
-def test_dealer_second_card_comes_after_all_seats(table) -> None:
+def test_dealer_second_card_comes_after_all_seats(table: Table) -> None:
     state = table.deal(table.start([1, 2]), "9S 7H 6D TS 8C")
     state = table.do(state, 1, 1, "stand")
-    assert next_card_target(state) is None and legal_actions(state)[0].seat == 2
+    assert next_card_target(state) is None and open_decisions(state)[0].seat == 2
     state = table.do(state, 2, 1, "stand")
     assert next_card_target(state) == DealerTarget()
     state = table.deal(state, "TD")  # 6 + T = 16: draws again
@@ -93,20 +103,20 @@ def test_dealer_second_card_comes_after_all_seats(table) -> None:
     assert state.phase is Phase.COMPLETE
 
 
-def test_dealer_stands_on_soft_17(table) -> None:
+def test_dealer_stands_on_soft_17(table: Table) -> None:
     state = table.deal(table.start(), "9S 6D TS")
     state = table.deal(table.do(state, 1, 1, "stand"), "AH")
     assert state.dealer_total == Total(17, True) and state.phase is Phase.COMPLETE
 
 
-def test_table_that_hits_soft_17(make_table) -> None:
+def test_table_that_hits_soft_17(make_table: type[Table]) -> None:
     t = make_table(BlackjackRules(dealer_hits_soft_17=True))
     state = t.deal(t.start(), "9S 6D TS")
     state = t.deal(t.do(state, 1, 1, "stand"), "AH")
     assert next_card_target(state) == DealerTarget()
 
 
-def test_dealer_takes_only_second_card_when_no_hand_contends(table) -> None:
+def test_dealer_takes_only_second_card_when_no_hand_contends(table: Table) -> None:
     state = table.deal(table.start(), "TS 6D 5H")
     state = table.deal(table.do(state, 1, 1, "hit"), "KC")  # 25: bust
     assert next_card_target(state) == DealerTarget()
@@ -114,7 +124,7 @@ def test_dealer_takes_only_second_card_when_no_hand_contends(table) -> None:
     assert state.phase is Phase.COMPLETE and len(state.dealer) == 2
 
 
-def test_hit_repeats_at_will_and_stand_completes(table) -> None:
+def test_hit_repeats_at_will_and_stand_completes(table: Table) -> None:
     state = table.deal(table.start(), "2S 6D 3H")
     for code in ("2C", "2D", "3C"):
         state = table.deal(table.do(state, 1, 1, "hit"), code)
@@ -123,18 +133,18 @@ def test_hit_repeats_at_will_and_stand_completes(table) -> None:
     assert state.phase is Phase.DEALER
 
 
-def test_twenty_one_completes_the_hand(table) -> None:
+def test_twenty_one_completes_the_hand(table: Table) -> None:
     state = table.deal(table.start(), "TS 6D 5H")
     state = table.deal(table.do(state, 1, 1, "hit"), "6C")
     assert state.phase is Phase.DEALER
 
 
-def test_blackjack_needs_no_decision(table) -> None:
+def test_blackjack_needs_no_decision(table: Table) -> None:
     state = table.deal(table.start([1, 2]), "AS 9D 6D KH 9C")
-    assert legal_actions(state)[0].seat == 2
+    assert open_decisions(state)[0].seat == 2
 
 
-def test_double_on_two_cards_takes_exactly_one_card(table) -> None:
+def test_double_on_two_cards_takes_exactly_one_card(table: Table) -> None:
     state = table.deal(table.start(), "5S 6D 6H")
     assert "double" in moves(state)
     state = table.do(state, 1, 1, "double")
@@ -143,7 +153,7 @@ def test_double_on_two_cards_takes_exactly_one_card(table) -> None:
     assert state.seats[0].hands[0].doubled and state.phase is Phase.DEALER
 
 
-def test_double_refused_after_a_hit_state_unchanged(table) -> None:
+def test_double_refused_after_a_hit_state_unchanged(table: Table) -> None:
     state = table.deal(table.start(), "2S 6D 3H")
     state = table.deal(table.do(state, 1, 1, "hit"), "4C")
     with pytest.raises(IllegalDecision, match="first two cards"):
@@ -151,7 +161,7 @@ def test_double_refused_after_a_hit_state_unchanged(table) -> None:
     assert moves(state) == {"hit", "stand", "no_decision"}
 
 
-def test_double_after_split_allowed(make_table) -> None:
+def test_double_after_split_allowed(make_table: type[Table]) -> None:
     t = make_table()
     state = t.deal(t.start(), "8S 6D 8H")
     state = t.deal(t.do(state, 1, 1, "split"), "3C")
@@ -164,7 +174,7 @@ def test_double_after_split_allowed(make_table) -> None:
 
 @pytest.mark.parametrize(("pair", "ok"), [("KS QH", True), ("TS JD", True), ("8S 8D", True),
                                           ("9S TD", False), ("AS KD", False)])  # fmt: skip
-def test_split_on_equal_value(table, pair: str, ok: bool) -> None:
+def test_split_on_equal_value(table: Table, pair: str, ok: bool) -> None:
     a, b = pair.split()
     state = table.deal(table.start(), f"{a} 6D {b}")
     if not ok:
@@ -183,14 +193,14 @@ def test_split_on_equal_value(table, pair: str, ok: bool) -> None:
     assert next_card_target(state) == SeatTarget(1, 1)
 
 
-def test_split_rank_only_table_refuses_king_queen(make_table) -> None:
+def test_split_rank_only_table_refuses_king_queen(make_table: type[Table]) -> None:
     t = make_table(BlackjackRules(split_ten_values=False))
     state = t.deal(t.start(), "KS 6D QH")
     with pytest.raises(IllegalDecision):
         t.do(state, 1, 1, "split")
 
 
-def test_split_hands_played_in_order_and_only_once(table) -> None:
+def test_split_hands_played_in_order_and_only_once(table: Table) -> None:
     state = table.deal(table.do(table.deal(table.start(), "8S 6D 8H"), 1, 1, "split"), "8C")
     with pytest.raises(IllegalDecision, match="one split per seat"):
         table.do(state, 1, 1, "split")
@@ -199,20 +209,20 @@ def test_split_hands_played_in_order_and_only_once(table) -> None:
     state = table.do(state, 1, 1, "stand")
     assert next_card_target(state) == SeatTarget(1, 2)
     state = table.deal(state, "TC")
-    assert {a.hand for a in legal_actions(state)} == {2}
+    assert {a.hand for a in open_decisions(state)} == {2}
 
 
-def test_split_aces_take_one_card_each(table) -> None:
+def test_split_aces_take_one_card_each(table: Table) -> None:
     state = table.do(table.deal(table.start([1, 2]), "AS 9D 6D AH 9C"), 1, 1, "split")
     state = table.deal(state, "KC")  # hand 1 complete: A + K = 21, not a blackjack
     assert next_card_target(state) == SeatTarget(1, 2)
     state = table.deal(state, "5C")  # hand 2 complete: soft 16, no more cards
-    assert legal_actions(state)[0].seat == 2
+    assert open_decisions(state)[0].seat == 2
     hand1 = state.seats[0].hands[0]
     assert hand1.total.points == 21 and not hand1.blackjack
 
 
-def test_surrender_first_decision_against_two_to_nine_only(table) -> None:
+def test_surrender_first_decision_against_two_to_nine_only(table: Table) -> None:
     for up in "23456789":
         state = table.deal(table.start(), f"TS {up}D 6H")
         assert "surrender" in moves(state)
@@ -228,7 +238,7 @@ def test_surrender_first_decision_against_two_to_nine_only(table) -> None:
     assert state.seats[0].hands[0].surrendered and state.phase is Phase.DEALER
 
 
-def test_insurance_only_against_an_ace_before_other_decisions(table) -> None:
+def test_insurance_only_against_an_ace_before_other_decisions(table: Table) -> None:
     state = table.deal(table.start(stake=1001), "TS AD 6H")
     assert "insurance" in moves(state)
     insured = table.do(state, 1, 1, "insurance")
@@ -242,7 +252,7 @@ def test_insurance_only_against_an_ace_before_other_decisions(table) -> None:
         table.do(not_ace, 1, 1, "insurance")
 
 
-def test_no_decision_hits_to_twelve_or_more_then_stands(table) -> None:
+def test_no_decision_hits_to_twelve_or_more_then_stands(table: Table) -> None:
     state = table.do(table.deal(table.start(), "2S 9D 3H"), 1, 1, "no_decision")
     assert next_card_target(state) == SeatTarget(1, 1)
     state = table.deal(state, "4C")  # 9
@@ -252,7 +262,7 @@ def test_no_decision_hits_to_twelve_or_more_then_stands(table) -> None:
     assert state.phase is Phase.DEALER
 
 
-def test_no_decision_counts_ace_as_eleven_and_stands_on_twelve(table) -> None:
+def test_no_decision_counts_ace_as_eleven_and_stands_on_twelve(table: Table) -> None:
     soft = table.do(table.deal(table.start(), "AS 9D 5H"), 1, 1, "no_decision")
     assert soft.phase is Phase.DEALER  # soft 16 is above 11: stand
     hard12 = table.do(table.deal(table.start(), "7S 9D 5H"), 1, 1, "no_decision")
@@ -262,7 +272,7 @@ def test_no_decision_counts_ace_as_eleven_and_stands_on_twelve(table) -> None:
     assert small.phase is Phase.DEALER and small.seats[0].hands[0].total == Total(19, True)
 
 
-def test_removed_only_after_a_round_with_no_action(table) -> None:
+def test_removed_only_after_a_round_with_no_action(table: Table) -> None:
     state = table.deal(table.start([1, 2, 3]), "2S TS AS 9D 9H 9C KD")
     state = table.do(state, 1, 1, "no_decision")
     state = table.deal(state, "TC")
@@ -273,12 +283,12 @@ def test_removed_only_after_a_round_with_no_action(table) -> None:
     assert removed_seats(acted) == ()
 
 
-def _behind_round(table):
+def _behind_round(table: Table) -> RoundState:
     bb = [BehindBet("b1", 1, 200), BehindBet("b2", 1, 300)]
     return table.deal(table.start(behind=bb), "8S 6D 8H")
 
 
-def test_bet_behind_split_offer_accept_decline_timeout(table) -> None:
+def test_bet_behind_split_offer_accept_decline_timeout(table: Table) -> None:
     state = table.do(_behind_round(table), 1, 1, "split")
     assert next_card_target(state) is None  # the follow window holds the next card
     with pytest.raises(UnexpectedCard, match="follow offers"):
@@ -296,7 +306,7 @@ def test_bet_behind_split_offer_accept_decline_timeout(table) -> None:
     assert {b.id: b.doubled for b in state.behind} == {"b1": (0,), "b2": ()}
 
 
-def test_typed_errors_for_wrong_turn_and_unexpected_cards(table) -> None:
+def test_typed_errors_for_wrong_turn_and_unexpected_cards(table: Table) -> None:
     state = table.deal(table.start([1, 2]), "9S 7H 6D TS 8C")
     with pytest.raises(NotYourTurn):
         table.do(state, 2, 1, "stand")
@@ -309,7 +319,7 @@ def test_typed_errors_for_wrong_turn_and_unexpected_cards(table) -> None:
         apply(done, Deal(parse_card("2C")))
     with pytest.raises(NotYourTurn):
         table.do(done, 1, 1, "hit")
-    assert legal_actions(state)[0].seat == 1  # refusals left the state as it was
+    assert open_decisions(state)[0].seat == 1  # refusals left the state as it was
 
 
 @pytest.mark.parametrize(
@@ -323,12 +333,12 @@ def test_typed_errors_for_wrong_turn_and_unexpected_cards(table) -> None:
         ([SeatBet(1, "a", 10)], [SideBet("p", 2, 5)], "has no main bet"),
     ],
 )
-def test_round_setup_refusals(seats, pairs, match: str) -> None:
+def test_round_setup_refusals(seats: list[SeatBet], pairs: list[SideBet], match: str) -> None:
     with pytest.raises(RoundSetupError, match=match):
         new_round(BlackjackRules(), seats, pairs)
 
 
-def test_unknown_moves_and_answers_are_typed_refusals(table) -> None:
+def test_unknown_moves_and_answers_are_typed_refusals(table: Table) -> None:
     state = table.deal(table.start(behind=[BehindBet("b1", 1, 10)]), "8S 6D 8H")
     with pytest.raises(IllegalDecision, match="unknown decision"):
         apply(state, Decision(1, 1, "fold"))  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ from table_service.rules.blackjack.errors import RulesConfigError
 from table_service.rules.blackjack.exact import (
     BUST_POINTS,
     ExactSolver,
+    MainGameReport,
     _same_rank_share,
     insurance_report,
     pair_report,
@@ -142,7 +143,9 @@ def tree_value(solver: ExactSolver, state: RoundState) -> float:
         ((1, 0, 0, 0, 0, 1, 1, 2, 3, 8), 10, 9, 6, "surrender"),
     ],
 )
-def test_exact_value_equals_live_round_game_tree(shoe, a, up, b, best) -> None:
+def test_exact_value_equals_live_round_game_tree(
+    shoe: tuple[int, ...], a: int, up: int, b: int, best: str
+) -> None:
     """Splits included: the solver's value is exact, not an approximation."""
     solver = ExactSolver(RULES, shoe)
     state = new_round(RULES, [SeatBet(1, "m", 1000)])
@@ -194,13 +197,13 @@ def test_pair_and_insurance_exact_values() -> None:
 
 
 @pytest.fixture(scope="module")
-def eight_decks():
+def eight_decks() -> MainGameReport:
     """The full table of the rules document (about 8 s): the one full-size solve in the tests."""
     return solve_main(BlackjackRules())
 
 
 @pytest.mark.slow
-def test_eight_deck_rtp_and_derived_chart(eight_decks) -> None:
+def test_eight_deck_rtp_and_derived_chart(eight_decks: MainGameReport) -> None:
     report = eight_decks
     assert report.rtp == pytest.approx(0.995169, abs=1e-6)
     assert 0.0045 < report.house_edge < 0.0050  # seed states 99.54 % maximum

@@ -17,6 +17,7 @@ from table_service.rules.blackjack.round_state import (
     BehindBet,
     Deal,
     Decision,
+    FollowAnswer,
     Move,
     Phase,
     RoundState,
@@ -30,7 +31,7 @@ from table_service.rules.blackjack.round_state import (
 )
 from table_service.rules.blackjack.settle_request import handle
 from table_service.rules.blackjack.settlement import settle, void_refunds
-from table_service.rules.cards import standard_deck
+from table_service.rules.cards import Card, standard_deck
 
 RULES = BlackjackRules()
 MAX_STEPS = 400
@@ -62,7 +63,7 @@ def rounds(draw: st.DrawFn, timeout_bias: bool = False) -> Played:
     mains = [SeatBet(n, f"m{n}", stakes[n]) for n in seats]
     state = new_round(RULES, mains, pairs, behind)
     played = Played(request={}, state=state)
-    dealt = []
+    dealt: list[Card] = []
     for _ in range(MAX_STEPS):
         if state.phase is Phase.COMPLETE:
             break
@@ -110,7 +111,9 @@ def rounds(draw: st.DrawFn, timeout_bias: bool = False) -> Played:
     return played
 
 
-def _try_illegal(state: RoundState, options: list, rng: random.Random) -> int:
+def _try_illegal(
+    state: RoundState, options: list[Decision | FollowAnswer], rng: random.Random
+) -> int:
     """Apply one move that is not legal now: it must be refused and change nothing."""
     legal = {(a.seat, a.hand, a.move) for a in options if isinstance(a, Decision)}
     if not legal:
@@ -176,6 +179,7 @@ def test_a_busted_hand_never_wins(played: Played) -> None:
     state = played.state
     for line in settle(state).bets:
         if line.type in ("main", "behind"):
+            assert line.hand is not None  # main and behind lines name their hand
             hand = state.seat(line.seat).hands[line.hand - 1]
             if hand.total.bust:
                 assert line.result.value != "win"
