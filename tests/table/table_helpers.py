@@ -54,7 +54,8 @@ class Harness:
         self.bet_no += 1
         request = c.BetRequest(f"b{self.bet_no}", f"k{self.bet_no}", account, bet_type, stake)
         decision = self.run(c.PlaceBets((request,), balances or {account: 10**9}))
-        return decision.answer["results"][0]
+        line: dict[str, Any] = decision.answer["results"][0]
+        return line
 
     def seat_bet(self, account: str, bet_type: str, stake: int, seat: int) -> dict[str, Any]:
         """One bet on a seat (blackjack, Xì Dách), the account rich enough: the answer line."""
@@ -62,7 +63,10 @@ class Harness:
         request = c.BetRequest(
             f"b{self.bet_no}", f"k{self.bet_no}", account, bet_type, stake, seat=seat
         )
-        return self.run(c.PlaceBets((request,), {account: RICH})).answer["results"][0]
+        line: dict[str, Any] = self.run(c.PlaceBets((request,), {account: RICH})).answer["results"][
+            0
+        ]
+        return line
 
     def act(self, actor: str, action: str, account: str, **kw: Any) -> Decision:
         return self.run(c.Act(actor, action, account, balances={account: RICH}, **kw))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,6 +16,7 @@ from audit.verify import verify_database
 from table_service.app import build_app
 from table_service.models import Account, BetRow, LedgerEntry
 from table_service.principals import add_principal
+from table_service.runtime import Runtime
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from tests.support.api_client import ApiClient
@@ -44,21 +45,25 @@ class Table(ApiClient):
         super().__init__(client, tokens)
         self.clock = clock
 
-    def card(self, card: str) -> dict:
-        return self.post("/tables/bac-1/cards", "supervisor", {"card": card})
+    def card(self, card: str) -> dict[str, Any]:
+        answer: dict[str, Any] = self.post("/tables/bac-1/cards", "supervisor", {"card": card})
+        return answer
 
     def ready(self) -> None:
         self.post("/tables/bac-1/shoe", "supervisor")
         for card in ("2S", "3H", "4H"):
             self.card(card)
 
-    def bets(self, *bets: tuple[str, str, str, int], status: int = 200) -> list[dict]:
+    def bets(self, *bets: tuple[str, str, str, int], status: int = 200) -> list[dict[str, Any]]:
         body = {"bets": [{"key": k, "account": a, "type": t, "stake": s} for k, a, t, s in bets]}
-        return self.post("/tables/bac-1/bets", "operator", body, status)["results"]
+        results: list[dict[str, Any]] = self.post("/tables/bac-1/bets", "operator", body, status)[
+            "results"
+        ]
+        return results
 
 
 @pytest.fixture
-def table(make_runtime) -> Iterator[Table]:  # type: ignore[no-untyped-def]
+def table(make_runtime: Callable[..., Runtime]) -> Iterator[Table]:
     runtime = make_runtime()
     tokens = {}
     with runtime.sessions.begin() as session:
@@ -81,7 +86,7 @@ def table(make_runtime) -> Iterator[Table]:  # type: ignore[no-untyped-def]
         yield t
 
 
-def _ledger_ok(runtime) -> None:  # type: ignore[no-untyped-def]
+def _ledger_ok(runtime: Runtime) -> None:
     with runtime.sessions() as session:
         total = session.scalar(select(func.coalesce(func.sum(Account.balance), 0)))
         ledger = session.scalar(select(func.coalesce(func.sum(LedgerEntry.amount), 0)))
@@ -383,7 +388,7 @@ def test_stream_resumes_without_gaps_and_public_view_hides_money(table: Table) -
         table.card(card)
     url = f"/api/v1/tables/bac-1/stream?token={token}&after_seq={seqs[-1]}"
     with table.client.websocket_connect(url) as ws:
-        rest = []
+        rest: list[dict[str, Any]] = []
         while not rest or rest[-1]["type"] != "round_settled":
             rest.append(ws.receive_json())
     all_seqs = seqs + [e["seq"] for e in rest]
@@ -392,7 +397,7 @@ def test_stream_resumes_without_gaps_and_public_view_hides_money(table: Table) -
     assert all_seqs == logged[: len(all_seqs)]  # in order, nothing missed, nothing twice
     assert any(e["type"] == "bets_placed" for e in rest)
     with table.client.websocket_connect("/api/v1/public/tables/bac-1/stream") as ws:
-        public = []
+        public: list[dict[str, Any]] = []
         while not public or public[-1]["type"] != "round_settled":
             public.append(ws.receive_json())
     text = str(public)
@@ -413,7 +418,7 @@ def test_stream_resumes_without_gaps_and_public_view_hides_money(table: Table) -
     assert closed.value.code == 4401
 
 
-def test_tables_run_side_by_side(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_tables_run_side_by_side(make_runtime: Callable[..., Runtime]) -> None:
     runtime = make_runtime()
     with runtime.sessions.begin() as session:
         tokens = {
@@ -424,10 +429,11 @@ def test_tables_run_side_by_side(make_runtime) -> None:  # type: ignore[no-untyp
     with TestClient(build_app(runtime, configs)) as client:
         headers = {r: {"Authorization": f"Bearer {t}"} for r, t in tokens.items()}
 
-        def post(path: str, role: str, body: Any = None) -> dict:
+        def post(path: str, role: str, body: Any = None) -> dict[str, Any]:
             response = client.post(f"/api/v1{path}", json=body, headers=headers[role])
             assert response.status_code == 200, response.text
-            return response.json()
+            answer: dict[str, Any] = response.json()
+            return answer
 
         post("/accounts/m/credit", "operator", {"amount": 10_000, "reference": "d"})
 

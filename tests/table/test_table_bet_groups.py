@@ -11,11 +11,12 @@ import pytest
 from sqlalchemy import func, select
 
 from table_service.models import Account, BetRow, LedgerEntry
+from table_service.principals import Principal
 from table_service.table import commands as c
 from table_service.table import service as service_module
 from table_service.table.config import TableConfig
 from table_service.table.errors import BettingClosed, IdempotencyConflict
-from table_service.table.projector import ProjectionError
+from table_service.table.projector import ProjectionError, project
 from table_service.table.service import Outcome, TableService, new_bet_id
 from table_service.table.wallet import Transfer, transfer
 
@@ -51,7 +52,7 @@ def spy_groups(service: TableService, monkeypatch: pytest.MonkeyPatch) -> list[i
     sizes: list[int] = []
     original = service._bet_group_in_transaction
 
-    def counted(items: list[tuple[c.PlaceBets, str]], **kwargs: Any) -> Any:
+    def counted(items: list[tuple[c.PlaceBets, Principal]], **kwargs: Any) -> Any:
         sizes.append(len(items))
         return original(items, **kwargs)
 
@@ -174,7 +175,7 @@ async def test_a_retry_racing_its_first_send_is_a_duplicate_of_it(
 async def test_a_failed_group_write_is_retried_request_by_request(
     table: TableService, runtime: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = service_module.project
+    real = project  # the service's own (imported from the projector)
     calls: list[int] = []
 
     def failing_once(session: Any, events: Any) -> None:

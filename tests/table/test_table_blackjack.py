@@ -25,8 +25,11 @@ class Table(Harness):
     def summary(self) -> dict[str, Any]:
         return self.state.public_summary()
 
-    def turn(self) -> dict[str, Any] | None:
-        return self.summary()["round"]["turn"]
+    def turn(self) -> dict[str, Any]:
+        """The turn now: a test that reads it expects one (a decision is awaited)."""
+        turn: dict[str, Any] | None = self.summary()["round"]["turn"]
+        assert turn is not None, "no turn now"
+        return turn
 
 
 def table(**rules: Any) -> Table:

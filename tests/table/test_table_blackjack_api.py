@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.rules.games import find_game
+from table_service.runtime import Runtime
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from tests.support.api_client import ApiClient
@@ -32,17 +33,22 @@ class Client(ApiClient):
         super().__init__(client, tokens)
         self.clock = clock
 
-    def card(self, card: str) -> dict:
-        return self.post(f"/tables/{T}/cards", "supervisor", {"card": card})["table"]
+    def card(self, card: str) -> dict[str, Any]:
+        table: dict[str, Any] = self.post(f"/tables/{T}/cards", "supervisor", {"card": card})[
+            "table"
+        ]
+        return table
 
-    def act(self, actor: str, action: str, account: str, status: int = 200) -> dict:
+    def act(self, actor: str, action: str, account: str, status: int = 200) -> dict[str, Any]:
         body = {"actor": actor, "action": action, "account": account}
-        return self.post(f"/tables/{T}/actions", "operator", body, status)
+        answer: dict[str, Any] = self.post(f"/tables/{T}/actions", "operator", body, status)
+        return answer
 
-    def summary(self) -> dict:
-        return self.get(f"/tables/{T}")
+    def summary(self) -> dict[str, Any]:
+        summary: dict[str, Any] = self.get(f"/tables/{T}")
+        return summary
 
-    def wait(self, predicate: Any, seconds: float = 60.0) -> dict:
+    def wait(self, predicate: Any, seconds: float = 60.0) -> dict[str, Any]:
         """The table's summary once ``predicate`` holds of it (the table's timers run on
         their own task: a loaded machine is slower, never red); fails at the bound."""
         end = time.monotonic() + seconds
@@ -60,7 +66,7 @@ def _tokens(runtime: Any) -> dict[str, str]:
 
 
 @pytest.fixture
-def bj(make_runtime) -> Iterator[Client]:  # type: ignore[no-untyped-def]
+def bj(make_runtime: Callable[..., Runtime]) -> Iterator[Client]:
     runtime = make_runtime()
     tokens = _tokens(runtime)
     clock = Clock()
@@ -92,7 +98,8 @@ def _start(t: Client) -> str:
     assert [r["status"] for r in results] == ["placed"] * 5 + ["refused"]
     assert results[-1]["error"] == "own_seat"
     t.post(f"/tables/{T}/betting/close", "dealer")
-    return opened["round_id"]
+    round_id: str = opened["round_id"]
+    return round_id
 
 
 def test_a_blackjack_round_through_the_api(bj: Client) -> None:
@@ -144,7 +151,7 @@ def test_a_blackjack_round_through_the_api(bj: Client) -> None:
     assert balances == {"alice": 10_000 - 3600 + 5200, "bob": 9000, "carol": 10_000 - 1500 + 1000}
     _ledger_ok(bj.runtime)  # type: ignore[attr-defined]
     with bj.client.websocket_connect(f"/api/v1/public/tables/{T}/stream") as ws:
-        public = []
+        public: list[dict[str, Any]] = []
         while not public or public[-1]["type"] != "round_settled":
             public.append(ws.receive_json())
     text = str(public)
@@ -156,7 +163,9 @@ def test_a_blackjack_round_through_the_api(bj: Client) -> None:
     ]
 
 
-def test_a_restart_mid_round_voids_it_refunds_once_and_needs_a_new_shoe(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_a_restart_mid_round_voids_it_refunds_once_and_needs_a_new_shoe(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     runtime = make_runtime()
     tokens = _tokens(runtime)
     clock = Clock()

@@ -7,12 +7,14 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import Callable
 
 import nats
 import pytest
 
 from audit.store import NewEvent
 from table_service import metrics
+from table_service.runtime import Runtime
 from table_service.table.nats_stream import JetStreamPublisher, ensure_stream, subject_token
 
 
@@ -32,8 +34,8 @@ async def _table_messages(js, stream: str) -> list[tuple[str, int]]:  # type: ig
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 async def test_published_in_order_once_with_catch_up(
-    make_runtime, db_url: str, nats_url: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime], db_url: str, nats_url: str
+) -> None:
     runtime = make_runtime()
     probe = await _connect(nats_url)
     tag = uuid.uuid4().hex[:8]
@@ -84,8 +86,8 @@ async def test_published_in_order_once_with_catch_up(
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 async def test_a_second_writer_for_a_table_adds_nothing(
-    make_runtime, db_url: str, nats_url: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime], db_url: str, nats_url: str
+) -> None:
     """Two publishers for one table (one lost its lease but still runs): each event is on
     the subject once, even past JetStream's duplicate window, because every publish
     names the subject's last sequence it expects."""
@@ -139,8 +141,11 @@ async def test_a_second_writer_for_a_table_adds_nothing(
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 async def test_a_field_nobody_declared_never_reaches_a_subject(
-    make_runtime, db_url: str, nats_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime],
+    db_url: str,
+    nats_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Issue 30: strict mode refuses an undeclared field on the NATS table subjects as on
     every other outward path (the outbox stops at it, and says so); in production the
     field is left out and the event published."""

@@ -338,7 +338,7 @@ def test_cut_card_ends_the_shoe_after_the_round() -> None:
     with pytest.raises(NoShoe):
         h.run(c.OpenBetting())
     h.ready_shoe()
-    assert h.state.shoe.shoe_no == 2  # type: ignore[union-attr]
+    assert h.state.shoe.shoe_no == 2
 
 
 def test_cut_card_between_rounds_ends_the_shoe_now() -> None:

@@ -119,7 +119,7 @@ def test_random_play_keeps_money_and_card_invariants(seed: int, actions: list[st
     assert h.replayed() == h.state
 
     placed = {b["bet_id"]: b for e in h.events("bets_placed") for b in e["bets"]}
-    closings = Counter()
+    closings: Counter[str] = Counter()
     for e in h.events("bets_settled"):
         for r in e["results"]:
             closings[r["bet_id"]] += 1

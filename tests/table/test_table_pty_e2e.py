@@ -10,12 +10,13 @@ reader gone offline (the offline test keeps a 2 s timeout: that is what it tests
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from hardware_sim.virtual_shoe import ShoeLockedError, VirtualShoe
+from table_service.runtime import Runtime
 from table_service.table.config import ShoeConfig, TableConfig
 from tests.support.shoe_dealing import deal_unlocked
 from tests.support.table_rig import in_process_table
@@ -35,7 +36,7 @@ def offline_timeout() -> float:
 
 
 @pytest.fixture
-def rig(make_runtime, offline_timeout: float) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def rig(make_runtime: Callable[..., Runtime], offline_timeout: float) -> Iterator[dict[str, Any]]:
     shoe = VirtualShoe(
         "framed",
         seed=7,
@@ -69,9 +70,10 @@ def rig(make_runtime, offline_timeout: float) -> Iterator[dict[str, Any]]:  # ty
         shoe.stop()
 
 
-def _deal_round(rig: dict[str, Any]) -> dict:
+def _deal_round(rig: dict[str, Any]) -> dict[str, Any]:
     shoe, table = rig["shoe"], rig["rig"]
-    return table.deal_round(lambda: deal_unlocked(shoe, table.wait_for))
+    dealt: dict[str, Any] = table.deal_round(lambda: deal_unlocked(shoe, table.wait_for))
+    return dealt
 
 
 def test_betting_opened_and_closed_before_the_lock_went_out_leaves_the_shoe_unlocked(
@@ -147,7 +149,7 @@ def test_rounds_through_the_serial_driver(rig: dict[str, Any]) -> None:
 
     token = rig["tokens"]["regulator"]
     with rig["client"].websocket_connect(f"/api/v1/tables/bac-1/stream?token={token}") as ws:
-        events = []
+        events: list[dict[str, Any]] = []
         while len([e for e in events if e["type"] == "round_settled"]) < 3:
             events.append(ws.receive_json())
     dealt = [e["payload"] for e in events if e["type"] == "card_dealt"]

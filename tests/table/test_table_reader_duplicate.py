@@ -67,7 +67,7 @@ def test_supervisor_voids_the_round_when_the_card_was_counted_twice() -> None:
     h.ready_shoe()
     h.run(c.OpenBetting())
     h.run(c.CloseBetting())
-    for cmd in filter(None, map(reader_command, reader_events())):
+    for cmd in [cmd for cmd in map(reader_command, reader_events()) if cmd is not None]:
         h.run(cmd)
     assert h.state.paused
     h.run(c.VoidRound("KD read twice after a reconnection; one card on the table"))
@@ -80,7 +80,7 @@ def test_a_card_read_twice_is_taken_out_and_the_round_goes_on() -> None:
     h.run(c.OpenBetting())
     h.bet("player", 1000)
     h.run(c.CloseBetting())
-    for cmd in filter(None, map(reader_command, reader_events())):
+    for cmd in [cmd for cmd in map(reader_command, reader_events()) if cmd is not None]:
         h.run(cmd)
     incidents = {i.kind: i.incident_id for i in h.state.incidents.values()}
     h.run(c.ResolveIncident(incidents["reader_offline"], "cable plugged back"))

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 
 from shoe_reader.events import HardwareWarning
+from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.reader_pump import reader_command
 from table_service.table.service import TableService
 
 
-async def test_a_card_code_the_table_cannot_take_raises_an_incident(make_runtime) -> None:  # type: ignore[no-untyped-def]
+async def test_a_card_code_the_table_cannot_take_raises_an_incident(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     service = TableService(make_runtime(), TableConfig(table_id="t"))
     await service.start(with_reader=False)
     try:

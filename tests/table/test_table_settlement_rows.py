@@ -6,6 +6,7 @@ exist (on both backends). The 0006 migration carries existing bets over unchange
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from migrations import alembic_config
 from table_service.models import BetRow, LedgerEntry, PlacedBet
+from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import StakeLimits, TableConfig
 from table_service.table.service import TableService, new_bet_id
@@ -23,7 +25,7 @@ from table_service.table.wallet import Transfer, transfer
 OPERATOR = "operator:op"
 
 
-def _play(runtime, *, void: bool = False) -> list[str]:  # type: ignore[no-untyped-def]
+def _play(runtime: Runtime, *, void: bool = False) -> list[str]:
     """One baccarat round of 5 bets, settled (player natural 9) or voided; the bet ids."""
     for account in ("a1", "a2"):
         transfer(runtime, Transfer(account, 10_000, f"seed-{account}", "credit"), actor=OPERATOR)
@@ -55,8 +57,8 @@ def _play(runtime, *, void: bool = False) -> list[str]:  # type: ignore[no-untyp
 
 
 def test_a_settled_round_is_one_return_entry_per_bet_read_through_the_view(
-    make_runtime,
-) -> None:  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime],
+) -> None:
     runtime = make_runtime()
     ids = _play(runtime)
     with runtime.sessions() as session:
@@ -66,7 +68,7 @@ def test_a_settled_round_is_one_return_entry_per_bet_read_through_the_view(
             for e in session.scalars(select(LedgerEntry).where(LedgerEntry.kind == "return"))
         }
         placed = session.scalar(select(func.count()).select_from(PlacedBet))
-    assert sorted(bets) == sorted(ids) == sorted(returns) and placed == 5
+    assert sorted(bets) == sorted(ids) == sorted(returns, key=str) and placed == 5
     by_type = {b.bet_type: b for b in bets.values()}
     assert by_type["player"].returned == 200 and by_type["player"].result == "win"
     assert by_type["tie"].returned == 0 and by_type["tie"].result == "lose"
@@ -76,7 +78,7 @@ def test_a_settled_round_is_one_return_entry_per_bet_read_through_the_view(
         assert (bet.result, bet.returned) == (entry.result, entry.amount)
 
 
-def test_a_voided_round_reads_refunded(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_a_voided_round_reads_refunded(make_runtime: Callable[..., Runtime]) -> None:
     runtime = make_runtime()
     _play(runtime, void=True)
     with runtime.sessions() as session:
@@ -87,7 +89,9 @@ def test_a_voided_round_reads_refunded(make_runtime) -> None:  # type: ignore[no
     }
 
 
-def test_the_database_refuses_a_second_return_and_an_edited_bet(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_the_database_refuses_a_second_return_and_an_edited_bet(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     runtime = make_runtime()
     bet_id = _play(runtime)[0]
     second = (
@@ -118,7 +122,9 @@ def test_the_database_refuses_a_second_return_and_an_edited_bet(make_runtime) ->
         "DELETE FROM rounds WHERE round_id = :round",
     ],
 )
-def test_references_to_accounts_and_rounds_hold(make_runtime, statement: str) -> None:  # type: ignore[no-untyped-def]
+def test_references_to_accounts_and_rounds_hold(
+    make_runtime: Callable[..., Runtime], statement: str
+) -> None:
     runtime = make_runtime()
     _play(runtime)
     with runtime.engine.connect() as conn:
@@ -184,7 +190,9 @@ def test_migration_0006_keeps_every_bet_status_and_goes_back(db_url: str, tmp_pa
     command.upgrade(config, "head")
     with engine.connect() as conn:
         assert {b: (s, r, m) for b, s, r, m in conn.execute(query)} == want
-        closed = dict(conn.execute(text("SELECT bet_id, closed_seq FROM bets")).all())
+        closed: dict[str, int] = dict(
+            conn.execute(text("SELECT bet_id, closed_seq FROM bets")).all()
+        )
         credit = conn.execute(
             text("SELECT result FROM ledger_entries WHERE reference = 'operator:op|seed'")
         ).scalar_one()

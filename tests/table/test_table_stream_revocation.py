@@ -22,8 +22,15 @@ from table_service.table.stream import REPLAY_PAGE, REVOKED, StreamHub
 
 def _event(seq: int, kind: str = "card_dealt", table: str = "t1", **payload: str) -> StoredEvent:
     return StoredEvent(
-        seq=seq, table_id=table, round_id=None, type=kind, actor="system",
-        ts="2026-12-05T00:00:00Z", payload=dict(payload), prev_hash="", hash="",
+        seq=seq,
+        table_id=table,
+        round_id=None,
+        type=kind,
+        actor="system",
+        ts="2026-12-05T00:00:00Z",
+        payload=dict(payload),
+        prev_hash="",
+        hash="",
     )
 
 
@@ -50,7 +57,7 @@ def test_a_batch_after_a_gap_is_checked_and_a_gap_free_one_is_not() -> None:
 
         def revoked_among(names: frozenset[str]) -> set[str]:
             asked.append(names)
-            return names & revoked
+            return set(names & revoked)
 
         hub = StreamHub(asyncio.get_running_loop(), revoked_among=revoked_among)
         try:
