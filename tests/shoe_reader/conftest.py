@@ -51,7 +51,7 @@ class Rig:
             await asyncio.wait_for(self._task, 30)
         self.shoe.stop()
 
-    async def wait(self, predicate: Callable[[], bool], what: str, timeout: float = WAIT) -> None:
+    async def wait(self, predicate: Callable[[], object], what: str, timeout: float = WAIT) -> None:
         """Bounded wait: fails the test with ``what`` instead of hanging."""
         deadline = time.monotonic() + timeout
         while not predicate():
@@ -96,8 +96,8 @@ class Rig:
         lies inside a flagged gap (one shoe epoch: no reboot or reconnection in the test)."""
         epoch = max(t.epoch for t in self.shoe.transmissions)
         sent = [t for t in self.shoe.transmissions if t.seq is not None and t.epoch == epoch]
-        reached = {t.seq for t in sent if t.reached_host}
-        lost = {t.seq for t in sent} - reached
+        reached = {t.seq for t in sent if t.reached_host and t.seq is not None}
+        lost = {t.seq for t in sent if t.seq is not None} - reached
         visible = {s for s in lost if any(r is not None and r > s for r in reached)}
         flagged: set[int] = set()
         for gap in self.of(MissedCardSuspected):

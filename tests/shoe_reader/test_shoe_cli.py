@@ -9,7 +9,7 @@ import select
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -31,7 +31,7 @@ def first_line(proc: subprocess.Popen[str], timeout: float = 60.0) -> str:
 
 
 @pytest.fixture
-def sim_factory() -> Iterator:  # type: ignore[type-arg]
+def sim_factory() -> Iterator[Callable[..., tuple[subprocess.Popen[str], str]]]:
     procs: list[subprocess.Popen[str]] = []
 
     def start(*args: str) -> tuple[subprocess.Popen[str], str]:
@@ -64,7 +64,7 @@ def read_events(path: str, *args: str) -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(line) for line in out.stdout.splitlines()]
 
 
-def test_framed_sim_and_read(sim_factory) -> None:  # type: ignore[no-untyped-def]
+def test_framed_sim_and_read(sim_factory: Callable[..., tuple[subprocess.Popen[str], str]]) -> None:
     proc, path = sim_factory("--dialect", "framed", "--seed", "4", "--rate", "20")
     assert os.path.realpath(path).startswith("/dev/pts/")
     events = read_events(path, "--dialect", "framed", "--count", "6")
@@ -80,7 +80,9 @@ def test_framed_sim_and_read(sim_factory) -> None:  # type: ignore[no-untyped-de
     assert not os.path.lexists(path)
 
 
-def test_ascii_sim_driven_from_stdin(sim_factory) -> None:  # type: ignore[no-untyped-def]
+def test_ascii_sim_driven_from_stdin(
+    sim_factory: Callable[..., tuple[subprocess.Popen[str], str]],
+) -> None:
     proc, path = sim_factory("--dialect", "ascii", "--seed", "1")
     reader = subprocess.Popen(
         [*SHOE, "read", "--port", path, "--dialect", "ascii", "--count", "5"],

@@ -20,13 +20,14 @@ from shoe_reader.events import (
     UnknownMessage,
     UnreadableCard,
 )
+from tests.shoe_reader.conftest import Rig, RigFactory
 
 pytestmark = pytest.mark.timeout(180)  # waits are bounded at 60 s each (conftest.WAIT)
 
 NOT_LINES = (UnknownMessage, ReaderOnline, ReaderOffline)
 
 
-def assert_intact_lines_delivered_once(r) -> None:  # type: ignore[no-untyped-def]
+def assert_intact_lines_delivered_once(r: Rig) -> None:
     expected: list[bytes] = []
     for t in r.shoe.transmissions:
         if t.reached_host:
@@ -36,7 +37,7 @@ def assert_intact_lines_delivered_once(r) -> None:  # type: ignore[no-untyped-de
     assert delivered == expected
 
 
-async def until_lines(r, n: int, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+async def until_lines(r: Rig, n: int, timeout: float = 60.0) -> None:
     """Wait until every transmission that reached the host has come out as an event."""
 
     def done() -> bool:
@@ -50,7 +51,7 @@ async def until_lines(r, n: int, timeout: float = 60.0) -> None:  # type: ignore
     await asyncio.sleep(0.05)  # nothing more may come: a duplicate would show now
 
 
-async def test_clean_ascii_deal_every_form(rig) -> None:
+async def test_clean_ascii_deal_every_form(rig: RigFactory) -> None:
     r = await rig("ascii", seed=3)
     r.shoe.load(["TD", "TS", "TH", "4S", "3H", "AC", "KD", "TC"])
     await r.online()
@@ -79,7 +80,7 @@ async def test_clean_ascii_deal_every_form(rig) -> None:
 
 
 @pytest.mark.parametrize("fault", ["corrupt", "drop", "dup", "dribble", "noise"])
-async def test_ascii_wire_fault(rig, fault: str) -> None:
+async def test_ascii_wire_fault(rig: RigFactory, fault: str) -> None:
     r = await rig("ascii", seed=5)
     await r.online()
     for i in range(4):
@@ -100,7 +101,7 @@ async def test_ascii_wire_fault(rig, fault: str) -> None:
         assert len(r.of(UnknownMessage)) >= 4
 
 
-async def test_ascii_random_faults_seeded(rig) -> None:
+async def test_ascii_random_faults_seeded(rig: RigFactory) -> None:
     r = await rig("ascii", seed=9, faults="corrupt=0.2,drop=0.1,dup=0.1,dribble=0.1,noise=0.2")
     await r.online()
     await r.deal(40, pause=0.005)
@@ -108,7 +109,7 @@ async def test_ascii_random_faults_seeded(rig) -> None:
     assert_intact_lines_delivered_once(r)
 
 
-async def test_ascii_cable_pulled_and_plugged_back(rig) -> None:
+async def test_ascii_cable_pulled_and_plugged_back(rig: RigFactory) -> None:
     r = await rig("ascii")
     await r.online()
     await r.deal(2)
@@ -124,7 +125,7 @@ async def test_ascii_cable_pulled_and_plugged_back(rig) -> None:
     assert_intact_lines_delivered_once(r)
 
 
-async def test_ascii_commands_are_no_ops(rig) -> None:
+async def test_ascii_commands_are_no_ops(rig: RigFactory) -> None:
     r = await rig("ascii")
     await r.online()
     assert await r.reader.lock() is False
@@ -136,7 +137,7 @@ async def test_ascii_commands_are_no_ops(rig) -> None:
     assert not r.of(HardwareWarning)  # no lock belief in a dialect without a lock
 
 
-async def test_ascii_shoe_reboot_loses_only_what_it_had_not_sent(rig) -> None:
+async def test_ascii_shoe_reboot_loses_only_what_it_had_not_sent(rig: RigFactory) -> None:
     r = await rig("ascii", outage=0.1)
     await r.online()
     await r.deal(2)

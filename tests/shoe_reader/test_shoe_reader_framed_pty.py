@@ -4,6 +4,7 @@ the protocol can see is flagged."""
 
 from __future__ import annotations
 
+import functools
 import time
 
 import pytest
@@ -21,14 +22,27 @@ from shoe_reader.events import (
     ShoeEmpty,
     UnreadableCard,
 )
-from shoe_reader.framed_session import CARD_WHILE_LOCKED, POSSIBLE_DUPLICATE, repeated_card
+from shoe_reader.framed_session import (
+    CARD_WHILE_LOCKED,
+    POSSIBLE_DUPLICATE,
+    FramedSession,
+    repeated_card,
+)
 from shoe_reader.serial_reader import open_reader
 from table_service.rules.cards import standard_deck
+from tests.shoe_reader.conftest import Rig, RigFactory
 
 pytestmark = pytest.mark.timeout(180)  # waits are bounded at 60 s each (conftest.WAIT)
 
 
-async def test_clean_deal_with_cut_card(rig) -> None:
+def framed(r: Rig) -> FramedSession:
+    """The reader's session: the framed dialect's, in these tests."""
+    session = r.reader.session
+    assert isinstance(session, FramedSession)
+    return session
+
+
+async def test_clean_deal_with_cut_card(rig: RigFactory) -> None:
     r = await rig(cut_depth=5)
     codes = [c.code for c in standard_deck()][:24]
     r.shoe.load(codes)
@@ -42,10 +56,10 @@ async def test_clean_deal_with_cut_card(rig) -> None:
     assert not r.of(MissedCardSuspected)
     online = r.of(ReaderOnline)[0]
     assert online.info == "LTSIM;1.0;SIM0001" and not online.restarted
-    assert r.reader.session.stats.acks_sent >= 25
+    assert framed(r).stats.acks_sent >= 25
 
 
-async def test_corrupted_frames_are_naked_and_resent(rig) -> None:
+async def test_corrupted_frames_are_naked_and_resent(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     for i in range(6):
@@ -53,12 +67,12 @@ async def test_corrupted_frames_are_naked_and_resent(rig) -> None:
         r.shoe.deal()
         await r.settled(i + 1)
     assert r.cards() == r.dealt_cards()
-    assert r.reader.session.stats.frames_bad >= 6
+    assert framed(r).stats.frames_bad >= 6
     assert r.shoe.naks_received >= 1
     assert not r.of(MissedCardSuspected)
 
 
-async def test_dropped_card_frames_are_retransmitted_and_delivered_once(rig) -> None:
+async def test_dropped_card_frames_are_retransmitted_and_delivered_once(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     for i in range(5):
@@ -75,7 +89,7 @@ def _heard_after_a_dropped_heartbeat(shoe: VirtualShoe, since: float) -> bool:
     return dropped is not None and any(t.reached_host for t in sent[dropped + 1 :])
 
 
-async def test_dropped_heartbeats_are_flagged_as_possible_missed_cards(rig) -> None:
+async def test_dropped_heartbeats_are_flagged_as_possible_missed_cards(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     for i in range(3):
@@ -85,7 +99,7 @@ async def test_dropped_heartbeats_are_flagged_as_possible_missed_cards(rig) -> N
         # gap; the card comes after both (waited for, not slept: a loaded machine's shoe
         # thread may take longer than a heartbeat period).
         await r.wait(
-            lambda since=since: _heard_after_a_dropped_heartbeat(r.shoe, since),
+            functools.partial(_heard_after_a_dropped_heartbeat, r.shoe, since),
             "a dropped heartbeat, then a frame the host got",
         )
         r.shoe.deal()
@@ -96,17 +110,17 @@ async def test_dropped_heartbeats_are_flagged_as_possible_missed_cards(rig) -> N
     r.assert_visible_gaps_flagged()
 
 
-async def test_duplicated_frames_are_delivered_once(rig) -> None:
+async def test_duplicated_frames_are_delivered_once(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     r.shoe.duplicate_next(10)
     await r.deal(8)
     await r.settled(8)
     assert r.cards() == r.dealt_cards()
-    assert r.reader.session.stats.duplicates >= 1
+    assert framed(r).stats.duplicates >= 1
 
 
-async def test_frames_dribbled_byte_by_byte(rig) -> None:
+async def test_frames_dribbled_byte_by_byte(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     r.shoe.dribble_next(10)
@@ -116,7 +130,7 @@ async def test_frames_dribbled_byte_by_byte(rig) -> None:
     assert not r.of(MissedCardSuspected)
 
 
-async def test_noise_bursts_between_frames(rig) -> None:
+async def test_noise_bursts_between_frames(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     for i in range(8):
@@ -124,11 +138,11 @@ async def test_noise_bursts_between_frames(rig) -> None:
         r.shoe.deal()
         await r.settled(i + 1)
     assert r.cards() == r.dealt_cards()
-    assert r.reader.session.stats.noise_bytes + r.reader.session.stats.frames_bad > 0
+    assert framed(r).stats.noise_bytes + framed(r).stats.frames_bad > 0
     assert not r.of(MissedCardSuspected)
 
 
-async def test_no_ack_ever_means_e9_and_a_flagged_gap(rig) -> None:
+async def test_no_ack_ever_means_e9_and_a_flagged_gap(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     await r.deal(2)
@@ -147,7 +161,7 @@ async def test_no_ack_ever_means_e9_and_a_flagged_gap(rig) -> None:
     r.assert_visible_gaps_flagged()
 
 
-async def test_cable_pulled_and_plugged_back_reconnects_with_backoff(rig) -> None:
+async def test_cable_pulled_and_plugged_back_reconnects_with_backoff(rig: RigFactory) -> None:
     r = await rig(reader={"reconnect_initial": 0.05, "reconnect_max": 0.2})
     await r.online()
     await r.deal(3)
@@ -176,7 +190,7 @@ async def test_cable_pulled_and_plugged_back_reconnects_with_backoff(rig) -> Non
     assert kinds.index("offline") < len(kinds) - 1 - kinds[::-1].index("online")
 
 
-async def test_shoe_reboot_resets_seq_and_the_lock_is_reasserted(rig) -> None:
+async def test_shoe_reboot_resets_seq_and_the_lock_is_reasserted(rig: RigFactory) -> None:
     # The reboot is seen by its HLO, not by silence: a silence timeout of 2 s (not the
     # rig's 0.4 s) keeps a loaded machine's stalled thread from adding an offline and an
     # online of its own (a CI run saw three onlines).
@@ -201,7 +215,7 @@ async def test_shoe_reboot_resets_seq_and_the_lock_is_reasserted(rig) -> None:
     assert [e.seq for e in r.of(ReaderOnline)] == [0, 0]
 
 
-async def test_unread_card(rig) -> None:
+async def test_unread_card(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     await r.deal(2)
@@ -214,7 +228,7 @@ async def test_unread_card(rig) -> None:
     assert r.cards() == dealt[:2] + dealt[3:]
 
 
-async def test_jam_refuses_dealing_until_cleared(rig) -> None:
+async def test_jam_refuses_dealing_until_cleared(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     r.shoe.jam()
@@ -228,7 +242,7 @@ async def test_jam_refuses_dealing_until_cleared(rig) -> None:
     assert r.cards() == r.dealt_cards()
 
 
-async def test_silent_shoe_goes_offline_and_comes_back(rig) -> None:
+async def test_silent_shoe_goes_offline_and_comes_back(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     r.shoe.freeze(duration=0.9)
@@ -241,7 +255,7 @@ async def test_silent_shoe_goes_offline_and_comes_back(rig) -> None:
     assert r.reader.connections >= 2  # the reader reopened the port while it was silent
 
 
-async def test_lock_unlock_status_and_card_while_locked(rig) -> None:
+async def test_lock_unlock_status_and_card_while_locked(rig: RigFactory) -> None:
     r = await rig(heartbeat=5.0)  # only STA / LCK / ULK make heartbeats here
     await r.online()
     assert await r.reader.request_status()
@@ -259,7 +273,7 @@ async def test_lock_unlock_status_and_card_while_locked(rig) -> None:
     assert r.cards() == r.dealt_cards()
 
 
-async def test_missed_scan_is_invisible_to_the_protocol(rig) -> None:
+async def test_missed_scan_is_invisible_to_the_protocol(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     await r.deal(1)
@@ -271,7 +285,7 @@ async def test_missed_scan_is_invisible_to_the_protocol(rig) -> None:
     assert not r.of(MissedCardSuspected)  # nothing on the wire: only the game can tell
 
 
-async def test_empty_shoe(rig) -> None:
+async def test_empty_shoe(rig: RigFactory) -> None:
     r = await rig()
     r.shoe.load(["AS", "KD", "TD"])
     await r.online()
@@ -283,7 +297,7 @@ async def test_empty_shoe(rig) -> None:
     assert len(r.of(ShoeEmpty)) == 1
 
 
-async def test_random_faults_seeded(rig) -> None:
+async def test_random_faults_seeded(rig: RigFactory) -> None:
     r = await rig(seed=11, faults="corrupt=0.15,drop=0.1,dup=0.15,dribble=0.1,noise=0.15")
     await r.online()
     await r.deal(40, pause=0.01)
@@ -293,7 +307,7 @@ async def test_random_faults_seeded(rig) -> None:
     r.assert_visible_gaps_flagged()
 
 
-async def test_seq_wraps_999_to_000_through_the_pty(rig) -> None:
+async def test_seq_wraps_999_to_000_through_the_pty(rig: RigFactory) -> None:
     r = await rig(decks=20, cut_depth=0)
     await r.online()
     while len(r.shoe.transmissions) < 1010:
@@ -307,7 +321,7 @@ async def test_seq_wraps_999_to_000_through_the_pty(rig) -> None:
     assert len(r.of(ReaderOnline)) == 1
 
 
-async def test_random_line_faults_unplug_the_cable_and_the_reader_follows(rig) -> None:
+async def test_random_line_faults_unplug_the_cable_and_the_reader_follows(rig: RigFactory) -> None:
     r = await rig(faults="unplug=1.0", outage=0.2)
     await r.online()
     await r.deal(2)
@@ -319,7 +333,7 @@ async def test_random_line_faults_unplug_the_cable_and_the_reader_follows(rig) -
     assert r.cards() == r.dealt_cards()
 
 
-async def test_lid_opened_and_closed(rig) -> None:
+async def test_lid_opened_and_closed(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     r.shoe.open_lid()
@@ -328,7 +342,7 @@ async def test_lid_opened_and_closed(rig) -> None:
     assert [e.open for e in r.of(LidChanged)] == [True, False]
 
 
-async def test_a_second_reader_cannot_steal_the_port(rig) -> None:
+async def test_a_second_reader_cannot_steal_the_port(rig: RigFactory) -> None:
     r = await rig()
     await r.online()
     async with open_reader(
@@ -341,7 +355,9 @@ async def test_a_second_reader_cannot_steal_the_port(rig) -> None:
     assert r.cards() == r.dealt_cards()
 
 
-async def test_card_resent_after_a_lost_ack_and_a_pulled_cable_is_flagged_once(rig) -> None:
+async def test_card_resent_after_a_lost_ack_and_a_pulled_cable_is_flagged_once(
+    rig: RigFactory,
+) -> None:
     # Slow retransmission and a patient reader: the shoe still waits for KD's ACK when the
     # cable goes, and only the test pulls it.
     r = await rig(retransmit_interval=3.0, reader={"offline_timeout": 2.0})
@@ -366,14 +382,17 @@ async def test_card_resent_after_a_lost_ack_and_a_pulled_cable_is_flagged_once(r
     assert repeated_card(warning.raw) == "KD"
     kinds = r.kinds()
     at = r.events.index(warning)
-    assert kinds[at + 1] == "card" and r.events[at + 1].card == "KD"
+    after = r.events[at + 1]
+    assert kinds[at + 1] == "card" and isinstance(after, CardSeen) and after.card == "KD"
     assert warning.seq == r.events[at + 1].seq == 1  # the first frame after the new HLO
     offline = kinds.index("offline")
     assert offline < at and "online" in kinds[offline:at]
     assert not r.of(MissedCardSuspected)
 
 
-async def test_reconnect_without_a_pending_card_raises_no_duplicate_warning(rig) -> None:
+async def test_reconnect_without_a_pending_card_raises_no_duplicate_warning(
+    rig: RigFactory,
+) -> None:
     r = await rig(reader={"resend_window": 0.3})
     r.shoe.load(["AS", "KD", "AS", "KD"])  # the same codes again: legitimate copies
     await r.online()
@@ -382,9 +401,9 @@ async def test_reconnect_without_a_pending_card_raises_no_duplicate_warning(rig)
     # The cable goes only once the reader has heard the shoe (heartbeats) past the resend
     # window after KD: the cards it delivered are then no longer suspects at the next HLO.
     kd = r.of(CardSeen)[-1]
-    window = r.reader.session.resend_window
+    window = framed(r).resend_window
     await r.wait(
-        lambda: (r.reader.session._last_frame_at or 0.0) - kd.monotonic > window,
+        lambda: (framed(r)._last_frame_at or 0.0) - kd.monotonic > window,
         "a frame heard past the resend window after KD",
     )
     r.shoe.unplug()
