@@ -48,7 +48,8 @@ class AuditedClient:
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def principals(runtime: Runtime, tables: list[str]) -> dict[str, str]:

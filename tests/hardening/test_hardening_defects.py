@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -22,6 +22,7 @@ from starlette.websockets import WebSocketDisconnect
 from table_service.app import build_app
 from table_service.models import Account, BetRow, LedgerEntry
 from table_service.principals import add_principal
+from table_service.runtime import Runtime
 from table_service.table.config import TableConfig
 from table_service.table.service import TableManager
 from table_service.table.wallet import Transfer, transfer
@@ -46,11 +47,11 @@ class Api:
         assert response.status_code in (200, 201), response.text
         return response.json()
 
-    def refused(self, method: str, path: str, who: str, body: Any, status: int) -> dict:
+    def refused(self, method: str, path: str, who: str, body: Any, status: int) -> dict[str, Any]:
         response = self.call(method, path, who, body)
         assert response.status_code == status, response.text
         assert response.headers["content-type"] == "application/problem+json"
-        problem = response.json()
+        problem: dict[str, Any] = response.json()
         assert {"type", "title", "status", "detail", "code"} <= set(problem)
         assert problem["status"] == status
         return problem
@@ -63,7 +64,7 @@ class Api:
 
 
 @pytest.fixture
-def api(make_runtime) -> Iterator[Api]:  # type: ignore[no-untyped-def]
+def api(make_runtime: Callable[..., Runtime]) -> Iterator[Api]:
     runtime = make_runtime(sqlite_busy_timeout_ms=3000)
     tokens: dict[str, str] = {}
     with runtime.sessions.begin() as session:
@@ -105,7 +106,9 @@ def test_1_an_open_read_transaction_never_blocks_a_write(api: Api) -> None:
     assert elapsed < 8.0, f"write waited {elapsed:.1f}s behind a reader"
 
 
-def test_1_replays_are_paged_and_public_subscribers_are_limited(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_1_replays_are_paged_and_public_subscribers_are_limited(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     from table_service.table.stream import REPLAY_PAGE
 
     runtime = make_runtime(stream_max_public_per_address=2)
@@ -306,7 +309,7 @@ def test_6_operators_are_isolated(api: Api) -> None:
     for who in ("operator", "operator2"):
         url = f"/api/v1/tables/bac-1/stream?token={api.tokens[who]}"
         with api.client.websocket_connect(url) as ws:
-            events = []
+            events: list[dict[str, Any]] = []
             while not events or events[-1]["type"] != "betting_opened":
                 events.append(ws.receive_json())
             api.ok("POST", "/tables/bac-1/betting/close", "dealer") if who == "operator2" else None
@@ -367,7 +370,9 @@ def test_7_every_route_documents_its_errors_and_schemas(api: Api) -> None:
     assert {"402", "404", "409", "413", "422"} <= set(credit)
 
 
-def test_7_websocket_refusals_reach_the_client_as_close_codes(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_7_websocket_refusals_reach_the_client_as_close_codes(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     """Over real HTTP: a refusal is an accepted socket closed with the code, not an HTTP
     403 at the handshake that hides why."""
     from websockets.exceptions import ConnectionClosed
@@ -436,7 +441,7 @@ def test_8_bodies_over_a_megabyte_are_413_and_nul_is_refused(api: Api) -> None:
         assert session.scalar(select(func.count()).select_from(BetRow)) == 0
 
 
-def test_8_limits_hold_over_real_http(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_8_limits_hold_over_real_http(make_runtime: Callable[..., Runtime]) -> None:
     """The same limits through uvicorn: a 413 for a large body, and the server answers
     the next request on a new connection."""
     from tests.hardening.hardening_helpers import principals, serve

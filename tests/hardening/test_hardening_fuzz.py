@@ -23,6 +23,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -30,6 +31,7 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
+from schemathesis.core.result import Err
 from schemathesis.generation.modes import GenerationMode
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -86,7 +88,7 @@ def pg_server(
         yield running
 
 
-Cases = dict[str, list[schemathesis.Case]]
+Cases = dict[str, list[schemathesis.Case[Any]]]
 """The requests generated for each operation (by label), in the order they were sent."""
 
 
@@ -102,6 +104,8 @@ def fuzz(
     counts: dict[str, int] = {}
     made: Cases = {}
     for result in schema.get_all_operations():
+        if isinstance(result, Err):  # an operation the schema describes wrongly: say which
+            raise result.err()
         operation = result.ok()
         counts[operation.label] = 0
         if cases:
@@ -116,7 +120,7 @@ def fuzz(
 
 
 def _replay_operation(
-    cases: list[schemathesis.Case],
+    cases: list[schemathesis.Case[Any]],
     base: str,
     headers: dict[str, str],
     session: requests.Session,
@@ -137,7 +141,7 @@ def _fuzz_operation(
     session: requests.Session,
     examples: int,
     counts: dict[str, int],
-    kept: list[schemathesis.Case],
+    kept: list[schemathesis.Case[Any]],
 ) -> None:
     label = operation.label  # type: ignore[attr-defined]
 
@@ -155,7 +159,7 @@ def _fuzz_operation(
         suppress_health_check=list(HealthCheck),
     )
     @given(case=st.one_of(strategies))
-    def run(case: schemathesis.Case) -> None:
+    def run(case: schemathesis.Case[Any]) -> None:
         response = case.call(base_url=base, headers=headers, session=session, timeout=30)
         counts[label] += 1
         kept.append(case)

@@ -403,10 +403,11 @@ def test_every_route_every_principal_every_resource(matrix: Matrix) -> None:
     started = time.perf_counter()
     failures: list[str] = []
     for call in refusals:  # all against the same state: a refusal changes nothing
+        assert call.expect is not None  # a refusal: its status and code
         before = matrix.log_size()
         if call.method == "WS":
             code = matrix.stream(call)
-            want = {401: 4401, 403: 4403}[call.expect[0]]  # type: ignore[index]
+            want = {401: 4401, 403: 4403}[call.expect[0]]
             if code != want:
                 failures.append(f"{call.route} [{call.variant}] as {call.who}: {code} != {want}")
             continue
@@ -423,14 +424,14 @@ def test_every_route_every_principal_every_resource(matrix: Matrix) -> None:
                 failures.append(f"{call.route} [{call.variant}] as {call.who}: closed {code}")
             continue
         response = matrix.request(call)
-        code = _code(response)
+        problem = _code(response)
         if (
             response.status_code in (401, 403)
-            or code in POLICY_CODES
+            or problem in POLICY_CODES
             or response.status_code >= 500
         ):
             failures.append(
-                f"{call.route} [{call.variant}] as {call.who}: {response.status_code} {code}"
+                f"{call.route} [{call.variant}] as {call.who}: {response.status_code} {problem}"
             )
     seconds = time.perf_counter() - started
     print(

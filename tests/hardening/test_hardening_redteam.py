@@ -56,12 +56,13 @@ def _tokens(runtime: Any) -> dict[str, str]:
 
 
 class Api(AuditedClient):
-    def call(self, method: str, path: str, who: str, body: Any = None) -> Any:
+    def send(self, method: str, path: str, who: str, body: Any = None) -> Any:
+        """A request with its method (the audited client's call() is a POST)."""
         headers = {"Authorization": f"Bearer {self.tokens[who]}"}
         return self.client.request(method, f"/api/v1{path}", json=body, headers=headers)
 
     def ok(self, path: str, who: str, body: Any = None) -> Any:
-        response = self.call("POST", path, who, body)
+        response = self.send("POST", path, who, body)
         assert response.status_code == 200, response.text
         return response.json()
 
@@ -105,10 +106,10 @@ def test_not_your_turn_does_not_name_another_operators_bet(api: Api) -> None:
         api.ok(f"/tables/{BJ}/cards", "supervisor", {"card": card})
     api.ok(f"/tables/{BJ}/actions", "opA", {"actor": "seat:1", "action": "split"})
     # what A may see of the offer: an anonymous "behind"
-    summary = api.call("GET", f"/tables/{BJ}", "opA").json()
+    summary = api.send("GET", f"/tables/{BJ}", "opA").json()
     assert b_behind not in json.dumps(summary)
     before = api.log_size()
-    answer = api.call(
+    answer = api.send(
         "POST", f"/tables/{BJ}/actions", "opA", {"actor": f"behind:{a_behind}", "action": "accept"}
     )
     assert answer.status_code == 409, answer.text
@@ -314,24 +315,24 @@ def test_the_pit_consoles_show_a_bound_principal_its_own_table_only(studio: Api,
     """A supervisor or regulator bound to bj-1 got every table of the studio from the pit
     overview (cards, seats and accounts, stakes) and every table's incidents from the
     timeline, while the table list, the incidents and the recall show it bj-1 only."""
-    overview = studio.call("GET", "/console/overview", who)
+    overview = studio.send("GET", "/console/overview", who)
     assert overview.status_code == 200, overview.text
     assert [t["table_id"] for t in overview.json()] == [BJ]
-    timeline = studio.call("GET", "/console/timeline", who)
+    timeline = studio.send("GET", "/console/timeline", who)
     assert timeline.status_code == 200, timeline.text
     assert {i["table_id"] for i in timeline.json()} == {BJ}
     # an unbound supervisor still sees the whole pit
-    everything = studio.call("GET", "/console/overview", "supervisor").json()
+    everything = studio.send("GET", "/console/overview", "supervisor").json()
     assert [t["table_id"] for t in everything] == sorted([BJ, BAC])
-    incidents = studio.call("GET", "/console/timeline", "supervisor").json()
+    incidents = studio.send("GET", "/console/timeline", "supervisor").json()
     assert {i["table_id"] for i in incidents} == {BJ, BAC}
 
 
 @pytest.mark.parametrize("who", ["pit", "auditor"])
 def test_audit_events_show_a_bound_principal_its_own_table_only(studio: Api, who: str) -> None:
-    every = studio.call("GET", "/audit/events?limit=5000", who)
+    every = studio.send("GET", "/audit/events?limit=5000", who)
     assert every.status_code == 200, every.text
     assert BAC not in {e["table_id"] for e in every.json()}
-    other = studio.call("GET", f"/audit/events?table_id={BAC}", who)
+    other = studio.send("GET", f"/audit/events?table_id={BAC}", who)
     assert other.status_code == 403, other.text
     assert other.json()["code"] == "other_table"

@@ -50,6 +50,7 @@ def test_the_dealer_reads_no_seated_bankers_hole_card_in_an_incidents_details(
             text = f"{HOLE} came again right after the shoe reconnected: a re-send or a copy"
             fault = c.ReaderFault("possible_duplicate", {"card": HOLE, "text": text})
             execute = manager.tables[t].execute
+            assert client.portal is not None  # inside the client's context: its loop runs
             client.portal.call(functools.partial(execute, fault, actor=f"reader:{t}"))
             frames: list[dict[str, Any]] = []
             while not any(f["type"] == "incident_raised" for f in frames):

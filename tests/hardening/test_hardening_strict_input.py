@@ -50,7 +50,6 @@ HIDDEN = {
 
 
 class Api(AuditedClient):
-
     def raw(self, path: str, who: str, body: bytes, content_type: str = "application/json") -> Any:
         headers = {"Authorization": f"Bearer {self.tokens[who]}", "Content-Type": content_type}
         return self.client.post(f"/api/v1{path}", content=body, headers=headers)
@@ -58,7 +57,9 @@ class Api(AuditedClient):
     def post(self, path: str, who: str, body: Any) -> Any:
         return self.raw(path, who, json.dumps(body).encode())
 
-    def refused(self, path: str, who: str, body: Any, code: str = "invalid_request") -> dict:
+    def refused(
+        self, path: str, who: str, body: Any, code: str = "invalid_request"
+    ) -> dict[str, Any]:
         before = self.log_size()
         response = (
             self.raw(path, who, body) if isinstance(body, bytes) else self.post(path, who, body)

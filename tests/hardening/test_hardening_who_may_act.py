@@ -50,8 +50,10 @@ class Api(AuditedClient):
         assert response.json()["code"] == code, response.text
         assert self.log_size() == before  # nothing recorded
 
-    def act(self, who: str, actor: str, action: str, account: str | None, **kw: Any) -> Any:
-        body = {"actor": actor, "action": action, **kw}
+    def act(
+        self, who: str, actor: str, action: str, account: str | None, **kw: Any
+    ) -> tuple[str, str, dict[str, Any]]:
+        body: dict[str, Any] = {"actor": actor, "action": action, **kw}
         if account is not None:
             body["account"] = account
         return f"/tables/{T}/actions", who, body

@@ -43,6 +43,7 @@ from table_service.consoles.views import console_view
 from table_service.errors import Refused
 from table_service.rules.cards import standard_deck
 from table_service.table import commands as c
+from table_service.table.audience import Audience
 from table_service.table.config import TableConfig
 from table_service.table.recall import record_of
 from table_service.table.state import TableState, fold
@@ -50,7 +51,6 @@ from table_service.table.stream import dealer_view, internal_view, operator_view
 from table_service.table.view import (
     DEALER_VIEWER,
     PUBLIC_VIEWER,
-    Audience,
     Context,
     ReadModel,
     Viewer,
@@ -212,7 +212,7 @@ def _follow(hidden: dict[str, str | None], event: StoredEvent) -> None:
 def _bad(text: str, who: str, hidden: dict[str, str | None]) -> list[str]:
     """What ``who`` must not see in ``text`` (a face-down card of its own player's hand it
     may: the rules show a player its cards)."""
-    wrong = []
+    wrong: list[str] = []
     if who in ("dealer", "supervisor", "regulator"):
         return wrong
     wrong += [f"face-down {code}" for code, owner in hidden.items() if owner != who]
@@ -465,7 +465,9 @@ def _account(h: Table, actor: str) -> str | None:
     return None
 
 
-def _bet(h: Table, rng: random.Random, seat: int | None, account: str, kind: str, stake: int):
+def _bet(
+    h: Table, rng: random.Random, seat: int | None, account: str, kind: str, stake: int
+) -> None:
     owner = OWNERS[account]
     h.bet_no += 1
     bet_id = f"bet{owner}-{h.bet_no}"
