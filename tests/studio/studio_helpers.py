@@ -54,4 +54,5 @@ class StudioClient:
     def ok(self, role: str, method: str, path: str, **kw: Any) -> dict[str, Any]:
         response = self.call(role, method, path, **kw)
         assert response.status_code == 200, (path, response.status_code, response.text)
-        return response.json()
+        answer: dict[str, Any] = response.json()
+        return answer

@@ -38,7 +38,8 @@ def _metrics_url(err: Path) -> str:
     found = wait_for(
         lambda: re.search(r"metrics at (\S+)", err.read_text()), "no metrics address printed"
     )
-    return found.group(1)
+    address: str = found.group(1)
+    return address
 
 
 async def _publish(url: str, stream: str) -> None:

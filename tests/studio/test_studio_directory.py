@@ -27,7 +27,12 @@ async def test_the_leases_are_read_once_a_tick_and_again_when_one_changes_hands_
     studio = Studio(make_runtime(), configs, node_id="a", url="http://a", takeover_seconds=600)
     reads: list[Any] = []
     read = studio.leases.directory
-    monkeypatch.setattr(studio.leases, "directory", lambda ids=None: reads.append(ids) or read(ids))
+
+    def counted(ids: Any = None) -> Any:
+        reads.append(ids)
+        return read(ids)
+
+    monkeypatch.setattr(studio.leases, "directory", counted)
     await studio.start(with_readers=False)  # takes both (the only member)
     try:
         before = len(reads)

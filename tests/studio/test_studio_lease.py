@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 
 from audit.store import EventStore, NewEvent
+from table_service.runtime import Runtime
 from table_service.studio.lease import LeaseLost, Leases
 
 
-def _append(runtime, table_id: str, n: int = 1) -> None:  # type: ignore[no-untyped-def]
+def _append(runtime: Runtime, table_id: str, n: int = 1) -> None:
     with runtime.sessions.begin() as session:
         runtime.store.append(
             session, [NewEvent(table_id, "card_dealt", "test", {"i": i}) for i in range(n)]
         )
 
 
-def _events(runtime, table_id: str) -> int:  # type: ignore[no-untyped-def]
+def _events(runtime: Runtime, table_id: str) -> int:
     with runtime.sessions() as session:
         return len(EventStore.read(session, table_id=table_id))
 
@@ -34,14 +36,16 @@ def _outlive(since: float, ttl_ms: int = TTL_MS) -> None:
     time.sleep(max(0.0, since + ttl_ms / 1000 + 0.1 - time.monotonic()))
 
 
-def _member(runtime, node: str, ttl_ms: int = TTL_MS, fenced=("t1", "t2")) -> Leases:  # type: ignore[no-untyped-def]
+def _member(runtime: Runtime, node: str, ttl_ms: int = TTL_MS, fenced=("t1", "t2")) -> Leases:  # type: ignore[no-untyped-def]
     leases = Leases(runtime.engine, node, f"http://{node}", ttl_ms)
     leases.fenced = frozenset(fenced)
     leases.install_fence(runtime.sessions)
     return leases
 
 
-def test_one_writer_per_table_and_a_stale_token_cannot_commit(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_one_writer_per_table_and_a_stale_token_cannot_commit(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     a_rt, b_rt = make_runtime(), make_runtime()
     a, b = _member(a_rt, "a"), _member(b_rt, "b")
     assert a.acquire("t1") == 1
@@ -67,7 +71,9 @@ def test_one_writer_per_table_and_a_stale_token_cannot_commit(make_runtime) -> N
     assert _events(a_rt, "t1") == 3
 
 
-def test_renew_keeps_the_lease_and_release_frees_it_at_once(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_renew_keeps_the_lease_and_release_frees_it_at_once(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     a_rt, b_rt = make_runtime(), make_runtime()
     a, b = _member(a_rt, "a"), _member(b_rt, "b")
     assert a.acquire("t1") == 1 and a.acquire("t2") == 1
@@ -88,7 +94,7 @@ def test_renew_keeps_the_lease_and_release_frees_it_at_once(make_runtime) -> Non
         _append(a_rt, "t1")  # the old incarnation's token is dead
 
 
-def test_members_heartbeat_and_leave(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_members_heartbeat_and_leave(make_runtime: Callable[..., Runtime]) -> None:
     a_rt, b_rt = make_runtime(), make_runtime()
     a, b = _member(a_rt, "a"), _member(b_rt, "b")
     assert [m.node_id for m in a.heartbeat()] == ["a"]
@@ -100,14 +106,16 @@ def test_members_heartbeat_and_leave(make_runtime) -> None:  # type: ignore[no-u
     assert [m.node_id for m in a.heartbeat()] == ["a"]
 
 
-def _locked_append(runtime, table_id: str) -> None:  # type: ignore[no-untyped-def]
+def _locked_append(runtime: Runtime, table_id: str) -> None:
     """As a table command writes: the log's lock taken naming the table, then the append."""
     with runtime.sessions.begin() as session:
         runtime.store.lock(session, tables=(table_id,))
         runtime.store.append(session, [NewEvent(table_id, "card_dealt", "test", {})])
 
 
-def test_the_fence_checked_with_the_log_lock_refuses_a_stale_writer(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_the_fence_checked_with_the_log_lock_refuses_a_stale_writer(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     """The fence folded into the lock's round trip (PostgreSQL) refuses exactly what the
     commit-time fence refuses, before anything is decided or written."""
     a_rt, b_rt = make_runtime(), make_runtime()
@@ -131,7 +139,7 @@ def test_the_fence_checked_with_the_log_lock_refuses_a_stale_writer(make_runtime
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
-def test_a_takeover_waits_for_the_commit_in_flight(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_a_takeover_waits_for_the_commit_in_flight(make_runtime: Callable[..., Runtime]) -> None:
     """Checked under the log's lock, the lease row stays locked (FOR SHARE) until the
     commit: a peer's takeover waits for it, so no event of the old holder can land
     after the new holder's first read of the log."""
@@ -163,7 +171,9 @@ def test_a_takeover_waits_for_the_commit_in_flight(make_runtime) -> None:  # typ
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
-def test_a_renewal_does_not_wait_for_the_commit_in_flight(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_a_renewal_does_not_wait_for_the_commit_in_flight(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     """A commit's fence keeps its lease row locked against a takeover only: the holder's
     own renewal (a new expiry, no key changed) goes through while the commit is in flight,
     where it waited for it (and every commit after it waited for the renewal's)."""
@@ -185,7 +195,9 @@ def test_a_renewal_does_not_wait_for_the_commit_in_flight(make_runtime) -> None:
 
 
 @pytest.mark.parametrize("under_lock", [False, True])
-def test_writes_sent_with_the_commit_are_fenced_before_it(make_runtime, under_lock: bool) -> None:  # type: ignore[no-untyped-def]
+def test_writes_sent_with_the_commit_are_fenced_before_it(
+    make_runtime: Callable[..., Runtime], under_lock: bool
+) -> None:
     """A command's event rows deferred to its COMMIT (one round trip): a process that
     does not hold the table's lease writes nothing, whether the fence is checked under
     the log's lock or by the commit's own check, which runs before that COMMIT."""

@@ -133,6 +133,7 @@ def test_only_stale_scratch_schemas_and_streams_are_dropped(
             conn.execute(text(f"INSERT INTO \"{name}\".audit_events VALUES (1, '{ts}')"))
         scratch._lock(live, "scratch_held0001", wait=True)  # a run still going
         pid = live.execute(text("SELECT pg_backend_pid()")).scalar()
+        assert pid is not None
         assert scratch.drop_stale_schemas(conn) == ["scratch_dead0001"]
         assert _schemas(conn) == {"scratch_held0001", "scratch_busy0001"}
         live.invalidate()  # the run dies: its lock goes with its connection
@@ -162,7 +163,11 @@ def test_only_stale_scratch_schemas_and_streams_are_dropped(
             await asyncio.sleep(0.1)
         await js.publish(f"{prefix.lower()}new.x", b"1")
         dropped = await scratch.drop_stale_streams(nats_url, prefix, stale_seconds=STREAM_WINDOW)
-        left = [s.config.name for s in await js.streams_info() if s.config.name.startswith(prefix)]
+        left = [
+            s.config.name
+            for s in await js.streams_info()
+            if s.config.name is not None and s.config.name.startswith(prefix)
+        ]
         for name in left:
             await js.delete_stream(name)
         await nc.close()
@@ -192,7 +197,7 @@ def test_a_terminated_run_drops_its_schema_and_stream(
         import nats
 
         nc = await nats.connect(nats_url)
-        found = [s.config.name for s in await nc.jetstream().streams_info()]
+        found = [s.config.name for s in await nc.jetstream().streams_info() if s.config.name]
         await nc.close()
         return found
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import nats
 import pytest
 
 from audit.store import EventStore
+from table_service.runtime import Runtime
 from table_service.studio.operator_feed import FeedState, run_feed
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
@@ -66,8 +69,8 @@ def _bet_events(runtime: Any, operator: str) -> list[tuple[int, str, tuple[str, 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 async def test_feeds_survive_a_nats_restart_and_an_operator_outage(
-    make_runtime, tmp_path, nats_binary: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime], tmp_path: Path, nats_binary: str
+) -> None:
     runtime = make_runtime()
     server = NatsServer(nats_binary, tmp_path / "nats")
     server.start()
@@ -139,6 +142,7 @@ async def test_feeds_survive_a_nats_restart_and_an_operator_outage(
         seqs = []
         for n in range(1, info.state.last_seq + 1):
             message = await js.get_msg("STUDIO", seq=n)
+            assert message.subject is not None and message.data is not None  # a stored message
             if message.subject.startswith("st.tables.feed-1."):
                 seqs.append(json.loads(message.data)["seq"])
         with runtime.sessions() as session:
@@ -155,7 +159,7 @@ async def test_feeds_survive_a_nats_restart_and_an_operator_outage(
 
 
 async def _read_lines(proc: Any, count: int, seconds: float = 60) -> list[dict[str, Any]]:
-    lines = []
+    lines: list[dict[str, Any]] = []
     while len(lines) < count:
         raw = await asyncio.wait_for(proc.stdout.readline(), seconds)
         assert raw, "operator-feed ended"
@@ -165,8 +169,8 @@ async def _read_lines(proc: Any, count: int, seconds: float = 60) -> list[dict[s
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 async def test_operator_feed_command_resumes_after_it_was_stopped(
-    make_runtime, tmp_path, nats_binary: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime], tmp_path: Path, nats_binary: str
+) -> None:
     import os
 
     runtime = make_runtime()

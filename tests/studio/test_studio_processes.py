@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -20,7 +21,7 @@ TABLES = ["s-1", "s-2", "s-3", "s-4"]
 TAKEOVER = 3.0
 
 
-def _directory(base: str, token: str) -> dict[str, dict]:
+def _directory(base: str, token: str) -> dict[str, dict[str, Any]]:
     answer = httpx.get(
         f"{base}/api/v1/studio/tables", headers={"Authorization": f"Bearer {token}"}, timeout=5
     )
@@ -75,6 +76,7 @@ def test_two_processes_share_tables_and_take_over_after_kill9(tmp_path: Path, db
         ws_url = f"ws://127.0.0.1:{a.port}/api/v1/public/tables/{on_b[0]}/stream"
         with connect(ws_url) as ws, pytest.raises(ConnectionClosed) as closed:
             ws.recv(timeout=10)
+        assert closed.value.rcvd is not None  # the server's close frame came
         assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (4421, b.base)
 
         client = StudioClient(a.base, tokens)
@@ -82,7 +84,7 @@ def test_two_processes_share_tables_and_take_over_after_kill9(tmp_path: Path, db
             "operator", "POST", "/accounts/p1/credit", json={"amount": 100_000, "reference": "c1"}
         )
 
-        def bets(table_id: str) -> list[dict]:
+        def bets(table_id: str) -> list[dict[str, Any]]:
             return [
                 {"key": f"{table_id}-{i}", "account": "p1", "type": t, "stake": 1_000}
                 for i, t in enumerate(["player", "banker", "tie"])

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 import pytest
 from sqlalchemy import func, select
 
 from table_service.models import Account, LedgerEntry
+from table_service.runtime import Runtime
 from table_service.studio.coordinator import Studio
 from table_service.studio.lease import LeaseLost
 from table_service.table import commands as c
@@ -48,8 +50,8 @@ async def _betting_with_bets(studio: Studio) -> str:
 
 @pytest.mark.parametrize("rule", ["resume", "void"])
 async def test_takeover_applies_the_games_restart_rule(
-    make_runtime, monkeypatch, rule: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch, rule: str
+) -> None:
     config = TableConfig(table_id="tk-1", betting_seconds=600)
     monkeypatch.setattr(config.game_impl, "on_restart", rule)
     a_rt, b_rt = make_runtime(), make_runtime()
@@ -72,7 +74,9 @@ async def test_takeover_applies_the_games_restart_rule(
         rnd = taken.state.round
         assert rnd is not None and rnd.round_id == round_id
         with b_rt.sessions() as session:
-            balance = session.get(Account, "p1").balance
+            account = session.get(Account, "p1")
+            assert account is not None
+            balance = account.balance
             returns = session.scalar(
                 select(func.count()).select_from(LedgerEntry).where(LedgerEntry.kind == "return")
             )
@@ -86,7 +90,8 @@ async def test_takeover_applies_the_games_restart_rule(
         with pytest.raises(LeaseLost):
             await stale.execute(c.CloseBetting("dealer"), actor="dealer:d")
         with a_rt.sessions() as session:
-            assert session.get(Account, "p1").balance == balance
+            account = session.get(Account, "p1")
+            assert account is not None and account.balance == balance
     finally:
         await b.stop()
         with contextlib.suppress(Exception):

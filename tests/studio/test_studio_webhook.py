@@ -17,12 +17,15 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from audit.store import EventStore
+from table_service.runtime import Runtime
 from table_service.studio.webhook import judge, signature, verify_signature
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
@@ -139,8 +142,8 @@ async def _until(check: Any, seconds: float = 60) -> None:
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 async def test_webhook_delivers_in_order_through_outages_restarts_and_a_refusal(
-    make_runtime, tmp_path, nats_binary: str
-) -> None:  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime], tmp_path: Path, nats_binary: str
+) -> None:
     runtime = make_runtime()
     server = NatsServer(nats_binary, tmp_path / "nats")
     server.start()
