@@ -9,11 +9,14 @@ restart, an idle timeout) is discarded and a fresh one used, with no error to th
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 from sqlalchemy import create_engine
+from sqlalchemy.engine.interfaces import DBAPIConnection
 
 from audit.db import IDLE_PING_SECONDS, create_db_engine
+from table_service.runtime import Runtime
 
 
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
@@ -23,7 +26,7 @@ def test_an_idle_connection_killed_by_the_server_is_replaced_unseen(db_url: str)
     pings: list[object] = []
     real_ping = engine.dialect.do_ping
 
-    def counted_ping(dbapi_connection: object) -> bool:
+    def counted_ping(dbapi_connection: DBAPIConnection) -> bool:
         pings.append(dbapi_connection)
         return real_ping(dbapi_connection)
 
@@ -45,7 +48,7 @@ def test_an_idle_connection_killed_by_the_server_is_replaced_unseen(db_url: str)
         admin.dispose()
 
 
-def test_the_lock_round_trip_keeps_transactions_whole(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_the_lock_round_trip_keeps_transactions_whole(make_runtime: Callable[..., Runtime]) -> None:
     """On PostgreSQL the log's lock sends its own BEGIN with the lock and the head, with
     the driver in autocommit mode for that transaction: a failure still rolls everything
     back, and the next transaction on the same connection is a transaction again."""

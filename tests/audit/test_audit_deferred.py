@@ -13,10 +13,12 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 
 from audit.models import AuditEvent
-from audit.store import EventStore, HeadMoved, NewEvent
+from audit.store import EventStore, HeadMoved, NewEvent, StoredEvent
 from audit.verify import verify_database
+from table_service.runtime import Runtime
 
 
 def _count(runtime: Any) -> int:
@@ -124,7 +126,7 @@ def test_inside_a_savepoint_the_writes_go_and_the_commit_is_the_sessions(runtime
     assert _values(runtime) == [(1, "x")]
 
 
-def _one_trip_append(runtime: Any, session: Any, v: str) -> list[Any]:
+def _one_trip_append(runtime: Runtime, session: Session, v: str) -> list[StoredEvent]:
     stored = runtime.store.append(session, [NewEvent("t1", "card", "test", {"v": v})], defer=True)
     EventStore.defer(
         session, "INSERT INTO scratch_rows (id, v) VALUES (%s, %s)", (stored[0].seq, v)

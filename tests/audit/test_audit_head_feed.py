@@ -16,8 +16,9 @@ import pytest
 from sqlalchemy import text
 
 from audit.heads import CHANNEL_SQL
-from audit.store import EventStore, NewEvent
+from audit.store import EventStore, NewEvent, StoredEvent
 from audit.verify import verify_database
+from table_service.runtime import Runtime
 
 pytestmark = pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 
@@ -51,7 +52,7 @@ def _deferred(runtime: Any, table: str = "t2") -> None:
         runtime.store.commit(session)
 
 
-def _card(runtime: Any, table: str = "t1") -> list[Any]:
+def _card(runtime: Runtime, table: str = "t1") -> list[StoredEvent]:
     """A card's transaction as the table service runs it: one trip, or two if the head
     moved (HeadMoved: the same event linked again under the lock)."""
     from audit.store import HeadMoved
@@ -92,7 +93,11 @@ def test_a_head_another_process_appended_is_heard_and_the_next_card_goes_in_one_
     for _ in range(3):
         commits(b)  # b appends: the head a knew is gone
         head = _head(b)
-        _until(lambda head=head: a.store.known_head == head, "a hears b's head")
+
+        def heard(head: tuple[int, str] = head) -> bool:
+            return bool(a.store.known_head == head)
+
+        _until(heard, "a hears b's head")
         _card(a)
     assert a.store.one_trips == {"committed": 3, "relinked": 0, "head_moved": 0, "refused": 0}
     _verified(a)
@@ -133,7 +138,7 @@ def test_the_feed_listens_again_after_its_connection_is_cut(make_runtime: Any) -
                 text("SELECT count(*) FROM pg_stat_activity WHERE pid = :p"),
                 {"p": feed.backend_pid},
             )
-            return alive.scalar() == 0
+            return bool(alive.scalar() == 0)
 
     _until(gone, "the feed's connection closed")
 

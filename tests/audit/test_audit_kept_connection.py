@@ -92,10 +92,13 @@ def test_a_kept_connection_left_in_autocommit_is_put_back(db_url: str) -> None:
     try:
         with kept.begin() as session:
             first = _backend(session)
-        kept.dbapi_connection.autocommit = True  # as an own BEGIN that missed its end
+        dbapi = kept.dbapi_connection
+        assert dbapi is not None  # the kept connection is open
+        dbapi.autocommit = True  # as an own BEGIN that missed its end
         with kept.begin() as session:
             assert _backend(session) == first
-            assert not session.connection().connection.dbapi_connection.autocommit
+            inner = session.connection().connection.dbapi_connection
+            assert inner is not None and not inner.autocommit
             session.execute(text("CREATE TEMPORARY TABLE kept_t (n int)"))
             session.execute(text("INSERT INTO kept_t VALUES (1)"))
             session.rollback()  # a transaction: the row goes with it

@@ -8,6 +8,7 @@ import base64
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -27,8 +28,9 @@ VECTORS = Path(__file__).parent / "vectors" / "argon2020"
 MAX = 300
 
 
-def _load(name: str) -> dict:  # type: ignore[type-arg]
-    return json.loads((VECTORS / name).read_text())
+def _load(name: str) -> dict[str, Any]:
+    vectors: dict[str, Any] = json.loads((VECTORS / name).read_text())
+    return vectors
 
 
 def _b64(items: list[str]) -> list[bytes]:

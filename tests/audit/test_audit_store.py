@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select, text
@@ -14,19 +17,20 @@ from audit.models import AuditCheckpoint, AuditEvent
 from audit.store import EventStore, NewEvent
 from audit.verify import verify_database
 from table_service.models import Principal
+from table_service.runtime import Runtime
 
 
-def _count(runtime) -> int:  # type: ignore[no-untyped-def]
+def _count(runtime: Runtime) -> int:
     with runtime.sessions() as session:
         return session.scalar(select(func.count()).select_from(AuditEvent)) or 0
 
 
-def _seqs(runtime) -> list[int]:  # type: ignore[no-untyped-def]
+def _seqs(runtime: Runtime) -> list[int]:
     with runtime.sessions() as session:
         return list(session.scalars(select(AuditEvent.seq).order_by(AuditEvent.seq)))
 
 
-def test_events_and_read_model_commit_together(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_events_and_read_model_commit_together(runtime: Runtime) -> None:
     with runtime.sessions.begin() as session:
         session.add(Principal(name="p", role="dealer", token_hash="a" * 64, created_at="x"))
         runtime.store.append(session, [NewEvent("t1", "principal_added", "test", {"n": 1})])
@@ -40,7 +44,7 @@ def test_events_and_read_model_commit_together(runtime) -> None:  # type: ignore
     assert _seqs(runtime) == [1]
 
 
-def test_a_failed_read_model_write_leaves_no_event(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_read_model_write_leaves_no_event(runtime: Runtime) -> None:
     with runtime.sessions.begin() as session:
         session.add(Principal(name="p", role="dealer", token_hash="a" * 64, created_at="x"))
     with pytest.raises(DBAPIError), runtime.sessions.begin() as session:
@@ -50,13 +54,13 @@ def test_a_failed_read_model_write_leaves_no_event(runtime) -> None:  # type: ig
     assert _count(runtime) == 0
 
 
-def test_float_payload_is_refused_and_nothing_written(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_float_payload_is_refused_and_nothing_written(runtime: Runtime) -> None:
     with pytest.raises(NonCanonicalValue), runtime.sessions.begin() as session:
         runtime.store.append(session, [NewEvent("t1", "bet", "test", {"amount": 1.5})])
     assert _count(runtime) == 0
 
 
-def test_subscribers_hear_only_committed_events(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_subscribers_hear_only_committed_events(runtime: Runtime) -> None:
     heard: list[int] = []
     runtime.store.subscribe(lambda events: heard.extend(e.seq for e in events))
     with pytest.raises(RuntimeError), runtime.sessions.begin() as session:
@@ -68,7 +72,7 @@ def test_subscribers_hear_only_committed_events(runtime) -> None:  # type: ignor
     assert heard == [1, 2]
 
 
-def test_concurrent_threads_get_gap_free_sequences(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_concurrent_threads_get_gap_free_sequences(runtime: Runtime) -> None:
     errors: list[BaseException] = []
 
     def writer(n: int) -> None:
@@ -92,7 +96,7 @@ def test_concurrent_threads_get_gap_free_sequences(runtime) -> None:  # type: ig
         assert verify_database(session, {runtime.signer.key_id: runtime.signer.public_key}).ok
 
 
-def _process_writer(settings_kwargs: dict, n: int, count: int) -> None:
+def _process_writer(settings_kwargs: dict[str, Any], n: int, count: int) -> None:
     from table_service.config import Settings
     from table_service.runtime import Runtime
 
@@ -103,7 +107,7 @@ def _process_writer(settings_kwargs: dict, n: int, count: int) -> None:
     runtime.close()
 
 
-def test_concurrent_processes_get_gap_free_sequences(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_concurrent_processes_get_gap_free_sequences(runtime: Runtime) -> None:
     settings = runtime.settings
     kwargs = {
         "data_dir": str(settings.data_dir),
@@ -127,7 +131,7 @@ def test_concurrent_processes_get_gap_free_sequences(runtime) -> None:  # type: 
 @pytest.mark.parametrize(
     "statement", ["UPDATE audit_events SET actor = 'x'", "DELETE FROM audit_events"]
 )
-def test_database_refuses_update_and_delete(runtime, statement: str) -> None:  # type: ignore[no-untyped-def]
+def test_database_refuses_update_and_delete(runtime: Runtime, statement: str) -> None:
     with runtime.sessions.begin() as session:
         runtime.store.append(session, [NewEvent("t1", "e", "test", {"k": "v"})])
     with pytest.raises(DBAPIError, match="append-only"), runtime.sessions.begin() as session:
@@ -137,7 +141,7 @@ def test_database_refuses_update_and_delete(runtime, statement: str) -> None:  #
         assert row is not None and row.actor == "test"
 
 
-def test_checkpoints_every_n_events_and_on_demand(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_checkpoints_every_n_events_and_on_demand(make_runtime: Callable[..., Runtime]) -> None:
     runtime = make_runtime(checkpoint_every=10)
     for i in range(23):
         with runtime.sessions.begin() as session:
@@ -153,7 +157,7 @@ def test_checkpoints_every_n_events_and_on_demand(make_runtime) -> None:  # type
     assert report.ok and report.checkpoints_checked == 3 and report.unsealed == 0
 
 
-def test_read_filters_by_table_and_position(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_read_filters_by_table_and_position(runtime: Runtime) -> None:
     with runtime.sessions.begin() as session:
         runtime.store.append(
             session, [NewEvent(t, "e", "test", {}, round_id="r") for t in ("a", "b", "a", "c")]
@@ -164,7 +168,7 @@ def test_read_filters_by_table_and_position(runtime) -> None:  # type: ignore[no
         assert [e.seq for e in EventStore.read(session, after_seq=1, limit=2)] == [2, 3]
 
 
-def test_the_log_lock_is_one_per_log_not_one_per_server(tmp_path, pg_schema) -> None:  # type: ignore[no-untyped-def]
+def test_the_log_lock_is_one_per_log_not_one_per_server(tmp_path: Path, pg_schema) -> None:  # type: ignore[no-untyped-def]
     """PostgreSQL: the write lock serialises the appends of one log (one schema's
     audit_events), and a log in another schema of the same database never waits on it."""
     from sqlalchemy.exc import OperationalError
@@ -194,7 +198,7 @@ def test_the_log_lock_is_one_per_log_not_one_per_server(tmp_path, pg_schema) -> 
             runtime.close()
 
 
-def test_settings_go_with_the_lock_and_hold_for_the_transaction(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_settings_go_with_the_lock_and_hold_for_the_transaction(runtime: Runtime) -> None:
     """PostgreSQL: a transaction's settings given to the lock are sent in its round trip
     (no statement of their own) and hold until the transaction ends; given once the lock
     is held, they are sent on their own."""

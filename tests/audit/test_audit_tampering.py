@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -16,21 +18,22 @@ from audit.merkle import merkle_root
 from audit.signing import Signer, checkpoint_body
 from audit.store import NewEvent
 from audit.verify import VerifyReport, verify_database
+from table_service.runtime import Runtime
 from tests.support.crash_harness import run_cli
 
 
-def _fill(runtime, n: int = 12) -> None:  # type: ignore[no-untyped-def]
+def _fill(runtime: Runtime, n: int = 12) -> None:
     for i in range(n):
         with runtime.sessions.begin() as session:
             runtime.store.append(session, [NewEvent("t1", "e", "test", {"i": i, "s": "x"})])
 
 
-def _verify(runtime) -> VerifyReport:  # type: ignore[no-untyped-def]
+def _verify(runtime: Runtime) -> VerifyReport:
     with runtime.sessions() as session:
         return verify_database(session, {runtime.signer.key_id: runtime.signer.public_key})
 
 
-def _tamper(runtime, *statements: str, params: dict | None = None) -> None:  # type: ignore[no-untyped-def]
+def _tamper(runtime: Runtime, *statements: str, params: dict[str, Any] | None = None) -> None:
     """Bypass the append-only triggers as a database superuser would."""
     with runtime.engine.begin() as conn:
         if conn.dialect.name == "postgresql":
@@ -43,7 +46,7 @@ def _tamper(runtime, *statements: str, params: dict | None = None) -> None:  # t
             conn.execute(text(statement), params or {})
 
 
-def _row(runtime, seq: int) -> dict:  # type: ignore[no-untyped-def]
+def _row(runtime: Runtime, seq: int) -> dict[str, Any]:
     with runtime.engine.connect() as conn:
         return dict(
             conn.execute(text("SELECT * FROM audit_events WHERE seq = :s"), {"s": seq})
@@ -52,7 +55,7 @@ def _row(runtime, seq: int) -> dict:  # type: ignore[no-untyped-def]
         )
 
 
-def test_untouched_log_verifies(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_untouched_log_verifies(runtime: Runtime) -> None:
     _fill(runtime)
     unsigned = _verify(runtime)  # intact, but no checkpoint vouches for it yet
     assert unsigned.problem is not None and unsigned.problem.kind == "unsigned"
@@ -63,7 +66,7 @@ def test_untouched_log_verifies(runtime) -> None:  # type: ignore[no-untyped-def
     assert report.ok and report.events == 12
 
 
-def test_one_byte_of_a_payload_changed(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_one_byte_of_a_payload_changed(runtime: Runtime) -> None:
     _fill(runtime)
     _tamper(
         runtime,
@@ -74,14 +77,14 @@ def test_one_byte_of_a_payload_changed(runtime) -> None:  # type: ignore[no-unty
     assert (report.first_bad_seq, report.problem.kind) == (7, "altered")  # type: ignore[union-attr]
 
 
-def test_a_row_deleted(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_a_row_deleted(runtime: Runtime) -> None:
     _fill(runtime)
     _tamper(runtime, "DELETE FROM audit_events WHERE seq = 5")
     report = _verify(runtime)
     assert (report.first_bad_seq, report.problem.kind) == (5, "missing")  # type: ignore[union-attr]
 
 
-def test_two_rows_swapped(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_two_rows_swapped(runtime: Runtime) -> None:
     _fill(runtime)
     _tamper(
         runtime,
@@ -92,7 +95,7 @@ def test_two_rows_swapped(runtime) -> None:  # type: ignore[no-untyped-def]
     assert _verify(runtime).first_bad_seq == 8
 
 
-def test_a_forged_row_inserted(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_a_forged_row_inserted(runtime: Runtime) -> None:
     _fill(runtime)
     before = _row(runtime, 3)
     body = EventBody("t1", None, "payout", "forger", before["ts"], {"amount": 10**6})
@@ -115,7 +118,9 @@ def test_a_forged_row_inserted(runtime) -> None:  # type: ignore[no-untyped-def]
     assert (report.first_bad_seq, report.problem.kind) == (4, "inserted")  # type: ignore[union-attr]
 
 
-def test_a_rewritten_chain_is_caught_by_the_signed_checkpoint(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_a_rewritten_chain_is_caught_by_the_signed_checkpoint(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     runtime = make_runtime(checkpoint_every=5)
     _fill(runtime)  # checkpoints at 5 and 10
     # The forger recomputes every hash from seq 7 on, so the chain itself is consistent.
@@ -141,7 +146,7 @@ def test_a_rewritten_chain_is_caught_by_the_signed_checkpoint(make_runtime) -> N
     assert report.first_bad_seq == 6 and "6..10" in report.problem.detail
 
 
-def test_the_tail_truncated_after_a_checkpoint(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_the_tail_truncated_after_a_checkpoint(runtime: Runtime) -> None:
     _fill(runtime, 10)
     with runtime.sessions.begin() as session:
         runtime.store.checkpoint(session)
@@ -150,7 +155,7 @@ def test_the_tail_truncated_after_a_checkpoint(runtime) -> None:  # type: ignore
     assert (report.first_bad_seq, report.problem.kind) == (9, "truncated")  # type: ignore[union-attr]
 
 
-def test_a_checkpoint_signed_by_another_key(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_a_checkpoint_signed_by_another_key(runtime: Runtime) -> None:
     _fill(runtime, 10)
     with runtime.engine.connect() as conn:
         hashes = [
@@ -178,7 +183,7 @@ def test_a_checkpoint_signed_by_another_key(runtime) -> None:  # type: ignore[no
     assert _verify(runtime).first_bad_seq == 10
 
 
-def test_an_export_verifies_offline_and_detects_edits(runtime, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_an_export_verifies_offline_and_detects_edits(runtime: Runtime, tmp_path: Path) -> None:
     _fill(runtime)
     with runtime.sessions.begin() as session:
         runtime.store.checkpoint(session)

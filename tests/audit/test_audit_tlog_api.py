@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Callable
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,11 +17,12 @@ from audit.store import NewEvent
 from audit.tiles import TilePathError, TileRef, encode_index, parse_tile_path
 from table_service.app import create_app
 from table_service.principals import add_principal
+from table_service.runtime import Runtime
 
 N = 600  # two full level-0 tiles, a partial one of 88, a partial level-1 tile of 2
 
 
-def _fill(runtime, n: int, start: int = 0) -> None:  # type: ignore[no-untyped-def]
+def _fill(runtime: Runtime, n: int, start: int = 0) -> None:
     for chunk in range(start, start + n, 100):
         with runtime.sessions.begin() as session:
             runtime.store.append(
@@ -32,8 +34,12 @@ def _fill(runtime, n: int, start: int = 0) -> None:  # type: ignore[no-untyped-d
             )
 
 
+Log = tuple[Runtime, TestClient, str]
+"""The runtime, a regulator's client and a dealer's token."""
+
+
 @pytest.fixture
-def log(make_runtime):  # type: ignore[no-untyped-def]
+def log(make_runtime: Callable[..., Runtime]) -> Log:
     runtime = make_runtime(checkpoint_every=100_000, log_origin="studio.example/livetable")
     with runtime.sessions.begin() as session:
         token = add_principal(session, runtime.store, "reg", "regulator", actor="test")
@@ -61,7 +67,7 @@ def _split(data: bytes) -> list[bytes]:
     return [data[i : i + 32] for i in range(0, len(data), 32)]
 
 
-def test_a_standard_client_checks_everything_with_only_the_verifier_key(log) -> None:  # type: ignore[no-untyped-def]
+def test_a_standard_client_checks_everything_with_only_the_verifier_key(log: Log) -> None:
     runtime, client, _ = log
     vkey = VerifierKey.parse(str(runtime.store.note_signer.verifier_key))
     response = client.get("/tlog/checkpoint")
@@ -104,7 +110,7 @@ def test_a_standard_client_checks_everything_with_only_the_verifier_key(log) -> 
         verify_consistency(old, N, _mth(leaves[:old]), cp.root, hashes)
 
 
-def test_tiles_beyond_the_checkpoint_and_bad_paths_are_404(log) -> None:  # type: ignore[no-untyped-def]
+def test_tiles_beyond_the_checkpoint_and_bad_paths_are_404(log: Log) -> None:
     runtime, client, _ = log
     _fill(runtime, 300, start=N)  # not yet checkpointed
     assert client.get("/tlog/tile/0/002").status_code == 404  # full tile 2 needs 768 signed
@@ -117,15 +123,17 @@ def test_tiles_beyond_the_checkpoint_and_bad_paths_are_404(log) -> None:  # type
         client.get("/api/v1/audit/proof/inclusion", params={"seq": 5, "size": 10**6}).status_code
         == 404
     )
-    bad = client.get("/api/v1/audit/proof/inclusion", params={"seq": 50, "size": 10})
-    assert bad.status_code == 422
+    refused = client.get("/api/v1/audit/proof/inclusion", params={"seq": 50, "size": 10})
+    assert refused.status_code == 422
     assert (
         client.get("/api/v1/audit/proof/consistency", params={"old": 9, "new": 5}).status_code
         == 422
     )
 
 
-def test_access_needs_a_reader_token_unless_public(log, make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_access_needs_a_reader_token_unless_public(
+    log: Log, make_runtime: Callable[..., Runtime]
+) -> None:
     runtime, _, dealer = log
     anonymous = TestClient(create_app(runtime))
     assert anonymous.get("/tlog/checkpoint").status_code == 401

@@ -5,6 +5,8 @@ the witness's key."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,9 +18,10 @@ from audit.witness import Witness, WitnessRefused, poll_once
 from table_service.app import create_app
 from table_service.principals import add_principal
 from table_service.regulator.bundle import BundleError, verify_bundle, write_bundle
+from table_service.runtime import Runtime
 
 
-def _fill(runtime, n: int, tag: str = "x") -> None:  # type: ignore[no-untyped-def]
+def _fill(runtime: Runtime, n: int, tag: str = "x") -> None:
     with runtime.sessions.begin() as session:
         runtime.store.append(
             session, [NewEvent("t1", "e", "test", {"i": i, "t": tag}) for i in range(n)]
@@ -26,7 +29,7 @@ def _fill(runtime, n: int, tag: str = "x") -> None:  # type: ignore[no-untyped-d
         runtime.store.checkpoint(session)
 
 
-def _tamper(runtime, *statements: str) -> None:  # type: ignore[no-untyped-def]
+def _tamper(runtime: Runtime, *statements: str) -> None:
     """An insider with database rights: the append-only triggers are bypassed."""
     with runtime.engine.begin() as conn:
         if conn.dialect.name == "postgresql":
@@ -39,8 +42,12 @@ def _tamper(runtime, *statements: str) -> None:  # type: ignore[no-untyped-def]
             conn.execute(text(statement))
 
 
+WitnessedLog = tuple[Runtime, TestClient, VerifierKey, Witness]
+"""The runtime, a regulator's client, the log's verifier key and a witness."""
+
+
 @pytest.fixture
-def log(make_runtime, tmp_path):  # type: ignore[no-untyped-def]
+def log(make_runtime: Callable[..., Runtime], tmp_path: Path) -> WitnessedLog:
     runtime = make_runtime(checkpoint_every=100_000, log_origin="studio.example/livetable")
     with runtime.sessions.begin() as session:
         token = add_principal(session, runtime.store, "witness", "regulator", actor="test")
@@ -51,7 +58,9 @@ def log(make_runtime, tmp_path):  # type: ignore[no-untyped-def]
     return runtime, client, log_key, witness
 
 
-def test_the_witness_cosigns_consistent_checkpoints_and_the_log_serves_them(log) -> None:  # type: ignore[no-untyped-def]
+def test_the_witness_cosigns_consistent_checkpoints_and_the_log_serves_them(
+    log: WitnessedLog,
+) -> None:
     runtime, client, log_key, witness = log
     _fill(runtime, 20)
     size, line = poll_once(witness, client, log_key)
@@ -63,14 +72,15 @@ def test_the_witness_cosigns_consistent_checkpoints_and_the_log_serves_them(log)
     _fill(runtime, 300)
     assert poll_once(witness, client, log_key)[0] == 321  # consistency proof 21 → 321 checked
     assert poll_once(witness, client, log_key)[0] == 321  # same checkpoint again: fine
-    assert witness.latest("studio.example/livetable").size == 321  # type: ignore[union-attr]
+    latest = witness.latest("studio.example/livetable")
+    assert latest is not None and latest.size == 321
     # The witness's state survives a restart; its key too.
     again = Witness(witness.dir)
     assert str(again.verifier_key) == str(witness.verifier_key)
 
 
 def test_history_rewritten_with_the_studio_key_is_refused_and_fails_the_export(  # type: ignore[no-untyped-def]
-    log, tmp_path
+    log, tmp_path: Path
 ) -> None:
     runtime, client, log_key, witness = log
     _fill(runtime, 30)
@@ -95,7 +105,7 @@ def test_history_rewritten_with_the_studio_key_is_refused_and_fails_the_export( 
         verify_bundle(bundle, witness_keys=[witness.verifier_key])  # ...the witness is not
 
 
-def test_a_second_root_for_the_same_size_and_a_smaller_tree_are_refused(log) -> None:  # type: ignore[no-untyped-def]
+def test_a_second_root_for_the_same_size_and_a_smaller_tree_are_refused(log: WitnessedLog) -> None:
     runtime, client, log_key, witness = log
     _fill(runtime, 30)
     poll_once(witness, client, log_key)
@@ -114,7 +124,9 @@ def test_a_second_root_for_the_same_size_and_a_smaller_tree_are_refused(log) -> 
     assert refusals.count("\n") == 2
 
 
-def test_a_checkpoint_not_signed_by_the_log_key_is_refused(log, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_checkpoint_not_signed_by_the_log_key_is_refused(
+    log: WitnessedLog, tmp_path: Path
+) -> None:
     runtime, client, log_key, witness = log
     _fill(runtime, 5)
     note = client.get("/tlog/checkpoint").text
