@@ -14,7 +14,7 @@ from table_service.rules.baccarat import (
     paytable_from_dict,
 )
 
-DOC_PAYS = {
+DOC_PAYS: dict[str, dict[str, int | Fraction]] = {
     "player": {"win": 1},
     "banker": {"win": Fraction(95, 100)},
     "banker_no_commission": {"win": 1, "win_on_6": Fraction(1, 2)},

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from fractions import Fraction
 
 import pytest
@@ -61,7 +61,7 @@ def brute_force(composition: Counter[Card]) -> dict[str, dict[Fraction, Fraction
 
 
 def by_return(report: RtpReport, bet: str) -> dict[Fraction, Fraction]:
-    merged: Counter[Fraction] = Counter()
+    merged: defaultdict[Fraction, Fraction] = defaultdict(Fraction)
     for line in report.bets[bet].outcomes:
         merged[line.returns] += line.probability
     return {factor: p for factor, p in merged.items() if p}
