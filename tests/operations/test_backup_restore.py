@@ -16,11 +16,12 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from table_service.scratch_servers import PrivatePostgres
 from tests.operations.ops_helpers import (
-    PrivatePostgres,
     ShoeStudio,
     livetable,
     money_after,
@@ -50,7 +51,9 @@ def _mid_round(studio: ShoeStudio, table_id: str, game: str) -> tuple[str, int]:
         studio.ok(
             "operator", "POST", f"/tables/{table_id}/seats", json={"seat": 1, "account": "acct-1"}
         )
-        bets = [{"key": "m1", "account": "acct-1", "type": "main", "stake": 2000, "seat": 1}]
+        bets: list[dict[str, Any]] = [
+            {"key": "m1", "account": "acct-1", "type": "main", "stake": 2000, "seat": 1}
+        ]
     else:
         bets = [
             {"key": "p1", "account": "acct-1", "type": "player", "stake": 1000},

@@ -62,6 +62,7 @@ async def _subject_seqs(url: str, stream: str, table_id: str, count: int) -> lis
                 message = await sub.next_msg(timeout=60 if len(seqs) < count else 1)
             except Exception:
                 return seqs
+            assert message.headers is not None  # the studio's messages carry their seq
             seqs.append(int(message.headers["Livetable-Seq"]))
     finally:
         await nc.close()
@@ -139,7 +140,7 @@ def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
         )
         with studio.runtime.sessions() as session:
             events = EventStore.read(session, table_id="n-1")
-        expected = Counter()
+        expected: Counter[tuple[str, int]] = Counter()
         for event in events:
             if event.type in ("bets_placed", "bets_settled"):
                 expected[(event.type, event.seq)] += 1

@@ -11,6 +11,7 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -34,7 +35,7 @@ TAKEOVER = 2.0  # leases of 1.2 s, renewed every 0.2 s
 TABLES = ["f-1", "f-2"]
 
 
-def _directory(base: str, token: str) -> dict[str, dict]:
+def _directory(base: str, token: str) -> dict[str, dict[str, Any]]:
     answer = httpx.get(
         f"{base}/api/v1/studio/tables", headers={"Authorization": f"Bearer {token}"}, timeout=10
     )

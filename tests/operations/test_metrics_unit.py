@@ -54,11 +54,11 @@ def test_what_counts_as_the_database_away() -> None:
     import sqlite3
 
     import psycopg
-    from sqlalchemy.exc import OperationalError, ProgrammingError
+    from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 
     from table_service.table.outage import outage
 
-    def wrapped(error: Exception, kind: type = OperationalError) -> Exception:
+    def wrapped(error: Exception, kind: type[DBAPIError] = OperationalError) -> Exception:
         return kind("INSERT ...", {}, error)
 
     assert outage(wrapped(sqlite3.OperationalError("database or disk is full"))) == (
