@@ -31,13 +31,19 @@ BANK = "bank"
 
 
 class Stake(Protocol):
-    """An open stake as the table keeps it (``table.state.OpenBet``)."""
+    """An open stake as the table keeps it (``table.state.OpenBet``). Read-only, as the
+    named tuple's fields are: a settable attribute would not admit an ``OpenBet``."""
 
-    bet_id: str
-    account: str
-    bet_type: str
-    stake: int
-    seat: int | None
+    @property
+    def bet_id(self) -> str: ...
+    @property
+    def account(self) -> str: ...
+    @property
+    def bet_type(self) -> str: ...
+    @property
+    def stake(self) -> int: ...
+    @property
+    def seat(self) -> int | None: ...
 
 
 def _punters(bets: Iterable[Stake]) -> list[Stake]:

@@ -34,7 +34,7 @@ class Rig:
         self.post("/tables/bac-1/shoe", "supervisor")
         self.cards("2S", "3H", "4H")
 
-    def round(self, *cards: str, bets: list[dict] | None = None) -> None:
+    def round(self, *cards: str, bets: list[dict[str, Any]] | None = None) -> None:
         self.post("/tables/bac-1/betting/open", "dealer")
         if bets:
             self.post("/tables/bac-1/bets", "operator", {"bets": bets})

@@ -3,7 +3,7 @@ the public and dealer views, the roads, the dealer on duty and the recall."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from fastapi.testclient import TestClient
@@ -14,12 +14,13 @@ from table_service.principals import add_principal
 from table_service.rules.baccarat import default_paytable
 from table_service.rules.baccarat.settle_command import settle_request
 from table_service.rules.games import find_game
+from table_service.runtime import Runtime
 from table_service.table.config import TableConfig
 from tests.consoles.consoles_rig import Rig
 
 
 @pytest.fixture
-def rig(make_runtime) -> Iterator[Rig]:  # type: ignore[no-untyped-def]
+def rig(make_runtime: Callable[..., Runtime]) -> Iterator[Rig]:
     runtime = make_runtime()
     tokens = {}
     with runtime.sessions.begin() as session:
@@ -191,7 +192,7 @@ def test_the_stream_takes_its_token_as_a_sub_protocol(rig: Rig) -> None:
 
 
 @pytest.fixture
-def strict(make_runtime) -> Iterator[Rig]:  # type: ignore[no-untyped-def]
+def strict(make_runtime: Callable[..., Runtime]) -> Iterator[Rig]:
     """A table whose voids above 500 need two supervisors."""
     runtime = make_runtime()
     tokens = {}

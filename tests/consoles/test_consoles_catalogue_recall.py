@@ -3,7 +3,7 @@ the supervisor follows), and the recall lists every bet of a round, page by page
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from table_service.app import build_app
 from table_service.principals import add_principal
 from table_service.rules.games import GAMES, find_game
+from table_service.runtime import Runtime
 from table_service.table.config import TableConfig
 from table_service.table.incidents import (
     SUPERVISOR_EFFECTS,
@@ -44,7 +45,7 @@ class Rig:
 
 
 @pytest.fixture
-def rig(make_runtime) -> Iterator[Rig]:  # type: ignore[no-untyped-def]
+def rig(make_runtime: Callable[..., Runtime]) -> Iterator[Rig]:
     runtime = make_runtime()
     tokens = {}
     with runtime.sessions.begin() as session:

@@ -6,7 +6,7 @@ sums the stakes but names no account."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
@@ -16,13 +16,14 @@ from fastapi.testclient import TestClient
 from table_service.app import build_app
 from table_service.consoles import money
 from table_service.principals import add_principal
+from table_service.runtime import Runtime
 from table_service.table.config import TableConfig
 from table_service.table.state import OpenBet
 from tests.consoles.consoles_rig import Rig
 
 
 @pytest.fixture
-def rig(make_runtime) -> Iterator[Rig]:  # type: ignore[no-untyped-def]
+def rig(make_runtime: Callable[..., Runtime]) -> Iterator[Rig]:
     runtime = make_runtime()
     tokens = {}
     with runtime.sessions.begin() as session:
