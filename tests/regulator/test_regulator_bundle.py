@@ -5,41 +5,50 @@ re-signed with the studio's key) is named; so is any edit of the bundle's files.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import Connection, text
+from sqlalchemy.orm import Session as OrmSession
 
 from audit.chain import EventBody, event_hash
 from audit.verify import verify_database
 from table_service.regulator.bundle import (
     MANIFEST,
     BundleError,
+    BundleSummary,
     Scope,
     _write_manifest,
     verify_bundle,
     write_bundle,
 )
 from table_service.regulator.readmodels import check_read_models
+from table_service.runtime import Runtime
 from tests.support.table_session import Session
 
 
-def _bundle(runtime, path: Path, scope: Scope | None = None):  # type: ignore[no-untyped-def]
+def _bundle(runtime: Runtime, path: Path, scope: Scope | None = None) -> BundleSummary:
     with runtime.sessions.begin() as session:
         runtime.store.checkpoint(session)
     with runtime.sessions() as session:
         return write_bundle(session, runtime.signer.public_key, runtime.store.origin, path, scope)
 
 
+Played = tuple[Runtime, list[str]]
+"""A runtime and the round ids of the session played on it."""
+
+
 @pytest.fixture
-def played(make_runtime):  # type: ignore[no-untyped-def]
+def played(make_runtime: Callable[..., Runtime]) -> Played:
     runtime = make_runtime(checkpoint_every=200, log_origin="studio.example/livetable")
     table = Session(runtime)
     rounds = table.play(12, bets=5, void=(4,))
     return runtime, rounds
 
 
-def test_a_session_replays_and_every_payout_is_recomputed(played, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_session_replays_and_every_payout_is_recomputed(played: Played, tmp_path: Path) -> None:
     runtime, rounds = played
     summary = _bundle(runtime, tmp_path / "b")
     assert summary.rounds == 12
@@ -73,7 +82,7 @@ def test_a_session_replays_and_every_payout_is_recomputed(played, tmp_path: Path
     assert (tmp_path / "b" / first["rules"]).exists()
 
 
-def _rewrite_payout(runtime, bet_id: str, delta: int) -> int:  # type: ignore[no-untyped-def]
+def _rewrite_payout(runtime: Runtime, bet_id: str, delta: int) -> int:
     """An insider raises one bet's recorded return, recomputes every later hash, replaces
     the checkpoints with new ones signed by the studio key, and fixes the ledger to match."""
     with runtime.engine.begin() as conn:
@@ -84,7 +93,7 @@ def _rewrite_payout(runtime, bet_id: str, delta: int) -> int:  # type: ignore[no
                 for action in ("update", "delete"):
                     conn.execute(text(f"DROP TRIGGER IF EXISTS {t}_no_{action}"))
         rows = conn.execute(text("SELECT * FROM audit_events ORDER BY seq")).mappings().all()
-        target = next(
+        target: int = next(
             r["seq"] for r in rows if r["type"] == "bets_settled" and f'"{bet_id}"' in r["payload"]
         )
         prev = None
@@ -101,6 +110,7 @@ def _rewrite_payout(runtime, bet_id: str, delta: int) -> int:  # type: ignore[no
             body = EventBody(
                 row["table_id"], row["round_id"], row["type"], row["actor"], row["ts"], payload
             )
+            assert prev is not None  # the rows before the target set it
             digest = event_hash(row["seq"], prev, body.canonical())
             conn.execute(
                 text(
@@ -131,8 +141,8 @@ def _rewrite_payout(runtime, bet_id: str, delta: int) -> int:  # type: ignore[no
 
 
 def test_an_insider_rewrite_re_signed_with_the_studio_key_fails_the_replay(
-    played, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+    played: Played, tmp_path: Path
+) -> None:
     runtime, _ = played
     with runtime.engine.connect() as conn:
         bet_id, round_id = conn.execute(
@@ -156,7 +166,7 @@ def test_an_insider_rewrite_re_signed_with_the_studio_key_fails_the_replay(
     assert "returning 5000" in message and "returning 0" in message
 
 
-def test_every_bundle_file_is_covered_by_the_manifest(played, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_every_bundle_file_is_covered_by_the_manifest(played: Played, tmp_path: Path) -> None:
     runtime, _ = played
     _bundle(runtime, tmp_path / "b")
     rounds = tmp_path / "b" / "rounds.jsonl"
@@ -178,7 +188,7 @@ def test_every_bundle_file_is_covered_by_the_manifest(played, tmp_path: Path) ->
         verify_bundle(tmp_path / "b")
 
 
-def test_an_event_edited_in_the_bundle_is_named(played, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_an_event_edited_in_the_bundle_is_named(played: Played, tmp_path: Path) -> None:
     runtime, _ = played
     _bundle(runtime, tmp_path / "b")
     events = tmp_path / "b" / "events.jsonl"
@@ -194,8 +204,8 @@ def test_an_event_edited_in_the_bundle_is_named(played, tmp_path: Path) -> None:
 
 
 def test_a_table_and_period_scope_redacts_the_rest_and_still_verifies(
-    make_runtime, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
     runtime = make_runtime(checkpoint_every=10_000)
     Session(runtime, table_id="t1").play(3)
     Session(runtime, table_id="t2", seed=9).play(2)
@@ -205,7 +215,7 @@ def test_a_table_and_period_scope_redacts_the_rest_and_still_verifies(
     assert report.totals.rounds == 2 and report.redacted == summary.redacted
 
 
-def _unguarded_ledger(conn) -> None:  # type: ignore[no-untyped-def]
+def _unguarded_ledger(conn: Connection) -> None:
     """An insider with schema rights: the ledger's append-only triggers out of the way."""
     if conn.dialect.name == "postgresql":
         conn.execute(text("SET LOCAL session_replication_role = replica"))
@@ -214,7 +224,7 @@ def _unguarded_ledger(conn) -> None:  # type: ignore[no-untyped-def]
             conn.execute(text(f"DROP TRIGGER IF EXISTS ledger_entries_no_{action}"))
 
 
-def test_read_model_edits_are_named(played) -> None:  # type: ignore[no-untyped-def]
+def test_read_model_edits_are_named(played: Played) -> None:
     runtime, _ = played
     with runtime.sessions() as session:
         assert check_read_models(session) == []
@@ -244,8 +254,8 @@ def test_read_model_edits_are_named(played) -> None:  # type: ignore[no-untyped-
     assert any(p.startswith("principal ghost: in the table but never added") for p in problems)
 
 
-def test_a_credit_committed_while_the_check_reads_is_no_mismatch(  # type: ignore[no-untyped-def]
-    played, monkeypatch: pytest.MonkeyPatch
+def test_a_credit_committed_while_the_check_reads_is_no_mismatch(
+    played: Played, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The watchdog compares the log and the read models at one moment: a transfer
     committed by another connection after it has read the log, before it reads the
@@ -258,7 +268,7 @@ def test_a_credit_committed_while_the_check_reads_is_no_mismatch(  # type: ignor
     real_stream = readmodels._stream
     credited: list[int] = []
 
-    def stream_then_credit(session):  # type: ignore[no-untyped-def]
+    def stream_then_credit(session: OrmSession) -> Iterator[Any]:
         yield from real_stream(session)  # the whole log read, then a credit commits
         answer = transfer(
             runtime,
@@ -277,7 +287,7 @@ def test_a_credit_committed_while_the_check_reads_is_no_mismatch(  # type: ignor
         assert credited and check_read_models(session) == []  # and the credit is in both
 
 
-def test_the_serve_watchdog_seals_and_raises_a_ledger_mismatch_alarm(played) -> None:  # type: ignore[no-untyped-def]
+def test_the_serve_watchdog_seals_and_raises_a_ledger_mismatch_alarm(played: Played) -> None:
     from table_service.regulator.watchdog import AuditWatchdog
 
     runtime, _ = played
@@ -311,8 +321,8 @@ def test_the_serve_watchdog_seals_and_raises_a_ledger_mismatch_alarm(played) -> 
 
 
 def test_a_blackjack_session_replays_every_stake_through_its_rules(
-    make_runtime, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime], tmp_path: Path
+) -> None:
     from tests.support.table_session import BlackjackSession
 
     runtime = make_runtime(checkpoint_every=10_000)
@@ -355,9 +365,9 @@ def test_a_blackjack_session_replays_every_stake_through_its_rules(
     from audit.note import checkpoint_text, sign_note
 
     root = merkle_root(bytes.fromhex(r["hash"]) for r in rows)
-    body = checkpoint_text(runtime.store.origin, len(rows), root)
+    checkpoint = checkpoint_text(runtime.store.origin, len(rows), root)
     (tmp_path / "b" / "checkpoints" / f"{len(rows)}.note").write_text(
-        sign_note(body, runtime.store.note_signer)
+        sign_note(checkpoint, runtime.store.note_signer)
     )
     _write_manifest(tmp_path / "b")
     with pytest.raises(BundleError, match=f"bet {bet_id}"):

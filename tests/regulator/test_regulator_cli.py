@@ -61,7 +61,9 @@ def served(tmp_path: Path) -> Iterator[tuple[Runtime, str, dict[str, str]]]:
     runtime.close()
 
 
-def test_witness_bundle_and_replay_through_the_cli(served, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_witness_bundle_and_replay_through_the_cli(
+    served: tuple[Runtime, str, dict[str, str]], tmp_path: Path
+) -> None:
     runtime, url, env = served
     Session(runtime).play(6, bets=3, void=(2,))
     with runtime.sessions.begin() as session:
@@ -111,7 +113,9 @@ def test_witness_bundle_and_replay_through_the_cli(served, tmp_path: Path) -> No
     assert edited.exit_code == 1 and "account a1: balance" in edited.output
 
 
-def test_strict_and_the_witness_state_catch_a_tail_and_a_truncation(served, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_strict_and_the_witness_state_catch_a_tail_and_a_truncation(
+    served: tuple[Runtime, str, dict[str, str]], tmp_path: Path
+) -> None:
     runtime, url, env = served
     with runtime.sessions.begin() as session:
         token = add_principal(session, runtime.store, "w1", "regulator", actor="test")

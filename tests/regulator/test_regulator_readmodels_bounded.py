@@ -5,16 +5,18 @@ soak's serve processes rose by hundreds of MiB at each check (5 December 2026)."
 from __future__ import annotations
 
 import tracemalloc
+from collections.abc import Callable
 
 import pytest
 from sqlalchemy import text
 
 import table_service.regulator.readmodels as readmodels
 from table_service.regulator.readmodels import check_read_models
+from table_service.runtime import Runtime
 from tests.support.table_session import Session
 
 
-def _peak_kib(runtime) -> float:  # type: ignore[no-untyped-def]
+def _peak_kib(runtime: Runtime) -> float:
     """Python memory the check allocates at its peak, over what it started with."""
     with runtime.sessions() as session:
         assert check_read_models(session) == []  # warm: statements compiled, pool open
@@ -30,8 +32,8 @@ def _peak_kib(runtime) -> float:  # type: ignore[no-untyped-def]
 
 
 def test_the_check_s_memory_does_not_grow_with_the_log(
-    make_runtime, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+    make_runtime: Callable[..., Runtime], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Pages and batches small enough that a test-sized log is many of them.
     monkeypatch.setattr(readmodels, "PAGE", 8, raising=False)
     monkeypatch.setattr(readmodels, "FLUSH", 60, raising=False)
@@ -60,7 +62,9 @@ def test_the_check_s_memory_does_not_grow_with_the_log(
     ],
     ids=["stake", "return-deleted", "ledger-line-added", "credit", "balance"],
 )
-def test_every_edit_still_fails_the_bounded_pass(make_runtime, edit: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_edit_still_fails_the_bounded_pass(
+    make_runtime: Callable[..., Runtime], edit: str
+) -> None:
     """The streamed pass must never call a tampered studio clean: each edit below makes it
     answer "differs", and the full fold then names the difference."""
     runtime = make_runtime()
@@ -82,7 +86,9 @@ def test_every_edit_still_fails_the_bounded_pass(make_runtime, edit: str) -> Non
         assert check_read_models(session)
 
 
-def test_the_bounded_pass_agrees_on_a_blackjack_session(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_the_bounded_pass_agrees_on_a_blackjack_session(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     """Doubles, splits and insurance add stakes mid-round, settled with the round: the
     streamed pass agrees without falling back to the full fold (which would hold the whole
     log again)."""

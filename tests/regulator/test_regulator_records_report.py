@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -13,11 +15,12 @@ from audit.store import EventStore
 from table_service.regulator.bundle import BundleError, _write_manifest, verify_bundle, write_bundle
 from table_service.regulator.records import fold_records
 from table_service.regulator.report import build_report
+from table_service.runtime import Runtime
 from tests.support.table_session import Session
 
 
 @pytest.fixture
-def bundle(make_runtime, tmp_path: Path):  # type: ignore[no-untyped-def]
+def bundle(make_runtime: Callable[..., Runtime], tmp_path: Path) -> tuple[Runtime, Path]:
     runtime = make_runtime(checkpoint_every=10_000)
     Session(runtime).play(10, bets=4, void=(3,))
     with runtime.sessions.begin() as session:
@@ -27,7 +30,7 @@ def bundle(make_runtime, tmp_path: Path):  # type: ignore[no-untyped-def]
     return runtime, tmp_path / "b"
 
 
-def test_each_round_names_its_people_shoe_cards_and_rules(bundle) -> None:  # type: ignore[no-untyped-def]
+def test_each_round_names_its_people_shoe_cards_and_rules(bundle: tuple[Runtime, Path]) -> None:
     _, path = bundle
     lines = [json.loads(x) for x in (path / "rounds.jsonl").read_text().splitlines()]
     indexes: list[int] = []
@@ -48,7 +51,7 @@ def test_each_round_names_its_people_shoe_cards_and_rules(bundle) -> None:  # ty
     assert voided["record"]["supervisors"] == ["supervisor:s1"]
 
 
-def test_the_shoe_reconciles_against_its_composition(bundle) -> None:  # type: ignore[no-untyped-def]
+def test_the_shoe_reconciles_against_its_composition(bundle: tuple[Runtime, Path]) -> None:
     _, path = bundle
     (shoe,) = [json.loads(x) for x in (path / "shoes.jsonl").read_text().splitlines()]
     assert shoe["decks"] == 8
@@ -69,7 +72,9 @@ def test_card_sources() -> None:
 
 
 def test_a_shoe_with_foreign_duplicate_and_unreadable_cards() -> None:
-    def ev(seq: int, kind: str, payload: dict, round_id: str | None = None):  # type: ignore[no-untyped-def,type-arg]
+    def ev(
+        seq: int, kind: str, payload: dict[str, Any], round_id: str | None = None
+    ) -> SimpleNamespace:
         return SimpleNamespace(
             seq=seq,
             table_id="t9",
@@ -104,7 +109,9 @@ def test_a_shoe_with_foreign_duplicate_and_unreadable_cards() -> None:
     assert shoe["by_card"]["AS"]["burnt"] == 1
 
 
-def test_records_and_shoes_in_the_bundle_must_match_the_events(bundle) -> None:  # type: ignore[no-untyped-def]
+def test_records_and_shoes_in_the_bundle_must_match_the_events(
+    bundle: tuple[Runtime, Path],
+) -> None:
     _, path = bundle
     rounds = path / "rounds.jsonl"
     lines = rounds.read_text().splitlines()
@@ -117,7 +124,7 @@ def test_records_and_shoes_in_the_bundle_must_match_the_events(bundle) -> None: 
         verify_bundle(path, replay=True)
 
 
-def test_the_report_by_table_day_and_dealer(bundle) -> None:  # type: ignore[no-untyped-def]
+def test_the_report_by_table_day_and_dealer(bundle: tuple[Runtime, Path]) -> None:
     runtime, _ = bundle
     with runtime.sessions() as session:
         events = EventStore.read(session)
@@ -153,7 +160,9 @@ def test_the_report_by_table_day_and_dealer(bundle) -> None:  # type: ignore[no-
         build_report(events, by="shoe")
 
 
-def test_every_ended_shoe_gets_one_reconciliation_event(make_runtime) -> None:  # type: ignore[no-untyped-def]
+def test_every_ended_shoe_gets_one_reconciliation_event(
+    make_runtime: Callable[..., Runtime],
+) -> None:
     from table_service.regulator.watchdog import AuditWatchdog
     from table_service.table import commands as c
 

@@ -128,7 +128,8 @@ def _child(request: dict[str, Any], closing: list[int], streams: list[int] | Non
             def run() -> None:
                 from table_service.cli import main
 
-                sys.exit(main())
+                main()  # returns nothing: an error ends it with its own SystemExit
+                sys.exit()
         else:
             import runpy
 

@@ -66,7 +66,8 @@ class InProcessTable(ApiClient):
         self.commits = commits
 
     def table(self) -> dict[str, Any]:
-        return self.get(f"/tables/{self.table_id}", "dealer")
+        summary: dict[str, Any] = self.get(f"/tables/{self.table_id}", "dealer")
+        return summary
 
     def wait_for(self, predicate: Callable[[], Any], what: str = "") -> Any:
         return self.commits.wait_for(predicate, what)
@@ -80,7 +81,9 @@ class InProcessTable(ApiClient):
             deal()
         self.wait_for(lambda: self.table()["shoe"]["ready"], "indicator and burn recorded")
 
-    def deal_round(self, deal: Callable[[], object], *, stop_on_incident: bool = False) -> dict:
+    def deal_round(
+        self, deal: Callable[[], object], *, stop_on_incident: bool = False
+    ) -> dict[str, Any]:
         """Deal a card (``deal()``) each time the round wants one and wait until the table
         recorded it, up to the settlement; the table then. With ``stop_on_incident`` the
         table as soon as an incident is open (a reader disagreement, say)."""
@@ -100,9 +103,10 @@ class InProcessTable(ApiClient):
             self.wait_for(recorded, f"card {before + 1} of the round recorded")
             if stop_on_incident and table()["incidents"]:
                 return table()
-        return self.wait_for(
+        settled: dict[str, Any] = self.wait_for(
             lambda: (now := table())["round"]["phase"] == "settled" and now, "round settled"
         )
+        return settled
 
 
 @contextmanager

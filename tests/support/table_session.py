@@ -36,8 +36,13 @@ class Session:
                 runtime, Transfer(account, 10**9, f"fund-{account}", "credit"), actor="operator:op"
             )
         self.run(c.InsertShoe(), "dealer:d1")
-        while not self.service.state.shoe.ready:  # type: ignore[union-attr]
+        while not self._shoe_ready():
             self.run(c.CardScanned(next(self.cards)), "dealer:d1")
+
+    def _shoe_ready(self) -> bool:
+        shoe = self.service.state.shoe
+        assert shoe is not None  # InsertShoe ran
+        return shoe.ready
 
     def run(self, command: Any, actor: str = "dealer:d1") -> dict[str, Any]:
         return self.service._execute_sync(command, actor).answer
@@ -92,10 +97,15 @@ class BlackjackSession:
                 runtime, Transfer(account, 10**9, f"fund-{account}", "credit"), actor="operator:op"
             )
         self.run(c.InsertShoe(), "dealer:d1")
-        while not self.service.state.shoe.ready:  # type: ignore[union-attr]
+        while not self._shoe_ready():
             self.run(c.CardScanned(next(self.cards)), "dealer:d1")
         for seat, account in ((1, "p1"), (2, "p2"), (3, "p3")):
             self.run(c.TakeSeat(seat, account), "operator:op")
+
+    def _shoe_ready(self) -> bool:
+        shoe = self.service.state.shoe
+        assert shoe is not None  # InsertShoe ran
+        return shoe.ready
 
     def run(self, command: Any, actor: str = "dealer:d1") -> dict[str, Any]:
         return self.service._execute_sync(command, actor).answer
