@@ -26,7 +26,9 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _run(*args: str, cwd: Path, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
+def _run(
+    *args: str, cwd: Path, timeout: float = 120, **env: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [livetable_command(), *args],
         cwd=cwd,
@@ -37,7 +39,7 @@ def _run(*args: str, cwd: Path, timeout: float = 120, **env: str) -> subprocess.
     )
 
 
-def _demo(cwd: Path, *extra: str) -> subprocess.CompletedProcess:
+def _demo(cwd: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return _run(
         "demo",
         "--rounds",
@@ -108,7 +110,7 @@ def test_shoe_read_follows_its_log_level(
     tmp_path: Path, args: list[str], env: dict[str, str], info_expected: bool
 ) -> None:
     """The option wins over LIVETABLE_LOG_LEVEL, which wins over the command's default."""
-    result = _run(*args, "--port", "loop://", "--duration", "0.3", cwd=tmp_path, **env)
+    result = _run(*args, "--port", "loop://", "--duration", "0.3", cwd=tmp_path, timeout=120, **env)
     assert result.returncode == 0, result.stderr
     assert bool(INFO_LINE.search(result.stderr)) is info_expected, result.stderr
     assert not INFO_LINE.search(result.stdout)

@@ -16,7 +16,8 @@ from tests.support.crash_harness import livetable_command
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def test_serve_migrates_and_answers_health(tmp_path: Path) -> None:
@@ -36,7 +37,8 @@ def test_serve_migrates_and_answers_health(tmp_path: Path) -> None:
                 health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
                 break
             except httpx.TransportError:
-                assert proc.poll() is None, proc.stdout.read().decode()  # type: ignore[union-attr]
+                assert proc.stdout is not None  # stdout=PIPE
+                assert proc.poll() is None, proc.stdout.read().decode()
                 assert time.monotonic() < deadline, "server did not come up"
                 time.sleep(0.2)
         assert health.json() == {"status": "ok"}

@@ -516,7 +516,8 @@ def test_settle_baccarat(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def baccarat_rtp(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     cwd = tmp_path_factory.mktemp("rtp")
-    return json.loads(_bash("livetable rtp baccarat --json", cwd))  # type: ignore[no-any-return]
+    report: dict[str, Any] = json.loads(_bash("livetable rtp baccarat --json", cwd))
+    return report
 
 
 def test_rtp_baccarat_with_jq(tmp_path: Path) -> None:
@@ -609,7 +610,9 @@ def test_shoe_sim_and_read(tmp_path: Path) -> None:
     steps = _console_steps(_one("shoe sim and read").text)
     sim, read = steps
     assert sim.command.endswith(" &")
-    rate = float(re.search(r"--rate (\S+)", sim.command).group(1))  # type: ignore[union-attr]
+    rate_option = re.search(r"--rate (\S+)", sim.command)
+    assert rate_option is not None, sim.command  # the README's sim names its rate
+    rate = float(rate_option.group(1))
     with _shoe_sim(sim.command.removesuffix("&").strip(), tmp_path) as device:
         # The shoe started before it printed its path: its first card is due 1/rate later.
         first_card_due = time.monotonic() + 1 / rate
