@@ -126,7 +126,11 @@ class Table(Harness):
             return self.state.seats[int(who)].account
         if kind != "behind":  # a banker: the seated bank's player, or the house itself
             bank = self.state.bank_seat
-            return self.state.seats[bank].account if bank in self.state.seats else actor
+            return (
+                self.state.seats[bank].account
+                if bank is not None and bank in self.state.seats
+                else actor
+            )
         rnd = self.state.round
         assert rnd is not None
         return rnd.bets[who].account
@@ -146,7 +150,7 @@ class Table(Harness):
         if self.state.shoe is None:
             self.new_shoe()
         self.seat_players()
-        opened = self.run(c.OpenBetting()).answer["round_id"]
+        opened: str = self.run(c.OpenBetting()).answer["round_id"]
         self.place_bets()
         void_at = self.rng.randrange(0, 12) if self.rng.random() < 0.05 else None
         self.now += timedelta(seconds=10)
