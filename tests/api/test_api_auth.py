@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
@@ -10,11 +12,15 @@ from audit.models import AuditEvent
 from table_service.app import create_app
 from table_service.models import Principal
 from table_service.principals import add_principal, revoke_principal
+from table_service.runtime import Runtime
+
+Setup = tuple[Runtime, TestClient, dict[str, str]]
+"""The runtime, a client of its app and a token by role (and a revoked one)."""
 
 
 @pytest.fixture
-def setup(runtime):  # type: ignore[no-untyped-def]
-    tokens = {}
+def setup(runtime: Runtime) -> Setup:
+    tokens: dict[str, str] = {}
     with runtime.sessions.begin() as session:
         for role in ("dealer", "supervisor", "regulator", "operator", "admin"):
             tokens[role] = add_principal(session, runtime.store, role, role, actor="test")
@@ -25,14 +31,14 @@ def setup(runtime):  # type: ignore[no-untyped-def]
     return runtime, client, tokens
 
 
-def _state(runtime) -> tuple[int, list[tuple[str, str | None]]]:  # type: ignore[no-untyped-def]
+def _state(runtime: Runtime) -> tuple[int, list[tuple[str, str | None]]]:
     with runtime.sessions() as session:
         events = session.scalar(select(func.count()).select_from(AuditEvent)) or 0
         principals = [(p.name, p.revoked_at) for p in session.scalars(select(Principal))]
     return events, sorted(principals, key=lambda p: p[0])
 
 
-def test_health_and_readiness(setup) -> None:  # type: ignore[no-untyped-def]
+def test_health_and_readiness(setup: Setup) -> None:
     _, client, _ = setup
     assert client.get("/healthz").json() == {"status": "ok"}
     ready = client.get("/readyz")
@@ -52,7 +58,9 @@ def test_health_and_readiness(setup) -> None:  # type: ignore[no-untyped-def]
         ("regulator", 403),
     ],
 )
-def test_refused_requests_change_nothing(setup, headers, status: int) -> None:  # type: ignore[no-untyped-def]
+def test_refused_requests_change_nothing(
+    setup: Setup, headers: dict[str, str] | str, status: int
+) -> None:
     runtime, client, tokens = setup
     if isinstance(headers, str):
         headers = {"Authorization": f"Bearer {tokens[headers]}"}
@@ -66,7 +74,7 @@ def test_refused_requests_change_nothing(setup, headers, status: int) -> None:  
     assert _state(runtime) == before
 
 
-def test_admin_creates_and_revokes_through_the_api(setup) -> None:  # type: ignore[no-untyped-def]
+def test_admin_creates_and_revokes_through_the_api(setup: Setup) -> None:
     _, client, tokens = setup
     admin = {"Authorization": f"Bearer {tokens['admin']}"}
     unbound = client.post(  # a binding names a table that exists; this app runs none
@@ -98,7 +106,7 @@ def test_admin_creates_and_revokes_through_the_api(setup) -> None:  # type: igno
     assert "token" not in str(events)
 
 
-def test_bad_role_in_body_is_a_validation_error(setup) -> None:  # type: ignore[no-untyped-def]
+def test_bad_role_in_body_is_a_validation_error(setup: Setup) -> None:
     runtime, client, tokens = setup
     before = _state(runtime)
     response = client.post(
@@ -110,7 +118,7 @@ def test_bad_role_in_body_is_a_validation_error(setup) -> None:  # type: ignore[
     assert _state(runtime) == before
 
 
-def test_readyz_reports_unmigrated_database(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_readyz_reports_unmigrated_database(tmp_path: Path) -> None:
     from table_service.config import Settings
     from table_service.runtime import Runtime
 
@@ -121,7 +129,7 @@ def test_readyz_reports_unmigrated_database(tmp_path) -> None:  # type: ignore[n
     runtime.close()
 
 
-def test_every_answer_carries_its_request_id_and_its_log_lines_too(setup) -> None:  # type: ignore[no-untyped-def]
+def test_every_answer_carries_its_request_id_and_its_log_lines_too(setup: Setup) -> None:
     import structlog
 
     _, client, _ = setup

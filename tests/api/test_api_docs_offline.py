@@ -9,12 +9,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from table_service.app import create_app
+from table_service.runtime import Runtime
 
 ASSET = re.compile(r"""(?:src|href)\s*=\s*["']([^"']+)["']|url\s*:\s*["']([^"']+)["']""")
 
 
 @pytest.mark.parametrize("page", ["/docs", "/redoc"])
-def test_docs_pages_load_only_local_assets(runtime, page: str) -> None:  # type: ignore[no-untyped-def]
+def test_docs_pages_load_only_local_assets(runtime: Runtime, page: str) -> None:
     client = TestClient(create_app(runtime))
     html = client.get(page)
     assert html.status_code == 200
@@ -33,7 +34,7 @@ def test_docs_pages_load_only_local_assets(runtime, page: str) -> None:  # type:
     assert "/openapi.json" in html.text
 
 
-def test_swagger_ui_bundle_reads_openapi_3_1(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_swagger_ui_bundle_reads_openapi_3_1(runtime: Runtime) -> None:
     """FastAPI writes OpenAPI 3.1; Swagger UI renders 3.1 only from version 5 on."""
     client = TestClient(create_app(runtime))
     assert client.get("/openapi.json").json()["openapi"].startswith("3.1")

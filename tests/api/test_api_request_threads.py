@@ -5,6 +5,7 @@ threads taking the interpreter in turns from a card's command thread."""
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from typing import Any
@@ -39,6 +40,7 @@ def test_blocking_requests_run_at_most_request_threads_at_once(make_runtime: Any
                 group.start_soon(anyio.to_thread.run_sync, blocking)
 
     with TestClient(app) as client:
+        assert client.portal is not None  # inside the client's context: its loop runs
         client.portal.call(crowd)  # on the app's event loop, as requests are served
     assert most == 3
 
@@ -55,7 +57,10 @@ def test_health_checks_answer_while_every_request_thread_is_busy(make_runtime: A
             answers[path] = client.get(path).status_code
 
     with TestClient(app) as client:
-        held = client.portal.start_task_soon(anyio.to_thread.run_sync, release.wait)
+        assert client.portal is not None  # inside the client's context: its loop runs
+        held = client.portal.start_task_soon(
+            functools.partial(anyio.to_thread.run_sync, release.wait)
+        )
         try:
             prober = threading.Thread(target=probe, args=(client,), daemon=True)
             prober.start()
