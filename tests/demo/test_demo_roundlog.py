@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from rich.console import Console
 
@@ -14,7 +15,9 @@ def _log() -> tuple[RoundLog, io.StringIO]:
     return RoundLog(Console(file=out, width=100, color_system=None)), out
 
 
-def _event(kind: str, payload: dict, round_id: str | None = "bac-1-s1-g2") -> dict:  # type: ignore[type-arg]
+def _event(
+    kind: str, payload: dict[str, Any], round_id: str | None = "bac-1-s1-g2"
+) -> dict[str, Any]:
     return {
         "type": kind,
         "payload": payload,

@@ -48,6 +48,7 @@ def _options(data_dir: Path, **overrides: object) -> DemoOptions:
         "pause": 0.1,
     }
     values.update(overrides)
+    # The overrides are whatever fields a test names: the dataclass takes them as given.
     return DemoOptions(**values)  # type: ignore[arg-type]
 
 
@@ -139,6 +140,7 @@ async def test_demo_plays_rounds_with_every_mistake_and_keeps_the_books(clean_en
         ]
         # The missed card was entered by the supervisor, at its shoe-order index.
         for incident in (i for i in incidents if i.kind == "missed_scan"):
+            assert incident.resolved_by is not None
             assert incident.resolved_by.startswith("supervisor:")
             details = json.loads(incident.details)
             row = next(r for r in rounds if r.round_id == incident.round_id)
@@ -170,6 +172,7 @@ async def test_demo_plays_rounds_with_every_mistake_and_keeps_the_books(clean_en
         with runtime.sessions() as s:
             for row in settled:
                 result = outcome(parse_cards(json.loads(row.cards)))
+                assert row.outcome is not None  # a settled round has its outcome
                 assert json.loads(row.outcome)["winner"] == result.winner
                 for bet in s.scalars(select(BetRow).where(BetRow.round_id == row.round_id)):
                     again = settle_bet(bet.bet_type, bet.stake, result, paytable)
