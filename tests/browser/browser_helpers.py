@@ -63,7 +63,8 @@ class Studio:
         return response.json()
 
     def summary(self) -> dict[str, Any]:
-        return self.call("GET", f"/tables/{self.table_id}", "supervisor")
+        summary: dict[str, Any] = self.call("GET", f"/tables/{self.table_id}", "supervisor")
+        return summary
 
     def ready_shoe(self) -> None:
         """Insert the shoe and burn (indicator 2S then two cards), as a supervisor would."""
@@ -75,7 +76,11 @@ class Studio:
                 return
             before = self.summary()["last_seq"]
             self.shoe.deal()
-            wait_for(lambda b=before: self.summary()["last_seq"] > b, what="burn card")
+
+            def recorded(b: int = before) -> bool:
+                return bool(self.summary()["last_seq"] > b)
+
+            wait_for(recorded, what="burn card")
         wait_for(lambda: (self.summary()["shoe"] or {}).get("ready"), what="shoe burnt")
 
     def deal(self, scan: bool = True) -> str | None:
@@ -94,10 +99,11 @@ class Studio:
         self.call("POST", f"/tables/{t}/betting/close", "dealer")
         while (self.summary()["round"] or {}).get("next_position"):
             self.deal()
-        return wait_for(
+        settled: dict[str, Any] = wait_for(
             lambda: (s := self.summary())["round"]["phase"] in ("settled", "voided") and s,
             what="round settled",
         )
+        return settled
 
     def page(self, browser: Any, path: str, *, width: int = 1280, height: int = 800) -> Any:
         context = browser.new_context(viewport={"width": width, "height": height})

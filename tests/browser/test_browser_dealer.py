@@ -59,10 +59,11 @@ def test_baccarat_round_from_the_dealer_console(make_studio: Any, browser: Any) 
     # longer (a connection that opens but delivers nothing does not reset the backoff)
     for connects in (2, 3):
         page.evaluate("window.LT.streams[0].drop()")
-        wait_for(
-            lambda n=connects: page.evaluate("window.LT.streams[0].connects") == n,
-            what=f"connection {connects}",
-        )
+
+        def connected(n: int = connects) -> bool:
+            return bool(page.evaluate("window.LT.streams[0].connects") == n)
+
+        wait_for(connected, what=f"connection {connects}")
     assert page.evaluate("window.LT.streams[0].waits") == [400, 800]
     # the connection drops: the console resumes from its last event, none shown twice
     page.evaluate("window.LT.streams[0].drop()")
