@@ -18,6 +18,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from scratch import scratch_runtime
 
@@ -26,6 +27,7 @@ from table_service.logs import configure_logging
 from table_service.regulator.bundle import verify_bundle, write_bundle
 from table_service.rules.baccarat.paytable import default_paytable
 from table_service.rules.baccarat.settle_command import settle_request
+from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import TableConfig
 from table_service.table.decide import decide
@@ -42,26 +44,30 @@ def _shoe(rng: random.Random) -> list[str]:
     return cards
 
 
-def play(runtime: object, rounds: int, bets: int, seed: int) -> int:
+def play(runtime: Runtime, rounds: int, bets: int, seed: int) -> int:
     """Play ``rounds`` rounds; returns the number of events logged."""
     rng = random.Random(seed)
     config = TableConfig(table_id="bench", betting_seconds=600)
     state = TableState("bench")
     now = datetime(2026, 1, 1, tzinfo=UTC)
-    pending: list[tuple[str, dict, str | None]] = []  # type: ignore[type-arg]
+    pending: list[tuple[str, dict[str, Any], str | None]] = []
     events = 0
 
-    def run(command: object) -> dict:  # type: ignore[type-arg]
+    def run(command: c.Command) -> dict[str, Any]:
         nonlocal state
-        decision = decide(state, command, now=now, actor="bench")  # type: ignore[arg-type]
+        decision = decide(state, command, now=now, actor="bench")
         state = decision.state
         pending.extend((d.type, d.payload, d.round_id) for d in decision.drafts)
         return decision.answer
 
+    def shoe_ready() -> bool:
+        assert state.shoe is not None  # InsertShoe ran
+        return state.shoe.ready
+
     def flush() -> None:
         nonlocal events
-        with runtime.sessions.begin() as session:  # type: ignore[attr-defined]
-            stored = runtime.store.append(  # type: ignore[attr-defined]
+        with runtime.sessions.begin() as session:
+            stored = runtime.store.append(
                 session, [NewEvent("bench", t, "bench", p, r) for t, p, r in pending]
             )
             project(session, stored)
@@ -69,7 +75,7 @@ def play(runtime: object, rounds: int, bets: int, seed: int) -> int:
         pending.clear()
 
     for i in range(1000):  # 10^15 in credits of the largest amount (10^12) a transfer may move
-        transfer(runtime, Transfer("a1", 10**12, f"fund-{i}", "credit"), actor="bench")  # type: ignore[arg-type]
+        transfer(runtime, Transfer("a1", 10**12, f"fund-{i}", "credit"), actor="bench")
     run(c.OpenTable(config))
     cards: list[str] = []
     bet_no = 0
@@ -79,7 +85,7 @@ def play(runtime: object, rounds: int, bets: int, seed: int) -> int:
         if state.shoe is None:
             cards = _shoe(rng)
             run(c.InsertShoe())
-            while not state.shoe.ready:  # type: ignore[union-attr]
+            while not shoe_ready():
                 run(c.CardScanned(cards.pop()))
         run(c.OpenBetting())
         requests = []
@@ -98,8 +104,8 @@ def play(runtime: object, rounds: int, bets: int, seed: int) -> int:
         if n % 50 == 49:
             flush()
     flush()
-    with runtime.sessions.begin() as session:  # type: ignore[attr-defined]
-        runtime.store.checkpoint(session)  # type: ignore[attr-defined]
+    with runtime.sessions.begin() as session:
+        runtime.store.checkpoint(session)
     return events
 
 

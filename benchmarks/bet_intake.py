@@ -23,6 +23,7 @@ import os
 import socket
 import threading
 import time
+from typing import Any
 
 import httpx
 import uvicorn
@@ -113,11 +114,12 @@ def through_http(runtime: Runtime, bets: int, batch: int) -> float:
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}/api/v1", timeout=120) as http:
 
-            def post(role: str, path: str, body: dict | None = None) -> dict:
+            def post(role: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
                 headers = {"Authorization": f"Bearer {tokens[role]}"}
                 response = http.post(path, json=body, headers=headers)
                 assert response.status_code == 200, response.text
-                return response.json()
+                answer: dict[str, Any] = response.json()
+                return answer
 
             post("supervisor", f"/tables/{table}/shoe")
             for card in ("AS", "2S"):

@@ -113,7 +113,13 @@ def _level(
     rng = np.random.default_rng(seed)
     kept = FrameCache(cache, deck, level, seed, frames) if cache is not None else None
     codes = all_codes()
-    stats = {"frames": 0, "frame_read": 0, "frame_wrong": 0, "card_read": 0, "card_wrong": 0}
+    stats: dict[str, float] = {
+        "frames": 0,
+        "frame_read": 0,
+        "frame_wrong": 0,
+        "card_read": 0,
+        "card_wrong": 0,
+    }
     times: list[float] = []
     floors: list[float] = []
     cpu: list[float] = []  # the same on this thread's CPU clock (a shared machine's other

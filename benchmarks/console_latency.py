@@ -147,7 +147,8 @@ def _run(
     sup = tokens["supervisor"]
 
     def summary() -> dict[str, Any]:
-        return _call(http, sup, "GET", f"/tables/{TABLE}")
+        answer: dict[str, Any] = _call(http, sup, "GET", f"/tables/{TABLE}")
+        return answer
 
     def wait(predicate: Any, timeout: float = 15.0) -> Any:
         end = time.monotonic() + timeout

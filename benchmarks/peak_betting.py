@@ -277,7 +277,7 @@ def client_process(
 
 
 # -- the log -------------------------------------------------------------------------------
-def in_log(runtime: Any) -> tuple[dict[str, str], dict[str, int]]:
+def in_log(runtime: Any) -> tuple[dict[str, str], dict[int, int]]:
     """(bet_id → key, bets per bets_placed event) as the table's log holds them."""
     from audit.store import EventStore
 

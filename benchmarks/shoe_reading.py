@@ -22,7 +22,7 @@ from shoe_reader.ascii_protocol import AsciiSession
 from shoe_reader.events import CardSeen
 from shoe_reader.framed_session import FramedSession
 from shoe_reader.framing import FrameParser, encode_frame
-from shoe_reader.serial_reader import open_reader
+from shoe_reader.serial_reader import Dialect, open_reader
 from shoe_reader.session import Stamp
 from table_service.rules.cards import standard_deck
 
@@ -70,12 +70,12 @@ def _pct(values: list[float]) -> str:
     return f"p50 {q[49]:6.3f} ms   p99 {q[98]:6.3f} ms   max {ms[-1]:6.3f} ms"
 
 
-async def latency(dialect: str, cards: int) -> None:
-    shoe = VirtualShoe(dialect, decks=8, seed=1, cut_depth=0)  # type: ignore[arg-type]
+async def latency(dialect: Dialect, cards: int) -> None:
+    shoe = VirtualShoe(dialect, decks=8, seed=1, cut_depth=0)
     shoe.start()
     received: dict[int, tuple[float, float]] = {}  # card index -> (read stamp, delivered)
     try:
-        async with open_reader(shoe.device_path, dialect, "bench") as reader:  # type: ignore[arg-type]
+        async with open_reader(shoe.device_path, dialect, "bench") as reader:
             done = asyncio.Event()
 
             async def consume() -> None:

@@ -268,7 +268,7 @@ class Serve:
                 self.memory.append((time.monotonic() - started, found))
             time.sleep(MEMORY_EVERY)
 
-    def memory_report(self, warmup: float) -> dict[str, float] | None:
+    def memory_report(self, warmup: float) -> dict[str, float | list[float]] | None:
         """Memory at the start (the first sample after ``warmup`` s: tables loaded,
         subscribers connected), at the end, its peak, and the growth over the second half
         of the run in MiB an hour (a leak shows as a steady slope)."""
@@ -359,7 +359,7 @@ class Studio:
                     f"{base}/api/v1/studio/tables", headers=self.headers["supervisor"]
                 )
                 if answer.status_code == 200:
-                    tables = answer.json()["tables"]
+                    tables: list[dict[str, Any]] = answer.json()["tables"]
                     for t in tables:
                         if t["owner_url"]:
                             self.owner[t["table_id"]] = t["owner_url"]
@@ -1309,7 +1309,8 @@ async def run_load(
                 killed_node = owners.most_common(1)[0][0]
                 victim = next(s for s in servers if s.node == killed_node)
                 victim_tables = [t["table_id"] for t in directory if t["owner"] == killed_node]
-                servers_cpu[victim.node] = cpu_seconds(victim.proc.pid) - servers_cpu[victim.node]  # type: ignore[union-attr]
+                assert victim.proc is not None  # a serve process the run started
+                servers_cpu[victim.node] = cpu_seconds(victim.proc.pid) - servers_cpu[victim.node]
                 one_trips += await victim.one_trips(studio.http)
                 victim.kill()
                 killed_at = time.monotonic()

@@ -21,6 +21,8 @@ import asyncio
 import statistics
 import time
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 from scratch import one_row_commits, scratch_runtime
 
@@ -31,6 +33,8 @@ from table_service.principals import revoked_among
 from table_service.runtime import Runtime
 from table_service.table import commands as c
 from table_service.table.config import ShoeConfig, TableConfig
+from table_service.table.decide import decide as decide_command
+from table_service.table.projector import project as project_events
 from table_service.table.service import TableService
 from table_service.table.stream import StreamHub
 from table_service.table.wallet import Transfer, transfer
@@ -57,6 +61,12 @@ async def synced(service: TableService, event: StoredEvent) -> None:
 def _check(runtime: Runtime, names: frozenset[str]) -> set[str]:
     with runtime.reads() as session:
         return revoked_among(session, names)
+
+
+def _shoe_ready(service: TableService) -> bool:
+    shoe = service.state.shoe
+    assert shoe is not None  # InsertShoe ran
+    return shoe.ready
 
 
 class Bench:
@@ -118,7 +128,7 @@ class Bench:
         await synced(service, event)
         await asyncio.sleep(PACE)
 
-    async def decide(self, service: TableService, turn: dict) -> None:  # type: ignore[type-arg]
+    async def decide(self, service: TableService, turn: dict[str, Any]) -> None:
         actor = turn["actors"][0]
         moves = [m for m in turn["legal_actions"][actor] if m["action"] in ("hit", "stand")]
         move = moves[0] if len(self.from_decision) % 3 else moves[-1]
@@ -189,7 +199,7 @@ class Bench:
             await service.stop()
             return
         await service.execute(c.InsertShoe(), actor=ACTOR)
-        while not service.state.shoe.ready:  # type: ignore[union-attr]
+        while not _shoe_ready(service):
             await self.deal()
             await synced(service, await self.next_event("card_burnt"))
         while len(self.from_frame) < cards:
@@ -230,7 +240,7 @@ class StageClock:
         self.marks.setdefault(name, time.monotonic())
 
     def _patch(self, owner: object, name: str, value: object) -> None:
-        self._undo.append((owner, name, owner.__dict__[name]))  # type: ignore[attr-defined]
+        self._undo.append((owner, name, owner.__dict__[name]))
         setattr(owner, name, value)
 
     def install(self, runtime: Runtime, hub: StreamHub) -> None:
@@ -241,19 +251,19 @@ class StageClock:
         clock = self
         take, run_sync = ReaderLane.take, TableService._execute_sync
         lock, append = EventStore.lock, EventStore.append
-        decide, project = service_module.decide, service_module.project
+        decide, project = decide_command, project_events  # as the service module has them
         dispatch = hub._dispatch
 
-        def take_events(self, events):  # type: ignore[no-untyped-def]
+        def take_events(self: ReaderLane, events: Any) -> Any:
             clock.mark("reader")
             return take(self, events)
 
-        def execute_sync(self, command, actor, *seen):  # type: ignore[no-untyped-def]
+        def execute_sync(self: TableService, command: Any, actor: Any, *seen: Any) -> Any:
             clock.mark("hop")
             return run_sync(self, command, actor, *seen)
 
-        def timed(name: str, function):  # type: ignore[no-untyped-def]
-            def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+        def timed(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
                 result = function(*args, **kwargs)
                 clock.mark(name)
                 return result
@@ -267,6 +277,7 @@ class StageClock:
         self._patch(service_module, "decide", timed("decide", decide))
         self._patch(service_module, "project", timed("project", project))
         runtime.store.subscribe(lambda _events: clock.mark("commit"))
+        # the hub's own method, timed for the run (undone with the hub)
         hub._dispatch = timed("dispatch", dispatch)  # type: ignore[method-assign]
 
     def uninstall(self) -> None:
@@ -299,7 +310,7 @@ def lease_the_table(runtime: Runtime) -> None:
 
 def measure(
     db: str | None, game: str, cards: int | None, stages: bool, studio: bool, staff: bool = False
-) -> dict:
+) -> dict[str, Any]:
     with scratch_runtime(db) as runtime:
         backend = runtime.engine.dialect.name
         if studio:
@@ -321,7 +332,7 @@ def measure(
     return {"backend": backend, "bench": bench, "commits": commits, "clock": clock}
 
 
-def report(result: dict) -> float:
+def report(result: dict[str, Any]) -> float:
     ms = 1000.0
     bench: Bench = result["bench"]
     commits: list[float] = result["commits"]

@@ -14,9 +14,10 @@ from alembic.runtime.migration import MigrationContext
 from audit.db import Base
 from audit.signing import Signer, SigningKeyError, load_or_create_signer
 from table_service.config import Settings
+from table_service.runtime import Runtime
 
 
-def test_autogenerate_finds_no_difference(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_autogenerate_finds_no_difference(runtime: Runtime) -> None:
     import audit.models  # noqa: F401
     import table_service.models  # noqa: F401
 
@@ -25,7 +26,7 @@ def test_autogenerate_finds_no_difference(runtime) -> None:  # type: ignore[no-u
     assert diff == []
 
 
-def test_upgrade_is_idempotent_and_current(runtime) -> None:  # type: ignore[no-untyped-def]
+def test_upgrade_is_idempotent_and_current(runtime: Runtime) -> None:
     from table_service.runtime import current_revision, head_revision, upgrade_database
 
     upgrade_database(runtime.engine)
