@@ -168,7 +168,9 @@ def test_read_filters_by_table_and_position(runtime: Runtime) -> None:
         assert [e.seq for e in EventStore.read(session, after_seq=1, limit=2)] == [2, 3]
 
 
-def test_the_log_lock_is_one_per_log_not_one_per_server(tmp_path: Path, pg_schema) -> None:  # type: ignore[no-untyped-def]
+def test_the_log_lock_is_one_per_log_not_one_per_server(
+    tmp_path: Path, pg_schema: Callable[[], str]
+) -> None:
     """PostgreSQL: the write lock serialises the appends of one log (one schema's
     audit_events), and a log in another schema of the same database never waits on it."""
     from sqlalchemy.exc import OperationalError
@@ -208,7 +210,7 @@ def test_settings_go_with_the_lock_and_hold_for_the_transaction(runtime: Runtime
         pytest.skip("PostgreSQL's SET LOCAL")
     sent: list[str] = []
 
-    def seen(conn, cursor, statement, *_) -> None:  # type: ignore[no-untyped-def]
+    def seen(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
         sent.append(statement)
 
     event.listen(runtime.engine, "before_cursor_execute", seen)

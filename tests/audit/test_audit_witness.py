@@ -79,8 +79,8 @@ def test_the_witness_cosigns_consistent_checkpoints_and_the_log_serves_them(
     assert str(again.verifier_key) == str(witness.verifier_key)
 
 
-def test_history_rewritten_with_the_studio_key_is_refused_and_fails_the_export(  # type: ignore[no-untyped-def]
-    log, tmp_path: Path
+def test_history_rewritten_with_the_studio_key_is_refused_and_fails_the_export(
+    log: WitnessedLog, tmp_path: Path
 ) -> None:
     runtime, client, log_key, witness = log
     _fill(runtime, 30)

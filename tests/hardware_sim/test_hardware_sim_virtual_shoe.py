@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 import serial
@@ -43,7 +43,9 @@ class Host:
             self.frames += [f for f in self.parser.feed(data) if isinstance(f, Frame)]
         return self.frames
 
-    def until(self, predicate, seconds: float = 30.0) -> list[Frame]:  # type: ignore[no-untyped-def]
+    def until(
+        self, predicate: Callable[[list[Frame]], object], seconds: float = 30.0
+    ) -> list[Frame]:
         end = time.monotonic() + seconds
         while not predicate(self.frames):
             assert time.monotonic() < end, [(f.seq, f.type, f.payload) for f in self.frames]

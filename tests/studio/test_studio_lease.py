@@ -36,7 +36,9 @@ def _outlive(since: float, ttl_ms: int = TTL_MS) -> None:
     time.sleep(max(0.0, since + ttl_ms / 1000 + 0.1 - time.monotonic()))
 
 
-def _member(runtime: Runtime, node: str, ttl_ms: int = TTL_MS, fenced=("t1", "t2")) -> Leases:  # type: ignore[no-untyped-def]
+def _member(
+    runtime: Runtime, node: str, ttl_ms: int = TTL_MS, fenced: tuple[str, ...] = ("t1", "t2")
+) -> Leases:
     leases = Leases(runtime.engine, node, f"http://{node}", ttl_ms)
     leases.fenced = frozenset(fenced)
     leases.install_fence(runtime.sessions)
@@ -209,7 +211,7 @@ def test_writes_sent_with_the_commit_are_fenced_before_it(
         leases.install_fence(rt.sessions, rt.store if under_lock else None)
     assert a.acquire("t1") == 1
 
-    def deferred(rt) -> None:  # type: ignore[no-untyped-def]
+    def deferred(rt: Runtime) -> None:
         with rt.sessions.begin() as session:
             rt.store.lock(session, tables=("t1",))
             rt.store.append(session, [NewEvent("t1", "card_dealt", "test", {})], defer=True)

@@ -7,8 +7,10 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+from sqlalchemy import Connection
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -67,14 +69,14 @@ def test_short_studio_load_loses_and_doubles_nothing(pg_database: str, nats_url:
         assert 0 <= result["paced_commit_cpu_wait_p50_ms"] <= result["paced_commit_p50_ms"]
 
 
-def _scratch(url: str):  # type: ignore[no-untyped-def]
+def _scratch(url: str) -> ModuleType:
     sys.path.insert(0, str(BENCH.parent))
     import scratch
 
     return scratch
 
 
-def _schemas(conn) -> set[str]:  # type: ignore[no-untyped-def]
+def _schemas(conn: Connection) -> set[str]:
     from sqlalchemy import text
 
     rows = conn.execute(text(r"SELECT nspname FROM pg_namespace WHERE nspname LIKE 'scratch\_%'"))
@@ -86,7 +88,7 @@ STREAM_WINDOW = 8.0
 be inside it when the drop reads it, on a saturated machine too."""
 
 
-def _wait_session_gone(conn, pid: int) -> None:  # type: ignore[no-untyped-def]
+def _wait_session_gone(conn: Connection, pid: int) -> None:
     """Wait until the server has ended backend ``pid`` (a closed client connection) and let
     go of its locks: the backend notices the closed socket when it next reads, not at once."""
     import time

@@ -4,6 +4,7 @@ mid-round and the other takes its tables over, resumes the round and settles it 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ def _directory(base: str, token: str) -> dict[str, dict[str, Any]]:
     return {t["table_id"]: t for t in answer.json()["tables"]}
 
 
-def _wait_for(condition, seconds: float, what: str) -> float:  # type: ignore[no-untyped-def]
+def _wait_for(condition: Callable[[], object], seconds: float, what: str) -> float:
     started = time.monotonic()
     while not condition():
         assert time.monotonic() - started < seconds, what

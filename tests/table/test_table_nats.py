@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import nats
 import pytest
+from nats.aio.client import Client as NatsClient
+from nats.js import JetStreamContext
 
 from audit.store import NewEvent
 from table_service import metrics
@@ -18,15 +20,16 @@ from table_service.runtime import Runtime
 from table_service.table.nats_stream import JetStreamPublisher, ensure_stream, subject_token
 
 
-async def _connect(url: str):  # type: ignore[no-untyped-def]
+async def _connect(url: str) -> NatsClient:
     return await nats.connect(url, connect_timeout=2, max_reconnect_attempts=0)
 
 
-async def _table_messages(js, stream: str) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
+async def _table_messages(js: JetStreamContext, stream: str) -> list[tuple[str, int]]:
     info = await js.stream_info(stream)
-    found = []
+    found: list[tuple[str, int]] = []
     for n in range(info.state.first_seq, info.state.last_seq + 1):
         message = await js.get_msg(stream, seq=n)
+        assert message.subject is not None and message.data is not None  # a stored message
         if ".tables." in message.subject:
             found.append((message.subject, json.loads(message.data)["seq"]))
     return found
@@ -178,7 +181,9 @@ async def test_a_field_nobody_declared_never_reaches_a_subject(
                 bodies = []
                 info = await js.stream_info(stream)
                 for n in range(info.state.first_seq, info.state.last_seq + 1):
-                    bodies.append(json.loads((await js.get_msg(stream, seq=n)).data))
+                    message = await js.get_msg(stream, seq=n)
+                    assert message.data is not None  # a stored message
+                    bodies.append(json.loads(message.data))
                 assert [b["seq"] for b in bodies] == [1, 2]
                 assert bodies[1]["payload"] == {"index": 1}  # the undeclared field left out
                 assert "hole card" not in json.dumps(bodies)
