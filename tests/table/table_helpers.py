@@ -11,7 +11,7 @@ from table_service.table import commands as c
 from table_service.table import policy
 from table_service.table.config import TableConfig
 from table_service.table.decide import Decision, Draft, decide
-from table_service.table.state import TableState, fold
+from table_service.table.state import ShoeState, TableRound, TableState, fold
 
 T0 = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 RICH = 10**9  # a balance no test bet exhausts
@@ -28,6 +28,22 @@ class Harness:
     def __post_init__(self) -> None:
         self.state = TableState(self.config.table_id)
         self.run(c.OpenTable(self.config))
+
+    def current_shoe(self) -> ShoeState:
+        """The shoe in the table: a test that reads it expects one."""
+        assert self.state.shoe is not None, "no shoe in the table"
+        return self.state.shoe
+
+    def current_round(self) -> TableRound:
+        """The round in play (or the last one): a test that reads it expects one."""
+        assert self.state.round is not None, "no round"
+        return self.state.round
+
+    def next_spot(self) -> str:
+        """Where the round's next card goes: a test that reads it expects one to be owed."""
+        spot = self.current_round().next_position()
+        assert spot is not None, "no card is owed"
+        return spot.value
 
     def run(self, command: c.Command, actor: str = "test") -> Decision:
         decision = decide(self.state, command, now=self.now, actor=actor)

@@ -41,6 +41,8 @@ class Clock:
 class Table(ApiClient):
     """A test client with a token per role and helpers for the common steps."""
 
+    runtime: Runtime  # the studio's, set by the fixture that serves it
+
     def __init__(self, client: TestClient, tokens: dict[str, str], clock: Clock) -> None:
         super().__init__(client, tokens)
         self.clock = clock
@@ -82,7 +84,7 @@ def table(make_runtime: Callable[..., Runtime]) -> Iterator[Table]:
     app = build_app(runtime, [config], manager=manager)
     with TestClient(app) as client:
         t = Table(client, tokens, clock)
-        t.runtime = runtime  # type: ignore[attr-defined]
+        t.runtime = runtime
         yield t
 
 
@@ -128,7 +130,7 @@ def test_a_round_through_the_api(table: Table) -> None:
     detail = table.get(f"/rounds/{opened['round_id']}")
     assert {b["key"]: b["returned"] for b in detail["bets"]} == {"k1": 1000, "k2": 4500}
     assert table.get("/tables/bac-1/rounds")[0]["phase"] == "settled"
-    _ledger_ok(table.runtime)  # type: ignore[attr-defined]
+    _ledger_ok(table.runtime)
 
 
 def test_a_retried_bet_is_placed_once(table: Table) -> None:
@@ -158,7 +160,7 @@ def test_a_retried_bet_is_placed_once(table: Table) -> None:
     twice = table.bets(("x", "bob", "player", 100), ("x", "bob", "player", 100))
     assert [r["status"] for r in twice] == ["placed", "duplicate"]
     assert table.get("/accounts/bob", "operator")["balance"] == 5000 - 1000 - 100 - 100
-    _ledger_ok(table.runtime)  # type: ignore[attr-defined]
+    _ledger_ok(table.runtime)
 
 
 def test_a_retry_after_the_round_says_how_the_bet_ended(table: Table) -> None:
@@ -186,7 +188,7 @@ def test_a_retry_after_the_round_says_how_the_bet_ended(table: Table) -> None:
     body = {"bets": [{"key": "late-answer", "account": "eve", "type": "banker", "stake": 900}]}
     conflict = table.post("/tables/bac-1/bets", "operator", body, status=409)
     assert conflict["keys"] == ["late-answer"]
-    _ledger_ok(table.runtime)  # type: ignore[attr-defined]
+    _ledger_ok(table.runtime)
 
 
 def test_betting_window_closes_on_the_clock(table: Table) -> None:
@@ -203,7 +205,7 @@ def test_betting_window_closes_on_the_clock(table: Table) -> None:
         status=409,
     )
     assert refused["error"] == "betting_closed"
-    with table.runtime.sessions() as session:  # type: ignore[attr-defined]
+    with table.runtime.sessions() as session:
         assert session.scalar(select(func.count()).select_from(BetRow)) == 1
 
 
@@ -219,7 +221,7 @@ def test_a_window_that_ran_out_while_the_service_was_down_is_closed_on_restart(
     opened = table.post("/tables/bac-1/betting/open", "dealer")
     placed = table.bets(("in", "c", "player", 100))[0]
     table.clock.advance(25)  # the service is "down" past the 20 s window
-    runtime = table.runtime  # type: ignore[attr-defined]
+    runtime = table.runtime
     config = TableConfig(table_id="bac-1", betting_seconds=20)
     app = build_app(runtime, [config], manager=TableManager(runtime, [config], clock=table.clock))
     with TestClient(app) as client:
@@ -289,12 +291,12 @@ def test_bets_racing_the_close_are_in_or_refused_never_half(table: Table) -> Non
     }
     refused = [body for _, code, body in answers if code != 200]
     assert all(body["error"] == "betting_closed" for body in refused)
-    with table.runtime.sessions() as session:  # type: ignore[attr-defined]
+    with table.runtime.sessions() as session:
         stored = set(session.scalars(select(BetRow.bet_id)))
     assert stored == placed
     for card in ("9S", "2H", "KD", "5C"):
         table.card(card)
-    _ledger_ok(table.runtime)  # type: ignore[attr-defined]
+    _ledger_ok(table.runtime)
 
 
 def test_void_refunds_once_and_roles_are_enforced(table: Table) -> None:
@@ -317,7 +319,7 @@ def test_void_refunds_once_and_roles_are_enforced(table: Table) -> None:
     assert again["error"] == "wrong_phase"
     assert table.get("/accounts/v", "operator")["balance"] == 3000
     assert table.get("/tables/bac-1", "dealer")["shoe"] is None
-    _ledger_ok(table.runtime)  # type: ignore[attr-defined]
+    _ledger_ok(table.runtime)
 
 
 def test_missed_scan_procedure_through_the_api(table: Table) -> None:
@@ -358,7 +360,7 @@ def test_restart_rebuilds_the_same_table(table: Table) -> None:
     table.post("/tables/bac-1/betting/close", "dealer")
     table.card("2S")
     before = table.get("/tables/bac-1", "dealer")
-    runtime = table.runtime  # type: ignore[attr-defined]
+    runtime = table.runtime
     config = TableConfig(
         table_id="bac-1",
         betting_seconds=20,
@@ -392,7 +394,7 @@ def test_stream_resumes_without_gaps_and_public_view_hides_money(table: Table) -
         while not rest or rest[-1]["type"] != "round_settled":
             rest.append(ws.receive_json())
     all_seqs = seqs + [e["seq"] for e in rest]
-    with table.runtime.sessions() as session:  # type: ignore[attr-defined]
+    with table.runtime.sessions() as session:
         logged = [e.seq for e in EventStore.read(session, table_id="bac-1")]
     assert all_seqs == logged[: len(all_seqs)]  # in order, nothing missed, nothing twice
     assert any(e["type"] == "bets_placed" for e in rest)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from shoe_reader.events import UnreadableCard
@@ -22,16 +24,23 @@ from table_service.table.reader_pump import reader_command
 from tests.table.table_helpers import Harness
 
 
+def _command(event: Any) -> c.Command:
+    """The table's command for a reader's event that the table acts on."""
+    command = reader_command(event)
+    assert command is not None
+    return command
+
+
 def test_burn_procedure_counts_the_indicator_value() -> None:
     h = Harness()
     h.run(c.InsertShoe())
     h.run(c.CardScanned("KD"))  # K counts 10
-    assert h.state.shoe.burn_remaining == 10  # type: ignore[union-attr]
+    assert h.current_shoe().burn_remaining == 10
     with pytest.raises(ShoeNotReady):
         h.run(c.OpenBetting())
     for card in ["2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "TC", "JC"]:
         h.run(c.CardScanned(card))
-    assert h.state.shoe.ready  # type: ignore[union-attr]
+    assert h.current_shoe().ready
     assert len(h.events("card_burnt")) == 11
     h.run(c.OpenBetting())
 
@@ -40,12 +49,12 @@ def test_ace_indicator_burns_one_more_card() -> None:
     h = Harness()
     h.run(c.InsertShoe())
     h.run(c.CardScanned("AS"))
-    assert h.state.shoe.burn_remaining == 1  # type: ignore[union-attr]
-    assert not h.state.shoe.ready  # type: ignore[union-attr]
+    assert h.current_shoe().burn_remaining == 1
+    assert not h.current_shoe().ready
     with pytest.raises(ShoeNotReady):
         h.run(c.OpenBetting())
     h.run(c.CardScanned("9D"))
-    assert h.state.shoe.ready and h.state.shoe.games == 0  # type: ignore[union-attr]
+    assert h.current_shoe().ready and h.current_shoe().games == 0
     burnt = h.events("card_burnt")
     assert [(b["card"], b["indicator"]) for b in burnt] == [("AS", True), ("9D", False)]
     h.run(c.OpenBetting())
@@ -61,14 +70,14 @@ def test_a_full_round_settles_every_bet_once() -> None:
     assert h.bet("tie", 500)["status"] == "placed"
     assert h.bet("banker", 1000)["status"] == "placed"
     h.run(c.CloseBetting())
-    assert h.state.round.next_position().value == "P1"  # type: ignore[union-attr]
+    assert h.next_spot() == "P1"
     decision = h.deal("2S", "5H", "KD", "TC", "3S")  # spec example: tie 5-5
     assert h.types(decision)[-3:] == ["round_result", "bets_settled", "round_settled"]
     results = {r["type"]: r for r in h.events("bets_settled")[0]["results"]}
     assert results["player"]["returned"] == 1000 and results["player"]["result"] == "push"
     assert results["tie"]["returned"] == 4500
     assert results["banker"]["returned"] == 1000
-    assert h.state.round.phase == "settled" and not h.state.round.bets  # type: ignore[union-attr]
+    assert h.current_round().phase == "settled" and not h.current_round().bets
     assert h.replayed() == h.state
 
 
@@ -79,7 +88,7 @@ def test_positions_follow_the_drawing_rules() -> None:
     h.run(c.CloseBetting())
     positions = [h.deal(card).drafts[0].payload["position"] for card in ["2S", "5H", "3D", "TC"]]
     assert positions == ["P1", "B1", "P2", "B2"]
-    assert h.state.round.next_position().value == "P3"  # type: ignore[union-attr]
+    assert h.next_spot() == "P3"
 
 
 def test_bets_refused_outside_the_window_and_by_the_rules() -> None:
@@ -96,7 +105,7 @@ def test_bets_refused_outside_the_window_and_by_the_rules() -> None:
     h.run(c.OpenBetting())
     assert h.bet("nope", 100)["error"] == "unknown_bet_type"
     assert h.bet("player", 0)["error"] == "non_positive_stake"
-    assert h.bet("player", 1.5)["error"] == "invalid_stake"  # type: ignore[arg-type]
+    assert h.bet("player", 1.5)["error"] == "invalid_stake"  # type: ignore[arg-type]  # a float stake is the test
     assert h.bet("tie", 1001)["error"] == "outside_limits"
     assert h.bet("player", 99)["error"] == "outside_limits"
     assert h.bet("player", 500, balances={"a1": 499})["error"] == "insufficient_funds"
@@ -137,14 +146,14 @@ def test_unneeded_card_is_carried_to_the_next_round() -> None:
     h.run(c.OpenBetting())
     h.run(c.CloseBetting())
     h.deal("9S", "2H", "KD", "5C")  # player natural 9: round complete on 4 cards
-    assert h.state.round.phase == "settled"  # type: ignore[union-attr]
+    assert h.current_round().phase == "settled"
     h.deal("7D")  # the dealer draws a card the rules do not need
     assert h.state.carried == ("7D",)
     assert h.events("incident_raised")[-1]["kind"] == "unneeded_card"
     h.run(c.OpenBetting())
     h.run(c.CloseBetting())
-    assert h.state.round.cards == ("7D",)  # type: ignore[union-attr]
-    assert h.state.round.next_position().value == "B1"  # type: ignore[union-attr]
+    assert h.current_round().cards == ("7D",)
+    assert h.next_spot() == "B1"
 
 
 def test_one_exposed_card_during_betting_is_burnt_two_void_the_round() -> None:
@@ -153,7 +162,7 @@ def test_one_exposed_card_during_betting_is_burnt_two_void_the_round() -> None:
     h.run(c.OpenBetting())
     h.bet("player", 1000)
     h.deal("4C")
-    assert h.state.round.phase == "betting" and h.state.round.exposed == 1  # type: ignore[union-attr]
+    assert h.current_round().phase == "betting" and h.current_round().exposed == 1
     decision = h.deal("5C")
     assert "round_voided" in h.types(decision) and "shoe_ended" in h.types(decision)
     refunds = h.events("bets_refunded")[0]["refunds"]
@@ -171,7 +180,7 @@ def test_reported_exposure_of_two_cards_voids_and_needs_a_new_shoe() -> None:
     h.run(c.CloseBetting())
     h.deal("2S")
     h.run(c.RaiseIncident("cards_exposed", {"count": 2}), actor="supervisor:s1")
-    assert h.state.round.phase == "voided"  # type: ignore[union-attr]
+    assert h.current_round().phase == "voided"
     assert h.events("bets_refunded")[0]["refunds"][0]["returned"] == 700
     assert h.state.shoe is None
 
@@ -203,13 +212,13 @@ def test_missed_scan_is_entered_and_positions_rearranged() -> None:
     incident = h.run(c.RaiseIncident("missed_scan", {"index": 1})).answer["incident_id"]
     assert h.state.paused
     h.deal("KD", "TC", "3S")  # later scans are kept in shoe order while paused
-    assert h.state.round.phase == "dealing"  # type: ignore[union-attr]
+    assert h.current_round().phase == "dealing"
     with pytest.raises(TablePaused):
         h.run(c.OpenBetting())
     with pytest.raises(BadResolution):
         h.run(c.ResolveIncident(incident, ""))
     decision = h.run(c.ResolveIncident(incident, "entered 5H", (c.EnteredCard("5H", 1),)))
-    assert h.state.round.cards == ("2S", "5H", "KD", "TC", "3S")  # type: ignore[union-attr]
+    assert h.current_round().cards == ("2S", "5H", "KD", "TC", "3S")
     assert "round_settled" in h.types(decision)
     assert h.events("round_result")[0]["outcome"]["winner"] == "tie"
 
@@ -225,8 +234,8 @@ def test_multi_pull_reassigned_in_shoe_order() -> None:
     with pytest.raises(BadResolution):
         h.run(c.ResolveIncident(incident, "reorder", order=("5H", "QS")))
     h.run(c.ResolveIncident(incident, "put back in shoe order", order=("5H", "KD")))
-    assert h.state.round.cards == ("2S", "5H", "KD")  # type: ignore[union-attr]
-    assert h.state.round.next_position().value == "B2"  # type: ignore[union-attr]
+    assert h.current_round().cards == ("2S", "5H", "KD")
+    assert h.next_spot() == "B2"
 
 
 def test_reader_faults_pause_dealing_until_resolved() -> None:
@@ -239,9 +248,9 @@ def test_reader_faults_pause_dealing_until_resolved() -> None:
     incident = next(iter(h.state.incidents))
     assert h.state.incidents[incident].details["index"] == 1
     h.deal("KD", "TC", "3S")
-    assert h.state.round.phase == "dealing"  # type: ignore[union-attr]
+    assert h.current_round().phase == "dealing"
     h.run(c.ResolveIncident(incident, "card 5H was missed", (c.EnteredCard("5H", 1),)))
-    assert h.state.round.phase == "settled"  # type: ignore[union-attr]
+    assert h.current_round().phase == "settled"
     with pytest.raises(UnknownIncident):
         h.run(c.ResolveIncident(incident, "again"))
 
@@ -257,7 +266,7 @@ def test_unreadable_card_is_entered_by_the_supervisor() -> None:
     with pytest.raises(BadCard):
         h.run(c.ResolveIncident(incident, "entered", (c.EnteredCard("ZZ", 3),)))
     h.run(c.ResolveIncident(incident, "entered 5C", (c.EnteredCard("5C", 3),)))
-    assert h.state.round.phase == "settled"  # type: ignore[union-attr]
+    assert h.current_round().phase == "settled"
 
 
 @pytest.mark.parametrize("cause", ["blurred", "covered", "outside"])
@@ -273,12 +282,12 @@ def test_a_camera_card_seen_blurred_covered_or_in_part_is_shown_again_then_an_in
     h.deal("9S", "2H")
     unreadable = UnreadableCard(reader_id="camera", reason="no confident read", cause=cause)
     for times in (1, 2):
-        h.run(reader_command(unreadable))  # type: ignore[arg-type]
+        h.run(_command(unreadable))
         assert not h.state.paused and not h.state.incidents
         asked = h.events("card_show_again")[-1]
         assert (asked["index"], asked["cause"], asked["times"]) == (2, cause, times)
-        assert h.state.round.show_again == {"index": 2, "cause": cause, "times": times}  # type: ignore[union-attr]
-    h.run(reader_command(unreadable))  # type: ignore[arg-type]
+        assert h.current_round().show_again == {"index": 2, "cause": cause, "times": times}
+    h.run(_command(unreadable))
     assert h.state.paused
     raised = h.events("incident_raised")[-1]
     assert raised["kind"] == "unreadable_card"
@@ -291,12 +300,12 @@ def test_a_card_shown_again_and_read_is_dealt_where_it_was_owed() -> None:
     h.run(c.OpenBetting())
     h.run(c.CloseBetting())
     h.deal("9S", "2H")
-    h.run(reader_command(UnreadableCard(reader_id="camera", cause="covered")))  # type: ignore[arg-type]
+    h.run(_command(UnreadableCard(reader_id="camera", cause="covered")))
     h.deal("KD")
-    assert h.state.round.cards == ("9S", "2H", "KD")  # type: ignore[union-attr]
-    assert h.state.round.show_again is None  # type: ignore[union-attr]
+    assert h.current_round().cards == ("9S", "2H", "KD")
+    assert h.current_round().show_again is None
     # The next unreadable card is asked for again from the first time.
-    h.run(reader_command(UnreadableCard(reader_id="camera", cause="blurred")))  # type: ignore[arg-type]
+    h.run(_command(UnreadableCard(reader_id="camera", cause="blurred")))
     assert h.events("card_show_again")[-1]["times"] == 1 and not h.state.paused
 
 
@@ -309,7 +318,7 @@ def test_a_card_of_an_unknown_face_or_from_a_reader_that_cannot_say_is_an_incide
     h.run(c.OpenBetting())
     h.run(c.CloseBetting())
     h.deal("9S")
-    h.run(reader_command(UnreadableCard(reader_id="camera", cause=cause)))  # type: ignore[arg-type]
+    h.run(_command(UnreadableCard(reader_id="camera", cause=cause)))
     assert h.state.paused and not h.events("card_show_again")
     assert h.events("incident_raised")[-1]["kind"] == "unreadable_card"
 
@@ -320,7 +329,7 @@ def test_a_foreign_card_is_an_incident_and_not_dealt() -> None:
     h.run(c.OpenBetting())
     h.run(c.CloseBetting())
     h.deal("AS", "AS", "AS", "AS")  # the 7th ace of spades in a 6-deck shoe
-    assert h.state.round.cards == ("AS", "AS", "AS")  # type: ignore[union-attr]
+    assert h.current_round().cards == ("AS", "AS", "AS")
     assert h.state.paused
     assert h.events("incident_raised")[-1]["kind"] == "foreign_card"
 
