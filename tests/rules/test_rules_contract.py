@@ -56,7 +56,7 @@ class Table(Harness):
         self.rng.shuffle(cards)
         self.shoe = cards
         self.run(c.InsertShoe())
-        while not self.state.shoe.ready:  # type: ignore[union-attr]
+        while not self.current_shoe().ready:
             self.scan()
 
     def scan(self) -> Decision:

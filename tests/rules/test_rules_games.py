@@ -14,6 +14,7 @@ from table_service.rules.game import (
     Bet,
     BettingContext,
     Complete,
+    LiveGame,
     Move,
     RoundSetup,
     RulesRefusal,
@@ -41,7 +42,7 @@ def test_table_config_asks_the_game_about_decks_and_names() -> None:
         TableConfig(table_id="t", bet_limits={"main": {"min_stake": 1, "max_stake": 2}})
 
 
-def _round(bets: tuple[Bet, ...] = ()) -> tuple[object, object]:
+def _round(bets: tuple[Bet, ...] = ()) -> tuple[LiveGame, Any]:
     game = find_game("baccarat")
     rules = TableConfig(table_id="t").rules
     return game, game.new_round(rules, RoundSetup("r1", 1, bets))
@@ -51,19 +52,19 @@ def test_baccarat_positions_then_complete_then_the_settle_command_agrees() -> No
     game, state = _round((Bet("b1", "a", "tie", 500), Bet("b2", "a", "player", 1000)))
     seen = []
     for card in parse_cards(["2S", "5H", "KD", "TC", "3S"]):  # spec example: tie 5-5
-        nxt = game.next(state)  # type: ignore[attr-defined]
+        nxt = game.next(state)
         assert isinstance(nxt, Spot)
         seen.append(nxt.code)
-        state = game.apply(state, card)  # type: ignore[attr-defined]
+        state = game.apply(state, card)
     assert seen == ["P1", "B1", "P2", "B2", "P3"]
-    assert isinstance(game.next(state), Complete)  # type: ignore[attr-defined]
-    live = game.settle(state)  # type: ignore[attr-defined]
+    assert isinstance(game.next(state), Complete)
+    live = game.settle(state)
     assert {ln.stake_id: ln.returned for ln in live.lines} == {"b1": 4500, "b2": 1000}
     assert live.outcome["winner"] == "tie"
     setup = RoundSetup("r1", 1, (Bet("b1", "a", "tie", 500), Bet("b2", "a", "player", 1000)))
-    replayed = game.recompute(  # type: ignore[attr-defined]
+    replayed = game.recompute(
         TableConfig(table_id="t").rules,
-        game.settle_input(state, setup, ()),  # type: ignore[attr-defined]
+        game.settle_input(state, setup, ()),
     )
     assert [(ln.stake_id, ln.returned, ln.result) for ln in replayed.lines] == [
         (ln.stake_id, ln.returned, ln.result) for ln in live.lines
@@ -72,13 +73,13 @@ def test_baccarat_positions_then_complete_then_the_settle_command_agrees() -> No
 
 def test_a_card_the_round_does_not_take_is_left_over_and_moves_are_refused() -> None:
     game, state = _round()
-    replay = drive(game, state, parse_cards(["9S", "2H", "KD", "5C", "7D"]))  # type: ignore[arg-type]
+    replay = drive(game, state, parse_cards(["9S", "2H", "KD", "5C", "7D"]))
     assert [c.code for c in replay.leftover] == ["7D"]
     with pytest.raises(RulesRefusal) as refused:
-        game.apply(replay.state, parse_card("7D"))  # type: ignore[attr-defined]
+        game.apply(replay.state, parse_card("7D"))
     assert refused.value.code == "card_not_owed"
     with pytest.raises(RulesRefusal) as refused:
-        game.apply(replay.state, Move("seat:1", "hit"))  # type: ignore[attr-defined]
+        game.apply(replay.state, Move("seat:1", "hit"))
     assert refused.value.code == "no_decisions"
 
 
@@ -187,9 +188,12 @@ def test_every_game_answers_every_question_the_table_asks() -> None:
         )
         assert config.game_impl.house_banker(config.rules) is (banker == "house")
     assert not GAMES["baccarat"].house_banker(TableConfig(table_id="b").rules)
-    assert GAMES["baccarat"].shoe_roads(())["counts"]["rounds"] == 0  # type: ignore[index]
+    roads = GAMES["baccarat"].shoe_roads(())
+    assert roads is not None and roads["counts"]["rounds"] == 0
     assert GAMES["blackjack"].shoe_roads(()) is None
-    hands = GAMES["baccarat"].layout(["2S", "5H", "KD", "TC", "3S"])["hands"]  # type: ignore[index]
+    layout = GAMES["baccarat"].layout(["2S", "5H", "KD", "TC", "3S"])
+    assert layout is not None  # baccarat lays its hands out
+    hands = layout["hands"]
     assert [(h["hand"], h["total"]) for h in hands] == [("player", 5), ("banker", 5)]
     assert GAMES["xidach"].layout(["2S"]) is None  # its consoles show the game's view
     root = Path(__file__).resolve().parents[2] / "table_service"
