@@ -106,7 +106,7 @@ def test_a_round_deals_in_order_takes_decisions_and_settles_every_line() -> None
         ("b1~split", "split"): 2000,
         ("b2", "original"): 2000,
     }
-    assert h.state.round.phase == "settled" and not h.state.round.bets  # type: ignore[union-attr]
+    assert h.current_round().phase == "settled" and not h.current_round().bets
     settle_input = settle_input_of(h.state.round)  # type: ignore[arg-type]
     assert settle_input is not None
     assert settle_input["cards"] == [*cards, "2C", "9C", "TD", "TC", "7S"]
@@ -199,7 +199,7 @@ def test_void_refunds_every_stake_once_and_ends_the_shoe() -> None:
         ("b1~split", 1000),
         ("b2", 100),
     ]
-    assert h.state.round.phase == "voided" and h.state.shoe is None  # type: ignore[union-attr]
+    assert h.current_round().phase == "voided" and h.state.shoe is None
 
 
 def test_a_seat_taken_during_a_round_plays_from_the_next() -> None:

@@ -29,6 +29,8 @@ CONFIG = TableConfig(
 
 
 class Client(ApiClient):
+    runtime: Runtime  # the studio's, set by the fixture that serves it
+
     def __init__(self, client: TestClient, tokens: dict[str, str], clock: Clock) -> None:
         super().__init__(client, tokens)
         self.clock = clock
@@ -73,7 +75,7 @@ def bj(make_runtime: Callable[..., Runtime]) -> Iterator[Client]:
     manager = TableManager(runtime, [CONFIG], clock=clock)
     with TestClient(build_app(runtime, [CONFIG], manager=manager)) as client:
         t = Client(client, tokens, clock)
-        t.runtime = runtime  # type: ignore[attr-defined]
+        t.runtime = runtime
         yield t
 
 
@@ -149,7 +151,7 @@ def test_a_blackjack_round_through_the_api(bj: Client) -> None:
         a: bj.get(f"/accounts/{a}", "operator")["balance"] for a in ("alice", "bob", "carol")
     }
     assert balances == {"alice": 10_000 - 3600 + 5200, "bob": 9000, "carol": 10_000 - 1500 + 1000}
-    _ledger_ok(bj.runtime)  # type: ignore[attr-defined]
+    _ledger_ok(bj.runtime)
     with bj.client.websocket_connect(f"/api/v1/public/tables/{T}/stream") as ws:
         public: list[dict[str, Any]] = []
         while not public or public[-1]["type"] != "round_settled":

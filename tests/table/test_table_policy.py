@@ -41,14 +41,16 @@ def _blackjack_follow_offer() -> Harness:
     h.run(c.CloseBetting())
     h.deal("5S", "TD", "6C", "6H", "9D")  # seat 1: 5 6 = 11
     h.act("seat:1", "double", "p1")
-    turn = h.state.round.turn  # type: ignore[union-attr]
+    turn = h.current_round().turn
     assert turn is not None and turn.actors[0].startswith("behind:")
     return h
 
 
 def test_a_bet_behind_is_answered_by_its_own_accounts_operator_only() -> None:
     h = _blackjack_follow_offer()
-    behind = h.state.round.turn.actors[0]  # type: ignore[union-attr]
+    turn = h.current_round().turn
+    assert turn is not None  # the follow offer's turn
+    behind = turn.actors[0]
     accept = c.Act(behind, "accept", "p9")
     assert _verdict(h, A, accept) == "allowed"
     assert _verdict(h, B, accept) == "foreign_player"  # B names A's account: still not B's
@@ -77,7 +79,7 @@ def test_a_seated_banker_is_its_bank_accounts_operator_and_nobody_elses() -> Non
         h.run(c.TakeSeat(seat, account))
     h.run(c.OpenBetting())
     assert h.seat_bet("p9", "bank", 20_000, 9)["status"] == "placed"
-    bank = next(b for b in h.state.round.bets.values() if b.bet_type == "bank")  # type: ignore[union-attr]
+    bank = next(b for b in h.current_round().bets.values() if b.bet_type == "bank")
     assert bank.account == "p9"
     stand = c.Act("banker", "stand", "p9")
     assert _verdict(h, A, stand) == "allowed"

@@ -51,15 +51,15 @@ def test_possible_duplicate_pauses_the_round_until_a_supervisor_resolves_it() ->
     (raised,) = [e for e in h.events("incident_raised") if e["kind"] == "possible_duplicate"]
     assert raised["blocking"] and raised["details"]["card"] == "KD"
     assert raised["details"]["index"] == 2  # the place the repeated KD took
-    assert h.state.round.cards == ("2S", "KD", "KD")  # type: ignore[union-attr]
+    assert h.current_round().cards == ("2S", "KD", "KD")
     h.deal("3S", "4C", "5D")  # a complete hand, but the open incident holds the result
-    assert h.state.round.phase == "dealing"  # type: ignore[union-attr]
+    assert h.current_round().phase == "dealing"
     assert not h.events("round_result")
     (offline,) = [i for i in h.state.incidents.values() if i.kind == "reader_offline"]
     h.run(c.ResolveIncident(offline.incident_id, "cable plugged back"))
-    assert h.state.round.phase == "dealing"  # type: ignore[union-attr]
+    assert h.current_round().phase == "dealing"
     h.run(c.ResolveIncident(raised["incident_id"], "two KD seen on the table: a real copy"))
-    assert h.state.round.phase == "settled"  # type: ignore[union-attr]
+    assert h.current_round().phase == "settled"
 
 
 def test_supervisor_voids_the_round_when_the_card_was_counted_twice() -> None:
@@ -71,7 +71,7 @@ def test_supervisor_voids_the_round_when_the_card_was_counted_twice() -> None:
         h.run(cmd)
     assert h.state.paused
     h.run(c.VoidRound("KD read twice after a reconnection; one card on the table"))
-    assert h.state.round.phase == "voided"  # type: ignore[union-attr]
+    assert h.current_round().phase == "voided"
 
 
 def test_a_card_read_twice_is_taken_out_and_the_round_goes_on() -> None:
@@ -85,7 +85,7 @@ def test_a_card_read_twice_is_taken_out_and_the_round_goes_on() -> None:
     incidents = {i.kind: i.incident_id for i in h.state.incidents.values()}
     h.run(c.ResolveIncident(incidents["reader_offline"], "cable plugged back"))
     h.run(c.ResolveIncident(incidents["possible_duplicate"], "one KD: re-sent", read_twice=True))
-    assert h.state.round.cards == ("2S", "KD")  # type: ignore[union-attr]
+    assert h.current_round().cards == ("2S", "KD")
     assert h.state.shoe is not None and h.state.shoe.seen["KD"] == 1
     h.deal("7S", "4C")  # player 2 7 = 9, banker K 4 = 4: a natural
     (line,) = h.events("bets_settled")[0]["results"]

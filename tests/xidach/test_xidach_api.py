@@ -32,6 +32,8 @@ CARDS = ("TS", "9D", "TC", "7H", "8S", "7D")  # counter-clockwise: seat 2, seat 
 
 
 class Client(ApiClient):
+    runtime: Runtime  # the studio's, set by the fixture that serves it
+
     def act(
         self, actor: str, action: str, account: str, status: int = 200, **kw: Any
     ) -> dict[str, Any]:
@@ -71,7 +73,7 @@ def xd(make_runtime: Callable[..., Runtime]) -> Iterator[Client]:
     manager = TableManager(runtime, [CONFIG], clock=Clock())
     with TestClient(build_app(runtime, [CONFIG], manager=manager)) as client:
         t = Client(client, _tokens(runtime))
-        t.runtime = runtime  # type: ignore[attr-defined]
+        t.runtime = runtime
         yield t
 
 
@@ -121,7 +123,7 @@ def test_a_forced_draw_round_and_the_public_stream_shows_no_hidden_card_early(xd
     assert sorted(returned.values()) == [1000, 1000]  # 17 against 17: both push
     again = find_game("xidach").recompute(CONFIG.rules, detail["settle_input"])
     assert {ln.stake_id: ln.returned for ln in again.lines} == returned
-    _ledger_ok(xd.runtime)  # type: ignore[attr-defined]
+    _ledger_ok(xd.runtime)
 
 
 def test_a_restart_mid_round_voids_it_and_refunds_once(

@@ -39,7 +39,7 @@ def room(make_runtime: Any) -> Iterator[Client]:
     manager = TableManager(runtime, [CONFIG], clock=Clock())
     with TestClient(build_app(runtime, [CONFIG], manager=manager)) as client:
         t = Client(client, _tokens(runtime))
-        t.runtime = runtime  # type: ignore[attr-defined]
+        t.runtime = runtime
         yield t
 
 
@@ -104,7 +104,7 @@ def test_a_bank_under_the_minimum_bet_is_lost_and_nobody_qualifying_closes_the_r
     assert room.get(f"/tables/{T}")["bank"]["room_closed"] is False
     results = _bets(room, 2, [(1, "p1", "bank", 7000), (2, "p2", "bank", 12_000)])
     assert results[0]["error"] == "bank_passes" and results[1]["status"] == "placed"
-    with room.runtime.sessions() as session:  # type: ignore[attr-defined]
+    with room.runtime.sessions() as session:
         events = EventStore.read(session, table_id=T)
     kinds = [e.type for e in events]
     assert next(e for e in events if e.type == "room_closed").actor == "system:rules"

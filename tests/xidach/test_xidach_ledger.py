@@ -53,7 +53,7 @@ def _client(make_runtime: Any, config: TableConfig) -> Iterator[Client]:
     manager = TableManager(runtime, [config], clock=Clock())
     with TestClient(build_app(runtime, [config], manager=manager)) as client:
         t = Client(client, _tokens(runtime))
-        t.runtime = runtime  # type: ignore[attr-defined]
+        t.runtime = runtime
         yield t
 
 
@@ -94,7 +94,7 @@ def _open_forced_draw(t: Client) -> str:
 
 
 def _events(t: Client, kind: str) -> list[dict[str, Any]]:
-    with t.runtime.sessions() as session:  # type: ignore[attr-defined]
+    with t.runtime.sessions() as session:
         return [e.payload for e in EventStore.read(session, table_id=T) if e.type == kind]
 
 
@@ -102,7 +102,7 @@ def _money_checks(t: Client) -> dict[str, int]:
     """The ledger sums to the balances, one line of each kind per bet, the read models
     equal a fold of the log, and every closed round replays through the rules code.
     Returns the balances."""
-    runtime = t.runtime  # type: ignore[attr-defined]
+    runtime = t.runtime
     with runtime.sessions() as session:
         total = session.scalar(select(func.coalesce(func.sum(Account.balance), 0)))
         assert total == session.scalar(select(func.coalesce(func.sum(LedgerEntry.amount), 0)))
@@ -148,7 +148,7 @@ def test_commission_is_its_own_line_to_the_house_and_round_totals_count_a_check_
     balances = _money_checks(fd)
     house = house_account(T)
     assert (balances["alice"], balances["bob"], balances[house]) == (9000, 10_950, 50)
-    with fd.runtime.sessions() as session:  # type: ignore[attr-defined]
+    with fd.runtime.sessions() as session:
         (line,) = session.scalars(select(LedgerEntry).where(LedgerEntry.account_id == house))
         assert (line.kind, line.amount) == ("commission", 50)
         events = EventStore.read(session)
@@ -191,7 +191,7 @@ def test_a_forged_early_line_in_a_voided_round_is_caught_by_the_replay(fd: Clien
 
     _open_forced_draw(fd)
     fd.post(f"/tables/{T}/round/void", "supervisor", {"reason": "misdeal", "change_shoe": True})
-    with fd.runtime.sessions() as session:  # type: ignore[attr-defined]
+    with fd.runtime.sessions() as session:
         events = EventStore.read(session)
     folded = fold_rounds(events)
     (fold,) = folded.rounds.values()
@@ -250,7 +250,7 @@ def test_against_a_seated_bank_punters_bank_and_commission_sum_to_zero(room: Cli
     assert balances["p1"] == 8000 and balances["p2"] == 11_425
     assert balances["banker"] == 20_000 + 2000 - 1500
     assert balances[house_account(T)] == 75
-    with room.runtime.sessions() as session:  # type: ignore[attr-defined]
+    with room.runtime.sessions() as session:
         round_lines = session.scalar(
             select(func.sum(LedgerEntry.amount)).where(
                 LedgerEntry.bet_id.in_(
