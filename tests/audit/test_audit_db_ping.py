@@ -30,7 +30,7 @@ def test_an_idle_connection_killed_by_the_server_is_replaced_unseen(db_url: str)
         pings.append(dbapi_connection)
         return real_ping(dbapi_connection)
 
-    engine.dialect.do_ping = counted_ping  # type: ignore[method-assign]
+    engine.dialect.do_ping = counted_ping  # type: ignore[method-assign]  # the spy, on purpose
     try:
         with engine.connect() as conn:
             first = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()

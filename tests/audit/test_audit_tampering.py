@@ -74,14 +74,16 @@ def test_one_byte_of_a_payload_changed(runtime: Runtime) -> None:
         params={"old": '"i":6', "new": '"i":7'},
     )
     report = _verify(runtime)
-    assert (report.first_bad_seq, report.problem.kind) == (7, "altered")  # type: ignore[union-attr]
+    assert report.problem is not None
+    assert (report.first_bad_seq, report.problem.kind) == (7, "altered")
 
 
 def test_a_row_deleted(runtime: Runtime) -> None:
     _fill(runtime)
     _tamper(runtime, "DELETE FROM audit_events WHERE seq = 5")
     report = _verify(runtime)
-    assert (report.first_bad_seq, report.problem.kind) == (5, "missing")  # type: ignore[union-attr]
+    assert report.problem is not None
+    assert (report.first_bad_seq, report.problem.kind) == (5, "missing")
 
 
 def test_two_rows_swapped(runtime: Runtime) -> None:
@@ -115,7 +117,8 @@ def test_a_forged_row_inserted(runtime: Runtime) -> None:
         },
     )
     report = _verify(runtime)
-    assert (report.first_bad_seq, report.problem.kind) == (4, "inserted")  # type: ignore[union-attr]
+    assert report.problem is not None
+    assert (report.first_bad_seq, report.problem.kind) == (4, "inserted")
 
 
 def test_a_rewritten_chain_is_caught_by_the_signed_checkpoint(
@@ -152,7 +155,8 @@ def test_the_tail_truncated_after_a_checkpoint(runtime: Runtime) -> None:
         runtime.store.checkpoint(session)
     _tamper(runtime, "DELETE FROM audit_events WHERE seq >= 9")
     report = _verify(runtime)
-    assert (report.first_bad_seq, report.problem.kind) == (9, "truncated")  # type: ignore[union-attr]
+    assert report.problem is not None
+    assert (report.first_bad_seq, report.problem.kind) == (9, "truncated")
 
 
 def test_a_checkpoint_signed_by_another_key(runtime: Runtime) -> None:
@@ -175,7 +179,8 @@ def test_a_checkpoint_signed_by_another_key(runtime: Runtime) -> None:
         },
     )
     report = _verify(runtime)
-    assert (report.first_bad_seq, report.problem.kind) == (10, "checkpoint signature")  # type: ignore[union-attr]
+    assert report.problem is not None
+    assert (report.first_bad_seq, report.problem.kind) == (10, "checkpoint signature")
     # Relabelling the forged checkpoint with the real key id does not help either.
     _tamper(
         runtime, "UPDATE audit_checkpoints SET key_id = :k", params={"k": runtime.signer.key_id}

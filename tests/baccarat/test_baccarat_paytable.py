@@ -64,9 +64,9 @@ def test_default_is_the_rules_document() -> None:
 def test_paytable_is_immutable() -> None:
     table = load_paytable()
     with pytest.raises(TypeError):
-        table.bets["tie"] = table.bets["player"]  # type: ignore[index]
+        table.bets["tie"] = table.bets["player"]  # type: ignore[index]  # read-only: the test
     with pytest.raises(TypeError):
-        table.pays("tie")["win"] = Fraction(9)  # type: ignore[index]
+        table.pays("tie")["win"] = Fraction(9)  # type: ignore[index]  # read-only: the test
 
 
 @pytest.mark.parametrize(

@@ -341,7 +341,7 @@ def test_round_setup_refusals(seats: list[SeatBet], pairs: list[SideBet], match:
 def test_unknown_moves_and_answers_are_typed_refusals(table: Table) -> None:
     state = table.deal(table.start(behind=[BehindBet("b1", 1, 10)]), "8S 6D 8H")
     with pytest.raises(IllegalDecision, match="unknown decision"):
-        apply(state, Decision(1, 1, "fold"))  # type: ignore[arg-type]
+        apply(state, Decision(1, 1, "fold"))  # type: ignore[arg-type]  # no such move: the test
     state = table.do(state, 1, 1, "split")
     with pytest.raises(FollowOfferError, match="unknown follow answer"):
-        apply(state, FollowAnswer("b1", "maybe"))  # type: ignore[arg-type]
+        apply(state, FollowAnswer("b1", "maybe"))  # type: ignore[arg-type]  # no such answer

@@ -114,7 +114,7 @@ def test_dealing_needs_a_running_shoe() -> None:
     with pytest.raises(ShoeNotRunningError):
         VirtualShoe().deal()
     with pytest.raises(ShoeError):
-        VirtualShoe("morse")  # type: ignore[arg-type]
+        VirtualShoe("morse")  # type: ignore[arg-type]  # no such dialect: the test
 
 
 def test_pty_passes_every_byte_unchanged_both_ways() -> None:

@@ -134,7 +134,8 @@ class ShoeStudio:
     def ok(self, role: str, method: str, path: str, **kw: Any) -> dict[str, Any]:
         answer = self.request(role, method, path, **kw)
         assert answer.status_code == 200, (path, answer.status_code, answer.text)
-        return answer.json()  # type: ignore[no-any-return]
+        body: dict[str, Any] = answer.json()
+        return body
 
     def retry(self, role: str, method: str, path: str, **kw: Any) -> dict[str, Any]:
         """As a client does: 503 means wait ``Retry-After`` and send the same again."""
@@ -146,7 +147,8 @@ class ShoeStudio:
                 answer = None
             if answer is not None and answer.status_code != 503:
                 assert answer.status_code == 200, (path, answer.status_code, answer.text)
-                return answer.json()  # type: ignore[no-any-return]
+                body: dict[str, Any] = answer.json()
+                return body
             assert time.monotonic() < deadline, f"{path}: unavailable for {WAIT:g} s"
             wait = answer.headers.get("retry-after") if answer is not None else None
             time.sleep(min(float(wait or 0.2), 0.5))
@@ -183,9 +185,10 @@ class ShoeStudio:
 
     def finish_round(self, table_id: str) -> dict[str, Any]:
         """Deal until the round in play ends; its last state."""
+        rnd: dict[str, Any]
         while (rnd := self.table(table_id)["round"])["phase"] == "dealing":
             self.deal(table_id)
-        return rnd  # type: ignore[no-any-return]
+        return rnd
 
     def close(self) -> None:
         self.server.stop()

@@ -11,7 +11,7 @@ import pytest
 
 from hardware_sim.virtual_shoe import VirtualShoe
 from shoe_reader.events import CardSeen, MissedCardSuspected, ReaderEvent
-from shoe_reader.serial_reader import ShoeReader, open_reader
+from shoe_reader.serial_reader import Dialect, ShoeReader, open_reader
 
 FAST_SHOE: dict[str, Any] = {"heartbeat": 0.05, "retransmit_interval": 0.04, "outage": 0.3}
 FAST_READER: dict[str, Any] = {
@@ -113,12 +113,12 @@ async def rig() -> AsyncIterator[RigFactory]:
     rigs: list[Rig] = []
 
     async def make(
-        dialect: str = "framed", reader: dict[str, Any] | None = None, **shoe: Any
+        dialect: Dialect = "framed", reader: dict[str, Any] | None = None, **shoe: Any
     ) -> Rig:
         seed = shoe.pop("seed", 7)
         options = {**FAST_SHOE, **shoe} if dialect == "framed" else shoe
-        vs = VirtualShoe(dialect, seed=seed, **options)  # type: ignore[arg-type]
-        r = open_reader(vs.device_path, dialect, "shoe-1", **{**FAST_READER, **(reader or {})})  # type: ignore[arg-type]
+        vs = VirtualShoe(dialect, seed=seed, **options)
+        r = open_reader(vs.device_path, dialect, "shoe-1", **{**FAST_READER, **(reader or {})})
         made = Rig(vs, r)
         rigs.append(made)
         return await made.start()

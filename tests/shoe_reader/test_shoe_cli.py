@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -52,7 +53,7 @@ def sim_factory() -> Iterator[Callable[..., tuple[subprocess.Popen[str], str]]]:
         proc.wait(5)
 
 
-def read_events(path: str, *args: str) -> list[dict]:  # type: ignore[type-arg]
+def read_events(path: str, *args: str) -> list[dict[str, Any]]:
     out = subprocess.run(
         # the real entry point (the installed script's, forked from the tests' zygote)
         [livetable_command(), "shoe", "read", "--port", path, "--duration", "60", *args],

@@ -42,7 +42,7 @@ def test_a_frame_arriving_while_waiting_is_read_whole(
     def no_pyserial_read(size: int = 1) -> bytes:
         raise AssertionError("a POSIX port is read directly")
 
-    port.read = no_pyserial_read  # type: ignore[method-assign]
+    port.read = no_pyserial_read  # type: ignore[method-assign]  # the stand-in, on purpose
     read = _reads_of(port, 10.0)
     frame = encode_frame(7, "CRD", "AS")
     waiting = threading.Event()

@@ -125,7 +125,7 @@ async def test_loop_url_ignores_its_own_echo() -> None:
 
 async def test_reader_refusals_are_typed() -> None:
     with pytest.raises(UnknownDialectError):
-        open_reader("loop://", "morse", "x")  # type: ignore[arg-type]
+        open_reader("loop://", "morse", "x")  # type: ignore[arg-type]  # no such dialect: the test
     reader = open_reader("/nonexistent/shoe", "framed", "x", reconnect_initial=0.01)
     with pytest.raises(ReaderStateError):
         await anext(reader.events())

@@ -107,7 +107,7 @@ def test_a_round_deals_in_order_takes_decisions_and_settles_every_line() -> None
         ("b2", "original"): 2000,
     }
     assert h.current_round().phase == "settled" and not h.current_round().bets
-    settle_input = settle_input_of(h.state.round)  # type: ignore[arg-type]
+    settle_input = settle_input_of(h.current_round())
     assert settle_input is not None
     assert settle_input["cards"] == [*cards, "2C", "9C", "TD", "TC", "7S"]
     again = find_game("blackjack").recompute(h.config.rules, settle_input)

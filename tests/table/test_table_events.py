@@ -36,7 +36,7 @@ STATIC = ROOT / "table_service" / "consoles" / "static"
 def test_every_event_type_has_one_class_and_every_field_an_audience() -> None:
     assert len({cls.TYPE for cls in ev.CLASSES}) == len(ev.CLASSES) == len(ev.REGISTRY)
     for cls in ev.CLASSES:
-        params = cls.__dataclass_params__  # type: ignore[attr-defined]
+        params = cls.__dataclass_params__  # type: ignore[attr-defined]  # dataclasses' own, untyped
         assert dataclasses.is_dataclass(cls) and params.frozen, cls
         fields = ev.audiences(cls)  # a field without an audience: KeyError
         assert fields, cls
@@ -272,7 +272,7 @@ def test_decide_records_typed_events_only() -> None:
 
     decision = Decision(st.TableState("t1"))
     with pytest.raises(TypeError, match="typed"):
-        decision.emit("reader_status", {"online": True})  # type: ignore[arg-type]
+        decision.emit("reader_status", {"online": True})  # type: ignore[arg-type]  # refused: the test
     decision.emit(ev.ReaderStatus(online=True))
     assert [(d.type, d.payload) for d in decision.drafts] == [("reader_status", {"online": True})]
     assert decision.state.reader_online

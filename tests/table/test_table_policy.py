@@ -24,7 +24,7 @@ OWNERS = {"p1": A.operator_id, "p2": B.operator_id, "p9": A.operator_id}
 def _verdict(h: Harness, who: Any, command: c.Command) -> str:
     owners = {a: OWNERS.get(a) for a in policy.accounts_named(command, h.state)}
     verdict = policy.may(who, command, h.state, owners)
-    return "allowed" if verdict == policy.ALLOWED else verdict.code  # type: ignore[union-attr]
+    return "allowed" if isinstance(verdict, policy.Allowed) else verdict.code
 
 
 def _blackjack_follow_offer() -> Harness:

@@ -704,7 +704,8 @@ def _room(*seats: int) -> Harness:
 def _bank_bid(h: Harness, seat: int, balances: dict[str, int]) -> dict[str, Any]:
     h.bet_no += 1
     request = c.BetRequest(f"b{h.bet_no}", f"k{h.bet_no}", f"p{seat}", "bank", 10_000, seat)
-    return h.run(c.PlaceBets((request,), balances)).answer["results"][0]  # type: ignore[no-any-return]
+    line: dict[str, Any] = h.run(c.PlaceBets((request,), balances)).answer["results"][0]
+    return line
 
 
 def test_the_bank_passes_to_the_player_who_came_in_after_the_banker_not_clockwise() -> None:

@@ -59,7 +59,8 @@ def _bets(t: Client, round_no: int, bets: list[tuple[int, str, str, int]]) -> li
             for seat, a, kind, stake in bets
         ]
     }
-    return _post(t, f"/tables/{T}/bets", body)["results"]  # type: ignore[no-any-return]
+    results: list[dict[str, Any]] = _post(t, f"/tables/{T}/bets", body)["results"]
+    return results
 
 
 def test_a_bank_under_the_minimum_bet_is_lost_and_nobody_qualifying_closes_the_room(

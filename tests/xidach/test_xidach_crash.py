@@ -29,7 +29,8 @@ class Api:
             timeout=10,
         )
         assert response.status_code == 200, response.text
-        return response.json()  # type: ignore[no-any-return]
+        answer: dict[str, Any] = response.json()
+        return answer
 
     def get(self, path: str) -> dict[str, Any]:
         response = httpx.get(
@@ -38,7 +39,8 @@ class Api:
             timeout=10,
         )
         assert response.status_code == 200, response.text
-        return response.json()  # type: ignore[no-any-return]
+        answer: dict[str, Any] = response.json()
+        return answer
 
 
 def _round(api: Api, cards: list[str]) -> str:

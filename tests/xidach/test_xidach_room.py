@@ -480,7 +480,7 @@ def test_surrender_only_as_the_first_decision(dealt: Callable[..., RoundState]) 
 def test_refusals_are_typed_and_leave_the_state_unchanged(dealt: Callable[..., RoundState]) -> None:
     state = dealt("room", ["TS", "TC", "9H"])
     with pytest.raises(NotACardError):
-        apply(state, Deal("7D"))  # type: ignore[arg-type]
+        apply(state, Deal("7D"))  # type: ignore[arg-type]  # a code, not a Card: refused
     with pytest.raises(CardAwaitedError):
         apply(state, Stand(P1))
     full = apply(state, Deal(parse_card("7D")))
