@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.core.result import Err
 from schemathesis.generation.modes import GenerationMode
+from schemathesis.schemas import APIOperation
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
     response_schema_conformance,
@@ -135,7 +136,7 @@ def _replay_operation(
 
 
 def _fuzz_operation(
-    operation: object,
+    operation: APIOperation[Any, Any, Any, Any],
     base: str,
     headers: dict[str, str],
     session: requests.Session,
@@ -143,12 +144,12 @@ def _fuzz_operation(
     counts: dict[str, int],
     kept: list[schemathesis.Case[Any]],
 ) -> None:
-    label = operation.label  # type: ignore[attr-defined]
+    label = operation.label
 
-    strategies = [operation.as_strategy(GenerationMode.POSITIVE)]  # type: ignore[attr-defined]
+    strategies = [operation.as_strategy(GenerationMode.POSITIVE)]
     # An operation with nothing to get wrong has no negative cases.
     with contextlib.suppress(Exception):
-        strategies.append(operation.as_strategy(GenerationMode.NEGATIVE))  # type: ignore[attr-defined]
+        strategies.append(operation.as_strategy(GenerationMode.NEGATIVE))
 
     @settings(
         max_examples=examples,

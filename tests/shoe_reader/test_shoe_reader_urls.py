@@ -10,6 +10,7 @@ import time
 import pytest
 
 from shoe_reader.events import CardSeen, ReaderOffline, ReaderOnline
+from shoe_reader.framed_session import FramedSession
 from shoe_reader.framing import Frame, FrameParser, encode_frame
 from shoe_reader.serial_reader import (
     ReaderStateError,
@@ -116,10 +117,12 @@ async def test_loop_url_ignores_its_own_echo() -> None:
         assert await reader.request_status()
         assert await reader.lock()
         deadline = time.monotonic() + 60
-        while reader.session.stats.echoes < 2:  # type: ignore[attr-defined]
+        session = reader.session
+        assert isinstance(session, FramedSession)  # the framed dialect's
+        while session.stats.echoes < 2:
             assert time.monotonic() < deadline
             await asyncio.sleep(0.01)
-        assert reader.session.stats.naks_sent == 0  # type: ignore[attr-defined]
+        assert session.stats.naks_sent == 0
         assert not reader.online
 
 

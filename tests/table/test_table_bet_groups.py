@@ -326,7 +326,8 @@ async def test_a_group_of_new_keys_is_written_without_looking_them_up(
     assert isinstance(new, Outcome) and isinstance(again, Outcome)
     assert new.answer["results"][0]["status"] == "placed"
     assert again.answer["results"][0]["status"] == "duplicate"
-    assert again.answer["results"][0]["bet_id"] == fresh[1].answer["results"][0]["bet_id"]  # type: ignore[union-attr]
+    assert isinstance(fresh[1], Outcome)
+    assert again.answer["results"][0]["bet_id"] == fresh[1].answer["results"][0]["bet_id"]
     short = await together(
         table,
         [(bets(("n3", "poor", 1_000)), "operator:a"), (bets(("n1", "b0", 100)), "operator:b")],

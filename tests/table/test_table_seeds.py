@@ -267,8 +267,7 @@ def test_a_reported_error_pauses_the_table_and_the_confirmed_error_refunds_every
     h.run(c.ResolveIncident(answer["incident_id"], "confirmed: 3H went to hand 2"), "supervisor:s")
     refunds = [r for e in h.events("bets_refunded") for r in e["refunds"]]
     assert sorted((r["bet_id"], r["returned"]) for r in refunds) == sorted(stakes.items())
-    # mypy keeps its narrowing from before the commands, which changed the round
-    assert h.state.round.phase == "voided" and not h.state.paused  # type: ignore[comparison-overlap]
+    assert h.current_round().phase == "voided" and not h.state.paused
     assert not h.events("bets_settled")  # every stake refunded exactly once, none settled
     assert h.state.shoe is None  # the whole shoe re-shuffled: a new shoe is required
     with pytest.raises(NoShoe):
@@ -357,7 +356,8 @@ def xidach_round(**config: Any) -> BlackjackTable:
     h.seat_bet("p1", "main", 1000, 1)
     h.run(c.CloseBetting())
     h.deal("9S", "5C", "6D", "TC")
-    assert h.turn()["actors"] == ["seat:1"]  # type: ignore[index]
+    now = h.turn()
+    assert now is not None and now["actors"] == ["seat:1"]
     return h
 
 
@@ -402,8 +402,7 @@ def test_a_void_raised_by_a_dealer_waits_for_a_supervisor() -> None:
     assert not h.events("bets_refunded")
     (incident,) = h.state.incidents
     h.run(c.ResolveIncident(incident, "confirmed: a misdeal"), "supervisor:s")
-    # mypy keeps its narrowing from before the commands, which changed the round
-    assert h.state.round.phase == "voided" and h.state.shoe is None  # type: ignore[comparison-overlap]
+    assert h.current_round().phase == "voided" and h.state.shoe is None
 
 
 @pytest.mark.parametrize(
@@ -435,8 +434,7 @@ def test_every_incident_void_above_the_threshold_takes_two_supervisors(
             h.run(c.ResolveIncident(answer["incident_id"], "confirmed"), "supervisor:s1")
         assert refused.value.code == "void_needs_approval"
     h.run(c.VoidRound(f"{kind}: requested by s1, approved by s2"), "supervisor:s2")
-    # mypy keeps its narrowing from before the commands, which changed the round
-    assert h.state.round.phase == "voided" and not h.state.incidents  # type: ignore[comparison-overlap]
+    assert h.current_round().phase == "voided" and not h.state.incidents
 
 
 @pytest.mark.parametrize("game", ["blackjack", "xidach"])
@@ -556,11 +554,12 @@ def test_a_card_read_twice_on_a_position_owed_leaves_that_position_to_the_next_c
     assert h.state.round is not None and h.state.round.cards == ("8S", "8S")
     _resolve_reader(h, "reader_offline", "cable plugged back")
     _resolve_reader(h, "possible_duplicate", "one 8S on the table", read_twice=True)
-    # mypy keeps its narrowing from before the commands, which changed the round
-    assert h.state.round.cards == ("8S",)  # type: ignore[comparison-overlap]
-    assert h.state.round.next_position().code == "DEALER"  # type: ignore[union-attr]
+    assert h.current_round().cards == ("8S",)
+    spot = h.current_round().next_position()
+    assert spot is not None and spot.code == "DEALER"
     h.deal("6D")
-    assert h.state.round.next_position().code == "S1H1"  # type: ignore[union-attr]
+    spot = h.current_round().next_position()
+    assert spot is not None and spot.code == "S1H1"
     h.deal("TC")  # seat 1: 8 T = 18
     h.act("seat:1", "stand", "p1")
     h.deal("TH", "3S")  # dealer 6 T 3 = 19 beats 18
@@ -589,8 +588,7 @@ def test_a_card_sent_again_after_its_round_settled_ends_nothing() -> None:
     _resolve_reader(h, "reader_offline", "cable plugged back")
     _resolve_reader(h, "possible_duplicate", "one 2H, read twice")
     h.run(c.OpenBetting())  # the shoe goes on
-    # mypy keeps its narrowing from before the commands, which changed the round
-    assert h.state.round.phase == "betting"  # type: ignore[comparison-overlap]
+    assert h.current_round().phase == "betting"
 
 
 def test_a_real_copy_no_position_is_owed_is_still_the_error_rule() -> None:
@@ -651,7 +649,8 @@ def test_a_seat_holding_blackjack_is_offered_insurance_against_an_ace() -> None:
     assert h.legal("seat:1") == {"insurance", "stand"}  # never a hit on blackjack
     h.act("seat:1", "insurance", "p1")
     assert h.events("bets_placed")[-1]["bets"][0]["stake"] == 500
-    assert h.turn()["actors"] == ["seat:2"]  # type: ignore[index]
+    then = h.turn()
+    assert then is not None and then["actors"] == ["seat:2"]
     h.act("seat:2", "stand", "p2")
     h.deal("QD")  # dealer blackjack: insurance pays 2:1, blackjack pushes
     lines = {r["bet_id"]: r for r in h.events("bets_settled")[0]["results"]}
@@ -719,8 +718,7 @@ def test_the_bank_passes_to_the_player_who_came_in_after_the_banker_not_clockwis
     assert h.state.round is not None and h.state.round.phase == "dealing"
     h.deal("TS", "TD", "TH", "7C", "KH", "9H", "KD", "TC")
     h.act("banker", "leave", "p3")  # the banker leaves: every punter wins, the bank passes
-    # mypy keeps its narrowing from before the commands, which changed the round
-    assert h.state.round.phase == "settled" and 3 not in h.state.seats  # type: ignore[comparison-overlap]
+    assert h.current_round().phase == "settled" and 3 not in h.state.seats
     h.run(c.InsertShoe())  # one deck: a fresh deck each round
     h.run(c.OpenBetting(rich))
     # clockwise from seat 3 would be seat 5; the player who came in after the banker is 6
