@@ -196,6 +196,7 @@ def test_a_connection_without_the_parts_the_hub_reads_is_left_to_send() -> None:
     from table_service.routes.sockets import CONNECTION, socket_of
 
     def socket_with(protocol: object) -> object:
+        # a stand-in for the socket: only its scope is read
         return socket_of(SimpleNamespace(scope={CONNECTION: protocol}))  # type: ignore[arg-type]
 
     bare = object.__new__(WebSocketsSansIOProtocol)  # none of its connection's state
@@ -204,7 +205,7 @@ def test_a_connection_without_the_parts_the_hub_reads_is_left_to_send() -> None:
     conn = SimpleNamespace(state=None, expect_continuation_frame=False, writes=[], extensions=[])
     for part in ("writable", "disconnected", "close_sent", "initial_response", "transport"):
         setattr(whole, part, None)
-    whole.conn = conn  # type: ignore[assignment]
+    whole.conn = conn  # type: ignore[assignment]  # a stand-in connection
     assert socket_with(whole) is not None
     del conn.writes
     assert socket_with(whole) is None
