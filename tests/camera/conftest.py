@@ -10,6 +10,7 @@ calibrated from its photographs, never tuned on.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,9 @@ def heldout_calibration(heldout_calibration_file: Path) -> Calibration:
 
 
 @pytest.fixture(scope="session")
-def published_calibration_file(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def published_calibration_file(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Callable[[str], Path]:
     """A published deck's calibration from its studio photographs on a grey mat (seed 5),
     made once a run and shared (see :mod:`tests.support.run_shared`):
     ``published_calibration_file(name)`` is its file. The photographs are written as BMP

@@ -109,7 +109,7 @@ def reference_side_fits(prof: np.ndarray) -> list[tuple[tuple[float, float] | No
     limit = np.maximum(8.0, 0.4 * median.astype(np.float64))
     good = strength >= limit.astype(np.float32)[:, None]
     offs = _SNAP_D[best + 1].reshape(4, N_T)
-    out = []
+    out: list[tuple[tuple[float, float] | None, int, int]] = []
     for ok, side_offs in zip(good.tolist(), offs.tolist(), strict=True):
         fit = _side_offsets(
             list(itertools.compress(_SNAP_T.tolist(), ok)), list(itertools.compress(side_offs, ok))
@@ -214,7 +214,7 @@ def test_side_fits_are_the_old_search_and_line_fit_to_the_bit(
 def test_side_fits_reach_both_outcomes() -> None:
     """The generated profiles do exercise fitted and refused sides (else the test above
     could pass on one branch only)."""
-    outcomes = set()
+    outcomes: set[bool] = set()
     for seed in range(40):
         for outliers, contrast in ((0.0, 80.0), (0.9, 80.0), (0.0, 0.0)):
             fitted = kernels.side_fits(

@@ -208,7 +208,10 @@ def test_a_quad_snapped_once_a_frame_gives_the_outlines_snapped_each_time(
             found.append((first.quad, again.quad, outlines, snaps))
         (q1, a1, o1, n1), (q2, a2, o2, n2) = found
         for one, two in ((q1, q2), (a1, a2)):
-            assert (one is None and two is None) or np.array_equal(one, two)
+            if one is None or two is None:
+                assert one is None and two is None
+            else:
+                assert np.array_equal(one, two)
         assert len(o1) == len(o2) and all(np.array_equal(a, b) for a, b in zip(o1, o2, strict=True))
         counts.append((n1, n2))
     assert all(n1 <= n2 for n1, n2 in counts) and any(n1 < n2 for n1, n2 in counts), counts

@@ -11,6 +11,7 @@ the day it is added.
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import pytest
 
@@ -33,8 +34,8 @@ def test_a_windows_locator_has_every_setting_of_its_regions_but_the_least_card_s
         p for p in inspect.signature(Locator.__init__).parameters.values() if p.name != "self"
     ]
     assert parameters, "Locator takes its settings as constructor arguments"
-    settings = {p.name: _off_default(p.name, p.default) for p in parameters}
-    region = Locator(**settings)  # type: ignore[arg-type]
+    settings: dict[str, Any] = {p.name: _off_default(p.name, p.default) for p in parameters}
+    region = Locator(**settings)
     window = region.within(4.0)
     for name, value in settings.items():
         got = getattr(window, name)

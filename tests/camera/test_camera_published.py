@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import cv2
@@ -70,7 +70,7 @@ class _Memory(FrameSource):
         self._frames = frames
         self.description = "memory"
 
-    def frames(self):  # type: ignore[no-untyped-def]
+    def frames(self) -> Iterator[tuple[int, np.ndarray]]:
         yield from enumerate(self._frames)
 
 
@@ -295,7 +295,7 @@ def test_kings_alike_but_for_the_suit_are_told_apart_by_the_index(tmp_path: Path
     assert problems == []
     rec = Recognizer(cal)
     rng = np.random.default_rng(8)
-    reads = {"KS": [], "KC": []}
+    reads: dict[str, list[str | None]] = {"KS": [], "KC": []}
     for i in range(40):
         code = ("KS", "KC")[i % 2]
         table = ("felt", "dark", "light", "wood", "grey")[i // 2 % 5]

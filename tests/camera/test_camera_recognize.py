@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -18,7 +19,7 @@ from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.face_match import FaceBook
 from shoe_reader.camera.index import corners_of
 from shoe_reader.camera.learn import calibrate
-from shoe_reader.camera.locate import CARD_H, CARD_W, straighten, straighten_corner
+from shoe_reader.camera.locate import CARD_H, CARD_W, Outline, straighten, straighten_corner
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.roi import RoiError, parse_roi
 
@@ -185,7 +186,7 @@ def test_a_clear_card_is_read_from_one_corner_and_a_refused_one_from_both(
     import shoe_reader.camera.recognize as recognize
 
     turned: list[bool] = []
-    real = recognize.straighten_corner
+    real = straighten_corner  # recognize's own, patched there below
 
     def counting(
         image: np.ndarray, quad: np.ndarray, upside: bool, mirrored: bool = False
@@ -217,21 +218,26 @@ def test_a_face_and_index_dispute_is_unreadable_and_tries_no_other_outline(
     cal = dataclasses.replace(heldout_calibration, outline=2.0)
     rng = np.random.default_rng(5)
     frame, _ = photograph(render_face("7H", HELDOUT), LEVELS["clean"], rng)
-    settled = []
+    settled: list[int] = []
     real_settle = recognize._settle
 
-    def index_speaks_for_another(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def index_speaks_for_another(
+        *args: Any, **kwargs: Any
+    ) -> tuple[int, float, np.ndarray, int | None]:
         best, fit, share, _other = real_settle(*args, **kwargs)
         settled.append(best)
         return best, fit, share, (best + 1) % len(cal.book.codes)
 
     monkeypatch.setattr(recognize, "_settle", index_speaks_for_another)
     rec = Recognizer(cal)
-    thorough = []
+    thorough: list[int] = []
     real_find = rec._thorough.find
-    monkeypatch.setattr(
-        rec._thorough, "find", lambda *a, **k: thorough.append(1) or real_find(*a, **k)
-    )
+
+    def counted_find(*args: Any, **kwargs: Any) -> Outline:
+        thorough.append(1)
+        return real_find(*args, **kwargs)
+
+    monkeypatch.setattr(rec._thorough, "find", counted_find)
     seen = rec.read_frame(frame)
     assert seen.present and seen.read is not None
     assert seen.read.disputed and seen.read.code is None and seen.read.confidence == 0.0

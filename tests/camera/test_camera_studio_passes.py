@@ -249,6 +249,7 @@ def test_the_cards_outline_is_among_the_others_a_frame_shows(
     _code, shots = _drawn(199, "svg-konqi-modern")
     frame, drawn = shots[5]
     first, again, thorough = located(frame, 0.7495)
+    assert first.quad is not None and again.quad is not None
     assert corner_error(first.quad, drawn) > 30 and corner_error(again.quad, drawn) > 30
     others = [q for q in thorough.outlines(again) if not np.allclose(q, again.quad, atol=2.0)]
     assert corner_error(others[0], drawn) < 10

@@ -22,6 +22,7 @@ from hardware_sim.camera.video import ROI
 from hardware_sim.virtual_shoe import VirtualShoe
 from table_service.app import build_app
 from table_service.principals import add_principal
+from table_service.runtime import Runtime
 from table_service.table.config import CameraConfig, ShoeConfig, TableConfig
 from tests.support.shoe_dealing import deal_unlocked
 
@@ -88,13 +89,13 @@ async def test_the_demo_plays_rounds_with_both_readers_and_real_recognition(
 
 
 @pytest.fixture(scope="module")
-def deck_file(published_calibration_file) -> Path:  # type: ignore[no-untyped-def]
+def deck_file(published_calibration_file: Callable[[str], Path]) -> Path:
     """The plastic deck calibrated from its photographs (seed 5, grey; made once a session:
     test_camera_published reads the same deck)."""
-    return published_calibration_file(DECK)  # type: ignore[no-any-return]
+    return published_calibration_file(DECK)
 
 
-def _rig(make_runtime, config: TableConfig) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def _rig(make_runtime: Callable[..., Runtime], config: TableConfig) -> Iterator[dict[str, Any]]:
     runtime = make_runtime()
     tokens = {}
     with runtime.sessions.begin() as session:
@@ -104,35 +105,42 @@ def _rig(make_runtime, config: TableConfig) -> Iterator[dict[str, Any]]:  # type
     with TestClient(app) as client:
         headers = {r: {"Authorization": f"Bearer {t}"} for r, t in tokens.items()}
 
-        def post(path: str, role: str, body: Any = None) -> dict:
+        def post(path: str, role: str, body: Any = None) -> dict[str, Any]:
             response = client.post(f"/api/v1{path}", json=body, headers=headers[role])
             assert response.status_code == 200, response.text
-            return response.json()
+            answer: dict[str, Any] = response.json()
+            return answer
 
-        def table() -> dict:
-            return client.get(f"/api/v1/tables/{config.table_id}", headers=headers["dealer"]).json()
+        def table() -> dict[str, Any]:
+            url = f"/api/v1/tables/{config.table_id}"
+            answer: dict[str, Any] = client.get(url, headers=headers["dealer"]).json()
+            return answer
 
         yield {"post": post, "table": table}
 
 
-def _deal_round(table: Callable[[], dict], deal: Callable[[], None]) -> dict:
+def _deal_round(table: Callable[[], dict[str, Any]], deal: Callable[[], object]) -> dict[str, Any]:
     while table()["round"]["next_position"] is not None:
         before = len(table()["round"]["cards"])
         deal()
-        wait_for(
-            lambda before=before: (
-                len(table()["round"]["cards"]) > before
-                or table()["round"]["phase"] != "dealing"
-                or table()["incidents"]
+
+        def moved(before: int = before) -> bool:
+            state = table()
+            return bool(
+                len(state["round"]["cards"]) > before
+                or state["round"]["phase"] != "dealing"
+                or state["incidents"]
             )
-        )
+
+        wait_for(moved)
         if table()["incidents"]:
             return table()
-    return wait_for(lambda: table()["round"]["phase"] == "settled" and table())
+    settled: dict[str, Any] = wait_for(lambda: table()["round"]["phase"] == "settled" and table())
+    return settled
 
 
 @pytest.fixture
-def alone(make_runtime, deck_file: Path) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def alone(make_runtime: Callable[..., Runtime], deck_file: Path) -> Iterator[dict[str, Any]]:
     name = f"cam-{uuid.uuid4().hex[:8]}"
     camera = SyntheticCamera(DECK, name=name, seed=2)
     config = TableConfig(
@@ -164,7 +172,7 @@ def test_a_table_runs_on_the_camera_alone(alone: dict[str, Any]) -> None:
 
 
 @pytest.fixture
-def both(make_runtime, deck_file: Path) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def both(make_runtime: Callable[..., Runtime], deck_file: Path) -> Iterator[dict[str, Any]]:
     name = f"cam-{uuid.uuid4().hex[:8]}"
     camera = SyntheticCamera(DECK, name=name, seed=4)
     shoe = VirtualShoe("framed", seed=7, heartbeat=0.2, retransmit_interval=0.1)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -59,10 +60,11 @@ def test_one_card_event_per_card_in_the_sliding_video(
     assert got == DEAL
     # Each event names a frame in which that card was in view.
     for event, (first, last) in zip(cards, video.spans, strict=True):
-        assert first <= event.frame <= last
+        assert isinstance(event, CardSeen | UnreadableCard)
+        assert event.frame is not None and first <= event.frame <= last
         assert event.reader_id == "cam-7"
         if isinstance(event, CardSeen):
-            assert event.confidence >= 0.5
+            assert event.confidence is not None and event.confidence >= 0.5
     assert reader.frames_read == len(video.frames)
 
 
@@ -95,15 +97,16 @@ def test_a_stray_card_from_another_deck_becomes_an_unreadable_event(
     reader = CameraReader(FolderSource(folder), Recognizer(heldout_calibration, roi=clip.roi))
     events = [e for e in reader.events() if isinstance(e, CardSeen | UnreadableCard)]
     assert [getattr(e, "card", "unreadable") for e in events] == ["9S", "unreadable", "4D", "JC"]
-    assert events[1].reason
+    assert isinstance(events[1], UnreadableCard) and events[1].reason
 
 
 def test_a_joker_sliding_out_is_unreadable_not_a_card(
     heldout_calibration: Calibration, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import hardware_sim.camera.decks as decks_module  # where the clip's faces come from
     import hardware_sim.camera.video as video_module
 
-    monkeypatch.setattr(video_module.decks, "face", lambda design, code: render_joker(design))
+    monkeypatch.setattr(decks_module, "face", lambda design, code: render_joker(design))
     clip = video_module.sliding_cards(["AS"], HELDOUT, seed=2, table="felt")
     recognizer = Recognizer(heldout_calibration, roi=clip.roi)
 
@@ -111,7 +114,7 @@ def test_a_joker_sliding_out_is_unreadable_not_a_card(
         def __init__(self) -> None:
             self.description = "memory"
 
-        def frames(self):  # type: ignore[override]
+        def frames(self) -> Iterator[tuple[int, np.ndarray]]:
             yield from enumerate(clip.frames)
 
     events = [e for e in CameraReader(Frames(), recognizer).events()]
@@ -149,7 +152,7 @@ class _FlakyCamera(FrameSource):
         self.next = 0
         self.closed = False
 
-    def frames(self):  # type: ignore[no-untyped-def]
+    def frames(self) -> Iterator[tuple[int, np.ndarray]]:
         for frame in self.sessions[self.session]:
             yield self.next, frame
             self.next += 1
@@ -188,8 +191,11 @@ def test_a_live_camera_that_drops_is_reported_offline_then_reopened(
         ("card", DEAL[1]),
         ("offline", None),
     ]
-    assert events[3].restarted is True
-    assert events[2].reason == events[5].reason == "camera stopped delivering frames"
-    assert events[4].frame > len(sessions[0])  # frame numbers run on across the drop
+    online, dropped, card, again = events[3], events[2], events[4], events[5]
+    assert isinstance(online, ReaderOnline) and online.restarted is True
+    assert isinstance(dropped, ReaderOffline) and isinstance(again, ReaderOffline)
+    assert dropped.reason == again.reason == "camera stopped delivering frames"
+    assert isinstance(card, CardSeen) and card.frame is not None
+    assert card.frame > len(sessions[0])  # frame numbers run on across the drop
     assert waits == [0.5, 0.5, 1.0, 2.0]  # one wait to come back, then three failing attempts
     assert camera.closed
