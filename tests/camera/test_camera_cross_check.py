@@ -338,6 +338,7 @@ def test_the_camera_stamps_its_cards_with_when_their_pass_came_into_view(
 ) -> None:
     clock = _Clock()
     labels = ["-"] * 3 + ["7S"] * 5 + ["-"] * 4 + ["QD"] * 4 + ["-"] * 3
+    # A stand-in recognizer (read_frame only), not a Recognizer: arg-type.
     reader = CameraReader(_Frames(labels), _Recognizer(), "cam", clock=clock)  # type: ignore[arg-type]
     events = list(reader.events(progress=progress_on))
     kinds = [e.event for e in events]
@@ -403,6 +404,7 @@ async def test_a_camera_slower_than_its_frames_agrees_with_the_shoe_through_its_
         loop.call_soon_threadsafe(serial.put, shoe_card(card, at, seq=len(reported)))
 
     labels = ["-"] * 3 + ["7S"] * 6 + ["-"] * 6 + ["QD"] * 6 + ["-"] * 6
+    # A stand-in recognizer (read_frame only), not a Recognizer: arg-type.
     reader = CameraReader(_Dealt(labels, dealt), _SlowRecognizer(), "cam")  # type: ignore[arg-type]
     camera = camera_events(reader, progress=True)
     out: list[tuple[ReaderEvent, float]] = []

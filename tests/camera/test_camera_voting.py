@@ -45,7 +45,7 @@ def test_a_sliding_card_yields_one_card_event_with_its_best_frame() -> None:
     assert card.card == "QH"
     assert card.frame == 9
     assert card.reader_id == "cam-1"
-    assert 0.7 < card.confidence <= 0.95
+    assert card.confidence is not None and 0.7 < card.confidence <= 0.95
     assert card.to_json()["event"] == "card"
 
 
@@ -90,6 +90,7 @@ def test_a_clear_majority_outvotes_a_stray_misread() -> None:
     (event,) = run(frames)
     assert isinstance(event, CardSeen)
     assert event.card == "8H"
+    assert event.confidence is not None
     assert event.confidence < 0.9  # the stray vote costs confidence
 
 
@@ -129,7 +130,7 @@ def test_a_card_lying_still_is_reported_once_without_waiting_for_it_to_leave() -
     voter = Voter("cam", VotingRules(settle_votes=5))
     out = [e for i in range(40) for e in voter.feed(i, seen("JS"))]
     assert [e.card for e in out if isinstance(e, CardSeen)] == ["JS"]
-    assert out[0].frame == 0
+    assert isinstance(out[0], CardSeen) and out[0].frame == 0
     assert [e for i in range(40, 45) for e in voter.feed(i, EMPTY)] == []
     assert voter.finish() == []
 
@@ -190,7 +191,7 @@ def test_stray_misreads_of_a_settled_card_do_not_report_a_second_card() -> None:
     voter = Voter("cam", VotingRules(settle_votes=5))
     frames = ([seen("JS")] * 4 + [seen("JC", 0.6)]) * 12 + [EMPTY] * 5
     out = [e for i, f in enumerate(frames) for e in voter.feed(i, f)] + voter.finish()
-    assert [e.card for e in out] == ["JS"]
+    assert [getattr(e, "card", e.event) for e in out] == ["JS"]
 
 
 def _cause_of(frames: list[FrameRead]) -> tuple[str, str]:
