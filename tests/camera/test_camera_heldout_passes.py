@@ -12,8 +12,9 @@ import pytest
 
 from shoe_reader.camera import locate
 from shoe_reader.camera.recognize import Recognizer
+from shoe_reader.camera.voting import VotingRules
 from shoe_reader.events import CardSeen, UnreadableCard
-from tests.support.benchmark_passes import calibrated, pass_frames, vote
+from tests.support.benchmark_passes import calibrated, confident_codes, pass_frames, vote
 
 JOLLY_SEED_5_PASS_98 = (
     "JS",
@@ -50,3 +51,32 @@ def test_a_finger_across_a_faint_card_leaves_the_card_in_view(
     events = vote(Recognizer(cal), frames)
     assert not any(isinstance(e, CardSeen) for e in events), events
     assert any(isinstance(e, UnreadableCard) for e in events), events
+
+
+PLASTIC_SEED_23_PASS_11 = (
+    "9S",
+    118800486333799942419488769675535310620,
+    117991171027292226897704502127768382991,
+)
+"""plastic, ``--seed 23``, pass 11 (as ``JOLLY_SEED_5_PASS_98``)."""
+
+
+def test_a_face_alone_beside_a_hand_counts_where_glare_washes_out_the_other_index(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """plastic's nine of spades on the dark table (seed 23, pass 11): a hand over one index in
+    every frame, and a glare spot over the other in all but the last two. The washed-out
+    index fits this deck's print at 0.78-0.87 only, so the face, clear beside the hand, is
+    refused for want of it; the pass had one frame read (0.78) and three leaning to the card.
+    Three more show the face alone saying the card, nothing else saying anything: they count
+    as a corner read alone does (``VotingRules.face_alone``), and the pass is the nine of
+    spades; without them it is unreadable."""
+    cal = calibrated("plastic", tmp_path_factory, seed=23)
+    code, state, inc = PLASTIC_SEED_23_PASS_11
+    frames = [f for f, _q in pass_frames("plastic", 11, code, state, inc, None)]
+    assert set(confident_codes(Recognizer(cal), frames)) == {code}
+    (event,) = vote(Recognizer(cal), frames)
+    assert isinstance(event, CardSeen) and event.card == code, event
+    (event,) = vote(Recognizer(cal), frames, VotingRules(face_alone=False))
+    assert isinstance(event, UnreadableCard), event
+

@@ -394,3 +394,28 @@ def test_a_confident_frame_and_a_lone_corner_in_five_more_read_the_card() -> Non
         assert isinstance(event, UnreadableCard), spoiled
     (event,) = run([*frames, EMPTY, EMPTY, EMPTY], VotingRules(alone_frames=0))
     assert isinstance(event, UnreadableCard)
+
+
+def test_a_face_alone_counts_with_lone_corners_and_never_against_anything() -> None:
+    """plastic's nine of spades under a hand, a glare spot over its other index (seed 23, pass
+    11): one frame read (0.78), three leaning to the card, three whose face alone says it.
+    Seven such frames with nothing else in the pass report the card (``face_alone``, counted
+    as a lone corner is, see ``alone_frames``); with no confident frame, a corner or face
+    saying another card, a dispute, or the rule off, the pass is unreadable."""
+    alone = lean("9S", ())
+    frames = [seen("9S", 0.78), *[lean("9S", ("9S",))] * 3, alone, alone, alone]
+    (event,) = run([*frames, EMPTY, EMPTY, EMPTY])
+    assert isinstance(event, CardSeen) and event.card == "9S"
+    dispute = FrameRead(True, CardRead(None, 0.0, "face and index disagree", disputed=True))
+    for spoiled in (
+        [*[lean("9S", ("9S",))] * 3, alone, alone, alone, alone],  # nothing confident
+        frames[:5],  # five frames in all
+        [*frames, lean("9C", ())],  # a face alone saying the twin
+        [*frames, lean("", ("9C",))],  # a corner saying another card
+        [*frames, dispute],
+    ):
+        (event,) = run([*spoiled, EMPTY, EMPTY, EMPTY])
+        assert isinstance(event, UnreadableCard), spoiled
+    (event,) = run([*frames, EMPTY, EMPTY, EMPTY], VotingRules(face_alone=False))
+    assert isinstance(event, UnreadableCard)
+

@@ -22,7 +22,7 @@ from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.learn import calibrate
 from shoe_reader.camera.locate import Locator, Outline
 from shoe_reader.camera.recognize import Recognizer
-from shoe_reader.camera.voting import Voter
+from shoe_reader.camera.voting import Voter, VotingRules
 from shoe_reader.events import ReaderEvent
 from tests.support.run_shared import shared_calibration
 
@@ -71,9 +71,12 @@ def pass_frames(
     return card_pass(face(deck, card), LEVELS["studio"], rng, table, 8)
 
 
-def vote(rec: Recognizer, frames: list[np.ndarray]) -> list[ReaderEvent]:
-    """What the camera reports for these frames of one pass."""
-    voter = Voter("camera")
+def vote(
+    rec: Recognizer, frames: list[np.ndarray], rules: VotingRules | None = None
+) -> list[ReaderEvent]:
+    """What the camera reports for these frames of one pass (``rules``: the voter's, if not
+    the default ones)."""
+    voter = Voter("camera", rules)
     events: list[ReaderEvent] = []
     for i, frame in enumerate(frames):
         events += voter.feed(i, rec.read_frame(frame))
