@@ -80,3 +80,30 @@ def test_a_face_alone_beside_a_hand_counts_where_glare_washes_out_the_other_inde
     (event,) = vote(Recognizer(cal), frames, VotingRules(face_alone=False))
     assert isinstance(event, UnreadableCard), event
 
+
+ANGLO_SEED_23_PASS_54 = (
+    "2H",
+    42009660076774201041734649627493275493,
+    18438579778062455872196599375400725907,
+    2182841735,
+)
+"""anglo, ``--seed 23``, pass 54: the card, the PCG64 state and increment once it was drawn,
+and the uint32 the generator kept."""
+
+
+def test_a_frame_leaning_to_the_card_can_show_its_index_is_this_decks(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """anglo's two of hearts on the grey table (seed 23, pass 54), blurred: five frames read it,
+    their index fitting this deck's print at 0.91-0.947, short of the pass's 0.95; a sixth,
+    whose face and corners say the card but whose index, at 0.951, just over the reader's
+    floor, leaves it unconfident, shows the print is this deck's
+    (``VotingRules.deck_fit_leans``). Without it the pass is "blurred" and unreadable."""
+    cal = calibrated("anglo", tmp_path_factory, seed=23)
+    code, state, inc, carry = ANGLO_SEED_23_PASS_54
+    frames = [f for f, _q in pass_frames("anglo", 54, code, state, inc, carry)]
+    assert set(confident_codes(Recognizer(cal), frames)) == {code}
+    (event,) = vote(Recognizer(cal), frames)
+    assert isinstance(event, CardSeen) and event.card == code, event
+    (event,) = vote(Recognizer(cal), frames, VotingRules(deck_fit_leans=False))
+    assert isinstance(event, UnreadableCard) and "never sharp enough" in event.reason, event

@@ -419,3 +419,21 @@ def test_a_face_alone_counts_with_lone_corners_and_never_against_anything() -> N
     (event,) = run([*frames, EMPTY, EMPTY, EMPTY], VotingRules(face_alone=False))
     assert isinstance(event, UnreadableCard)
 
+
+def test_a_frame_leaning_to_the_card_on_its_index_can_show_the_print_is_this_decks() -> None:
+    """anglo's two of hearts, blurred (seed 23, pass 54): five frames read it, their index
+    fitting this deck's print at 0.947 at best; a frame read weakly as the card, its face and
+    corner agreeing, fits at 0.951 and shows the print is this deck's (``deck_fit_leans``).
+    A frame saying the card by its face and corner only (no index fit measured, no code) does
+    not, nor does a leaning frame with the rule off."""
+    read = [FrameRead(True, CardRead("2H", 0.7, deck_fit=0.947))] * 5
+    weak = FrameRead(True, CardRead("2H", 0.03, "index not clear", face="2H", corners=("2H",),
+                                    deck_fit=0.951))  # fmt: skip
+    (event,) = run([*read, weak, EMPTY, EMPTY, EMPTY])
+    assert isinstance(event, CardSeen) and event.card == "2H"
+    for frames, rules in (
+        ([*read, lean("2H", ("2H",))], VotingRules()),  # deck_fit unset: not a measure
+        ([*read, weak], VotingRules(deck_fit_leans=False)),
+    ):
+        (event,) = run([*frames, EMPTY, EMPTY, EMPTY], rules)
+        assert isinstance(event, UnreadableCard) and "never sharp enough" in event.reason
