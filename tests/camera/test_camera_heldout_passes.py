@@ -107,3 +107,31 @@ def test_a_frame_leaning_to_the_card_can_show_its_index_is_this_decks(
     assert isinstance(event, CardSeen) and event.card == code, event
     (event,) = vote(Recognizer(cal), frames, VotingRules(deck_fit_leans=False))
     assert isinstance(event, UnreadableCard) and "never sharp enough" in event.reason, event
+
+
+ANGLO_MODERN_SEED_19_PASS_23 = (
+    "3D",
+    259328489426631854769190664115904659404,
+    63109255541229651614859716675719115327,
+    3035351801,
+)
+"""anglo_modern, ``--seed 19``, pass 23 (as ``ANGLO_SEED_23_PASS_54``)."""
+
+
+def test_frames_saying_the_whole_card_by_face_corners_and_index_read_a_blurred_pass(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """anglo_modern's three of diamonds on the light table (seed 19, pass 23), smeared by its
+    motion, no hand: the first two frames touch the region's edge, and in the six others the
+    face, the corners and the index each say 3D, none confidently (the index fitting this
+    deck's print at 0.91-0.96), no frame saying anything else. They count as frames leaning
+    by index and face suit (``VotingRules.index_in_leans``), and the pass is 3D; without,
+    unreadable."""
+    cal = calibrated("anglo_modern", tmp_path_factory, seed=19)
+    code, state, inc, carry = ANGLO_MODERN_SEED_19_PASS_23
+    frames = [f for f, _q in pass_frames("anglo_modern", 23, code, state, inc, carry)]
+    assert confident_codes(Recognizer(cal), frames) == []
+    (event,) = vote(Recognizer(cal), frames)
+    assert isinstance(event, CardSeen) and event.card == code, event
+    (event,) = vote(Recognizer(cal), frames, VotingRules(index_in_leans=False))
+    assert isinstance(event, UnreadableCard), event

@@ -437,3 +437,28 @@ def test_a_frame_leaning_to_the_card_on_its_index_can_show_the_print_is_this_dec
     ):
         (event,) = run([*frames, EMPTY, EMPTY, EMPTY], rules)
         assert isinstance(event, UnreadableCard) and "never sharp enough" in event.reason
+
+
+def test_frames_whose_face_corners_and_index_say_the_card_count_as_index_leans() -> None:
+    """anglo_modern's three of diamonds, blurred (seed 19, pass 23): no frame read, six whose
+    face, corners and index all say 3D, one of them fitting this deck's print at 0.961. They
+    count for ``index_frames`` as frames leaning by index and face suit do
+    (``index_in_leans``): the pass is the card. Four such frames, one whose index fits only
+    at 0.93, a dispute, or the rule off leave it unreadable."""
+
+    def whole(fit: float) -> FrameRead:
+        return FrameRead(True, CardRead(None, 0.0, "index not this deck's 3D", face="3D",
+                                        corners=("3D",), index="3D", deck_fit=fit))  # fmt: skip
+
+    frames = [whole(0.93)] * 5 + [whole(0.961)]
+    (event,) = run([*frames, EMPTY, EMPTY, EMPTY])
+    assert isinstance(event, CardSeen) and event.card == "3D"
+    dispute = FrameRead(True, CardRead(None, 0.0, "face and index disagree", disputed=True))
+    for spoiled, rules in (
+        (frames[2:], VotingRules()),
+        ([whole(0.93)] * 6, VotingRules()),
+        ([*frames, dispute], VotingRules()),
+        (frames, VotingRules(index_in_leans=False)),
+    ):
+        (event,) = run([*spoiled, EMPTY, EMPTY, EMPTY], rules)
+        assert isinstance(event, UnreadableCard), spoiled
