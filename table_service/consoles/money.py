@@ -19,38 +19,23 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from audit.models import AuditEvent
 from table_service.models import BetRow, RoundRow
+from table_service.rules.game import BetLike  # an open stake (table.state.OpenBet) is one
 
 BANK = "bank"
 
 
-class Stake(Protocol):
-    """An open stake as the table keeps it (``table.state.OpenBet``). Read-only, as the
-    named tuple's fields are: a settable attribute would not admit an ``OpenBet``."""
-
-    @property
-    def bet_id(self) -> str: ...
-    @property
-    def account(self) -> str: ...
-    @property
-    def bet_type(self) -> str: ...
-    @property
-    def stake(self) -> int: ...
-    @property
-    def seat(self) -> int | None: ...
-
-
-def _punters(bets: Iterable[Stake]) -> list[Stake]:
+def _punters(bets: Iterable[BetLike]) -> list[BetLike]:
     return [b for b in bets if b.bet_type != BANK]
 
 
-def stake_totals(bets: Iterable[Stake]) -> dict[str, int]:
+def stake_totals(bets: Iterable[BetLike]) -> dict[str, int]:
     """Players, bets and the total staked in the round (public)."""
     punters = _punters(bets)
     return {
@@ -60,7 +45,7 @@ def stake_totals(bets: Iterable[Stake]) -> dict[str, int]:
     }
 
 
-def stakes_by_type(bets: Iterable[Stake]) -> dict[str, int]:
+def stakes_by_type(bets: Iterable[BetLike]) -> dict[str, int]:
     """The stakes in play by bet type (a split or double counted with its bet's type)."""
     out: dict[str, int] = {}
     for b in _punters(bets):
@@ -68,7 +53,7 @@ def stakes_by_type(bets: Iterable[Stake]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def seat_stakes(bets: Iterable[Stake]) -> list[dict[str, Any]]:
+def seat_stakes(bets: Iterable[BetLike]) -> list[dict[str, Any]]:
     """Each seat's stakes by bet type and in total (for the dealer: no account)."""
     seats: dict[int, dict[str, int]] = {}
     for b in _punters(bets):
@@ -82,7 +67,7 @@ def seat_stakes(bets: Iterable[Stake]) -> list[dict[str, Any]]:
     ]
 
 
-def large_bets(bets: Iterable[Stake], above: int) -> list[dict[str, Any]]:
+def large_bets(bets: Iterable[BetLike], above: int) -> list[dict[str, Any]]:
     """Open stakes above ``above``, largest first (for the pit supervisor)."""
     found = [b for b in _punters(bets) if int(b.stake) > above]
     found.sort(key=lambda b: (-int(b.stake), b.bet_id))
@@ -98,7 +83,7 @@ def large_bets(bets: Iterable[Stake], above: int) -> list[dict[str, Any]]:
     ]
 
 
-def bank_of(bets: Iterable[Stake]) -> dict[str, Any] | None:
+def bank_of(bets: Iterable[BetLike]) -> dict[str, Any] | None:
     """A seated Xì Dách bank this round: who holds it, at which seat, its balance."""
     for b in bets:
         if b.bet_type == BANK:
