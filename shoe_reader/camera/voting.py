@@ -263,7 +263,7 @@ class Voter:
                 p.pointed.add(read.index)
                 p.lean_deck[read.index] = max(p.lean_deck[read.index], read.deck_fit)
                 if self.rules.deck_fit_leans:
-                    p.lean_fit[read.index] = p.lean_deck[read.index]
+                    p.lean_fit[read.index] = max(p.lean_fit[read.index], read.deck_fit)
             elif read.index and set(says) <= {read.index} and not read.disputed:
                 p.alone[read.index] += 1
                 p.pointed.add(read.index)
