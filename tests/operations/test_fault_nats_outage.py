@@ -104,6 +104,21 @@ def _open_table(studio: ShoeStudio) -> None:
     studio.ready_shoe("n-1")
 
 
+def _tear_down(
+    feed: subprocess.Popen[bytes] | None, studio: ShoeStudio, endpoint: Endpoint, nats: NatsServer
+) -> None:
+    """The feed, the studio, the endpoint and NATS stopped, in that order; NATS resumed
+    first if the test left it frozen (SIGSTOP), so that it can stop."""
+    if feed is not None:
+        feed.terminate()
+        feed.wait(20)
+    studio.close()
+    endpoint.close()
+    if nats.proc is not None and nats.proc.poll() is None:
+        os.kill(nats.proc.pid, signal.SIGCONT)
+    nats.stop()
+
+
 def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
     tmp_path: Path, nats_binary: str
 ) -> None:
@@ -156,12 +171,7 @@ def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
         seqs = asyncio.run(_subject_seqs(nats.url, stream, "n-1", len(events)))
         assert seqs == [e.seq for e in events], "the table's subject is not the log, in order"
     finally:
-        if feed is not None:
-            feed.terminate()
-            feed.wait(20)
-        studio.close()
-        endpoint.close()
-        nats.stop()
+        _tear_down(feed, studio, endpoint, nats)
     money = money_after(studio.env, "n-1")
     assert len(money.bets) == 18 and all(b.status == "settled" for b in money.bets.values())
 
@@ -221,11 +231,4 @@ def test_an_acknowledgement_nats_lost_is_sent_again_once_it_is_back(
         )
         assert Counter(endpoint.accepted) == expected, "a message delivered twice"
     finally:
-        if feed is not None:
-            feed.terminate()
-            feed.wait(20)
-        studio.close()
-        endpoint.close()
-        if nats.proc is not None and nats.proc.poll() is None:
-            os.kill(nats.proc.pid, signal.SIGCONT)
-        nats.stop()
+        _tear_down(feed, studio, endpoint, nats)
