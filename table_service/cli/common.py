@@ -30,7 +30,6 @@ console = make_console()
 err = make_console(stderr=True)
 
 
-
 def actor() -> str:
     try:
         return f"cli:{getpass.getuser()}"

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from audit.verify import HeldCheckpoint, Trusted, VerifyReport
 
 
-
 def _bad_input(what: str, detail: object) -> typer.Exit:
     prefix = f"{what}: " if what else ""
     err.print(f"[red]audit verify:[/red] {escape(f'{prefix}{detail}')}", soft_wrap=True)

@@ -197,9 +197,7 @@ async def _run_with(
     port = sock.getsockname()[1]
     base_url = f"http://{options.host}:{port}"
     report = DemoReport(seed, base_url, settings.data_dir, settings.resolved_database_url)
-    principals = await asyncio.to_thread(
-        ensure_principals, runtime, settings.data_dir, table_id
-    )
+    principals = await asyncio.to_thread(ensure_principals, runtime, settings.data_dir, table_id)
     with runtime.sessions() as session:
         session_start_seq = EventStore.head(session)[0]
         played_before = rounds_played(session, table_id)

@@ -172,9 +172,7 @@ def _agree(session: Session) -> bool:
         }
         lines: Counter[tuple[Any, ...]] = Counter(
             tuple(r)
-            for r in session.execute(
-                select(*ledger_line).where(LedgerEntry.bet_id.in_(ids))
-            )
+            for r in session.execute(select(*ledger_line).where(LedgerEntry.bet_id.in_(ids)))
         )
         want: Counter[tuple[Any, ...]] = Counter()
         ok = True
@@ -188,9 +186,7 @@ def _agree(session: Session) -> bool:
         refs = [entry[4] for entry in transfers]
         have: Counter[tuple[Any, ...]] = Counter(
             tuple(r)
-            for r in session.execute(
-                select(*ledger_line).where(LedgerEntry.reference.in_(refs))
-            )
+            for r in session.execute(select(*ledger_line).where(LedgerEntry.reference.in_(refs)))
         )
         ok = have == transfers
         transfers.clear()
