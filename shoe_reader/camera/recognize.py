@@ -247,6 +247,16 @@ TRACK_READ_ON = True
 """Where a frame searched whole was read on another outline than the first one found (the
 thorough search's, one of its others, one found beside a hand: see :meth:`Recognizer._search`),
 the next frame follows the card from that outline: the one the card was read on."""
+TRACK_OUT = (0.06, 0.095)
+"""Shares of the card's length by which a pass's second frame is looked for moved along the
+card's long side, either way, before the window round its last place (see
+:meth:`Recognizer._followed_out`; ``()``: never). A card comes out of the shoe along its
+length, 3-10 % of it a frame at the "studio" level (a card 200-280 px long: 6-28 px); the
+snap's reach (``TRACK_SNAP``, 12 px) round these two moves covers that. With one frame seen
+there is no motion to follow yet, and the second frame of every pass was looked at in the
+window (a fifth of all frames, each about twice a followed frame's time); a move that finds
+no card there whole costs one snap (about 0.7 ms). The read must be confident and of the card
+the first frame read (see :meth:`Recognizer._agrees`), or the window is looked at as before."""
 TRACK_CONTESTED = True
 """Once the frames at one place have read two cards confidently, the card there is no longer
 followed: each frame of it is searched whole, as it was before tracking (see
@@ -1491,27 +1501,54 @@ class Recognizer:
         Not followed, ``False``; or ``True`` if the card was found there whole, its edges
         bearing it out, and read weakly: the frame is one the window would only read
         again as weakly, and the whole region's search, with its slower looks, is left."""
-        if not TRACK or self._place is None or self._moved is None or self._code is None:
+        if not TRACK or self._place is None or self._code is None:
             return False
         if self._contested:  # see TRACK_CONTESTED
             return False
         shape, last = self._place
         if shape != image.shape:
             return False
+        if self._moved is None:
+            return self._followed_out(image, last) if TRACK_OUT else False
         estimate = last + self._moved.astype(np.float32)
-        h, w = image.shape[:2]
-        if estimate.min() < TRACK_EDGE or float(estimate[:, 0].max()) > w - TRACK_EDGE:
-            return False
-        if float(estimate[:, 1].max()) > h - TRACK_EDGE:
-            return False
-        found = self.locator.follow(image, estimate)
+        found = self._follow(image, estimate)
         if found is None:
             return False
+        kept = self._read_at(image, found)
+        return True if kept is None else kept
+
+    def _follow(self, image: np.ndarray, estimate: np.ndarray) -> np.ndarray | None:
+        """The outline snapped onto this frame's edges near ``estimate`` (see :meth:`_followed`),
+        if it lies within the snap's reach of it and away from the region's edge."""
+        h, w = image.shape[:2]
+        if estimate.min() < TRACK_EDGE or float(estimate[:, 0].max()) > w - TRACK_EDGE:
+            return None
+        if float(estimate[:, 1].max()) > h - TRACK_EDGE:
+            return None
+        found = self.locator.follow(image, estimate)
+        if found is None:
+            return None
         quad = found[1]
         if float(np.abs(quad - estimate).max()) > TRACK_SNAP:
-            return False
-        kept = self._read_at(image, quad)
-        return True if kept is None else kept
+            return None
+        return quad
+
+    def _followed_out(self, image: np.ndarray, last: np.ndarray) -> FrameRead | bool:
+        """A pass's second frame (the card seen once, how far it moves not known yet): the card
+        read where it would be had it slid along its long side, either way, by one of
+        ``TRACK_OUT``'s shares of its length; ``False`` where none is found there whole, or the
+        one found is not read confidently (the window round the last place is looked at, as
+        before)."""
+        sides = side_lengths(last)
+        k = int(np.argmax(sides))
+        along = (last[(k + 1) % 4] - last[k]) / max(float(sides[k]), 1.0)
+        for share in TRACK_OUT:
+            for sign in (1.0, -1.0):
+                quad = self._follow(image, last + (sign * share * float(sides[k])) * along)
+                if quad is not None:
+                    kept = self._read_at(image, quad)
+                    return False if kept is None else kept
+        return False
 
     def _window(self, image: np.ndarray) -> tuple[int, int, int, int] | None:
         """The window (``x0, y0, x1, y1`` in ``image``) round the last frame's card, its

@@ -113,3 +113,31 @@ def test_the_card_is_followed_from_the_outline_it_was_read_on(
     monkeypatch.setattr(recognize, "TRACK_READ_ON", False)
     rec = Recognizer(cal)
     assert not any(isinstance(e, CardSeen) for e in vote(rec, frames))
+
+
+def test_the_second_frame_is_followed_out_along_the_card(
+    heldout_calibration: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nine of clubs' pass again: its second frame, with one frame seen and no motion yet,
+    is read where the card would be had it slid along its long side (``recognize.TRACK_OUT``),
+    not in the window round its last place; every frame reads as before. With no such moves
+    the second frame is found in the window, as it was."""
+    frames, _quads = _pass("9C", 3)
+    windows: list[int] = []
+    tracked = Recognizer._tracked
+
+    def counted(self: Recognizer, image: np.ndarray) -> recognize.FrameRead | None:
+        found = tracked(self, image)
+        if found is not None:
+            windows.append(1)
+        return found
+
+    monkeypatch.setattr(Recognizer, "_tracked", counted)
+    rec = Recognizer(heldout_calibration)
+    codes = _codes(rec, frames)
+    assert codes.count("9C") >= 7 and set(codes) <= {"9C", None}, codes
+    assert rec.searches == 1 and not windows
+    monkeypatch.setattr(recognize, "TRACK_OUT", ())
+    rec = Recognizer(heldout_calibration)
+    assert _codes(rec, frames) == codes
+    assert rec.searches == 1 and len(windows) == 1
