@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from shoe_reader.camera import locate
+from shoe_reader.camera import locate, recognize
 from shoe_reader.camera.recognize import Recognizer
 from shoe_reader.camera.voting import VotingRules
 from shoe_reader.events import CardSeen, UnreadableCard
@@ -34,7 +34,10 @@ def test_a_finger_across_a_faint_card_leaves_the_card_in_view(
     shape. The frames where the card lay whole in view said "no card in view", the pass ended
     after two frames, one of them read. The two faint pieces a hand joins are the card in
     view (``locate.FAINT_PRESENT``): the reader looks again, finds the card round the pieces
-    and reads it (no frame as another card); without, the pass is unreadable again."""
+    and reads it (no frame as another card); without, the pass is unreadable again, the
+    second frame looked for in the window round the first (with ``recognize.TRACK_OUT`` the
+    second frame is found by following the first out along the card, not by a search, and the
+    pass is read without the rule too, as JS: the rule is tested with the window)."""
     cal = calibrated("svg-jolly-royal", tmp_path_factory, seed=5)
     code, state, inc = JOLLY_SEED_5_PASS_98
     frames = [f for f, _q in pass_frames("svg-jolly-royal", 98, code, state, inc, None)]
@@ -48,6 +51,7 @@ def test_a_finger_across_a_faint_card_leaves_the_card_in_view(
     (event,) = vote(rec, frames)
     assert isinstance(event, CardSeen) and event.card == code, event
     monkeypatch.setattr(locate, "FAINT_PRESENT", False)
+    monkeypatch.setattr(recognize, "TRACK_OUT", ())
     events = vote(Recognizer(cal), frames)
     assert not any(isinstance(e, CardSeen) for e in events), events
     assert any(isinstance(e, UnreadableCard) for e in events), events
