@@ -1518,7 +1518,8 @@ class Recognizer:
     def _followed(self, image: np.ndarray) -> FrameRead | bool:
         """The card read where the last two frames say it is now, its outline snapped onto
         this frame's edges without a search, if its edges bear it out as a searched
-        outline's must and it is read confidently.
+        outline's must and it is read confidently; with one frame seen, where it would be
+        had it slid along its length (see :meth:`_followed_out`).
 
         A card slides out of the shoe at a steady speed: the last frame's outline moved on
         as far as the card moved from the frame before lies within a few pixels of its
@@ -1526,7 +1527,8 @@ class Recognizer:
 
         Not followed, ``False``; or ``True`` if the card was found there whole, its edges
         bearing it out, and read weakly: the frame is one the window would only read
-        again as weakly, and the whole region's search, with its slower looks, is left."""
+        again as weakly, and the whole region's search, with its slower looks, is left
+        (never for the second frame, whose moves are guesses)."""
         if not TRACK or self._place is None or self._code is None:
             return False
         if self._contested:  # see TRACK_CONTESTED

@@ -202,6 +202,12 @@ class _Pass:
     VotingRules.deck_fit_leans)."""
     pointed: set[str] = field(default_factory=set)  # what frames not read say, however weakly
 
+    def index_lean(self, card: str, fit: float) -> None:
+        """A frame leaning to ``card`` on its index (see VotingRules.index_leans and
+        index_in_leans), its index fitting this deck's print at ``fit``."""
+        self.indexed[card] += 1
+        self.lean_deck[card] = max(self.lean_deck[card], fit)
+
 
 class Voter:
     """Folds per-frame reads into reader events; feed frames in order, then ``finish``."""
@@ -246,8 +252,7 @@ class Voter:
             if len(says) >= 2 and len(set(says)) == 1 and not read.disputed:
                 p.leans[says[0]] += 1
                 if self.rules.index_in_leans and read.index == says[0]:
-                    p.indexed[read.index] += 1
-                    p.lean_deck[read.index] = max(p.lean_deck[read.index], read.deck_fit)
+                    p.index_lean(read.index, read.deck_fit)
                 if self.rules.deck_fit_leans and says[0] in (read.code, read.index):
                     # (A read with no code nor index has no index fit: deck_fit is unset.)
                     p.lean_fit[says[0]] = max(p.lean_fit[says[0]], read.deck_fit)
@@ -259,9 +264,8 @@ class Voter:
                 and not read.disputed
             ):
                 p.leans[read.index] += 1
-                p.indexed[read.index] += 1
+                p.index_lean(read.index, read.deck_fit)
                 p.pointed.add(read.index)
-                p.lean_deck[read.index] = max(p.lean_deck[read.index], read.deck_fit)
                 if self.rules.deck_fit_leans:
                     p.lean_fit[read.index] = max(p.lean_fit[read.index], read.deck_fit)
             elif read.index and set(says) <= {read.index} and not read.disputed:
