@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import json
 import os
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -125,14 +127,46 @@ def private_postgres() -> Iterator[PrivatePostgres]:
         shutil.rmtree(server.folder, ignore_errors=True)
 
 
+def _greeting_name(port: int) -> str | None:
+    """The ``server_name`` of the NATS server greeting on ``port`` (its INFO line), or None."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+            sock.settimeout(1)
+            line = b""
+            while not line.endswith(b"\r\n") and len(line) < 65536:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                line += chunk
+    except OSError:
+        return None
+    if not line.startswith(b"INFO "):
+        return None
+    try:
+        info = json.loads(line[5:].strip())
+    except ValueError:
+        return None
+    name = info.get("server_name") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else None
+
+
 class NatsServer:
-    """A ``nats-server`` with JetStream on its own port and store, restartable."""
+    """A ``nats-server`` with JetStream on its own port and store, restartable.
+
+    Started, it is waited for until the server answering on its port greets with this
+    server's own name (a random one, ``--server_name``), not merely until something answers
+    there: a free port found is free only until someone binds it, and a server that lost it
+    to another test's server exits while the other one greets in its place. Tests that
+    then froze or killed "their" server would have been talking to another one all along.
+    The first start picks another free port then; a restart, on the same port, fails."""
 
     def __init__(self, binary: str, store: Path) -> None:
         self.binary = binary
         self.store = store
         self.port = _free_port()
+        self.name = f"livetable-scratch-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.proc: subprocess.Popen[bytes] | None = None
+        self._started = False
 
     @property
     def url(self) -> str:
@@ -140,23 +174,36 @@ class NatsServer:
 
     def start(self) -> None:
         self.store.mkdir(parents=True, exist_ok=True)
+        for attempt in range(5):
+            if self._start_once():
+                self._started = True
+                return
+            if self._started or attempt == 4:
+                raise RuntimeError(f"nats-server could not listen on 127.0.0.1:{self.port}")
+            self.port = _free_port()  # the port was taken since it was found free
+
+    def _start_once(self) -> bool:
+        """Whether this server came up as itself on ``self.port``; False if it exited."""
         self.proc = subprocess.Popen(
-            [self.binary, "-a", "127.0.0.1", "-p", str(self.port), "-js", "-sd", str(self.store)],
+            [
+                self.binary, "-a", "127.0.0.1", "-p", str(self.port), "-js",
+                "-sd", str(self.store), "--server_name", self.name,
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-        )
+        )  # fmt: skip
         proc = self.proc
+        exited = False
 
         def greeted() -> bool:
+            nonlocal exited
             if proc.poll() is not None:
-                raise RuntimeError("nats-server exited")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-                    return sock.recv(16).startswith(b"INFO")
-            except OSError:
-                return False
+                exited = True
+                return True
+            return _greeting_name(self.port) == self.name
 
         _wait(greeted, "nats-server did not start", 20)
+        return not exited
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -49,6 +50,26 @@ def wait_for(condition: Callable[[], Any], what: str, seconds: float = WAIT) -> 
             return result
         assert time.monotonic() < deadline, what
         time.sleep(0.05)
+
+
+def freeze(pid: int, seconds: float = WAIT) -> None:
+    """SIGSTOP ``pid`` and wait until every one of its threads has stopped.
+
+    ``kill`` returns once the signal is queued: the group stops only after one of the
+    process's threads has been scheduled to take the signal, and until then its other
+    threads run on. On a loaded machine that took milliseconds, long enough for a stopped
+    NATS to still answer the acknowledgement a test sent it right after the kill."""
+    os.kill(pid, signal.SIGSTOP)
+
+    def stopped() -> bool:
+        states = []
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):  # a thread that has just ended
+                # "pid (comm) S ...": the state follows the command's closing bracket
+                states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+        return bool(states) and all(state in ("T", "t") for state in states)
+
+    wait_for(stopped, f"process {pid} did not stop on SIGSTOP", seconds)
 
 
 def scrape(url: str) -> dict[str, float]:

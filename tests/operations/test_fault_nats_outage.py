@@ -23,7 +23,15 @@ from pathlib import Path
 import pytest
 
 from audit.store import EventStore
-from tests.operations.ops_helpers import Endpoint, ShoeStudio, money_after, scrape, value, wait_for
+from tests.operations.ops_helpers import (
+    Endpoint,
+    ShoeStudio,
+    freeze,
+    money_after,
+    scrape,
+    value,
+    wait_for,
+)
 from tests.studio.nats_helpers import NatsServer
 from tests.support.crash_harness import livetable_command
 
@@ -195,7 +203,7 @@ def test_an_acknowledgement_nats_lost_is_sent_again_once_it_is_back(
     def freeze_on_the_second(seq: int, n: int) -> int:
         if n == 2 and not frozen.is_set():
             assert nats.proc is not None
-            os.kill(nats.proc.pid, signal.SIGSTOP)  # answers nothing, its sockets stay open
+            freeze(nats.proc.pid)  # answers nothing, its sockets stay open
             frozen.set()
         return 200
 
@@ -208,11 +216,20 @@ def test_an_acknowledgement_nats_lost_is_sent_again_once_it_is_back(
         _open_table(studio)
         _round(studio, "n-1", 1)
         wait_for(frozen.is_set, "the endpoint never saw the round's second message")
-        wait_for(
-            lambda: "webhook.ack_lost" in log.read_text(errors="replace"),
-            "the feed never said its acknowledgement was lost",
-            60,
-        )
+        try:
+            wait_for(
+                lambda: "webhook.ack_lost" in log.read_text(errors="replace"),
+                "the feed never said its acknowledgement was lost",
+                60,
+            )
+        except AssertionError as exc:  # what the feed did, for the next reader
+            tail = log.read_text(errors="replace")[-3000:]
+            alive = nats.proc is not None and nats.proc.poll() is None
+            raise AssertionError(
+                f"{exc}; NATS process alive: {alive}, the feed "
+                f"{'running' if feed.poll() is None else f'exited {feed.returncode}'}; "
+                f"the feed's log ends:\n{tail}"
+            ) from None
         assert nats.proc is not None
         nats.proc.kill()  # the acknowledgement in its socket dies with it
         nats.proc.wait(10)

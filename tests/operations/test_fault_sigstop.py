@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import select
 
 from table_service.models import BetRow
-from tests.operations.ops_helpers import scrape, value, wait_for
+from tests.operations.ops_helpers import freeze, scrape, value, wait_for
 from tests.studio.studio_helpers import ROUND_CARDS, SHOE_CARDS, StudioClient, table_file
 from tests.support.crash_harness import (
     Server,
@@ -86,7 +86,7 @@ def test_a_process_stopped_past_its_lease_never_commits_after_waking(
         client.ok("operator", "POST", f"/tables/{table}/bets", json={"bets": first})
 
         assert a.proc is not None
-        os.kill(a.proc.pid, signal.SIGSTOP)
+        freeze(a.proc.pid)
         stopped = True
         # A request sent to the stopped process: the kernel takes the connection, the
         # process will read it only when it wakes, believing it still runs the table.
