@@ -141,3 +141,36 @@ def test_the_second_frame_is_followed_out_along_the_card(
     rec = Recognizer(heldout_calibration)
     assert _codes(rec, frames) == codes
     assert rec.searches == 1 and len(windows) == 1
+
+
+def test_a_card_near_the_regions_edge_is_followed_while_its_snap_stays_inside(
+    heldout_calibration: Calibration, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nine of clubs' pass in a region of interest whose left edge lies 24-38 px from the
+    card (the card slides up, along that edge): a followed outline needs only its snap's
+    crop inside the region (``recognize.TRACK_FOLLOW_EDGE``, 16 px), not the window's margin
+    (``TRACK_EDGE``, 32 px), so every frame after the second is followed, none found in the
+    window; read the same with the window's margin, where some are."""
+    frames, quads = _pass("9C", 3)
+    left = int(min(float(q[:, 0].min()) for q in quads)) - 24
+    roi = (left, 0, frames[0].shape[1] - left, frames[0].shape[0])
+    gaps = [float(q[:, 0].min()) - left for q in quads]
+    assert min(gaps) < recognize.TRACK_EDGE and max(gaps) < 40
+    windows: list[int] = []
+    tracked = Recognizer._tracked
+
+    def counted(self: Recognizer, image: np.ndarray) -> recognize.FrameRead | None:
+        found = tracked(self, image)
+        if found is not None:
+            windows.append(1)
+        return found
+
+    monkeypatch.setattr(Recognizer, "_tracked", counted)
+    rec = Recognizer(heldout_calibration, roi=roi)
+    codes = _codes(rec, frames)
+    assert codes.count("9C") >= 7 and set(codes) <= {"9C", None}, codes
+    assert rec.searches == 1 and not windows
+    monkeypatch.setattr(recognize, "TRACK_FOLLOW_EDGE", recognize.TRACK_EDGE)
+    rec = Recognizer(heldout_calibration, roi=roi)
+    assert _codes(rec, frames) == codes
+    assert windows or rec.searches > 1, (windows, rec.searches)
