@@ -28,6 +28,22 @@ def _codes(rec: Recognizer, frames: list[np.ndarray]) -> list[str | None]:
     return [r.code if r is not None and r.confidence >= 0.5 else None for r in reads]
 
 
+def _window_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gets one entry for each frame read in the window round the card's last
+    place (``Recognizer._tracked`` answering a read), from now on in this test."""
+    windows: list[int] = []
+    tracked = Recognizer._tracked
+
+    def counted(self: Recognizer, image: np.ndarray) -> recognize.FrameRead | None:
+        found = tracked(self, image)
+        if found is not None:
+            windows.append(1)
+        return found
+
+    monkeypatch.setattr(Recognizer, "_tracked", counted)
+    return windows
+
+
 @pytest.mark.parametrize("roi", [None, (24, 12, 1232, 700)])
 def test_a_pass_is_searched_whole_only_until_the_card_is_found(
     heldout_calibration: Calibration, roi: tuple[int, int, int, int] | None
@@ -123,16 +139,7 @@ def test_the_second_frame_is_followed_out_along_the_card(
     not in the window round its last place; every frame reads as before. With no such moves
     the second frame is found in the window, as it was."""
     frames, _quads = _pass("9C", 3)
-    windows: list[int] = []
-    tracked = Recognizer._tracked
-
-    def counted(self: Recognizer, image: np.ndarray) -> recognize.FrameRead | None:
-        found = tracked(self, image)
-        if found is not None:
-            windows.append(1)
-        return found
-
-    monkeypatch.setattr(Recognizer, "_tracked", counted)
+    windows = _window_reads(monkeypatch)
     rec = Recognizer(heldout_calibration)
     codes = _codes(rec, frames)
     assert codes.count("9C") >= 7 and set(codes) <= {"9C", None}, codes
@@ -156,16 +163,7 @@ def test_a_card_near_the_regions_edge_is_followed_while_its_snap_stays_inside(
     roi = (left, 0, frames[0].shape[1] - left, frames[0].shape[0])
     gaps = [float(q[:, 0].min()) - left for q in quads]
     assert min(gaps) < recognize.TRACK_EDGE and max(gaps) < 40
-    windows: list[int] = []
-    tracked = Recognizer._tracked
-
-    def counted(self: Recognizer, image: np.ndarray) -> recognize.FrameRead | None:
-        found = tracked(self, image)
-        if found is not None:
-            windows.append(1)
-        return found
-
-    monkeypatch.setattr(Recognizer, "_tracked", counted)
+    windows = _window_reads(monkeypatch)
     rec = Recognizer(heldout_calibration, roi=roi)
     codes = _codes(rec, frames)
     assert codes.count("9C") >= 7 and set(codes) <= {"9C", None}, codes
