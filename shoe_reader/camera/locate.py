@@ -693,7 +693,7 @@ def _border_fit(h: int, w: int) -> tuple[np.ndarray, np.ndarray]:
     return design, solve
 
 
-def _border(image: np.ndarray) -> np.ndarray:
+def border(image: np.ndarray) -> np.ndarray:
     """The region's border pixels, in the order :func:`_border_fit` expects."""
     return np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]])
 
@@ -710,7 +710,7 @@ def _table_light(gray: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """
     h, w = gray.shape[:2]
     design, solve = _border_fit(h, w)
-    values = _border(gray).astype(np.float64)
+    values = border(gray).astype(np.float64)
     coef = solve @ values
     residual = values - design @ coef
     p50, p90 = percentile(residual, (50, 90))
@@ -729,9 +729,9 @@ def _table_difference(colour: np.ndarray) -> tuple[np.ndarray, float]:
     """
     h, w = colour.shape[:2]
     design, solve = _border_fit(h, w)
-    border = _border(colour).astype(np.float32)
-    coef = (solve @ border).astype(np.float32)  # (3, channels)
-    spread = np.abs(border - design.astype(np.float32) @ coef).sum(axis=1)
+    edge = border(colour).astype(np.float32)
+    coef = (solve @ edge).astype(np.float32)  # (3, channels)
+    spread = np.abs(edge - design.astype(np.float32) @ coef).sum(axis=1)
     # (``percentile``: np.percentile's own value, to the bit, without its Python-level
     # setup: some 0.08 ms of each search that looks for the silhouettes)
     limit = max(40.0, 2.5 * float(percentile(spread, 90)))

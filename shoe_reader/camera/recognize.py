@@ -40,6 +40,7 @@ from shoe_reader.camera.locate import (
     AT_EDGE,
     Locator,
     Outline,
+    border,
     grown,
     side_lengths,
     skin_pixels,
@@ -761,8 +762,9 @@ def _hulls(skin: np.ndarray, face: np.ndarray) -> np.ndarray:
 
 
 def _on_border(mask: np.ndarray) -> bool:
-    """Whether any pixel of ``mask`` (2-D, 0 or not) on its outermost rows or columns is set."""
-    return bool(mask[0].any() or mask[-1].any() or mask[:, 0].any() or mask[:, -1].any())
+    """Whether any pixel of ``mask`` (2-D, 0 or not) on its outermost rows or columns is set
+    (the border as the locator takes a region's, :func:`locate.border`)."""
+    return bool(border(mask).any())
 
 
 def _percentile(grey: np.ndarray, q: float) -> float:

@@ -17,7 +17,7 @@ from hardware_sim.camera.scene import LEVELS, photograph
 from shoe_reader.camera import recognize
 from shoe_reader.camera.calibration import Calibration
 from shoe_reader.camera.locate import Locator, percentile, straighten_corner
-from shoe_reader.camera.recognize import INDEX_OK, _hulls, _own_index, _Windows, index_fit
+from shoe_reader.camera.recognize import INDEX_OK, _hulls, _own_index, _Windows
 
 from .conftest import HELDOUT
 
@@ -108,13 +108,6 @@ def _windows(cal: Calibration, frame: np.ndarray, quad: np.ndarray) -> _Windows:
     return _Windows(corners, cal)
 
 
-def _own_index_the_long_way(cal: Calibration, windows: _Windows, code: str) -> float:
-    index = index_fit(cal, windows, code, enough=INDEX_OK)
-    if index < INDEX_OK:
-        index = max(index, index_fit(cal, windows.nudged(), code, INDEX_OK))
-    return index
-
-
 def test_a_cards_own_index_is_worked_out_once_a_frame_and_is_the_fit_afresh(
     heldout_calibration: Calibration,
     seven_of_hearts: tuple[np.ndarray, np.ndarray],
@@ -130,7 +123,7 @@ def test_a_cards_own_index_is_worked_out_once_a_frame_and_is_the_fit_afresh(
     fits = {code: _own_index(cal, windows, code) for code in ("7H", "8H", "7D", "2S")}
     assert fits["7H"] >= INDEX_OK > max(fits["8H"], fits["2S"])
     for code, fit in fits.items():
-        assert fit == _own_index_the_long_way(cal, _windows(cal, frame, quad), code)
+        assert fit == _own_index(cal, _windows(cal, frame, quad), code)  # nothing kept yet
     calls: list[str] = []
     real = recognize.index_fit
 
