@@ -193,17 +193,12 @@ class NatsServer:
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
         proc = self.proc
-        exited = False
-
-        def greeted() -> bool:
-            nonlocal exited
-            if proc.poll() is not None:
-                exited = True
-                return True
-            return _greeting_name(self.port) == self.name
-
-        _wait(greeted, "nats-server did not start", 20)
-        return not exited
+        _wait(
+            lambda: proc.poll() is not None or _greeting_name(self.port) == self.name,
+            "nats-server did not start",
+            20,
+        )
+        return proc.poll() is None
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
