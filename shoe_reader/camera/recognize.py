@@ -217,7 +217,9 @@ MISCOLOURED_CORNERS = 3
 black corners, none the other way round), from which the cause is told as the corner, not
 misnamed photographs: two photographs swapped show each other's suit, and one misnamed shows
 one. svg-oxygen-white prints a black frame line in the corners the calibration compares, and
-its red low cards (2D, 2H, 3D, 3H) were refused as "photograph misnamed?"."""
+its red low cards (2D, 2H, 3D, 3H) were refused as "photograph misnamed?" (the deck is now
+refused before this check, its corners telling no rank: see
+:data:`~shoe_reader.camera.calibration.NO_CORNER_INDEX`)."""
 MISNAMED = 0.5
 """A face the rest of the deck reads as another rank or suit this confidently is misnamed."""
 TRACK = True

@@ -2,7 +2,7 @@
 
 Most decks print the index twice, the second a copy turned half round; some print it
 once, at the top, and something else at the other end that is alike for every rank of
-a suit (tango_nuevo: the big pip's tail; the svg-oxygen decks: a small suit symbol).
+a suit (tango_nuevo: the big pip's tail).
 The test-only design is drawn here that way: its bottom index painted over with a large
 suit-coloured mark, the same on every card of the suit, and (as tango_nuevo's) every
 number card of a suit showing one picture, its pips under one large mark, so that the
