@@ -40,6 +40,7 @@ constant time and refuses a ``t`` far from its clock (a replayed request).
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import hashlib
 import hmac
@@ -182,10 +183,12 @@ async def run_webhook(
         )
         log.info("webhook.started", operator=operator, endpoint=endpoint, durable=durable)
         pending = PendingGauge(subscription, operator)
+        confirmed = RecentAcks(nc, operator)
         while not stop.is_set():
             if not nc.is_connected:  # said by the link; the client reconnects by itself
                 await _pause(stop, 0.5)
                 continue
+            await confirmed.after_reconnect()
             await pending.update()
             try:
                 messages = await subscription.fetch(1, timeout=0.5)
@@ -204,7 +207,8 @@ async def run_webhook(
                     with contextlib.suppress(Exception):
                         await message.nak()
                     break
-                await _acknowledge(message, operator, stop, ack_wait)
+                if await _acknowledge(message, operator, stop, ack_wait):
+                    confirmed.add(message.reply)
     finally:
         await client.aclose()
         with contextlib.suppress(Exception):
@@ -290,7 +294,55 @@ async def _deliver_one(
     return False
 
 
-async def _acknowledge(message: Any, operator: str, stop: asyncio.Event, ack_wait: float) -> None:
+RECENT_ACKS = 32
+"""Acknowledgements NATS confirmed that the feed sends again after a reconnect (see
+:class:`RecentAcks`)."""
+
+
+class RecentAcks:
+    """The reply subjects of the last acknowledgements NATS confirmed, sent again once the
+    client has reconnected.
+
+    NATS confirms an acknowledgement once it holds it in memory and writes the consumer's
+    state to its store a moment later: a server killed in between comes back with the
+    message still waiting for its acknowledgement, and with one message in flight
+    (``max_ack_pending=1``) it hands out nothing more until the ack wait has run out (a
+    minute by default; ten in the outage test, whose CI run on 7 December found the
+    restored store one acknowledgement behind what NATS had confirmed: the two of the
+    first round delivered, the consumer's state holding the first unacknowledged). An
+    acknowledgement NATS already has is answered and changes nothing, so the last few
+    are sent again, over the new connection, after every reconnect."""
+
+    def __init__(self, nc: Any, operator: str, keep: int = RECENT_ACKS) -> None:
+        self._nc = nc
+        self._operator = operator
+        self._replies: collections.deque[str] = collections.deque(maxlen=keep)
+        self._reconnects = int(nc.stats.get("reconnects", 0))
+
+    def add(self, reply: str) -> None:
+        """An acknowledgement NATS has confirmed."""
+        if reply:
+            self._replies.append(reply)
+
+    async def after_reconnect(self) -> None:
+        """If the client has reconnected since the last call, send every remembered
+        acknowledgement again (each confirmed or given up after a second)."""
+        reconnects = int(self._nc.stats.get("reconnects", 0))
+        if reconnects == self._reconnects:
+            return
+        self._reconnects = reconnects
+        confirmed = 0
+        for reply in list(self._replies):
+            with contextlib.suppress(Exception):  # (gone again: the next reconnect resends)
+                await self._nc.request(reply, b"", timeout=1.0)
+                confirmed += 1
+        log.warning(
+            "webhook.acks_resent", operator=self._operator, sent=len(self._replies),
+            confirmed=confirmed, reason="NATS may have lost acknowledgements it had confirmed",
+        )  # fmt: skip
+
+
+async def _acknowledge(message: Any, operator: str, stop: asyncio.Event, ack_wait: float) -> bool:
     """Acknowledge a message the endpoint has answered for good, until NATS confirms it.
 
     With one message in flight, the consumer hands out nothing more until this one is
@@ -299,22 +351,24 @@ async def _acknowledge(message: Any, operator: str, stop: asyncio.Event, ack_wai
     ran out (a minute by default; a CI outage test waited 57 s for it). It is sent again,
     every half second, and goes over the new connection once the client has reconnected
     (NATS answers an acknowledgement it already had, too). Past the ack wait the consumer
-    has handed the message out again: then it comes back, and the state file skips it."""
+    has handed the message out again: then it comes back, and the state file skips it.
+    True once NATS has confirmed it."""
     deadline = time.monotonic() + ack_wait
     attempt = 0
     while not stop.is_set():
         attempt += 1
         try:
             await message.ack_sync(timeout=5)
-            return
+            return True
         except Exception as exc:
             if time.monotonic() >= deadline:
-                return
+                return False
             log.warning(
                 "webhook.ack_lost", operator=operator, attempt=attempt, error=repr(exc),
                 policy="sent again every 0.5 s until NATS confirms it",
             )  # fmt: skip
         await _pause(stop, 0.5)
+    return False
 
 
 async def _pause(stop: asyncio.Event, seconds: float) -> None:

@@ -249,3 +249,71 @@ def test_an_acknowledgement_nats_lost_is_sent_again_once_it_is_back(
         assert Counter(endpoint.accepted) == expected, "a message delivered twice"
     finally:
         _tear_down(feed, studio, endpoint, nats)
+
+
+def test_an_acknowledgement_nats_confirmed_then_lost_with_its_store_is_sent_again(
+    tmp_path: Path, nats_binary: str
+) -> None:
+    """NATS confirms an acknowledgement once it holds it, and writes the consumer's state to
+    its store a moment later: a server killed in between comes back with the message still
+    waiting for its acknowledgement, and the webhook's consumer (one message in flight)
+    would hand out nothing more until the ack wait ran out (a CI run of the test above, 7
+    December, found NATS's store one confirmed acknowledgement behind and waited its ten
+    minutes). Made certain here: the consumer's state is copied while the endpoint holds
+    the first message (delivered, not acknowledged), and put back after the server is
+    killed at the second, whose first was acknowledged and confirmed. The feed sends its
+    last confirmed acknowledgements again once it has reconnected, and the next round's
+    messages come at once."""
+    nats = NatsServer(nats_binary, tmp_path / "nats")
+    nats.start()
+    studio, stream = _studio(tmp_path, nats, "STORE")
+    state = tmp_path / "nats" / "jetstream" / "$G" / "streams" / stream / "obs"
+    state = state / "webhook-ops-operator" / "o.dat"
+    seen: dict[str, bytes] = {}
+    killed = threading.Event()
+
+    def hold_then_kill(seq: int, n: int) -> int:
+        if n == 1:  # delivered, not acknowledged: its state as NATS writes it
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                now = state.read_bytes() if state.exists() else b""
+                if now and now != seen.get("before"):
+                    seen["held"] = now
+                    break
+                time.sleep(0.01)
+        elif n == 2 and not killed.is_set():
+            assert nats.proc is not None
+            nats.proc.kill()  # the first's acknowledgement confirmed, perhaps not written
+            nats.proc.wait(10)
+            if "held" in seen:
+                state.write_bytes(seen["held"])  # ... and certainly not, now
+            killed.set()
+        return 200
+
+    endpoint = Endpoint(hold_then_kill)
+    log = tmp_path / "feed.log"
+    feed: subprocess.Popen[bytes] | None = None
+    try:
+        studio.server.start()
+        feed = _start_feed(studio, nats, stream, endpoint, "--ack-wait", "600")
+        wait_for(state.exists, "the feed's consumer never wrote its state")
+        seen["before"] = state.read_bytes()
+        _open_table(studio)
+        _round(studio, "n-1", 1)
+        wait_for(killed.is_set, "the endpoint never saw the round's second message")
+        assert "held" in seen, "NATS never wrote the first message's delivery to its store"
+        nats.start()  # the same port, and the store one acknowledgement behind
+        _round(studio, "n-1", 2)
+        with studio.runtime.sessions() as session:
+            events = EventStore.read(session, table_id="n-1")
+        expected = {(e.type, e.seq) for e in events if e.type in ("bets_placed", "bets_settled")}
+        assert len(expected) == 4
+        wait_for(
+            lambda: set(endpoint.accepted) >= expected,
+            f"the feed delivered {endpoint.accepted}, not all of {sorted(expected)} "
+            f"(the feed's log ends: {log.read_text(errors='replace')[-2000:]})",
+            120,  # without the acknowledgements sent again: the ten-minute ack wait
+        )
+        assert "webhook.acks_resent" in log.read_text(errors="replace")
+    finally:
+        _tear_down(feed, studio, endpoint, nats)
