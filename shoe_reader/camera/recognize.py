@@ -906,7 +906,7 @@ def _read(
             low = min(INDEX_MIN, max(found.fit, INDEX_FLOOR))
         factor = _within_one((index - low) / (INDEX_OK - INDEX_MIN))
         if factor < confidence:
-            why = f"index not this deck's {found.code} (fit {index:.2f})"
+            why = f"index not this deck's {found.code} (fit {index:.3f})"
         confidence *= factor
     if confidence >= WEAK and index < INDEX_OK:
         # An index that fits the face's card only nearly: no corner may clearly say another

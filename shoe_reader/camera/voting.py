@@ -418,7 +418,8 @@ class Voter:
                 reader_id=self.reader_id,
                 reason=(
                     f"blurred in {p.present_frames} frames: {code}x{n}, but its index never "
-                    f"sharp enough to tell this deck's print (best fit {fit:.2f})"
+                    f"sharp enough to tell this deck's print (best fit {fit:.3f}, "
+                    f"{self.rules.deck_fit:.2f} needed)"
                 ),
                 confidence=round(share * confidence, 3),
                 frame=frame,
