@@ -127,6 +127,33 @@ def _tear_down(
     nats.stop()
 
 
+def _held_feed(
+    studio: ShoeStudio, nats: NatsServer, stream: str, endpoint: Endpoint
+) -> subprocess.Popen[bytes]:
+    """The studio served and its webhook feed started with an ack wait of ten minutes: a
+    message whose acknowledgement NATS lost holds the feed that long unless it is sent
+    again."""
+    studio.server.start()
+    return _start_feed(studio, nats, stream, endpoint, "--ack-wait", "600")
+
+
+def _next_round_delivered(studio: ShoeStudio, endpoint: Endpoint, log: Path) -> None:
+    """A second round dealt on NATS started again, and its messages delivered at once, each
+    once (well within the ten-minute ack wait a lost acknowledgement would hold them)."""
+    _round(studio, "n-1", 2)
+    with studio.runtime.sessions() as session:
+        events = EventStore.read(session, table_id="n-1")
+    expected = Counter((e.type, e.seq) for e in events if e.type in ("bets_placed", "bets_settled"))
+    assert len(expected) == 4
+    wait_for(
+        lambda: set(endpoint.accepted) >= set(expected),
+        f"the feed delivered {endpoint.accepted}, not all of {sorted(expected)} "
+        f"(the feed's log ends: {log.read_text(errors='replace')[-2000:]})",
+        120,
+    )
+    assert Counter(endpoint.accepted) == expected, "a message delivered twice"
+
+
 def test_nats_away_the_tables_go_on_and_everything_arrives_once_in_order(
     tmp_path: Path, nats_binary: str
 ) -> None:
@@ -211,8 +238,7 @@ def test_an_acknowledgement_nats_lost_is_sent_again_once_it_is_back(
     log = tmp_path / "feed.log"
     feed: subprocess.Popen[bytes] | None = None
     try:
-        studio.server.start()
-        feed = _start_feed(studio, nats, stream, endpoint, "--ack-wait", "600")
+        feed = _held_feed(studio, nats, stream, endpoint)
         _open_table(studio)
         _round(studio, "n-1", 1)
         wait_for(frozen.is_set, "the endpoint never saw the round's second message")
@@ -234,19 +260,7 @@ def test_an_acknowledgement_nats_lost_is_sent_again_once_it_is_back(
         nats.proc.kill()  # the acknowledgement in its socket dies with it
         nats.proc.wait(10)
         nats.start()  # the same port and store: the consumer still holds the message
-        _round(studio, "n-1", 2)
-        with studio.runtime.sessions() as session:
-            events = EventStore.read(session, table_id="n-1")
-        expected = Counter(
-            (e.type, e.seq) for e in events if e.type in ("bets_placed", "bets_settled")
-        )
-        assert len(expected) == 4
-        wait_for(
-            lambda: set(endpoint.accepted) >= set(expected),
-            f"the feed delivered {endpoint.accepted}, not all of {sorted(expected)}",
-            120,  # without the acknowledgement sent again: the ten-minute ack wait
-        )
-        assert Counter(endpoint.accepted) == expected, "a message delivered twice"
+        _next_round_delivered(studio, endpoint, log)
     finally:
         _tear_down(feed, studio, endpoint, nats)
 
@@ -270,50 +284,38 @@ def test_an_acknowledgement_nats_confirmed_then_lost_with_its_store_is_sent_agai
     state = tmp_path / "nats" / "jetstream" / "$G" / "streams" / stream / "obs"
     state = state / "webhook-ops-operator" / "o.dat"
     seen: dict[str, bytes] = {}
-    killed = threading.Event()
+    second, killed = threading.Event(), threading.Event()
 
-    def hold_then_kill(seq: int, n: int) -> int:
+    def copy_at_the_first_kill_at_the_second(seq: int, n: int) -> int:
         if n == 1:  # delivered, not acknowledged: its state as NATS writes it
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and "held" not in seen:
                 now = state.read_bytes() if state.exists() else b""
                 if now and now != seen.get("before"):
                     seen["held"] = now
-                    break
                 time.sleep(0.01)
-        elif n == 2 and not killed.is_set():
-            assert nats.proc is not None
-            nats.proc.kill()  # the first's acknowledgement confirmed, perhaps not written
-            nats.proc.wait(10)
-            if "held" in seen:
-                state.write_bytes(seen["held"])  # ... and certainly not, now
-            killed.set()
+        elif n == 2:  # the first acknowledged and confirmed: held until NATS is killed
+            second.set()
+            killed.wait(30)
         return 200
 
-    endpoint = Endpoint(hold_then_kill)
-    log = tmp_path / "feed.log"
-    feed: subprocess.Popen[bytes] | None = None
+    log, feed = tmp_path / "feed.log", None
+    endpoint = Endpoint(copy_at_the_first_kill_at_the_second)
     try:
-        studio.server.start()
-        feed = _start_feed(studio, nats, stream, endpoint, "--ack-wait", "600")
+        feed = _held_feed(studio, nats, stream, endpoint)
         wait_for(state.exists, "the feed's consumer never wrote its state")
         seen["before"] = state.read_bytes()
         _open_table(studio)
         _round(studio, "n-1", 1)
-        wait_for(killed.is_set, "the endpoint never saw the round's second message")
+        wait_for(second.is_set, "the endpoint never saw the round's second message")
         assert "held" in seen, "NATS never wrote the first message's delivery to its store"
+        assert nats.proc is not None
+        nats.proc.kill()  # the first's acknowledgement confirmed, perhaps not yet written
+        nats.proc.wait(10)
+        state.write_bytes(seen["held"])  # ... and certainly not, now
+        killed.set()
         nats.start()  # the same port, and the store one acknowledgement behind
-        _round(studio, "n-1", 2)
-        with studio.runtime.sessions() as session:
-            events = EventStore.read(session, table_id="n-1")
-        expected = {(e.type, e.seq) for e in events if e.type in ("bets_placed", "bets_settled")}
-        assert len(expected) == 4
-        wait_for(
-            lambda: set(endpoint.accepted) >= expected,
-            f"the feed delivered {endpoint.accepted}, not all of {sorted(expected)} "
-            f"(the feed's log ends: {log.read_text(errors='replace')[-2000:]})",
-            120,  # without the acknowledgements sent again: the ten-minute ack wait
-        )
+        _next_round_delivered(studio, endpoint, log)
         assert "webhook.acks_resent" in log.read_text(errors="replace")
     finally:
         _tear_down(feed, studio, endpoint, nats)
