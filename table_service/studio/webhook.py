@@ -326,16 +326,18 @@ class RecentAcks:
 
     async def after_reconnect(self) -> None:
         """If the client has reconnected since the last call, send every remembered
-        acknowledgement again (each confirmed or given up after a second)."""
+        acknowledgement again, together (each confirmed or given up after two seconds)."""
         reconnects = int(self._nc.stats.get("reconnects", 0))
         if reconnects == self._reconnects:
             return
         self._reconnects = reconnects
-        confirmed = 0
-        for reply in list(self._replies):
-            with contextlib.suppress(Exception):  # (gone again: the next reconnect resends)
-                await self._nc.request(reply, b"", timeout=1.0)
-                confirmed += 1
+        # All at once, each given two seconds (one NATS leaves unanswered costs no more); a
+        # connection gone again fails them, and the next reconnect sends them again.
+        answers = await asyncio.gather(
+            *(self._nc.request(reply, b"", timeout=2.0) for reply in self._replies),
+            return_exceptions=True,
+        )
+        confirmed = sum(not isinstance(answer, BaseException) for answer in answers)
         log.warning(
             "webhook.acks_resent", operator=self._operator, sent=len(self._replies),
             confirmed=confirmed, reason="NATS may have lost acknowledgements it had confirmed",
