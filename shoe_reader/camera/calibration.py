@@ -533,9 +533,9 @@ end without the index of tango_nuevo 0.00 (its pip's tail).
 
 A deck whose two ends are not one print turned and neither of whose ends tells the rank as
 well as ``INDEX_TELLS`` has no corner index the reader can use, and is refused (see
-:func:`index_positions`): the svg-oxygen decks (0.40-0.48 where the rank is printed, a thin
-glyph on a dark or coloured ground; 0.03-0.30 in the corners without it, a small suit
-symbol, an ornament or a frame line; calibration photographs of seeds 7, 11, 23, 100, 500
+:func:`index_positions`): the svg-oxygen decks (0.40-0.53 where the rank is printed, a thin
+glyph on a dark or coloured ground; 0.03-0.33 in the corners without it, a small suit
+symbol, an ornament or a frame line; calibration photographs of seeds 1-20, 23, 100, 500
 and 2024 + the deck's place).
 Calibrated on both ends as the blank rule finds them, as they were before, svg-oxygen's
 corners held the scattered sparkles of its artwork, which differ from card to card: the
@@ -654,11 +654,12 @@ def index_positions(samples: dict[str, FaceSample], mirrored: bool) -> tuple[int
 INDEX_TELLS = 0.6
 """Share of the number cards an end must read as their rank (see :func:`_rank_read`) for a
 deck whose two ends are not one print turned to have a corner index at all (else refused,
-``NO_CORNER_INDEX``). Measured on the calibration photographs of seeds 7, 11, 23, 100, 500
-and 2024 (+ the deck's place): the svg-oxygen decks at most 0.48 (svg-oxygen-air, its rank's
-corner), the decks read at least 0.78 at their better end (svg-ancient-egyptians 0.78-0.82,
-tango_nuevo 1.00); every development deck's ends are one print turned (``COPIES``) and do not
-come here (svg-xskat-french, the lowest, 0.50-0.65 at each end)."""
+``NO_CORNER_INDEX``). Measured on the calibration photographs of seeds 1-20, 23, 100, 500
+and 2024 (+ the deck's place): the svg-oxygen decks at most 0.53 (svg-oxygen's rank corner,
+seed 19; 0.40-0.50 at the other seeds), the decks read at least 0.72 at their better end
+(svg-ancient-egyptians 0.72-0.85, tango_nuevo 1.00); every development deck's ends are one
+print turned (``COPIES``) and do not come here (svg-xskat-french, the lowest, 0.50-0.65 at
+each end, seeds 7, 11, 23, 100, 500 and 2024)."""
 
 
 NO_CORNER_INDEX = (

@@ -425,10 +425,11 @@ def test_a_deck_with_no_corner_index_is_refused(tmp_path: Path, deck: str) -> No
     """The svg-oxygen decks print the rank alone in one corner, thin on a dark or coloured
     ground, a small suit in the opposite one, and artwork or a frame line in the other two.
     Their ends are not one print turned, and neither end tells a number card's rank from the
-    other suits' prints (0.40-0.47 of them where the rank is printed, against 0.62-1.00 for
-    the decks read): there is no corner index to read, and the deck is refused, saying so,
-    before any face is checked. Calibrated as it was before, on the corners its artwork
-    fills, svg-oxygen reported a pass of the two of spades as the two of clubs."""
+    other suits' prints (0.40-0.53 of them where the rank is printed, against 0.72-1.00 at
+    the better end of the other decks whose ends differ): there is no corner index to read,
+    and the deck is refused, saying so, before any face is checked. Calibrated as it was
+    before, on the corners its artwork fills, svg-oxygen reported a pass of the two of spades
+    as the two of clubs."""
     write_calibration_set(deck, tmp_path, seed=11, backdrop="grey", suffix=".bmp")
     with pytest.raises(CalibrationError) as refused:
         calibrate(tmp_path)
