@@ -529,21 +529,8 @@ prints there (see :func:`_rank_read`) from which that end is taken for an index 
 it is not a turned copy of the other: svg-ancient-egyptians prints its second index upright
 at the bottom right (0.70 there, 0.82 at the top), and both its ends are read, as before.
 Measured on the calibration photographs: the ends of the development decks 0.62-1.00; the
-end without the index of tango_nuevo 0.00 (its pip's tail).
-
-A deck whose two ends are not one print turned and neither of whose ends tells the rank as
-well as ``INDEX_TELLS`` has no corner index the reader can use, and is refused (see
-:func:`index_positions`): the svg-oxygen decks (0.40-0.53 where the rank is printed, a thin
-glyph on a dark or coloured ground; 0.03-0.33 in the corners without it, a small suit
-symbol, an ornament or a frame line; calibration photographs of seeds 1-20, 23, 100, 500
-and 2024 + the deck's place).
-Calibrated on both ends as the blank rule finds them, as they were before, svg-oxygen's
-corners held the scattered sparkles of its artwork, which differ from card to card: the
-reader took them for an index, and in the studio frames of the check decks (seed 2024, 40
-passes) they spoke for the two of clubs, a sparkle a few pixels off, in every frame of a
-pass that showed the two of spades, the faces of the two all but alike: a pass reported as
-the wrong card. Every other deck, development or check, has an end reading 0.62 or more,
-or two ends alike (``COPIES``)."""
+end without the index of tango_nuevo 0.00 (its pip's tail). A deck neither of whose ends
+reads ``INDEX_TELLS`` is refused."""
 
 
 def _corners(
@@ -655,11 +642,20 @@ INDEX_TELLS = 0.6
 """Share of the number cards an end must read as their rank (see :func:`_rank_read`) for a
 deck whose two ends are not one print turned to have a corner index at all (else refused,
 ``NO_CORNER_INDEX``). Measured on the calibration photographs of seeds 1-20, 23, 100, 500
-and 2024 (+ the deck's place): the svg-oxygen decks at most 0.53 (svg-oxygen's rank corner,
-seed 19; 0.40-0.50 at the other seeds), the decks read at least 0.72 at their better end
-(svg-ancient-egyptians 0.72-0.85, tango_nuevo 1.00); every development deck's ends are one
-print turned (``COPIES``) and do not come here (svg-xskat-french, the lowest, 0.50-0.65 at
-each end, seeds 7, 11, 23, 100, 500 and 2024)."""
+and 2024 (+ the deck's place): the svg-oxygen decks at most 0.53 where the rank is printed, a
+thin glyph on a dark or coloured ground (svg-oxygen at seed 19; 0.40-0.50 at the other
+seeds), 0.03-0.33 in the corners without it (a small suit symbol, an ornament or a frame
+line); the decks read at least 0.72 at their better end (svg-ancient-egyptians 0.72-0.85,
+tango_nuevo 1.00); every development deck's ends are one print turned (``COPIES``) and do
+not come here (svg-xskat-french, the lowest, 0.50-0.65 at each end, seeds 7, 11, 23, 100,
+500 and 2024).
+
+Calibrated on both ends as the blank rule finds them, as they were before this limit,
+svg-oxygen's corners held the scattered sparkles of its artwork, which differ from card to
+card: the reader took them for an index, and in the studio frames of the check decks (seed
+2024, 40 passes) they spoke for the two of clubs, a sparkle a few pixels off, in every frame
+of a pass that showed the two of spades, the faces of the two all but alike: a pass reported
+as the wrong card."""
 
 
 NO_CORNER_INDEX = (
